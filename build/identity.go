@@ -1,0 +1,354 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Role says what an artifact is to the server it belongs to.
+type Role string
+
+// The roles an Artifact can have.
+const (
+	RoleEntry    Role = "entry"    // the file the runtime loads, or the executable itself
+	RoleLockfile Role = "lockfile" // a dependency lockfile (package-lock.json, go.sum, …)
+	RoleRuntime  Role = "runtime"  // the interpreter or executable the launch command resolves to
+)
+
+// Artifact is one input of a server's identity.
+type Artifact struct {
+	Role Role
+	// Path is slash-separated and relative to Identity.Dir when the file lies
+	// inside it, absolute otherwise (a runtime on PATH, say). It is a label
+	// for people: the identity is the Digest, never the path.
+	Path   string
+	Digest Digest // zero when Missing
+	Size   int64  // bytes
+	// Version is the runtime's own version ("v20.20.2", "go1.26.8",
+	// "Python 3.11.7"); set only for RoleRuntime, empty when unknown.
+	Version string
+	// Missing is set when the file does not exist; only Compute with
+	// Spec.BestEffort returns such artifacts.
+	Missing bool
+}
+
+// Identity is what a launch command will execute, described by content.
+type Identity struct {
+	Dir       string   // absolute working directory of the server
+	Command   []string // launch command as given
+	Entry     Artifact
+	Lockfiles []Artifact // sorted by Path
+	Runtime   Artifact
+	// Inferred lists, in words, what Compute had to guess ("runtime node
+	// resolved from PATH", "lockfile package-lock.json detected"), so a user
+	// can see what was hashed and why.
+	Inferred []string
+}
+
+// Spec says where to look. Explicit fields win over inference.
+type Spec struct {
+	// Dir is the server's working directory; lockfiles are detected here and
+	// relative paths are resolved against it. Empty means the current
+	// directory.
+	Dir string
+	// Command is the launch command ("node", "dist/server.js"). It may be
+	// empty when Entry is set.
+	Command []string
+	// Entry names the entry file. Empty: the first argument of Command that
+	// names an existing regular file, else the executable itself.
+	Entry string
+	// Lockfiles names lockfiles. Nil: those of LockfileNames present in Dir.
+	Lockfiles []string
+	// Path is the PATH used to resolve Command[0]; empty means $PATH.
+	Path string
+	// BestEffort records missing files as Missing instead of failing: used to
+	// describe what a failed build left behind.
+	BestEffort bool
+	// Versions, if set, is asked for a runtime's version before the runtime
+	// is run; a cache keyed by the runtime's digest saves ~50 ms per hook.
+	Versions func(Digest) (string, bool)
+}
+
+// LockfileNames are the lockfiles detected in Spec.Dir when Spec.Lockfiles is
+// nil, in the order they are looked for.
+var LockfileNames = []string{
+	"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
+	"go.sum", "uv.lock", "poetry.lock", "Cargo.lock",
+}
+
+// InputError reports a file that the identity needs and that cannot be read.
+// Field names the input ("entry", "lockfile", "runtime", "command").
+type InputError struct {
+	Field string
+	Path  string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %v", e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s %s: %v", e.Field, e.Path, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Compute hashes the entry, the lockfiles and the runtime that spec
+// describes. Errors are *InputError naming the field and the file.
+func Compute(spec Spec) (*Identity, error) {
+	dir := spec.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	id := &Identity{Dir: dir, Command: spec.Command}
+
+	entryPath, runtimePath, err := resolve(spec, dir, id)
+	if err != nil {
+		return nil, err
+	}
+
+	id.Entry, err = artifact(RoleEntry, dir, entryPath, spec.BestEffort)
+	if err != nil {
+		return nil, err
+	}
+	if runtimePath != "" {
+		id.Runtime, err = artifact(RoleRuntime, dir, runtimePath, spec.BestEffort)
+		if err != nil {
+			return nil, err
+		}
+		if !id.Runtime.Missing {
+			id.Runtime.Version = runtimeVersion(runtimePath, id.Runtime.Digest, spec.Versions)
+		}
+	}
+
+	locks := spec.Lockfiles
+	if locks == nil {
+		for _, name := range LockfileNames {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+				locks = append(locks, name)
+				id.Inferred = append(id.Inferred, "lockfile "+name+" detected in "+dir)
+			}
+		}
+	}
+	for _, l := range locks {
+		a, err := artifact(RoleLockfile, dir, l, spec.BestEffort)
+		if err != nil {
+			return nil, err
+		}
+		id.Lockfiles = append(id.Lockfiles, a)
+	}
+	sort.Slice(id.Lockfiles, func(i, j int) bool { return id.Lockfiles[i].Path < id.Lockfiles[j].Path })
+	return id, nil
+}
+
+// resolve finds the entry file and the runtime binary, noting in id what it
+// inferred.
+func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err error) {
+	entry = spec.Entry
+	if len(spec.Command) > 0 {
+		runtime, err = lookPath(spec.Command[0], dir, spec.Path)
+		if err != nil {
+			return "", "", &InputError{Field: "command", Path: spec.Command[0], Err: err}
+		}
+		if entry == "" {
+			for _, arg := range spec.Command[1:] {
+				if isRegular(abs(dir, arg)) {
+					entry = arg
+					id.Inferred = append(id.Inferred, "entry "+arg+": first argument of the command naming a file")
+					break
+				}
+			}
+		}
+		if entry == "" {
+			entry = runtime
+			id.Inferred = append(id.Inferred, "entry: the executable itself, no argument names a file")
+		}
+		if runtime != spec.Command[0] {
+			id.Inferred = append(id.Inferred, "runtime "+spec.Command[0]+" resolved to "+runtime)
+		}
+		return entry, runtime, nil
+	}
+	if entry == "" {
+		return "", "", &InputError{Field: "entry", Err: errors.New("no entry file and no launch command given (set --entry or --command, or entry/command in mcpepoch.toml)")}
+	}
+	// No command: infer the runtime from the entry.
+	var name string
+	switch strings.ToLower(filepath.Ext(entry)) {
+	case ".js", ".mjs", ".cjs":
+		name = "node"
+	case ".py":
+		name = "python3"
+	default:
+		if fi, err := os.Stat(abs(dir, entry)); err == nil && fi.Mode()&0o111 != 0 {
+			id.Inferred = append(id.Inferred, "runtime: "+entry+" is an executable, it is its own runtime")
+			return entry, abs(dir, entry), nil
+		}
+		id.Inferred = append(id.Inferred, "runtime: unknown for "+entry+" (set command)")
+		return entry, "", nil
+	}
+	runtime, err = lookPath(name, dir, spec.Path)
+	if err != nil {
+		return "", "", &InputError{Field: "runtime", Path: name, Err: err}
+	}
+	id.Inferred = append(id.Inferred, "runtime "+name+" inferred from the entry's extension, resolved to "+runtime)
+	return entry, runtime, nil
+}
+
+// lookPath resolves name as exec.LookPath would for a child started in dir
+// with the given PATH, then follows symlinks, so that the digest is of the
+// bytes that run.
+func lookPath(name, dir, path string) (string, error) {
+	var p string
+	if strings.Contains(name, "/") {
+		p = abs(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("not an executable file")
+		}
+	} else {
+		if path == "" {
+			path = os.Getenv("PATH")
+		}
+		for _, d := range filepath.SplitList(path) {
+			if d == "" {
+				d = "."
+			}
+			c := abs(dir, filepath.Join(d, name))
+			if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				p = c
+				break
+			}
+		}
+		if p == "" {
+			return "", fmt.Errorf("%w in PATH", exec.ErrNotFound)
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+func abs(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+func isRegular(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func artifact(role Role, dir, p string, bestEffort bool) (Artifact, error) {
+	full := abs(dir, p)
+	a := Artifact{Role: role, Path: display(dir, full)}
+	d, n, err := FileDigest(full)
+	if err != nil {
+		if bestEffort && errors.Is(err, fs.ErrNotExist) {
+			a.Missing = true
+			return a, nil
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return Artifact{}, &InputError{Field: string(role), Path: a.Path, Err: err}
+	}
+	a.Digest, a.Size = d, n
+	return a, nil
+}
+
+// display returns p relative to dir with slashes when it lies inside dir,
+// else p itself.
+func display(dir, p string) string {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Artifacts returns every artifact of id in a fixed order: entry, lockfiles
+// (by path), runtime. The runtime is omitted when unknown.
+func (id *Identity) Artifacts() []Artifact {
+	out := []Artifact{id.Entry}
+	out = append(out, id.Lockfiles...)
+	if id.Runtime.Path != "" {
+		out = append(out, id.Runtime)
+	}
+	return out
+}
+
+// LockfileDigest combines the lockfiles' digests into one: the digest of the
+// lockfile itself when there is one, else of the lines "<digest> <path>\n"
+// sorted by path; the zero Digest when there is none.
+func (id *Identity) LockfileDigest() Digest {
+	switch len(id.Lockfiles) {
+	case 0:
+		return ""
+	case 1:
+		return id.Lockfiles[0].Digest
+	}
+	var b strings.Builder
+	for _, l := range id.Lockfiles {
+		fmt.Fprintf(&b, "%s %s\n", l.Digest, l.Path)
+	}
+	return DigestBytes([]byte(b.String()))
+}
+
+// Changes returns the paths of the artifacts of next whose digest differs
+// from the artifact with the same role and path in prev (or that prev lacks),
+// followed by the paths prev had and next lacks. A nil prev means everything
+// changed. Order follows Artifacts.
+func Changes(prev, next *Identity) []string {
+	if prev == nil {
+		var out []string
+		for _, a := range next.Artifacts() {
+			out = append(out, a.Path)
+		}
+		return out
+	}
+	type key struct {
+		r Role
+		p string
+	}
+	old := map[key]Digest{}
+	for _, a := range prev.Artifacts() {
+		old[key{a.Role, a.Path}] = a.Digest
+	}
+	var out []string
+	for _, a := range next.Artifacts() {
+		k := key{a.Role, a.Path}
+		d, ok := old[k]
+		if !ok || d != a.Digest || a.Missing {
+			out = append(out, a.Path)
+		}
+		delete(old, k)
+	}
+	for _, a := range prev.Artifacts() {
+		if _, gone := old[key{a.Role, a.Path}]; gone {
+			out = append(out, a.Path+" (gone)")
+		}
+	}
+	return out
+}
