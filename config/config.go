@@ -1,0 +1,118 @@
+// Package config reads mcpepoch.toml, the optional per-project settings file
+// that both the build hook and the host read from the project root.
+//
+// Every key is optional; command-line flags win over the file. Unknown keys
+// are errors, so a misspelt key is reported instead of silently ignored.
+//
+//	label     = "inventory-local"            # server label shown to people
+//	command   = ["node", "dist/server.js"]   # launch command
+//	entry     = "dist/server.js"             # entry file (else inferred)
+//	lockfiles = ["package-lock.json"]        # lockfiles (else detected)
+//
+//	[host]
+//	grace   = "5s"    # how long a stopping server gets before SIGKILL
+//	restart = "keep"  # keep | close | manual
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the name of the settings file in the project root.
+const FileName = "mcpepoch.toml"
+
+// Config is the content of mcpepoch.toml.
+type Config struct {
+	Label     string   `toml:"label"`
+	Command   []string `toml:"command"`
+	Entry     string   `toml:"entry"`
+	Lockfiles []string `toml:"lockfiles"`
+	Host      Host     `toml:"host"`
+
+	// Path is the file the configuration was read from; empty when there
+	// was none.
+	Path string `toml:"-"`
+}
+
+// Host holds the host's settings.
+type Host struct {
+	// Grace is how long a stopping server gets after SIGTERM before its
+	// process group is killed, as a Go duration ("5s"). Empty means 5s.
+	Grace string `toml:"grace"`
+	// Restart is the restart mode: "keep" (default), "close" or "manual".
+	Restart string `toml:"restart"`
+}
+
+// Error reports a problem in the settings file, naming the file and, where
+// known, the key.
+type Error struct {
+	Path string
+	Key  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %v", e.Path, e.Key, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Load reads FileName in dir. A missing file yields a zero Config and no
+// error. Syntax errors, unknown keys and bad values are returned as *Error.
+func Load(dir string) (*Config, error) {
+	p := filepath.Join(dir, FileName)
+	var c Config
+	md, err := toml.DecodeFile(p, &c)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Config{}, nil
+	}
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{Path: p, Err: fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)}
+		}
+		return nil, &Error{Path: p, Err: err}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, host.grace, host.restart; also unknown: %s)", strings.Join(keys, ", "))}
+	}
+	c.Path = p
+	if _, err := c.Grace(); err != nil {
+		return nil, &Error{Path: p, Key: "host.grace", Err: err}
+	}
+	switch c.Host.Restart {
+	case "", "keep", "close", "manual":
+	default:
+		return nil, &Error{Path: p, Key: "host.restart", Err: fmt.Errorf("%q is not one of keep, close, manual", c.Host.Restart)}
+	}
+	return &c, nil
+}
+
+// Grace returns Host.Grace as a duration, 5s when unset.
+func (c *Config) Grace() (time.Duration, error) {
+	if c.Host.Grace == "" {
+		return 5 * time.Second, nil
+	}
+	d, err := time.ParseDuration(c.Host.Grace)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %s", d)
+	}
+	return d, nil
+}

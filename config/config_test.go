@@ -1,0 +1,59 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, s string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLoadMissingIsZero(t *testing.T) {
+	c, err := Load(t.TempDir())
+	if err != nil || c.Label != "" || c.Path != "" {
+		t.Fatalf("Load(empty dir) = %+v, %v", c, err)
+	}
+}
+
+func TestLoadReadsKeys(t *testing.T) {
+	dir := write(t, "label = \"inv\"\ncommand = [\"node\", \"dist/server.js\"]\n[host]\ngrace = \"2s\"\n")
+	c, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Label != "inv" || len(c.Command) != 2 || c.Command[1] != "dist/server.js" {
+		t.Errorf("got %+v", c)
+	}
+	if g, _ := c.Grace(); g != 2*time.Second {
+		t.Errorf("grace = %v", g)
+	}
+}
+
+func TestLoadErrorsNameFileAndKey(t *testing.T) {
+	for _, tc := range []struct{ text, key, msg string }{
+		{"lable = \"x\"\n", "lable", "unknown key"},
+		{"[host]\ngrace = \"soon\"\n", "host.grace", "invalid duration"},
+		{"[host]\nrestart = \"hot\"\n", "host.restart", "not one of"},
+		{"label = \n", "", "line 1"},
+	} {
+		dir := write(t, tc.text)
+		_, err := Load(dir)
+		var ce *Error
+		if !errors.As(err, &ce) {
+			t.Fatalf("%q: err = %v, want *Error", tc.text, err)
+		}
+		if ce.Key != tc.key || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), FileName) {
+			t.Errorf("%q: err = %v (key %q), want key %q and %q", tc.text, err, ce.Key, tc.key, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+// Package manifest reads and writes the run manifest, .mcpepoch/manifest.toml:
+// what the latest build of a server produced, described by content digests.
+//
+// The build hook (mcpepoch record) is its only writer; the host never writes
+// it (one writer per file) and reads it only as a hint. Writes are atomic
+// (temporary file, fsync, rename) and serialized by an advisory lock on
+// .mcpepoch/manifest.lock, because go-task's watch mode can start two builds,
+// and so two hooks, at once. A manifest that fails to parse or validate is
+// reported as a *CorruptError and never overwritten.
+//
+// Format, schema 1:
+//
+//	schema   = 1
+//	label    = "inventory-local"
+//	command  = ["node", "dist/server.js"]
+//	dir      = "/home/me/inventory"          # absolute working directory
+//	inferred = ["lockfile package-lock.json detected in /home/me/inventory"]
+//
+//	[build]
+//	id        = "01JQ7R9KQ6K2Y8W4JH0M3T5V7X"  # ULID, one per hook run
+//	completed = 2026-07-22T14:31:08Z
+//	status    = "ok"                         # "ok" or "failed"
+//	exit_code = 0                            # the build's own exit status
+//
+//	[[artifact]]                             # entry, then lockfiles by path, then runtime
+//	role    = "entry"                        # entry | lockfile | runtime
+//	path    = "dist/server.js"               # relative to dir, or absolute outside it
+//	digest  = "sha256:9e4c…"                 # empty when missing
+//	size    = 10240                          # bytes
+//	version = ""                             # runtime only: "v20.20.2"
+//	missing = false                          # true: the file was absent (failed builds)
+//	changed = true                           # digest differs from the previous build's
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+)
+
+// Schema is the schema version this package writes and accepts.
+const Schema = 1
+
+// Dir is the project-relative directory that holds mcpepoch's files.
+const Dir = ".mcpepoch"
+
+// Build status values.
+const (
+	StatusOK     = "ok"
+	StatusFailed = "failed"
+)
+
+// File is a run manifest.
+type File struct {
+	Schema    int        `toml:"schema" json:"schema"`
+	Label     string     `toml:"label" json:"label"`
+	Command   []string   `toml:"command" json:"command"`
+	Dir       string     `toml:"dir" json:"dir"`
+	Inferred  []string   `toml:"inferred,omitempty" json:"inferred,omitempty"`
+	Build     Build      `toml:"build" json:"build"`
+	Artifacts []Artifact `toml:"artifact" json:"artifact"`
+}
+
+// Build describes one run of the hook.
+type Build struct {
+	ID        string    `toml:"id" json:"id"`
+	Completed time.Time `toml:"completed" json:"completed"`
+	Status    string    `toml:"status" json:"status"`
+	ExitCode  int       `toml:"exit_code" json:"exitCode"`
+}
+
+// Artifact is one hashed input, as build.Artifact plus Changed.
+type Artifact struct {
+	Role    build.Role   `toml:"role" json:"role"`
+	Path    string       `toml:"path" json:"path"`
+	Digest  build.Digest `toml:"digest" json:"digest"`
+	Size    int64        `toml:"size" json:"size"`
+	Version string       `toml:"version,omitempty" json:"version,omitempty"`
+	Missing bool         `toml:"missing,omitempty" json:"missing,omitempty"`
+	Changed bool         `toml:"changed" json:"changed"`
+}
+
+// CorruptError reports a manifest that cannot be read, naming the file and,
+// where known, the field. The file is left as it is.
+type CorruptError struct {
+	Path  string
+	Field string
+	Err   error
+}
+
+func (e *CorruptError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %v", e.Path, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Path returns the manifest's path in project root dir.
+func Path(root string) string { return filepath.Join(root, Dir, "manifest.toml") }
+
+// Read reads and validates the manifest at path. A missing file yields an
+// error satisfying errors.Is(err, fs.ErrNotExist); anything else wrong is a
+// *CorruptError.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &CorruptError{Path: path, Err: fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)}
+		}
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, &CorruptError{Path: path, Field: und[0].String(), Err: errors.New("unknown key")}
+	}
+	if err := f.validate(); err != nil {
+		err.Path = path
+		return nil, err
+	}
+	return &f, nil
+}
+
+func (f *File) validate() *CorruptError {
+	if f.Schema != Schema {
+		return &CorruptError{Field: "schema", Err: fmt.Errorf("schema %d, want %d", f.Schema, Schema)}
+	}
+	if f.Build.ID == "" {
+		return &CorruptError{Field: "build.id", Err: errors.New("missing")}
+	}
+	if f.Build.Status != StatusOK && f.Build.Status != StatusFailed {
+		return &CorruptError{Field: "build.status", Err: fmt.Errorf("%q is not %q or %q", f.Build.Status, StatusOK, StatusFailed)}
+	}
+	for i, a := range f.Artifacts {
+		field := fmt.Sprintf("artifact[%d]", i)
+		switch a.Role {
+		case build.RoleEntry, build.RoleLockfile, build.RoleRuntime:
+		default:
+			return &CorruptError{Field: field + ".role", Err: fmt.Errorf("unknown role %q", a.Role)}
+		}
+		if a.Path == "" {
+			return &CorruptError{Field: field + ".path", Err: errors.New("missing")}
+		}
+		if a.Missing {
+			continue
+		}
+		if _, err := build.ParseDigest(string(a.Digest)); err != nil {
+			return &CorruptError{Field: field + ".digest", Err: err}
+		}
+	}
+	return nil
+}
+
+// Write validates f and writes it to path atomically (mode 0644), creating
+// the directory (mode 0700) if needed. Callers hold the Lock.
+func Write(path string, f *File) error {
+	if err := f.validate(); err != nil {
+		err.Path = path
+		return err
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Run manifest written by `mcpepoch record` after each build. Do not edit.\n")
+	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, buf.Bytes(), 0o644)
+}
+
+// New describes identity id as built by hook run buildID at t with the
+// build's exit code, marking each artifact changed relative to prev (nil:
+// every artifact changed).
+func New(label, buildID string, t time.Time, exitCode int, id *build.Identity, prev *File) *File {
+	f := &File{
+		Schema:   Schema,
+		Label:    label,
+		Command:  id.Command,
+		Dir:      id.Dir,
+		Inferred: id.Inferred,
+		Build:    Build{ID: buildID, Completed: t.UTC().Truncate(time.Second), Status: StatusOK, ExitCode: exitCode},
+	}
+	if exitCode != 0 {
+		f.Build.Status = StatusFailed
+	}
+	var prevID *build.Identity
+	if prev != nil {
+		prevID = prev.Identity()
+	}
+	changed := map[string]bool{}
+	for _, p := range build.Changes(prevID, id) {
+		changed[p] = true
+	}
+	for _, a := range id.Artifacts() {
+		f.Artifacts = append(f.Artifacts, Artifact{
+			Role: a.Role, Path: a.Path, Digest: a.Digest, Size: a.Size,
+			Version: a.Version, Missing: a.Missing, Changed: changed[a.Path],
+		})
+	}
+	return f
+}
+
+// Identity returns the identity the manifest records (without Inferred).
+func (f *File) Identity() *build.Identity {
+	id := &build.Identity{Dir: f.Dir, Command: f.Command}
+	for _, a := range f.Artifacts {
+		ba := build.Artifact{Role: a.Role, Path: a.Path, Digest: a.Digest, Size: a.Size, Version: a.Version, Missing: a.Missing}
+		switch a.Role {
+		case build.RoleEntry:
+			id.Entry = ba
+		case build.RoleLockfile:
+			id.Lockfiles = append(id.Lockfiles, ba)
+		case build.RoleRuntime:
+			id.Runtime = ba
+		}
+	}
+	return id
+}
+
+// Changed returns the paths of the artifacts marked changed, in file order.
+func (f *File) Changed() []string {
+	var out []string
+	for _, a := range f.Artifacts {
+		if a.Changed {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
+
+// RuntimeVersion returns the version recorded for the runtime with digest d,
+// for use as build.Spec.Versions.
+func (f *File) RuntimeVersion(d build.Digest) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	for _, a := range f.Artifacts {
+		if a.Role == build.RoleRuntime && a.Digest == d && a.Version != "" {
+			return a.Version, true
+		}
+	}
+	return "", false
+}
+
+// IsNotExist reports whether err from Read means there is no manifest yet.
+func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
