@@ -1,0 +1,239 @@
+package notify
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Dial retry: a socket that does not exist yet, or exists with nobody
+// accepting, is retried this often for this long (a host that is starting).
+const (
+	dialRetryInterval = 50 * time.Millisecond
+	dialRetryFor      = time.Second
+)
+
+// Conn is a client connection to one host. It carries requests one at a
+// time and is not safe for concurrent use.
+type Conn struct {
+	c    *net.UnixConn
+	r    *bufio.Reader
+	path string
+}
+
+// Dial connects to the host socket at socketPath. While the dial fails with
+// ENOENT or ECONNREFUSED (a host that is still starting) it retries every
+// 50 ms for up to 1 s, less if ctx ends sooner; other errors return at once.
+// The error is the last dial error, which names socketPath.
+func Dial(ctx context.Context, socketPath string) (*Conn, error) {
+	return dial(ctx, socketPath, dialRetryFor)
+}
+
+func dial(ctx context.Context, path string, retryFor time.Duration) (*Conn, error) {
+	var d net.Dialer
+	give := time.Now().Add(retryFor)
+	for {
+		c, err := d.DialContext(ctx, "unix", path)
+		if err == nil {
+			uc := c.(*net.UnixConn)
+			return &Conn{c: uc, r: bufio.NewReaderSize(uc, 64<<10), path: path}, nil
+		}
+		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, err
+		}
+		if time.Now().Add(dialRetryInterval).After(give) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(dialRetryInterval):
+		}
+	}
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// Do sends req (with V set to ProtocolVersion when zero) and reads the
+// host's response, within ctx's deadline and until ctx is cancelled.
+//
+// The error is:
+//   - a *VersionError when the response's v differs from req.V, or the host
+//     answered with code CodeUnsupportedVersion;
+//   - a *RemoteError when the host answered with type TypeError;
+//   - otherwise a transport, encoding or context error naming the socket
+//     (errors.Is(err, context.DeadlineExceeded) holds when ctx expired).
+//
+// With a *VersionError or *RemoteError the decoded response is returned too.
+// After any other error c is no longer usable and should be closed.
+func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
+	if req.V == 0 {
+		req.V = ProtocolVersion
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s: encoding %q request: %w", c.path, req.Type, err)
+	}
+	if len(b) > MaxLine {
+		return Response{}, fmt.Errorf("%s: %q request exceeds %d bytes", c.path, req.Type, MaxLine)
+	}
+
+	if dl, ok := ctx.Deadline(); ok {
+		c.c.SetDeadline(dl)
+	}
+	expired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.c.SetDeadline(time.Unix(1, 0))
+		close(expired)
+	})
+	defer func() {
+		if !stop() {
+			<-expired
+		}
+		c.c.SetDeadline(time.Time{})
+	}()
+	ctxErr := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("%s: %w", c.path, cerr)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("%s: %w", c.path, context.DeadlineExceeded)
+		}
+		return err
+	}
+
+	_, werr := c.c.Write(append(b, '\n'))
+	line, rerr := readLine(c.r)
+	if rerr != nil {
+		// A host that refuses a peer answers and closes without reading,
+		// so the write may fail while an answer is waiting: prefer it.
+		if werr != nil {
+			return Response{}, ctxErr(werr)
+		}
+		if errors.Is(rerr, errLineTooLong) {
+			return Response{}, fmt.Errorf("%s: response %w", c.path, rerr)
+		}
+		return Response{}, ctxErr(fmt.Errorf("%s: reading response: %w", c.path, rerr))
+	}
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return Response{}, fmt.Errorf("%s: malformed response: %w", c.path, err)
+	}
+	if resp.V != req.V || (resp.Type == TypeError && resp.Code == CodeUnsupportedVersion) {
+		return resp, &VersionError{Ours: req.V, Theirs: resp.V}
+	}
+	if resp.Type == TypeError {
+		return resp, &RemoteError{Code: resp.Code, Message: resp.Error}
+	}
+	if resp.Type == "" {
+		return resp, fmt.Errorf("%s: malformed response: missing field \"type\"", c.path)
+	}
+	return resp, nil
+}
+
+// Send dials the host at socketPath (retrying as Dial does), sends req,
+// reads one response and closes the connection. Errors are as for Dial and
+// Conn.Do.
+func Send(ctx context.Context, socketPath string, req Request) (Response, error) {
+	c, err := Dial(ctx, socketPath)
+	if err != nil {
+		return Response{}, err
+	}
+	defer c.Close()
+	return c.Do(ctx, req)
+}
+
+// Result is the outcome of sending a request to one host.
+type Result struct {
+	// Socket is the host's socket path.
+	Socket string
+	// Response is the host's response; on a *RemoteError or *VersionError
+	// it is the response that caused it, otherwise zero when Err is set.
+	Response Response
+	// Err is the error from Conn.Do, or a dial error other than
+	// ECONNREFUSED and ENOENT.
+	Err error
+}
+
+// Broadcast sends req to every host of the project concurrently and returns
+// one Result per live host, in the order of Hosts. Each host is dialed once,
+// without Dial's retries. A socket whose dial is refused twice, 50 ms apart,
+// belongs to a dead host: Broadcast removes the file and leaves it out of
+// the results. A socket that vanished meanwhile (its host exited) is left
+// out too. A socket that accepts is never removed. Each exchange ends when
+// ctx does; callers should give ctx a deadline.
+//
+// No hosts, or no socket directory, gives an empty slice. When the socket
+// directory cannot be read or is not private (see Hosts), the result is a
+// single Result whose Socket is empty and whose Err says why.
+func Broadcast(ctx context.Context, projectRoot string, req Request) []Result {
+	paths, err := Hosts(projectRoot)
+	if err != nil {
+		return []Result{{Err: err}}
+	}
+	results := make([]Result, len(paths))
+	live := make([]bool, len(paths))
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], live[i] = sendOnce(ctx, path, req)
+		}()
+	}
+	wg.Wait()
+	out := []Result{}
+	for i := range results {
+		if live[i] {
+			out = append(out, results[i])
+		}
+	}
+	return out
+}
+
+// sendOnce is one Broadcast exchange. live is false for a dead host's
+// leftover socket (removed) or a socket that no longer exists.
+func sendOnce(ctx context.Context, path string, req Request) (r Result, live bool) {
+	r.Socket = path
+	c, err := dial(ctx, path, 0)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		// Refused may also mean "bound but not yet listening": look again.
+		select {
+		case <-time.After(dialRetryInterval):
+		case <-ctx.Done():
+			r.Err = err
+			return r, true
+		}
+		c, err = dial(ctx, path, 0)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			removeSocket(path)
+			return r, false
+		}
+	}
+	if errors.Is(err, syscall.ENOENT) {
+		return r, false
+	}
+	if err != nil {
+		r.Err = err
+		return r, true
+	}
+	defer c.Close()
+	r.Response, r.Err = c.Do(ctx, req)
+	return r, true
+}
+
+// removeSocket removes path if it is still a socket.
+func removeSocket(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+		os.Remove(path)
+	}
+}

@@ -1,0 +1,259 @@
+// Package notify owns the versioned hook↔host protocol: newline-delimited JSON
+// over one unix domain socket per host.
+//
+// Every host (mcpepoch host) of a project listens on its own socket
+// <Dir(root)>/<run id>.sock, where the run id is the host's 26-character ULID.
+// The build hook (mcpepoch record) finds the sockets with [Hosts] and signals
+// them all with [Broadcast]. The design follows tailscale's local API
+// (safesocket and peercred): the socket directory is mode 0700 and owned by
+// the user, the socket is mode 0600, and on Linux and macOS every connection
+// is additionally checked with the kernel's peer credentials, so only
+// processes of the same effective uid are served.
+//
+// # Wire format
+//
+// A connection carries one or more request/response pairs in sequence: the
+// client writes one [Request] as a single line of JSON ending in "\n", the
+// host answers with one [Response] line, and so on until either side closes.
+// A line is at most [MaxLine] bytes, not counting the newline. Every message
+// carries "v": [ProtocolVersion]. Example:
+//
+//	→ {"v":1,"type":"build_complete","build":"01J9Z6Y3N4D5X8QK2M7R3T1V0A","manifest":"/src/app/.mcpepoch/manifest.toml"}
+//	← {"v":1,"type":"restarted","run":"01J9Z6W0C2H6F0S8A1B3E5G7K9","oldEpoch":"…","newEpoch":"…","oldPid":4711,"newPid":4790}
+//
+// A host never crashes on bad input: a line that is not a valid request gets
+// a response of type "error" with code [CodeBadRequest] naming what is wrong,
+// and the connection goes on (a line over [MaxLine] closes it after the
+// error response).
+package notify
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// ProtocolVersion is the value of "v" in every message this package writes.
+// A peer that sends another value gets (or causes) a [*VersionError].
+const ProtocolVersion = 1
+
+// MaxLine is the largest request or response line, in bytes, not counting the
+// terminating newline (1 MiB).
+const MaxLine = 1 << 20
+
+// Request types. A request's Type may be any non-empty string; these are the
+// ones the hook and host agree on today. The host's [Handler] decides what
+// to do with any other type (usually an error response with code
+// [CodeUnknownType]).
+const (
+	// TypeBuildComplete tells a host that a build finished: Build, Manifest
+	// and ExitCode are set. The host recomputes its server's identity and
+	// answers TypeRestarted, TypeUnchanged, TypeHeld or TypeError.
+	TypeBuildComplete = "build_complete"
+	// TypeStatus asks a host for its current state; the answer has the same
+	// type and sets Label, Run, Epoch and PID.
+	TypeStatus = "status"
+	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
+	// host restarts nothing and answers TypeUnchanged with its running epoch.
+	TypeBuildFailed = "build_failed"
+)
+
+// Response types.
+const (
+	// TypeRestarted: the host restarted its server under a new epoch
+	// (OldEpoch, NewEpoch, OldPID, NewPID are set).
+	TypeRestarted = "restarted"
+	// TypeUnchanged: the recomputed identity equals the running one; nothing
+	// was restarted (Epoch and PID are set).
+	TypeUnchanged = "unchanged"
+	// TypeHeld: the identity changed but the host holds the restart (for
+	// example until a human approves it); Epoch and PID name what still runs.
+	TypeHeld = "held"
+	// TypeError: the request failed; Code and Error say why. Clients turn it
+	// into a [*RemoteError].
+	TypeError = "error"
+)
+
+// Error codes carried in Response.Code when Type is [TypeError].
+const (
+	// CodeForbidden: the peer's uid differs from the host's.
+	CodeForbidden = "forbidden"
+	// CodeBadRequest: the request line is not valid JSON, lacks a required
+	// field, or has a field of the wrong shape. Error names the field.
+	CodeBadRequest = "bad_request"
+	// CodeUnsupportedVersion: the request's "v" is not the host's
+	// ProtocolVersion. Clients turn it into a [*VersionError].
+	CodeUnsupportedVersion = "unsupported_version"
+	// CodeUnknownType: the host does not know the request's type.
+	CodeUnknownType = "unknown_type"
+	// CodeInternal: the host failed while handling a valid request.
+	CodeInternal = "internal"
+)
+
+// Request is one line from the hook (or another client) to a host.
+type Request struct {
+	// V is the protocol version; Send and Broadcast set it to
+	// ProtocolVersion when it is zero.
+	V int `json:"v"`
+	// Type is the command, e.g. TypeBuildComplete or TypeStatus. Required.
+	Type string `json:"type"`
+	// Build is the ULID of the build (TypeBuildComplete only, required
+	// there).
+	Build string `json:"build,omitempty"`
+	// Manifest is the absolute path of the run manifest the build wrote
+	// (TypeBuildComplete only, required there).
+	Manifest string `json:"manifest,omitempty"`
+	// ExitCode is the build's exit status (TypeBuildComplete only); 0 means
+	// success.
+	ExitCode int `json:"exitCode,omitempty"`
+	// Payload carries the arguments of request types added later; it must
+	// be valid JSON when set.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Validate checks the shape of r: V must be ProtocolVersion (a missing "v"
+// is a plain error, another version a [*VersionError]), Type must be set, and
+// a TypeBuildComplete request needs Build as a canonical ULID and Manifest as
+// an absolute, clean path. The error names the offending field.
+func (r Request) Validate() error {
+	if r.V == 0 {
+		return errors.New(`missing field "v"`)
+	}
+	if r.V != ProtocolVersion {
+		return &VersionError{Ours: ProtocolVersion, Theirs: r.V}
+	}
+	if r.Type == "" {
+		return errors.New(`missing field "type"`)
+	}
+	if r.Type == TypeBuildComplete {
+		if r.Build == "" {
+			return errors.New(`missing field "build"`)
+		}
+		if !isULID(r.Build) {
+			return fmt.Errorf(`field "build": %q is not a ULID`, r.Build)
+		}
+		if r.Manifest == "" {
+			return errors.New(`missing field "manifest"`)
+		}
+		if !filepath.IsAbs(r.Manifest) || filepath.Clean(r.Manifest) != r.Manifest {
+			return fmt.Errorf(`field "manifest": %q is not an absolute clean path`, r.Manifest)
+		}
+	}
+	return nil
+}
+
+// Response is one line from a host back to its client. Fields that do not
+// apply to a type are left zero and omitted from the JSON.
+type Response struct {
+	// V is the protocol version; a host always sets it to ProtocolVersion.
+	V int `json:"v"`
+	// Type is one of TypeRestarted, TypeUnchanged, TypeHeld, TypeStatus,
+	// TypeError, or a type added later.
+	Type string `json:"type"`
+	// Label is the human-readable name of the host's server (from the
+	// project configuration), for messages such as "build complete: …".
+	Label string `json:"label,omitempty"`
+	// Run is the host's run id, the ULID that names its socket. A Listener
+	// fills it in when the handler leaves it empty.
+	Run string `json:"run,omitempty"`
+	// OldEpoch and NewEpoch are the execution epochs (ULIDs) before and
+	// after a restart.
+	OldEpoch string `json:"oldEpoch,omitempty"`
+	NewEpoch string `json:"newEpoch,omitempty"`
+	// Epoch is the current execution epoch when nothing was restarted.
+	Epoch string `json:"epoch,omitempty"`
+	// OldPID and NewPID are the server's process ids before and after a
+	// restart; PID is the current one. Zero means unknown.
+	OldPID int `json:"oldPid,omitempty"`
+	NewPID int `json:"newPid,omitempty"`
+	PID    int `json:"pid,omitempty"`
+	// Error is a lowercase, human-readable message (TypeError only).
+	Error string `json:"error,omitempty"`
+	// Code is a machine-readable error code such as CodeBadRequest
+	// (TypeError only).
+	Code string `json:"code,omitempty"`
+	// Payload carries the results of response types added later.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// ErrorResponse returns a response of type TypeError with the given code and
+// message, for handlers to return.
+func ErrorResponse(code, message string) Response {
+	return Response{V: ProtocolVersion, Type: TypeError, Code: code, Error: message}
+}
+
+// RemoteError is what a client returns when the host answered with a
+// response of type TypeError (other than CodeUnsupportedVersion).
+type RemoteError struct {
+	// Code is the response's code, e.g. CodeForbidden or CodeBadRequest.
+	Code string
+	// Message is the response's error text.
+	Message string
+}
+
+// Error returns "host error <code>: <message>".
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("host error %s: %s", e.Code, e.Message)
+}
+
+// VersionError reports that the two sides of a connection speak different
+// protocol versions.
+type VersionError struct {
+	// Ours is the version this side sent or expects.
+	Ours int
+	// Theirs is the version the peer sent (0 when it sent none).
+	Theirs int
+}
+
+// Error returns "protocol version mismatch: peer speaks v<Theirs>, this
+// side v<Ours>".
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("protocol version mismatch: peer speaks v%d, this side v%d", e.Theirs, e.Ours)
+}
+
+// ErrInUse is returned (wrapped, with the socket path) by [Listen] when a
+// live host already listens on the socket.
+var ErrInUse = errors.New("socket in use by a live host")
+
+// errLineTooLong is returned by readLine for a line over MaxLine bytes.
+var errLineTooLong = fmt.Errorf("line exceeds %d bytes", MaxLine)
+
+// readLine returns the next line from r without its newline. A final line
+// without newline is returned with a nil error; io.EOF comes only when no
+// bytes were left. A line over MaxLine bytes gives errLineTooLong.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		line = append(line, frag...)
+		n := len(line)
+		if err == nil {
+			n-- // the newline does not count
+		}
+		if n > MaxLine {
+			return nil, errLineTooLong
+		}
+		switch {
+		case err == nil:
+			return line[:n], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF && n > 0:
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// isULID reports whether s is a ULID in its canonical 26-character,
+// upper-case Crockford base32 form.
+func isULID(s string) bool {
+	id, err := ulid.ParseStrict(s)
+	return err == nil && id.String() == s
+}

@@ -1,0 +1,301 @@
+package notify
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Timeouts a Listener applies to each connection.
+const (
+	// idleTimeout is how long a connection may wait before sending its
+	// next request line.
+	idleTimeout = time.Minute
+	// writeTimeout bounds the writing of one response line.
+	writeTimeout = 10 * time.Second
+	// drainTimeout bounds the reading of unread input before a connection
+	// the host refuses is closed (closing with unread input would reset it
+	// before the client reads the error response).
+	drainTimeout = time.Second
+)
+
+// Peer describes the process at the other end of a connection, as the
+// kernel reported it when that process connected.
+type Peer struct {
+	// UID is the peer's effective uid, or -1 when unknown.
+	UID int
+	// PID is the peer's process id, or 0 when unknown.
+	PID int
+	// Checked reports whether UID and PID come from the kernel: SO_PEERCRED
+	// on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS. On other unix
+	// systems it is false, UID is -1, PID is 0, and the only protection is
+	// the 0700 directory and 0600 socket modes.
+	Checked bool
+}
+
+// Handler answers one request. It runs on the connection's goroutine, so
+// several may run at once for different connections; ctx is done when Serve
+// returns. The Listener sets the response's V, fills Run with its run id
+// when empty, and turns a response without Type, or a panic, into an error
+// response with code CodeInternal. Handlers only see requests that passed
+// Request.Validate from peers that passed the uid check.
+type Handler func(ctx context.Context, peer Peer, req Request) Response
+
+// Listener is one host's socket. Create it with Listen; it is safe for
+// concurrent use.
+type Listener struct {
+	ul   *net.UnixListener
+	path string
+	name string
+	uid  int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen creates the project's socket directory if needed (see Dir for
+// where and with which modes) and listens on <dir>/<name>.sock, where name
+// is the host's run id, a canonical 26-character ULID. The socket is mode
+// 0600.
+//
+// A socket file already at that path is removed only when dialing it is
+// refused (its host is gone). When a host answers on it, Listen returns an
+// error wrapping ErrInUse and naming the path; any other file there, or any
+// other dial error, is reported and left alone.
+func Listen(projectRoot, name string) (*Listener, error) {
+	if !isULID(name) {
+		return nil, fmt.Errorf("socket name %q is not a canonical ULID", name)
+	}
+	dir, err := makeDir(projectRoot)
+	if err != nil {
+		return nil, err
+	}
+	return listenPath(filepath.Join(dir, name+SocketSuffix), name)
+}
+
+// listenPath is Listen once the directory exists.
+func listenPath(path, name string) (*Listener, error) {
+	addr := &net.UnixAddr{Name: path, Net: "unix"}
+	ul, err := net.ListenUnix("unix", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if err := removeStale(path); err != nil {
+			return nil, err
+		}
+		ul, err = net.ListenUnix("unix", addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ul.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
+	return &Listener{ul: ul, path: path, name: name, uid: os.Geteuid()}, nil
+}
+
+// removeStale removes the socket file at path if nothing answers on it.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", path, err)
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("listen %s: file exists and is not a socket (mode %v)", path, fi.Mode())
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("listen %s: %w", path, ErrInUse)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("listen %s: cannot tell whether the existing socket is stale: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("listen %s: removing stale socket: %w", path, err)
+	}
+	return nil
+}
+
+// Path returns the socket's absolute path.
+func (l *Listener) Path() string { return l.path }
+
+// Name returns the run id the socket is named by.
+func (l *Listener) Name() string { return l.name }
+
+// Close stops listening and removes the socket file. Connections already
+// accepted are closed by Serve. Calling Close again returns the first
+// result.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.ul.Close() })
+	return l.closeErr
+}
+
+// Serve accepts connections until ctx is done or l is closed, then closes l
+// (removing the socket file), closes the open connections, waits for running
+// handlers to return, and returns nil. It returns a non-nil error only when
+// accepting fails for another reason. Call it once per Listener.
+//
+// For each connection Serve checks the peer credentials: a peer whose uid
+// is not the host's effective uid, or whose credentials cannot be read, gets
+// one error response with code CodeForbidden and the connection is closed.
+// Otherwise Serve reads request lines and answers each with h, in order,
+// until the peer closes, a line exceeds MaxLine (answered with
+// CodeBadRequest, then closed), or the peer stays silent for a minute.
+func (l *Listener) Serve(ctx context.Context, h Handler) error {
+	ctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(ctx, func() { l.Close() })
+	var (
+		mu    sync.Mutex
+		conns = map[*net.UnixConn]struct{}{}
+		wg    sync.WaitGroup
+	)
+	defer func() {
+		cancel()
+		l.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+	var delay time.Duration
+	for {
+		c, err := l.ul.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+				// Out of descriptors or memory: back off as net/http does.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+				}
+				continue
+			}
+			return fmt.Errorf("accept on %s: %w", l.path, err)
+		}
+		delay = 0
+		mu.Lock()
+		conns[c] = struct{}{}
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.serveConn(ctx, c, h)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// serveConn runs the protocol on one accepted connection.
+func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
+	peer, err := peerCred(c)
+	if err != nil {
+		l.refuse(c, ErrorResponse(CodeForbidden, fmt.Sprintf("cannot read peer credentials: %v", err)))
+		return
+	}
+	if peer.Checked && peer.UID != l.uid {
+		l.refuse(c, ErrorResponse(CodeForbidden, fmt.Sprintf("peer uid %d is not the host's uid %d", peer.UID, l.uid)))
+		return
+	}
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		line, err := readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			l.refuse(c, ErrorResponse(CodeBadRequest, "request "+err.Error()))
+			return
+		}
+		if err != nil {
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		if err := l.write(c, l.handle(ctx, peer, line, h)); err != nil {
+			return
+		}
+	}
+}
+
+// handle turns one request line into the response to send.
+func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler) Response {
+	resp := dispatch(ctx, peer, line, h)
+	resp.V = ProtocolVersion
+	if resp.Run == "" {
+		resp.Run = l.name
+	}
+	return resp
+}
+
+// dispatch parses and checks line and calls h.
+func dispatch(ctx context.Context, peer Peer, line []byte, h Handler) (resp Response) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return ErrorResponse(CodeBadRequest, "empty request line")
+	}
+	var req Request
+	if err := json.Unmarshal(line, &req); err != nil {
+		return ErrorResponse(CodeBadRequest, fmt.Sprintf("request line is not a valid request object: %v", err))
+	}
+	if err := req.Validate(); err != nil {
+		if ve, ok := errors.AsType[*VersionError](err); ok {
+			return ErrorResponse(CodeUnsupportedVersion, fmt.Sprintf("protocol version %d not supported, this host speaks %d", ve.Theirs, ve.Ours))
+		}
+		return ErrorResponse(CodeBadRequest, err.Error())
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			resp = ErrorResponse(CodeInternal, fmt.Sprintf("handler for %q panicked: %v", req.Type, r))
+		}
+	}()
+	resp = h(ctx, peer, req)
+	if resp.Type == "" {
+		return ErrorResponse(CodeInternal, fmt.Sprintf("handler for %q returned a response without type", req.Type))
+	}
+	return resp
+}
+
+// write sends resp as one line.
+func (l *Listener) write(c *net.UnixConn, resp Response) error {
+	b, err := json.Marshal(resp)
+	if err == nil && len(b) > MaxLine {
+		err = fmt.Errorf("response exceeds %d bytes", MaxLine)
+	}
+	if err != nil {
+		b, _ = json.Marshal(Response{V: ProtocolVersion, Type: TypeError, Run: l.name, Code: CodeInternal,
+			Error: fmt.Sprintf("cannot encode %q response: %v", resp.Type, err)})
+	}
+	c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	defer c.SetWriteDeadline(time.Time{})
+	_, err = c.Write(append(b, '\n'))
+	return err
+}
+
+// refuse sends resp, then closes c after reading what the peer already
+// sent, so that the peer can read resp.
+func (l *Listener) refuse(c *net.UnixConn, resp Response) {
+	resp.V = ProtocolVersion
+	resp.Run = l.name
+	if l.write(c, resp) != nil {
+		return
+	}
+	c.CloseWrite()
+	c.SetReadDeadline(time.Now().Add(drainTimeout))
+	io.Copy(io.Discard, c)
+}
