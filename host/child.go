@@ -1,0 +1,238 @@
+package host
+
+import (
+	"bufio"
+	"errors"
+	"io"
+
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+)
+
+// child is one server process: one execution epoch.
+type child struct {
+	epoch    epoch.Epoch
+	identity *build.Identity
+	cmd      *exec.Cmd
+	pid      int
+	started  time.Time
+	stdin    io.WriteCloser
+	stdout   io.ReadCloser
+
+	qmu    sync.Mutex
+	qcond  *sync.Cond
+	queue  [][]byte
+	closed bool
+
+	done    chan struct{} // closed once the process is reaped
+	waitErr error         // set before done is closed
+}
+
+// startChild launches command in dir in a new process group (so a stop
+// reaches the server's own children, e.g. under "sh -c") with the host's
+// environment. stderr goes straight to the host's stderr.
+func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity) (*child, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Dir = dir
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = procAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),
+		stdin: stdin, stdout: stdout, done: make(chan struct{})}
+	c.qcond = sync.NewCond(&c.qmu)
+	go c.writeLoop()
+	return c, nil
+}
+
+// wait reaps the process; it must be called once, after stdout is drained
+// (exec.Cmd.Wait closes the pipe).
+func (c *child) wait() {
+	c.waitErr = c.cmd.Wait()
+	close(c.done)
+}
+
+// send queues line for the server's stdin without blocking: a server that
+// stops reading must not stall the host's restart path.
+func (c *child) send(line []byte) {
+	c.qmu.Lock()
+	if !c.closed {
+		c.queue = append(c.queue, line)
+		c.qcond.Signal()
+	}
+	c.qmu.Unlock()
+}
+
+func (c *child) writeLoop() {
+	for {
+		c.qmu.Lock()
+		for len(c.queue) == 0 && !c.closed {
+			c.qcond.Wait()
+		}
+		if len(c.queue) == 0 && c.closed {
+			c.qmu.Unlock()
+			c.stdin.Close()
+			return
+		}
+		q := c.queue
+		c.queue = nil
+		c.qmu.Unlock()
+		for _, line := range q {
+			if _, err := c.stdin.Write(line); err != nil {
+				c.qmu.Lock()
+				c.closed, c.queue = true, nil
+				c.qmu.Unlock()
+				c.stdin.Close()
+				return
+			}
+		}
+	}
+}
+
+// closeStdin ends the server's input once what is queued is written.
+func (c *child) closeStdin() {
+	c.qmu.Lock()
+	c.closed = true
+	c.qcond.Signal()
+	c.qmu.Unlock()
+}
+
+// exited reports whether the process has been reaped.
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stdinWait is how long a stopping server gets to exit on its own after its
+// stdin closes, before SIGTERM (MCP lifecycle, stdio shutdown).
+const stdinWait = 500 * time.Millisecond
+
+// stop shuts the server down as the MCP lifecycle asks for stdio: close its
+// stdin, then SIGTERM to its process group, then SIGKILL after grace. It
+// returns once the leader is reaped and no process of the group is left
+// (bounded: a group member the host cannot reap, a zombie say, is waited
+// for at most grace more).
+func (c *child) stop(grace time.Duration) {
+	c.closeStdin()
+	pgid := c.pid
+	select {
+	case <-c.done:
+	case <-time.After(min(stdinWait, grace)):
+		signalGroup(pgid, syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(grace):
+			signalGroup(pgid, syscall.SIGKILL)
+			<-c.done
+		}
+	}
+	// The leader is gone; its group may not be (a shell's children).
+	if !groupAlive(pgid) {
+		return
+	}
+	signalGroup(pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	signalGroup(pgid, syscall.SIGKILL)
+	deadline = time.Now().Add(grace)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 0 {
+		syscall.Kill(-pgid, sig)
+	}
+}
+
+// groupAlive reports whether any process of group pgid still exists.
+func groupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// exitStatus describes how the process ended, e.g. "exit status 7".
+func (c *child) exitStatus() string {
+	if c.waitErr == nil {
+		return "exit status 0"
+	}
+	return c.waitErr.Error()
+}
+
+// readLines calls fn with each line the server writes on stdout, without
+// its newline; fn owns the slice. A line longer than max bytes is not
+// passed on: fn receives nil and tooLong. It returns at EOF or on a read
+// error.
+func readLines(r io.Reader, max int, fn func(line []byte, tooLong bool)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	skipping := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !skipping {
+				buf = append(buf, frag...)
+				if len(buf) > max {
+					buf, skipping = nil, true
+				}
+			}
+			continue
+		case err != nil && len(frag) == 0:
+			if len(buf) > 0 && !skipping {
+				fn(buf, false)
+			}
+			return
+		}
+		if skipping {
+			skipping = false
+			fn(nil, true)
+		} else {
+			if len(buf) == 0 {
+				fn(trimNL(append([]byte(nil), frag...)), false)
+			} else {
+				buf = append(buf, frag...)
+				if len(buf) > max+1 {
+					fn(nil, true)
+				} else {
+					fn(trimNL(buf), false)
+				}
+			}
+			buf = nil
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func trimNL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
