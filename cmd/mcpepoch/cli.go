@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/manifest"
+)
+
+// Stdio is where a command reads and writes. Status lines and errors go to
+// Err; Out carries only machine output (--json, MCP messages for host).
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Exit statuses, documented in the README and the command doc.
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitNoHost    = 3
+	exitHostError = 4
+)
+
+// exitError carries an exit status and hint lines for report.
+type exitError struct {
+	code  int
+	err   error
+	hints []string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
+
+// silentExit ends the command with a status and no further message: what
+// there was to say has been printed.
+type silentExit int
+
+func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+func (e silentExit) ExitCode() int { return int(e) }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// Run runs the mcpepoch command line args (without the program name).
+func Run(ctx context.Context, args []string, stdio Stdio) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdio.Err, usage)
+		return silentExit(exitUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "record":
+		return runRecord(ctx, rest, stdio)
+	case "host":
+		return runHost(ctx, rest, stdio)
+	case "status":
+		return runStatus(ctx, rest, stdio)
+	case "template":
+		return runTemplate(rest, stdio)
+	case "version":
+		fmt.Fprintln(stdio.Out, version())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdio.Out, usage)
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd), hints: []string{"run 'mcpepoch help' for the list of commands"}}
+}
+
+const usage = `usage: mcpepoch <command> [flags]
+
+  record [flags]            post-build hook: hash the build, write .mcpepoch/manifest.toml,
+                            signal every host of this project
+  host [flags] -- CMD...    stdio MCP gateway: run CMD under execution epochs
+  status [--json]           what every host of this project is running
+  template NAME             print a Taskfile, Makefile or client-config snippet
+  version                   print the version
+
+Run 'mcpepoch <command> -h' for a command's flags.
+`
+
+// report prints err the way every mcpepoch command does and returns the exit
+// status: "mcpepoch: error: …" and "mcpepoch: hint: …" lines on stderr.
+func report(w io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return int(se)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(w, "mcpepoch: error: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		for _, h := range ee.hints {
+			fmt.Fprintf(w, "mcpepoch: hint: %s\n", h)
+		}
+	}
+	var coder interface{ ExitCode() int }
+	if errors.As(err, &coder) {
+		return coder.ExitCode()
+	}
+	var ie *build.InputError
+	var ce *manifest.CorruptError
+	var cfg *config.Error
+	if errors.As(err, &ie) || errors.As(err, &ce) || errors.As(err, &cfg) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// newFlags returns a FlagSet for subcommand name that reports errors as
+// usage errors and prints its help to w.
+func newFlags(name string, w io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcpepoch "+name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintf(w, "usage: mcpepoch %s %s\n\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning a flag error into a usage exit.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return silentExit(exitUsage)
+	}
+	return nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+// painter colours status lines on a terminal only, and never when NO_COLOR
+// is set (https://no-color.org).
+type painter struct{ on bool }
+
+func newPainter(w io.Writer) painter {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return painter{}
+	}
+	return painter{on: isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())}
+}
+
+func (p painter) paint(attr color.Attribute, s string) string {
+	if !p.on {
+		return s
+	}
+	c := color.New(attr)
+	c.EnableColor()
+	return c.Sprint(s)
+}
+
+func (p painter) ok(s string) string   { return p.paint(color.FgGreen, s) }
+func (p painter) warn(s string) string { return p.paint(color.FgYellow, s) }
+func (p painter) bad(s string) string  { return p.paint(color.FgRed, s) }

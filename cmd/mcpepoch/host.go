@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/host"
+)
+
+func runHost(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("host", stdio.Err, "[flags] -- CMD [ARGS...]")
+	dirFlag := fs.String("dir", ".", "project root: the server's working directory, where mcpepoch.toml and .mcpepoch/ are")
+	label := fs.String("label", "", "server label (default: label in mcpepoch.toml, else the directory name)")
+	grace := fs.Duration("grace", 0, "how long a stopping server gets after SIGTERM before SIGKILL (default: host.grace in mcpepoch.toml, else 5s)")
+	maxLine := fs.Int("max-message", 16<<20, "largest message passed in either direction, in bytes")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	command := fs.Args()
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return err
+	}
+	if len(command) == 0 {
+		command = cfg.Command
+	}
+	if len(command) == 0 {
+		return &exitError{code: exitUsage, err: errorf("no server command"), hints: []string{
+			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
+		}}
+	}
+	name := *label
+	if name == "" {
+		name = cfg.Label
+	}
+	if name == "" {
+		name = filepath.Base(root)
+	}
+	g := *grace
+	if g == 0 {
+		if g, err = cfg.Grace(); err != nil {
+			return err
+		}
+	}
+	h := host.New(host.Options{
+		Dir: root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
+		Spec:  build.Spec{Entry: cfg.Entry, Lockfiles: cfg.Lockfiles},
+		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+	})
+	return h.Run(ctx)
+}

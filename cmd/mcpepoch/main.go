@@ -1,0 +1,33 @@
+// Command mcpepoch keeps an MCP server's catalog revision, execution epoch
+// and grants apart while its developer rebuilds it.
+//
+// Usage:
+//
+//	mcpepoch record [flags]          post-build hook: hash, write the run manifest, signal hosts
+//	mcpepoch host [flags] -- CMD…    stdio MCP gateway that runs CMD under execution epochs
+//	mcpepoch status [--json]         what every host of this project is running
+//	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
+//	mcpepoch version
+//
+// Exit codes: 0 ok; 1 unexpected failure; 2 usage or bad input (a missing
+// entry file, a corrupt manifest or mcpepoch.toml); 3 --require-host and no
+// host is listening; 4 --require-host and a host reported an error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() { os.Exit(main1()) }
+
+// main1 runs the command and returns its exit status; tests call it through
+// testscript as the "mcpepoch" command.
+func main1() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	return report(os.Stderr, err)
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// recordOutput is what record --json prints on stdout.
+type recordOutput struct {
+	Manifest  string              `json:"manifest"`
+	Build     manifest.Build      `json:"build"`
+	Label     string              `json:"label"`
+	Command   []string            `json:"command,omitempty"`
+	Dir       string              `json:"dir"`
+	Changed   []string            `json:"changed"`
+	Artifacts []manifest.Artifact `json:"artifacts"`
+	Inferred  []string            `json:"inferred,omitempty"`
+	Hosts     []hostOutcome       `json:"hosts"`
+}
+
+type hostOutcome struct {
+	Socket   string `json:"socket"`
+	Run      string `json:"run,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Result   string `json:"result"` // restarted | unchanged | held | error
+	OldEpoch string `json:"oldEpoch,omitempty"`
+	NewEpoch string `json:"newEpoch,omitempty"`
+	OldPID   int    `json:"oldPid,omitempty"`
+	NewPID   int    `json:"newPid,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+func runRecord(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("record", stdio.Err, "[flags]")
+	dirFlag := fs.String("dir", ".", "project root: where mcpepoch.toml, lockfiles and .mcpepoch/ are")
+	label := fs.String("label", "", "server label, e.g. inventory-local (default: label in mcpepoch.toml, else the directory name)")
+	entry := fs.String("entry", "", "entry file the runtime loads, e.g. dist/server.js (default: inferred from the command)")
+	var lockfiles stringList
+	fs.Var(&lockfiles, "lockfile", "lockfile to hash (repeatable; default: standard names found in the project root)")
+	command := fs.String("command", "", "launch command, split on spaces, e.g. 'node dist/server.js' (default: command in mcpepoch.toml)")
+	exitCode := fs.Int("exit-code", 0, "the build's own exit status; non-zero records a failed build and restarts nothing")
+	requireHost := fs.Bool("require-host", false, "exit 3 when no host is listening, 4 when a host reports an error")
+	asJSON := fs.Bool("json", false, "print what was recorded and what each host did as JSON on stdout")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("record takes no arguments, got %q", fs.Args())
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return err
+	}
+	spec := build.Spec{Dir: root, Entry: cfg.Entry, Lockfiles: cfg.Lockfiles, Command: cfg.Command, BestEffort: *exitCode != 0}
+	if *entry != "" {
+		spec.Entry = *entry
+	}
+	if len(lockfiles) > 0 {
+		spec.Lockfiles = lockfiles
+	}
+	if *command != "" {
+		spec.Command = strings.Fields(*command)
+	}
+	name := *label
+	if name == "" {
+		name = cfg.Label
+	}
+	if name == "" {
+		name = filepath.Base(root)
+	}
+
+	unlock, err := manifest.Lock(root)
+	if err != nil {
+		return err
+	}
+	mpath := manifest.Path(root)
+	prev, err := manifest.Read(mpath)
+	if err != nil && !manifest.IsNotExist(err) {
+		unlock()
+		var ce *manifest.CorruptError
+		if errors.As(err, &ce) {
+			return &exitError{code: exitUsage, err: err, hints: []string{
+				"the manifest was left as it is; move it aside to start a new one: mv " + mpath + " " + mpath + ".bad",
+			}}
+		}
+		return err
+	}
+	spec.Versions = prev.RuntimeVersion
+	id, err := build.Compute(spec)
+	if err != nil {
+		unlock()
+		return err
+	}
+	now := time.Now()
+	m := manifest.New(name, epoch.NewID(now), now, *exitCode, id, prev)
+	err = manifest.Write(mpath, m)
+	unlock()
+	if err != nil {
+		return err
+	}
+
+	p := newPainter(stdio.Err)
+	out := recordOutput{Manifest: mpath, Build: m.Build, Label: m.Label, Command: m.Command, Dir: m.Dir,
+		Changed: m.Changed(), Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
+	if out.Changed == nil {
+		out.Changed = []string{}
+	}
+	failed := *exitCode != 0
+	switch {
+	case failed:
+		fmt.Fprintf(stdio.Err, "%s\n", p.bad(fmt.Sprintf("build failed (exit %d): running server unchanged", *exitCode)))
+	case len(out.Changed) == 0:
+		fmt.Fprintf(stdio.Err, "build complete: nothing changed\n")
+	default:
+		fmt.Fprintf(stdio.Err, "build complete: %s changed\n", strings.Join(out.Changed, ", "))
+	}
+
+	req := notify.Request{Type: notify.TypeBuildComplete, Build: m.Build.ID, Manifest: mpath, ExitCode: *exitCode}
+	if failed {
+		req.Type = notify.TypeBuildFailed
+	}
+	bctx, cancel := context.WithTimeout(ctx, *timeout)
+	results := notify.Broadcast(bctx, root, req)
+	cancel()
+	hostErr := false
+	for _, r := range results {
+		o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label}
+		var who string
+		if len(results) > 1 {
+			who = fmt.Sprintf("[host %s] ", shortRun(r.Response.Run, r.Socket))
+		}
+		var ve *notify.VersionError
+		switch {
+		case errors.As(r.Err, &ve):
+			o.Result, o.Error = "error", r.Err.Error()
+			hostErr = true
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host speaks another protocol version: "+r.Err.Error()))
+		case r.Err != nil:
+			o.Result, o.Error = "error", r.Err.Error()
+			hostErr = true
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+r.Err.Error()+": running server state unknown"))
+		case r.Response.Type == notify.TypeRestarted:
+			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d",
+				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID)))
+		case r.Response.Type == notify.TypeUnchanged || r.Response.Type == notify.TypeHeld:
+			o.Result, o.NewEpoch, o.NewPID = r.Response.Type, r.Response.Epoch, r.Response.PID
+			line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", r.Response.PID, r.Response.Epoch)
+			if r.Response.Type == notify.TypeHeld {
+				line += " (restart held: run 'mcpepoch restart')"
+			}
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(line))
+		default:
+			o.Result, o.Error = "error", fmt.Sprintf("unexpected answer %q", r.Response.Type)
+			hostErr = true
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host gave an unexpected answer "+r.Response.Type))
+		}
+		out.Hosts = append(out.Hosts, o)
+	}
+	if len(results) == 0 {
+		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case *requireHost && len(results) == 0:
+		return silentExit(exitNoHost)
+	case *requireHost && hostErr:
+		return silentExit(exitHostError)
+	}
+	return nil
+}
+
+// projectRoot returns dir as an absolute path with symlinks resolved, so that
+// hook and host, started from different spellings of one directory, agree.
+func projectRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("project root: %w", err)}
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", usageError("project root %s: not a directory", real)
+	}
+	return real, nil
+}
+
+func shortRun(run, socket string) string {
+	if run != "" {
+		return run
+	}
+	return filepath.Base(socket)
+}
