@@ -35,9 +35,9 @@ func (h *Host) fetchCatalog(ctx context.Context, c *child) (*Catalog, error) {
 		if page == maxPages {
 			return nil, fmt.Errorf("tools/list: more than %d pages", maxPages)
 		}
-		var params any
+		var params map[string]any
 		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
+			params = map[string]any{"cursor": cursor}
 		}
 		raw, err := h.privateCall(ctx, c, "tools/list", params)
 		if err != nil {

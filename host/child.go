@@ -2,8 +2,10 @@ package host
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 
 	"os/exec"
 	"sync"
@@ -180,47 +182,67 @@ func (c *child) exitStatus() string {
 	return c.waitErr.Error()
 }
 
-// readLines calls fn with each line the server writes on stdout, without
-// its newline; fn owns the slice. A line longer than max bytes is not
-// passed on: fn receives nil and tooLong. It returns at EOF or on a read
-// error.
-func readLines(r io.Reader, max int, fn func(line []byte, tooLong bool)) {
+// overflow describes a line longer than the limit: its first and last
+// bytes, kept so the JSON-RPC id can still be found and answered.
+type overflow struct {
+	head, tail []byte
+}
+
+// overflowKeep is how many bytes of each end of an over-long line are kept.
+const overflowKeep = 4096
+
+var (
+	idInHead = regexp.MustCompile(`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+	idInTail = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
+)
+
+// id returns the top-level JSON-RPC id of the over-long message when it
+// stands first or last in the object (as the SDKs write it), else nil.
+func (o *overflow) id() json.RawMessage {
+	if m := idInHead.FindSubmatch(o.head); m != nil {
+		return json.RawMessage(m[1])
+	}
+	if m := idInTail.FindSubmatch(o.tail); m != nil {
+		return json.RawMessage(m[1])
+	}
+	return nil
+}
+
+// readLines calls fn with each line read from r, without its newline; fn
+// owns the slice. A line longer than max bytes is not passed on: fn gets nil
+// and an *overflow instead. It returns at EOF or on a read error.
+func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
-	skipping := false
+	var over *overflow
 	for {
 		frag, err := br.ReadSlice('\n')
-		switch {
-		case err == bufio.ErrBufferFull:
-			if !skipping {
+		if len(frag) > 0 {
+			if over == nil {
 				buf = append(buf, frag...)
-				if len(buf) > max {
-					buf, skipping = nil, true
+				if len(trimNL(buf)) > max {
+					over = &overflow{head: append([]byte(nil), buf[:min(len(buf), overflowKeep)]...)}
+					buf = nil
 				}
 			}
+			if over != nil {
+				over.tail = append(over.tail, frag...)
+				if len(over.tail) > overflowKeep {
+					over.tail = append(over.tail[:0], over.tail[len(over.tail)-overflowKeep:]...)
+				}
+			}
+		}
+		if err == bufio.ErrBufferFull {
 			continue
-		case err != nil && len(frag) == 0:
-			if len(buf) > 0 && !skipping {
-				fn(buf, false)
-			}
-			return
 		}
-		if skipping {
-			skipping = false
-			fn(nil, true)
-		} else {
-			if len(buf) == 0 {
-				fn(trimNL(append([]byte(nil), frag...)), false)
-			} else {
-				buf = append(buf, frag...)
-				if len(buf) > max+1 {
-					fn(nil, true)
-				} else {
-					fn(trimNL(buf), false)
-				}
+		if len(frag) > 0 || len(buf) > 0 {
+			if over != nil {
+				fn(nil, over)
+			} else if line := trimNL(buf); len(line) > 0 {
+				fn(line, nil)
 			}
-			buf = nil
 		}
+		buf, over = nil, nil
 		if err != nil {
 			return
 		}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +27,23 @@ const (
 	StateDown            State = "down" // no child: it exited, or could not start
 )
 
+// Mode is what the host does when a build signal finds new code.
+type Mode string
+
+// Restart modes (seed: "do not leave the replacement unnoticed", its three
+// options).
+const (
+	// ModeKeep keeps the client's connection and announces the new epoch
+	// (notifications/tools/list_changed) before any new call reaches it.
+	ModeKeep Mode = "keep"
+	// ModeClose stops the server and closes the connection with a message on
+	// stderr, so the client reconnects and initializes again.
+	ModeClose Mode = "close"
+	// ModeManual records the signal and restarts nothing until
+	// mcpepoch restart asks.
+	ModeManual Mode = "manual"
+)
+
 // Options configure a Host.
 type Options struct {
 	// Dir is the project root: the child's working directory and the place
@@ -38,14 +54,22 @@ type Options struct {
 	// Spec describes how to compute identity (entry, lockfiles); Dir and
 	// Command are filled from the fields above.
 	Spec build.Spec
-	// Grace is how long a stopping child gets after SIGTERM before SIGKILL.
+	// Mode is the restart mode; empty means ModeKeep.
+	Mode Mode
+	// Grace is how long a stopping child gets after SIGTERM before SIGKILL
+	// (default 5 s).
 	Grace time.Duration
 	// MaxLine is the largest message, in bytes, passed in either direction
 	// (default 16 MiB).
 	MaxLine int
-	// InitTimeout bounds each request the host itself sends to a new child
+	// InitTimeout bounds each request the host itself sends to a child
 	// (initialize replay, tools/list); default 30 s.
 	InitTimeout time.Duration
+	// MaxCrashes is how many quick exits in a row (each within
+	// QuickCrash of its start) the host restarts before it gives up
+	// (default 5).
+	MaxCrashes int
+	QuickCrash time.Duration // default 10 s
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -59,6 +83,14 @@ type call struct {
 	sent   time.Time
 }
 
+// listen is a client's subscriptions/listen request (MCP 2026-07-28): it
+// lives as long as the subscription, so a restart re-sends it to the new
+// child under the client's own id instead of failing it.
+type listen struct {
+	line  []byte
+	tools bool // the client asked for tools list_changed on it
+}
+
 // Host is one gateway: one client connection (agent run), one child at a
 // time.
 type Host struct {
@@ -67,7 +99,11 @@ type Host struct {
 
 	outMu sync.Mutex // serializes writes to the client
 
-	restartMu sync.Mutex // orders restarts (and, later, grant checks)
+	// restartMu orders restarts, the initial catalog fetch and crash
+	// recovery; grant checks will take it too.
+	restartMu sync.Mutex
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
 
 	mu          sync.Mutex
 	state       State
@@ -79,14 +115,29 @@ type Host struct {
 	serverReqs  map[string]*child // server→client request id → the child that sent it
 	private     map[string]chan []byte
 	nextPrivate int
+
 	initParams  json.RawMessage // the client's initialize params, replayed to new children
 	initialized bool            // the client sent notifications/initialized
-	protocol    string          // protocolVersion negotiated by the first child
-	catalog     *Catalog
+	protocol    string          // protocolVersion negotiated in the legacy era
+	stateless   bool            // server/discover succeeded: MCP 2026-07-28
+	meta        json.RawMessage // _meta of the client's latest stateless request
+	listens     map[string]*listen
+	swallowAck  map[string]bool // listen ids re-sent to a new child
+	fetching    bool            // the first catalog fetch is under way
+
+	catalog  *Catalog
+	tools    map[string]*tool
+	informed map[string]build.Digest // tool → definition the client was last given
+
+	crashes       int  // quick exits in a row
+	pendingManual bool // ModeManual: a signal found new code
 }
 
 // New returns a Host for opts, filling defaults.
 func New(opts Options) *Host {
+	if opts.Mode == "" {
+		opts.Mode = ModeKeep
+	}
 	if opts.Grace == 0 {
 		opts.Grace = 5 * time.Second
 	}
@@ -96,6 +147,12 @@ func New(opts Options) *Host {
 	if opts.InitTimeout == 0 {
 		opts.InitTimeout = 30 * time.Second
 	}
+	if opts.MaxCrashes == 0 {
+		opts.MaxCrashes = 5
+	}
+	if opts.QuickCrash == 0 {
+		opts.QuickCrash = 10 * time.Second
+	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
@@ -103,55 +160,71 @@ func New(opts Options) *Host {
 	now := time.Now()
 	return &Host{
 		opts: opts, run: epoch.NewID(now),
-		state: StateDown, stateSince: now,
+		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*child{}, private: map[string]chan []byte{},
+		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},
 	}
 }
 
 // Run is the host's life: start the server, listen for build signals, pass
 // messages until the client closes stdin or ctx ends, then stop the server's
-// whole process group. An error is returned only when the host cannot start
-// at all (bad command, socket trouble).
+// whole process group. It returns an error when the host cannot start (bad
+// command, socket trouble) or when it closed the connection on purpose
+// (ModeClose, a protocol version mismatch).
 func (h *Host) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	h.ctx, h.cancel = context.WithCancelCause(ctx)
+	defer h.cancel(nil)
 
-	if err := h.launch(); err != nil {
+	id, err := build.Compute(h.opts.Spec)
+	if err != nil {
+		return err
+	}
+	c, err := h.start(id, epoch.New(time.Now()))
+	if err != nil {
 		return err
 	}
 	h.mu.Lock()
+	h.child = c
+	// The first epoch of a session starts ready with its catalog unknown:
+	// nothing has changed yet that a call could have been prepared against.
+	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
 	h.mu.Unlock()
+
 	ln, err := notify.Listen(h.opts.Dir, h.run)
 	if err != nil {
 		h.stopCurrent()
 		return err
 	}
 	defer ln.Close()
-	go ln.Serve(ctx, h.handle)
+	go ln.Serve(h.ctx, h.handle)
 	h.logf("agent run %s: listening on %s", h.run, ln.Path())
 
 	go func() {
 		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
-		cancel()
+		h.cancel(nil)
 	}()
-	<-ctx.Done()
-	h.logf("client closed the connection: stopping the server")
+	<-h.ctx.Done()
+	cause := context.Cause(h.ctx)
+	if cause == context.Canceled {
+		cause = nil
+		h.logf("client closed the connection: stopping the server")
+	}
 	h.stopCurrent()
 	os.Remove(h.recordPath())
-	return nil
+	return cause
 }
 
 func (h *Host) logf(format string, args ...any) {
 	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: "+format+"\n", args...)
 }
 
-// toClient writes one newline-terminated message to the client.
+// toClient writes one message to the client, adding the newline.
 func (h *Host) toClient(line []byte) {
 	h.outMu.Lock()
 	defer h.outMu.Unlock()
 	if n := len(line); n == 0 || line[n-1] != '\n' {
-		line = append(line, '\n')
+		line = append(line[:n:n], '\n')
 	}
 	h.opts.Stdout.Write(line)
 }
@@ -160,30 +233,22 @@ func (h *Host) setState(s State) {
 	h.state, h.stateSince = s, time.Now()
 }
 
-// launch computes the identity of what is about to run, starts it under a
-// new epoch and makes it current. The caller holds restartMu or is Run
-// before anything else runs.
-func (h *Host) launch() error {
-	id, err := build.Compute(h.opts.Spec)
-	if err != nil {
-		return err
-	}
-	ep := epoch.New(time.Now())
+// start launches the server under a new epoch with identity id (computed by
+// the caller just before) and starts reading its stdout. It does not make
+// the child current.
+func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id)
 	if err != nil {
-		return fmt.Errorf("start %s: %w", h.opts.Command[0], err)
+		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
-	h.mu.Lock()
-	h.child = c
-	h.mu.Unlock()
 	go func() {
-		readLines(c.stdout, h.opts.MaxLine, func(line []byte, tooLong bool) { h.fromChild(c, line, tooLong) })
+		readLines(c.stdout, h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) })
 		c.wait()
 		h.childExited(c)
 	}()
-	h.logf("epoch %s: started pid %d: %s (entry %s %s)", ep, c.pid, h.opts.Command[0], id.Entry.Path, id.Entry.Digest.Short())
+	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
-	return nil
+	return c, nil
 }
 
 // ExecutionRecord is the host's record of the running epoch, in the seed's
@@ -232,13 +297,12 @@ func (h *Host) writeRecord(c *child) {
 	}
 }
 
-// stopCurrent stops the current child, if any, answering what it owes.
+// stopCurrent stops the current child, if any.
 func (h *Host) stopCurrent() {
 	h.mu.Lock()
 	c := h.child
 	h.child = nil
-	h.setState(StateDown)
-	h.downReason = "the host is shutting down"
+	h.goDownLocked("the host is shutting down")
 	h.mu.Unlock()
 	if c != nil {
 		c.stop(h.opts.Grace)
@@ -246,15 +310,15 @@ func (h *Host) stopCurrent() {
 }
 
 // fromClient handles one line from the client.
-func (h *Host) fromClient(line []byte, tooLong bool) {
-	if tooLong {
-		h.logf("dropped a client message over %d bytes", h.opts.MaxLine)
-		h.toClient(errorLine(nil, CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes", h.opts.MaxLine), nil))
+func (h *Host) fromClient(line []byte, over *overflow) {
+	if over != nil {
+		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
+		h.toClient(errorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
 		return
 	}
 	m, err := parseMessage(line)
 	if err != nil {
-		h.logf("dropped a client line that is not JSON-RPC: %v", err)
+		h.logf("refused a client line that is not JSON-RPC: %v", err)
 		h.toClient(errorLine(nil, -32700, "parse error: "+err.Error(), nil))
 		return
 	}
@@ -264,12 +328,7 @@ func (h *Host) fromClient(line []byte, tooLong bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch m.Method {
-	case "initialize":
-		h.initParams = m.Params
-	case "notifications/initialized":
-		h.initialized = true
-	}
+	h.noteClientLocked(m, line)
 	if m.isResponse() {
 		// An answer to a server→client request goes back to the epoch that
 		// asked, or nowhere.
@@ -277,39 +336,100 @@ func (h *Host) fromClient(line []byte, tooLong bool) {
 		c, ok := h.serverReqs[k]
 		delete(h.serverReqs, k)
 		if !ok || c != h.child {
-			h.logf("dropped the client's answer to server request %s: its epoch is gone", k)
+			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", k)
 			return
 		}
 		c.send(line)
 		return
 	}
-	if h.state != StateReady {
-		if m.Method == "ping" && m.isRequest() {
-			h.outMu.Lock()
-			h.opts.Stdout.Write(resultLine(m.ID, struct{}{}))
-			h.outMu.Unlock()
-			return
+	switch {
+	case h.state == StateReady:
+		h.forwardLocked(m, line)
+	case h.state == StateDown:
+		if m.isRequest() {
+			h.toClient(h.unavailableLocked(m))
 		}
-		if h.state == StateDown {
-			if m.isRequest() {
-				h.toClientLocked(errorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); rebuild, or restart the client", map[string]any{
-					"reason": "server_unavailable", "method": m.Method, "requestId": m.ID, "detail": h.downReason,
-				}))
-			}
-			return
-		}
+	case m.Method == "ping" && m.isRequest():
+		h.toClient(resultLine(m.ID, struct{}{})) // legacy ping: the host is alive
+	default:
 		h.held = append(h.held, line)
-		return
 	}
-	h.forwardLocked(m, line)
+	if m.Method == "notifications/initialized" {
+		h.fetchFirstCatalogLocked()
+	}
 }
 
-// toClientLocked writes to the client while h.mu is held.
-func (h *Host) toClientLocked(line []byte) { h.toClient(line) }
+// noteClientLocked remembers what the host must replay or reuse: the
+// initialize params, the initialized notification, the stateless era's
+// _meta, subscriptions/listen requests and their cancellation.
+func (h *Host) noteClientLocked(m *message, line []byte) {
+	switch m.Method {
+	case "initialize":
+		h.initParams = m.Params
+	case "notifications/initialized":
+		h.initialized = true
+	case "subscriptions/listen":
+		if m.isRequest() {
+			var p struct {
+				Notifications struct {
+					ToolsListChanged bool `json:"toolsListChanged"`
+				} `json:"notifications"`
+			}
+			json.Unmarshal(m.Params, &p)
+			h.listens[idKey(m.ID)] = &listen{line: line, tools: p.Notifications.ToolsListChanged}
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			delete(h.listens, idKey(p.RequestID))
+		}
+	}
+	if m.isRequest() && len(m.Params) > 0 {
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.Meta[metaProtocolVersion] != nil {
+			keep := map[string]json.RawMessage{}
+			for _, k := range []string{metaProtocolVersion, metaClientCapabilities, metaClientInfo} {
+				if v, ok := p.Meta[k]; ok {
+					keep[k] = v
+				}
+			}
+			h.meta, _ = json.Marshal(keep)
+		}
+	}
+}
 
-// forwardLocked sends a client message to the current child, tracking
-// requests. h.mu is held and the state is ready.
+// Keys of the per-request _meta of MCP 2026-07-28.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+func (h *Host) unavailableLocked(m *message) []byte {
+	return errorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded",
+		map[string]any{"reason": "server_unavailable", "method": m.Method, "requestId": m.ID, "detail": h.downReason})
+}
+
+// forwardLocked sends a client message to the current child, after the
+// catalog checks for tools/call. h.mu is held and the state is ready.
 func (h *Host) forwardLocked(m *message, line []byte) {
+	if h.child == nil {
+		if m.isRequest() {
+			h.toClient(h.unavailableLocked(m))
+		}
+		return
+	}
+	if m.Method == "tools/call" && m.isRequest() {
+		if refusal := h.checkCallLocked(m); refusal != nil {
+			h.toClient(refusal)
+			return
+		}
+	}
 	if m.isRequest() {
 		h.inflight[idKey(m.ID)] = &call{method: m.Method, child: h.child, sent: time.Now()}
 	}
@@ -317,9 +437,16 @@ func (h *Host) forwardLocked(m *message, line []byte) {
 }
 
 // fromChild handles one line from child c.
-func (h *Host) fromChild(c *child, line []byte, tooLong bool) {
-	if tooLong {
-		h.logf("epoch %s: dropped a server message over %d bytes", c.epoch, h.opts.MaxLine)
+func (h *Host) fromChild(c *child, line []byte, over *overflow) {
+	if over != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		id := over.id()
+		h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
+		if k := idKey(id); hasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
+			delete(h.inflight, k)
+			h.toClient(errorLine(id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+		}
 		return
 	}
 	m, err := parseMessage(line)
@@ -352,56 +479,138 @@ func (h *Host) fromChild(c *child, line []byte, tooLong bool) {
 			return
 		}
 		delete(h.inflight, k)
-		if cl.method == "initialize" && bool(m.Result) {
-			out, version, err := advertiseListChanged(line)
-			if err != nil {
-				h.logf("epoch %s: initialize result passed unchanged: %v", c.epoch, err)
-			} else {
-				line = out
-				h.protocol = version
-			}
+		if cl.method == "subscriptions/listen" {
+			delete(h.listens, k) // the server ended the subscription
+		}
+		if m.Result {
+			line = h.rewriteResultLocked(c, cl.method, line)
 		}
 		h.toClient(line)
 	case m.isRequest():
 		h.serverReqs[idKey(m.ID)] = c
 		h.toClient(line)
 	default: // notification
-		if m.Method == "notifications/tools/list_changed" && h.state != StateReady {
-			return // the host announces the new catalog itself once the restart is done
+		switch m.Method {
+		case "notifications/tools/list_changed":
+			if h.state != StateReady {
+				return // the host announces the new catalog itself when the restart is done
+			}
+			go h.refreshCatalog(c, line)
+			return
+		case "notifications/subscriptions/acknowledged":
+			if k := subscriptionID(m.Params); h.swallowAck[k] {
+				delete(h.swallowAck, k) // the client saw the first acknowledgement
+				return
+			}
 		}
 		h.toClient(line)
 	}
 }
 
+// subscriptionID returns the idKey of params._meta's subscription id.
+func subscriptionID(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	return idKey(p.Meta[metaSubscriptionID])
+}
+
+// rewriteResultLocked adjusts the few results the host must: initialize
+// and server/discover always advertise tools.listChanged; tools/list
+// results mark the client informed and, in the stateless era, carry
+// ttlMs 0 so no client caches a catalog the next epoch may replace.
+func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte {
+	switch method {
+	case "initialize", "server/discover":
+		out, version, err := advertiseListChanged(line)
+		if err != nil {
+			h.logf("epoch %s: %s result passed unchanged: %v", c.epoch, method, err)
+			return line
+		}
+		if method == "initialize" {
+			h.protocol = version
+		} else {
+			h.stateless = true
+			h.fetchFirstCatalogLocked()
+		}
+		return out
+	case "tools/list":
+		var resp map[string]json.RawMessage
+		if json.Unmarshal(line, &resp) != nil {
+			return line
+		}
+		h.noteListedLocked(resp["result"])
+		if !h.stateless {
+			return line
+		}
+		var result map[string]json.RawMessage
+		if json.Unmarshal(resp["result"], &result) != nil {
+			return line
+		}
+		result["ttlMs"] = json.RawMessage("0")
+		resp["result"], _ = json.Marshal(result)
+		out, err := json.Marshal(resp)
+		if err != nil {
+			return line
+		}
+		return out
+	}
+	return line
+}
+
 // childExited runs when c's process has been reaped.
 func (h *Host) childExited(c *child) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if c != h.child {
+		h.mu.Unlock()
 		return // stopped by a restart or shutdown: what it owed was answered then
 	}
 	h.child = nil
-	h.downReason = "the server exited: " + c.exitStatus()
-	h.setState(StateDown)
-	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, c.exitStatus())
+	status := c.exitStatus()
+	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
 	h.abortLocked(c, "server_exited", "")
-	for _, line := range h.held {
-		if m, err := parseMessage(line); err == nil && m.isRequest() {
-			h.toClient(errorLine(m.ID, CodeServerUnavailable, "server_unavailable: "+h.downReason, nil))
-		}
+	quick := time.Since(c.started) < h.opts.QuickCrash
+	if quick {
+		h.crashes++
+	} else {
+		h.crashes = 1
 	}
-	h.held = nil
+	n := h.crashes
+	if n > h.opts.MaxCrashes {
+		h.goDownLocked(fmt.Sprintf("the server exited %d times in a row within %s of starting (last: %s); not restarting it again until a build signal or mcpepoch restart", n, h.opts.QuickCrash, status))
+		h.logf("%s", h.downReason)
+		h.mu.Unlock()
+		return
+	}
+	h.goDownLocked("the server exited (" + status + "); restarting it")
+	h.mu.Unlock()
+	delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
+	go func() {
+		select {
+		case <-time.After(delay):
+		case <-h.ctx.Done():
+			return
+		}
+		if _, err := h.restart(h.ctx, "crash recovery", restartCrash); err != nil {
+			h.logf("crash recovery: %v", err)
+		}
+	}()
 }
 
 // abortLocked answers every request in flight at child c with one error and
-// forgets them: they are never retried (seed: "do not automatically repeat a
-// write in the new process").
+// forgets it: it is never retried (seed: "do not automatically repeat a
+// write in the new process"; a timeout is not proof it did not run).
+// subscriptions/listen requests are kept for re-sending when next is set.
 func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 	for k, cl := range h.inflight {
 		if cl.child != c {
 			continue
 		}
 		delete(h.inflight, k)
+		if cl.method == "subscriptions/listen" && h.listens[k] != nil {
+			continue // re-sent to the next child under the same id
+		}
 		data := map[string]any{
 			"reason":        reason,
 			"method":        cl.method,
@@ -409,23 +618,43 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			"previousEpoch": c.epoch,
 			"retry":         "not retried: it may or may not have taken effect; check the server's state, refresh tools/list, then decide whether to call again",
 		}
-		msg := "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
+		var msg string
 		if reason == "server_exited" {
 			data["exitStatus"] = c.exitStatus()
 			msg = "server_restarted: the server exited (" + c.exitStatus() + ") while this request was in flight; it was not retried and may or may not have taken effect"
 		} else {
 			data["currentEpoch"] = next
+			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
 		h.toClient(errorLine(json.RawMessage(k), CodeServerRestarted, msg, data))
 	}
 }
 
+// goDownLocked records that no child runs and answers held requests.
+func (h *Host) goDownLocked(reason string) {
+	h.downReason = reason
+	h.setState(StateDown)
+	for _, line := range h.held {
+		if m, err := parseMessage(line); err == nil && m.isRequest() {
+			h.toClient(h.unavailableLocked(m))
+		}
+	}
+	h.held = nil
+}
+
 // privateCall sends method to child c under a private id and waits for the
-// answer's result.
-func (h *Host) privateCall(ctx context.Context, c *child, method string, params any) (json.RawMessage, error) {
+// answer's result. In the stateless era the client's _meta (protocol
+// version, capabilities) is added to params, as every request needs it.
+func (h *Host) privateCall(ctx context.Context, c *child, method string, params map[string]any) (json.RawMessage, error) {
 	h.mu.Lock()
 	h.nextPrivate++
 	id := fmt.Sprintf("%s%s:%d", privatePrefix, c.epoch, h.nextPrivate)
+	if h.meta != nil && method != "initialize" {
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = h.meta
+	}
 	ch := make(chan []byte, 1)
 	idb, _ := json.Marshal(id)
 	h.private[idKey(idb)] = ch
@@ -435,7 +664,11 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 		delete(h.private, idKey(idb))
 		h.mu.Unlock()
 	}()
-	c.send(requestLine(id, method, params))
+	var p any
+	if params != nil {
+		p = params
+	}
+	c.send(requestLine(id, method, p))
 	ctx, cancel := context.WithTimeout(ctx, h.opts.InitTimeout)
 	defer cancel()
 	select {
@@ -457,7 +690,3 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 		return nil, fmt.Errorf("%s: no answer within %s", method, h.opts.InitTimeout)
 	}
 }
-
-// ErrNoChange is returned by Restart when the recomputed identity equals
-// the running epoch's and the child is alive.
-var ErrNoChange = errors.New("identity unchanged")

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,14 +12,30 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// Outcome is what a build signal led to.
+// Outcome is what a restart request led to.
 type Outcome struct {
-	Restarted bool
+	Restarted bool // a new child runs under NewEpoch
+	Held      bool // ModeManual: new code found, nothing restarted
+	Closed    bool // ModeClose: the server was stopped and the connection is closing
 	OldEpoch  epoch.Epoch
-	NewEpoch  epoch.Epoch
+	NewEpoch  epoch.Epoch // the running epoch when nothing restarted
 	OldPID    int
 	NewPID    int
+	Changed   []string // what differed, as build.Changes reports it
 }
+
+// trigger says why restart runs.
+type trigger int
+
+const (
+	restartSignal trigger = iota // a build signal: restart if identity changed, per Mode
+	restartManual                // mcpepoch restart: always a new epoch
+	restartCrash                 // the child exited on its own
+)
+
+// ErrClosed is the cause Run returns with when the host closed the
+// connection on purpose (ModeClose).
+var ErrClosed = errors.New("execution epoch changed: connection closed so the client reconnects and initializes again")
 
 // handle answers one request from the socket.
 func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
@@ -27,36 +44,44 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 		resp.Type, resp.Code, resp.Error = notify.TypeError, code, err.Error()
 		return resp
 	}
+	var out Outcome
+	var err error
 	switch req.Type {
-	case notify.TypeBuildComplete, notify.TypeBuildFailed:
-		var out Outcome
-		var err error
-		if req.Type == notify.TypeBuildFailed {
-			out, err = h.current()
-		} else {
-			out, err = h.Restart(ctx, "build "+req.Build)
-		}
-		if err != nil {
-			return fail("restart_failed", err)
-		}
-		if out.Restarted {
-			resp.Type = notify.TypeRestarted
-			resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
-			resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
-		} else {
-			resp.Type = notify.TypeUnchanged
-			resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-		}
-		return resp
+	case notify.TypeBuildComplete:
+		out, err = h.restart(ctx, "build "+req.Build, restartSignal)
+	case notify.TypeRestart:
+		out, err = h.restart(ctx, "mcpepoch restart", restartManual)
+	case notify.TypeBuildFailed:
+		out, err = h.current()
 	case notify.TypeStatus:
 		b, err := json.Marshal(h.Status())
 		if err != nil {
-			return fail("internal", err)
+			return fail(notify.CodeInternal, err)
 		}
 		resp.Type, resp.Payload = notify.TypeStatus, b
 		return resp
+	default:
+		return fail(notify.CodeUnknownType, fmt.Errorf("unknown request type %q", req.Type))
 	}
-	return fail("bad_request", fmt.Errorf("unknown request type %q", req.Type))
+	if err != nil {
+		return fail("restart_failed", err)
+	}
+	switch {
+	case out.Restarted:
+		resp.Type = notify.TypeRestarted
+		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
+		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
+	case out.Closed:
+		resp.Type = notify.TypeClosed
+		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
+	case out.Held:
+		resp.Type = notify.TypeHeld
+		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
+	default:
+		resp.Type = notify.TypeUnchanged
+		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
+	}
+	return resp
 }
 
 // current reports the running epoch without changing anything.
@@ -69,14 +94,21 @@ func (h *Host) current() (Outcome, error) {
 	return Outcome{NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
 }
 
-// Restart recomputes the identity of the launch command and, if it differs
-// from the running epoch's (or no child runs), replaces the child under a
-// new epoch: identity-pending → old child stopped and reaped → new child
-// started → client's initialize replayed → tools/list fetched
-// (catalog-ready) → notifications/tools/list_changed sent → held requests
-// released (ready). Restarts are serialized; signals that arrive during one
-// recompute afterwards and so coalesce.
-func (h *Host) Restart(ctx context.Context, why string) (Outcome, error) {
+// restart recomputes the identity of the launch command and, if it differs
+// from the running epoch's (or no child runs, or a restart was asked for),
+// replaces the child under a new epoch:
+//
+//	identity-pending: requests held; requests in flight at the old child
+//	  answered with server_restarted; old process group stopped and reaped
+//	new child started; the client's initialize replayed under a private id
+//	  (legacy era) or its subscriptions/listen re-sent (2026-07-28)
+//	catalog-ready: tools/list fetched, catalog revision computed
+//	ready: notifications/tools/list_changed sent, then held requests
+//	  released in order, each checked against the new catalog
+//
+// Restarts are serialized by restartMu; signals that arrive during one
+// recompute afterwards, so a burst ends with one child on the last build.
+func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, error) {
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
 
@@ -86,14 +118,26 @@ func (h *Host) Restart(ctx context.Context, why string) (Outcome, error) {
 	}
 	h.mu.Lock()
 	old := h.child
-	if old != nil && len(build.Changes(old.identity, next)) == 0 {
-		h.mu.Unlock()
-		return Outcome{NewEpoch: old.epoch, NewPID: old.pid}, nil
-	}
-	out := Outcome{Restarted: true}
+	var out Outcome
 	if old != nil {
 		out.OldEpoch, out.OldPID = old.epoch, old.pid
+		out.Changed = build.Changes(old.identity, next)
+		if t == restartSignal && len(out.Changed) == 0 {
+			h.pendingManual = false
+			h.mu.Unlock()
+			return Outcome{NewEpoch: old.epoch, NewPID: old.pid}, nil
+		}
+		if t == restartSignal && h.opts.Mode == ModeManual {
+			h.pendingManual = true
+			h.mu.Unlock()
+			h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run mcpepoch restart)", old.epoch, why, out.Changed)
+			return Outcome{Held: true, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, nil
+		}
 	}
+	if t != restartCrash {
+		h.crashes = 0
+	}
+	h.pendingManual = false
 	newEpoch := epoch.New(time.Now())
 	h.setState(StateIdentityPending)
 	h.child = nil
@@ -102,43 +146,59 @@ func (h *Host) Restart(ctx context.Context, why string) (Outcome, error) {
 	}
 	h.mu.Unlock()
 
-	var changed []string
 	if old != nil {
-		changed = build.Changes(old.identity, next)
-		h.logf("epoch %s: %s changed %v: replacing pid %d", old.epoch, why, changed, old.pid)
+		h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
 		old.stop(h.opts.Grace)
+		if t == restartSignal && h.opts.Mode == ModeClose {
+			h.logf("epoch %s ended: %v", old.epoch, ErrClosed)
+			h.cancel(ErrClosed)
+			return Outcome{Closed: true, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
+		}
 	}
 
-	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, newEpoch, next)
+	c, err := h.start(next, newEpoch)
 	if err != nil {
-		h.goDown("could not start the server: " + err.Error())
-		return out, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
+		h.mu.Lock()
+		h.goDownLocked("could not start the server: " + err.Error())
+		h.mu.Unlock()
+		return out, err
 	}
 	h.mu.Lock()
 	h.child = c
-	params, initialized := h.initParams, h.initialized
+	params, initialized, stateless := h.initParams, h.initialized, h.stateless
 	h.mu.Unlock()
-	go func() {
-		readLines(c.stdout, h.opts.MaxLine, func(line []byte, tooLong bool) { h.fromChild(c, line, tooLong) })
-		c.wait()
-		h.childExited(c)
-	}()
-	h.logf("epoch %s: started pid %d", newEpoch, c.pid)
-	h.writeRecord(c)
-	out.NewEpoch, out.NewPID = newEpoch, c.pid
+	out.Restarted, out.NewEpoch, out.NewPID = true, newEpoch, c.pid
 
-	if params != nil {
+	if params != nil && !stateless {
 		if err := h.reinitialize(ctx, c, params, initialized); err != nil {
-			h.logf("epoch %s: %v", newEpoch, err)
-			h.stopFailed(c, err.Error())
-			return out, err
+			return out, h.failStart(c, err)
 		}
 	}
 	h.mu.Lock()
-	h.setState(StateReady)
-	if initialized {
-		h.toClient(requestLine(nil, "notifications/tools/list_changed", nil))
+	for k, l := range h.listens {
+		h.swallowAck[k] = true
+		h.inflight[k] = &call{method: "subscriptions/listen", child: c, sent: time.Now()}
+		c.send(append(l.line, '\n'))
 	}
+	h.mu.Unlock()
+	if params != nil || stateless {
+		cat, err := h.fetchCatalog(ctx, c)
+		if err != nil {
+			return out, h.failStart(c, err)
+		}
+		h.mu.Lock()
+		h.setCatalogLocked(c, cat)
+		h.setState(StateCatalogReady)
+		h.mu.Unlock()
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.child != c {
+		return out, fmt.Errorf("epoch %s: the server exited while starting (%s)", c.epoch, c.exitStatus())
+	}
+	h.setState(StateReady)
+	h.announceLocked()
 	held := h.held
 	h.held = nil
 	for _, line := range held {
@@ -146,15 +206,66 @@ func (h *Host) Restart(ctx context.Context, why string) (Outcome, error) {
 			h.forwardLocked(m, line)
 		}
 	}
-	h.mu.Unlock()
 	return out, nil
 }
 
+// announceLocked tells the client the catalog may have changed: one
+// notifications/tools/list_changed, plain in the legacy era (after
+// notifications/initialized), and in the 2026-07-28 era one per
+// subscriptions/listen that asked for it, tagged with its subscription id.
+func (h *Host) announceLocked() {
+	if h.stateless {
+		for k, l := range h.listens {
+			if l.tools {
+				h.toClient(requestLine(nil, "notifications/tools/list_changed",
+					map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(k)}}))
+			}
+		}
+		return
+	}
+	if h.initialized {
+		h.toClient(requestLine(nil, "notifications/tools/list_changed", nil))
+	}
+}
+
+// failStart stops a new child that could not be brought to ready. A
+// protocol version mismatch closes the connection (the host must not mix
+// versions in one session); anything else leaves the host down.
+func (h *Host) failStart(c *child, err error) error {
+	h.logf("epoch %s: %v", c.epoch, err)
+	h.mu.Lock()
+	if h.child == c {
+		h.child = nil
+	}
+	h.goDownLocked(err.Error())
+	h.mu.Unlock()
+	c.stop(h.opts.Grace)
+	var pm *ProtocolMismatchError
+	if errors.As(err, &pm) {
+		h.cancel(err)
+	}
+	return err
+}
+
+// ProtocolMismatchError reports a new child that negotiated another protocol
+// version than the client's session uses.
+type ProtocolMismatchError struct {
+	Session, Server string
+}
+
+func (e *ProtocolMismatchError) Error() string {
+	return fmt.Sprintf("initialize replay: the new server negotiated protocol %q but the client's session uses %q; closing the connection rather than mixing versions", e.Server, e.Session)
+}
+
 // reinitialize replays the client's initialize to a new child under a
-// private id, checks it negotiates the same protocolVersion, sends
-// notifications/initialized and fetches the catalog.
+// private id, checks it negotiates the same protocolVersion and sends
+// notifications/initialized.
 func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessage, initialized bool) error {
-	raw, err := h.privateCall(ctx, c, "initialize", params)
+	var p map[string]any
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("initialize replay: the client's params: %v", err)
+	}
+	raw, err := h.privateCall(ctx, c, "initialize", p)
 	if err != nil {
 		return fmt.Errorf("initialize replay: %w", err)
 	}
@@ -166,46 +277,74 @@ func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessag
 	want := h.protocol
 	h.mu.Unlock()
 	if want != "" && res.ProtocolVersion != want {
-		return fmt.Errorf("initialize replay: the new server negotiated protocol %q, the client's session uses %q; refusing to mix versions", res.ProtocolVersion, want)
+		return &ProtocolMismatchError{Session: want, Server: res.ProtocolVersion}
 	}
 	if initialized {
 		c.send(requestLine(nil, "notifications/initialized", nil))
 	}
-	cat, err := h.fetchCatalog(ctx, c)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.catalog = cat
-	h.setState(StateCatalogReady)
-	h.mu.Unlock()
-	h.logf("epoch %s: catalog %s: %d tools %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), cat.Names)
 	return nil
 }
 
-// goDown records that no child runs and answers held requests.
-func (h *Host) goDown(reason string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.downReason = reason
-	h.setState(StateDown)
-	for _, line := range h.held {
-		if m, err := parseMessage(line); err == nil && m.isRequest() {
-			h.toClient(errorLine(m.ID, CodeServerUnavailable, "server_unavailable: "+reason, nil))
+// setCatalogLocked makes cat the catalog of child c.
+func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
+	h.catalog = cat
+	h.tools = compileTools(cat)
+	for name, t := range h.tools {
+		if t.schemaErr != nil {
+			h.logf("epoch %s: tool %s: inputSchema not checked: %v", c.epoch, name, t.schemaErr)
 		}
 	}
-	h.held = nil
+	h.logf("epoch %s: catalog %s: %d tools %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), cat.Names)
 }
 
-// stopFailed stops a child that could not be brought to ready.
-func (h *Host) stopFailed(c *child, reason string) {
-	h.mu.Lock()
-	if h.child == c {
-		h.child = nil
+// fetchFirstCatalogLocked fetches the session's first catalog in the
+// background once the client has initialized (or discovered). h.mu is held.
+func (h *Host) fetchFirstCatalogLocked() {
+	if h.fetching || h.catalog != nil || h.child == nil {
+		return
 	}
-	h.mu.Unlock()
-	c.stop(h.opts.Grace)
-	h.goDown(reason)
+	h.fetching = true
+	c := h.child
+	go func() {
+		h.restartMu.Lock()
+		defer h.restartMu.Unlock()
+		var cat *Catalog
+		var err error
+		h.mu.Lock()
+		current := h.child == c && h.catalog == nil
+		h.mu.Unlock()
+		if current {
+			cat, err = h.fetchCatalog(h.ctx, c)
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.fetching = false
+		switch {
+		case err != nil:
+			h.logf("epoch %s: catalog not known, calls pass unchecked: %v", c.epoch, err)
+		case cat != nil && h.child == c && h.catalog == nil:
+			h.setCatalogLocked(c, cat)
+		}
+	}()
+}
+
+// refreshCatalog re-lists after child c itself announced a change, then
+// passes its notification on.
+func (h *Host) refreshCatalog(c *child, line []byte) {
+	h.restartMu.Lock()
+	defer h.restartMu.Unlock()
+	cat, err := h.fetchCatalog(h.ctx, c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.child != c {
+		return // replaced meanwhile: the restart announced its own catalog
+	}
+	if err != nil {
+		h.logf("epoch %s: re-list after the server's list_changed: %v", c.epoch, err)
+	} else {
+		h.setCatalogLocked(c, cat)
+	}
+	h.toClient(line)
 }
 
 // Status is what mcpepoch status shows of a host.
@@ -215,21 +354,32 @@ type Status struct {
 	State        State            `json:"state"`
 	SinceSeconds float64          `json:"secondsInState"`
 	Reason       string           `json:"reason,omitempty"`
+	Mode         Mode             `json:"restartMode"`
+	HeldRestart  bool             `json:"restartHeld,omitempty"`
 	Execution    *ExecutionRecord `json:"execution,omitempty"`
 	Catalog      Revision         `json:"catalogRevision,omitempty"`
 	Tools        []string         `json:"tools,omitempty"`
+	Era          string           `json:"protocolEra,omitempty"`
 	Protocol     string           `json:"protocolVersion,omitempty"`
 	InFlight     int              `json:"inFlight"`
 	Held         int              `json:"held"`
+	Crashes      int              `json:"quickCrashes,omitempty"`
 }
 
 // Status returns a snapshot of the host.
 func (h *Host) Status() Status {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := Status{AgentRun: h.run, Label: h.opts.Label, State: h.state,
+	s := Status{AgentRun: h.run, Label: h.opts.Label, State: h.state, Mode: h.opts.Mode,
+		HeldRestart:  h.pendingManual,
 		SinceSeconds: time.Since(h.stateSince).Seconds(), Protocol: h.protocol,
-		InFlight: len(h.inflight), Held: len(h.held)}
+		InFlight: len(h.inflight), Held: len(h.held), Crashes: h.crashes}
+	switch {
+	case h.stateless:
+		s.Era = "2026-07-28 (stateless)"
+	case h.initParams != nil:
+		s.Era = "handshake"
+	}
 	if h.state == StateDown {
 		s.Reason = h.downReason
 	}

@@ -61,6 +61,9 @@ const (
 	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
 	// host restarts nothing and answers TypeUnchanged with its running epoch.
 	TypeBuildFailed = "build_failed"
+	// TypeRestart asks a host to start its server under a new epoch now,
+	// whether or not the identity changed (mcpepoch restart).
+	TypeRestart = "restart"
 )
 
 // Response types.
@@ -74,6 +77,10 @@ const (
 	// TypeHeld: the identity changed but the host holds the restart (for
 	// example until a human approves it); Epoch and PID name what still runs.
 	TypeHeld = "held"
+	// TypeClosed: the identity changed and the host, in restart mode
+	// "close", stopped its server (OldEpoch, OldPID) and is closing the
+	// client's connection so that the client reconnects.
+	TypeClosed = "closed"
 	// TypeError: the request failed; Code and Error say why. Clients turn it
 	// into a [*RemoteError].
 	TypeError = "error"

@@ -70,6 +70,8 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runHost(ctx, rest, stdio)
 	case "status":
 		return runStatus(ctx, rest, stdio)
+	case "restart":
+		return runRestart(ctx, rest, stdio)
 	case "template":
 		return runTemplate(rest, stdio)
 	case "version":
@@ -88,6 +90,7 @@ const usage = `usage: mcpepoch <command> [flags]
                             signal every host of this project
   host [flags] -- CMD...    stdio MCP gateway: run CMD under execution epochs
   status [--json]           what every host of this project is running
+  restart                   restart every host's server under a new epoch now
   template NAME             print a Taskfile, Makefile or client-config snippet
   version                   print the version
 

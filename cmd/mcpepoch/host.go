@@ -14,6 +14,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	dirFlag := fs.String("dir", ".", "project root: the server's working directory, where mcpepoch.toml and .mcpepoch/ are")
 	label := fs.String("label", "", "server label (default: label in mcpepoch.toml, else the directory name)")
 	grace := fs.Duration("grace", 0, "how long a stopping server gets after SIGTERM before SIGKILL (default: host.grace in mcpepoch.toml, else 5s)")
+	mode := fs.String("restart", "", "restart mode on new code: keep (keep the connection, announce the new epoch), close (close the connection so the client reconnects), manual (wait for 'mcpepoch restart'); default: host.restart in mcpepoch.toml, else keep")
 	maxLine := fs.Int("max-message", 16<<20, "largest message passed in either direction, in bytes")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -48,8 +49,18 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			return err
 		}
 	}
+	m := *mode
+	if m == "" {
+		m = cfg.Host.Restart
+	}
+	switch host.Mode(m) {
+	case "", host.ModeKeep, host.ModeClose, host.ModeManual:
+	default:
+		return usageError("--restart %q: want keep, close or manual", m)
+	}
 	h := host.New(host.Options{
-		Dir: root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
+		Mode: host.Mode(m),
+		Dir:  root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
 		Spec:  build.Spec{Entry: cfg.Entry, Lockfiles: cfg.Lockfiles},
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 	})

@@ -6,6 +6,7 @@
 //	mcpepoch record [flags]          post-build hook: hash, write the run manifest, signal hosts
 //	mcpepoch host [flags] -- CMD…    stdio MCP gateway that runs CMD under execution epochs
 //	mcpepoch status [--json]         what every host of this project is running
+//	mcpepoch restart                 restart every host's server under a new epoch now
 //	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
 //	mcpepoch version
 //

@@ -34,7 +34,7 @@ type hostOutcome struct {
 	Socket   string `json:"socket"`
 	Run      string `json:"run,omitempty"`
 	Label    string `json:"label,omitempty"`
-	Result   string `json:"result"` // restarted | unchanged | held | error
+	Result   string `json:"result"` // restarted | unchanged | held | closed | error
 	OldEpoch string `json:"oldEpoch,omitempty"`
 	NewEpoch string `json:"newEpoch,omitempty"`
 	OldPID   int    `json:"oldPid,omitempty"`
@@ -160,6 +160,10 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d",
 				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID)))
+		case r.Response.Type == notify.TypeClosed:
+			o.Result, o.OldEpoch, o.OldPID = "closed", r.Response.OldEpoch, r.Response.OldPID
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
+				r.Response.OldEpoch, r.Response.OldPID)))
 		case r.Response.Type == notify.TypeUnchanged || r.Response.Type == notify.TypeHeld:
 			o.Result, o.NewEpoch, o.NewPID = r.Response.Type, r.Response.Epoch, r.Response.PID
 			line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", r.Response.PID, r.Response.Epoch)

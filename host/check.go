@@ -1,0 +1,187 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gowebpki/jcs"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpepoch/mcpepoch/build"
+)
+
+// Error codes of the host's catalog checks (see jsonrpc.go for the others).
+const (
+	CodeUnknownTool = -31005 // tools/call names a tool the current catalog lacks
+	CodeToolChanged = -31006 // the call was prepared against another definition, or does not validate
+)
+
+// tool is one entry of a Catalog, ready for checks.
+type tool struct {
+	def    json.RawMessage // as the server sent it
+	digest build.Digest    // of its RFC 8785 canonical form
+	schema *jsonschema.Schema
+	// schemaErr is why inputSchema could not be compiled; calls are then
+	// forwarded unchecked, and the reason is logged once.
+	schemaErr error
+}
+
+// compileTools prepares cat's tools for checks: a digest of each definition
+// and its compiled inputSchema (JSON Schema 2020-12 unless the schema says
+// otherwise, MCP tools spec).
+func compileTools(cat *Catalog) map[string]*tool {
+	out := make(map[string]*tool, len(cat.Tools))
+	for i, def := range cat.Tools {
+		t := &tool{def: def}
+		if canon, err := jcs.Transform(def); err == nil {
+			t.digest = build.DigestBytes(canon)
+		} else {
+			t.digest = build.DigestBytes(def)
+		}
+		var d struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		json.Unmarshal(def, &d)
+		if len(d.InputSchema) > 0 {
+			t.schema, t.schemaErr = compileSchema(d.InputSchema)
+		}
+		out[cat.Names[i]] = t
+	}
+	return out
+}
+
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const loc = "mcpepoch:///inputSchema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// noLoader refuses every remote reference: a server's schema must not make
+// the host fetch anything.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema reference %s not loaded: the host fetches nothing", url)
+}
+
+// callParams is what the checks read of tools/call params.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// checkCallLocked decides whether a tools/call may reach the current child.
+// It returns nil to forward, or the error response to send instead. Rules
+// (seed: "reject a call prepared against an old schema"):
+//   - a tool the current catalog lacks is refused (CodeUnknownTool);
+//   - arguments that do not validate against the current inputSchema are
+//     refused (CodeToolChanged) with the current definition in data;
+//   - a call to a tool whose definition changed since this client was last
+//     given it is refused the same way, even if it validates (a changed
+//     default changes what a valid call means);
+//
+// Once the current definition has reached the client, by its tools/list or
+// inside such an error, the client is informed for that tool and its next
+// valid call is forwarded. Annotations play no part. h.mu is held.
+func (h *Host) checkCallLocked(m *message) []byte {
+	if h.tools == nil {
+		return nil // catalog unknown: the server has not been listed yet
+	}
+	var p callParams
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Name == "" {
+		return nil // malformed: the server answers it as it would without us
+	}
+	ep := h.child.epoch
+	t, ok := h.tools[p.Name]
+	if !ok {
+		return errorLine(m.ID, CodeUnknownTool,
+			fmt.Sprintf("unknown_tool: %q is not in the current tool catalog (execution epoch %s); refresh tools/list", p.Name, ep),
+			map[string]any{"reason": "unknown_tool", "tool": p.Name, "currentEpoch": ep,
+				"catalogRevision": h.catalog.Revision, "tools": h.catalog.Names})
+	}
+	known, listed := h.informed[p.Name]
+	var problem string
+	if t.schema != nil {
+		args := p.Arguments
+		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+			args = json.RawMessage("{}")
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		if err == nil {
+			err = t.schema.Validate(inst)
+		}
+		if err != nil {
+			problem = "arguments do not match the current inputSchema: " + oneLine(err.Error())
+		}
+	}
+	if problem == "" && listed && known != t.digest {
+		problem = "the tool's definition changed since this client last listed it"
+	}
+	if problem == "" {
+		return nil
+	}
+	h.informed[p.Name] = t.digest
+	return errorLine(m.ID, CodeToolChanged,
+		fmt.Sprintf("tool_changed: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", problem, p.Name, ep),
+		map[string]any{"reason": "tool_changed", "detail": problem, "tool": t.def,
+			"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,
+			"retry": "read the current definition, correct the arguments, and call again"})
+}
+
+// schemaDefaults returns the default of each top-level property of a tool's
+// inputSchema, so that a changed default (the seed's publish_preview
+// target: preview → production) is visible in the error itself.
+func schemaDefaults(def json.RawMessage) map[string]json.RawMessage {
+	var d struct {
+		InputSchema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+		} `json:"inputSchema"`
+	}
+	json.Unmarshal(def, &d)
+	out := map[string]json.RawMessage{}
+	for name, p := range d.InputSchema.Properties {
+		if len(p.Default) > 0 {
+			out[name] = p.Default
+		}
+	}
+	return out
+}
+
+// noteListedLocked records that a tools/list result reached the client: the
+// client is now informed of those definitions. h.mu is held.
+func (h *Host) noteListedLocked(result json.RawMessage) {
+	var res struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(result, &res) != nil {
+		return
+	}
+	for _, def := range res.Tools {
+		var n struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(def, &n)
+		d := build.DigestBytes(def)
+		if canon, err := jcs.Transform(def); err == nil {
+			d = build.DigestBytes(canon)
+		}
+		h.informed[n.Name] = d
+	}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
