@@ -1,0 +1,112 @@
+// Package audit writes, reads and verifies the host's audit log: an
+// append-only, hash-chained record of which code executed each action,
+// captured by the host and verifiable afterwards (seed: "which code executed
+// each action — hash-chained, captured by the host, verifiable").
+//
+// # Records
+//
+// The log is a file of JSON lines, conventionally .mcpepoch/audit.jsonl,
+// written only by the host. Each line is one record: a JSON object in
+// RFC 8785 (JCS) canonical form followed by "\n", for example
+//
+//	{"args_digest":"sha256:…","epoch":"01JQ…","hash":"sha256:…","prev":"sha256:…","run":"r1","seq":2,"time":"2025-03-01T10:00:01.250000000Z","tool":"read_file","type":"tool_called","v":1}
+//
+// with these members:
+//
+//	v      the schema version, the number 1 (Version)
+//	seq    the record number: 1 for the first record, then one more per record
+//	time   when the host wrote the record: RFC 3339, UTC, nine fractional digits (TimeLayout)
+//	type   the event type (TypeServerStarted, …)
+//	epoch  the execution epoch the event belongs to; absent where none applies
+//	run    the agent run the event belongs to; absent where none applies
+//	prev   the hash of the previous record; GenesisPrev for seq 1
+//	hash   "sha256:" + hex(SHA-256(prev ‖ JCS(record without hash)))
+//
+// plus the event's own fields (Event.Fields) as further top-level members.
+// The hash input is the bytes of the prev string (71 bytes, "sha256:" and 64
+// hex digits) immediately followed by the JCS canonical form of the whole
+// record object with the hash member removed (prev included). Verify
+// re-canonicalizes every line, so whitespace and member order on disk do not
+// matter; values do. GenesisPrev, the prev of seq 1, is "sha256:" followed by
+// 64 zeros.
+//
+// # Values
+//
+// JCS writes every number as an IEEE 754 double, so integers beyond ±2^53
+// cannot be represented exactly. Append converts every integer literal in
+// Event.Fields whose magnitude exceeds 2^53 into a string of its decimal
+// digits, at any depth; floating-point values keep their JCS form. Callers
+// should pass identifiers, digests, sizes that may grow large and counters
+// as strings in the first place. Only v and seq are numbers by construction.
+//
+// # Secrets
+//
+// The log is readable by whoever can read the project and must never hold a
+// secret. Callers pass credential scope names, never credential values, and
+// the digest of a tool call's arguments (ArgsDigest), never the arguments.
+// The package cannot tell a secret from any other string; this rule is the
+// caller's.
+//
+// # Head file
+//
+// After each record the Log rewrites a head file, by default audit.head next
+// to the log (HeadPath), holding the seq and hash of the last record:
+//
+//	{"hash":"sha256:…","seq":17,"v":1}
+//
+// It is written atomically (temporary file in the same directory, fsync,
+// rename, fsync of the directory). A log whose tail was cut off no longer
+// ends with the record the head names; Verify reports it and Open refuses to
+// append to it (HeadMismatchError).
+//
+// # Writers and locking
+//
+// The log is opened with O_APPEND|O_CREATE, mode 0600, and every record is
+// fsynced before Append returns. Two hosts serving the same project may share
+// one log. Every append holds an exclusive flock(2) on a sibling lock file
+// (audit.lock next to audit.jsonl; see Open) for the whole step: find the
+// chain's tail, compute the record, append it, fsync, rewrite the head. A
+// Log that appended last knows the tail; any other Log reads it back from the
+// end of the file. Read and Verify hold a shared lock on the same file, so
+// they never see a half-written record or a head that is ahead of the log.
+// The lock lives in its own file rather than on the log so that it still
+// orders writers when the log is moved aside and recreated, and it is opened
+// close-on-exec, so a child process cannot keep it. flock is advisory: it
+// orders every Log in every process, not other programs writing the file.
+// On platforms without flock (none of mcpepoch's targets) the lock orders the
+// appends of one Log only, and two processes sharing a log may break its
+// chain; Verify would report where.
+//
+// # Crash recovery
+//
+// A host killed while writing a record can leave a torn line: bytes of a
+// record without the final newline, or (after a power failure) a line that is
+// not a record. The log stays append-only even then: no byte once written is
+// changed or removed, and nothing is moved elsewhere. When a Log finds lines
+// that are not records after the last complete record (at Open, or at an
+// Append after another process crashed), it
+//
+//  1. appends "\n" if the file does not end with one, closing the torn line;
+//  2. appends a log_recovered record (TypeLogRecovered) whose "torn" member
+//     lists each such line as {"offset","bytes","digest"}: its byte offset in
+//     the file, its length without the newline, and the SHA-256 of its bytes;
+//     the record's prev is the hash of the last complete record, so the torn
+//     bytes never enter the chain;
+//  3. reports the repair as a Recovery (Log.Recoveries).
+//
+// A last line that is a complete, self-consistent record and lacks only its
+// newline gets the newline and stays in the chain. Verify treats torn lines
+// named by the log_recovered record right after them as warnings, and lines
+// that are not records at the very end of the log (a crash not yet
+// recovered) as warnings too: the log verifies up to its last complete
+// record. A line that is not a record anywhere else is a problem. If the host
+// stopped after appending a record but before rewriting the head, the head is
+// one record behind: Verify warns, and the next Open or Append rewrites it.
+//
+// # What the chain proves
+//
+// The chain has no key. It detects edited, deleted, reordered and inserted
+// records and damaged lines, and with the head file a truncated tail.
+// Someone who can write both files can still rewrite all of it consistently;
+// keep a copy of the head (Report.Last) elsewhere to anchor it.
+package audit

@@ -1,0 +1,419 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Version is the schema version every record carries in its v member.
+const Version = 1
+
+// GenesisPrev is the prev of the first record (seq 1): "sha256:" followed by
+// 64 zeros, the hash of no record.
+const GenesisPrev = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// TimeLayout is the layout of a record's time member: RFC 3339 in UTC with
+// exactly nine fractional digits, e.g. "2025-03-01T10:00:01.250000000Z".
+const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// MaxRecordSize is the largest record, in bytes of its line, that Append
+// writes. The log holds digests and names, not payloads.
+const MaxRecordSize = 1 << 20
+
+// Event types. The host writes one record per event; TypeLogRecovered is
+// written by the Log itself and refused by Append.
+const (
+	TypeServerStarted       = "server_started"       // a child launched under a new epoch
+	TypeCatalogPublished    = "catalog_published"    // a tools/list revision was sent to the client
+	TypeBuildRecorded       = "build_recorded"       // the build hook signalled a new build
+	TypeServerReplaced      = "server_replaced"      // a child was replaced by one under a new epoch
+	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
+	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
+	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
+	TypeToolResult          = "tool_result"          // the child answered a tools/call
+	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant
+	TypeCallAborted         = "call_aborted"         // a call ended without a result (child exited, epoch changed)
+	TypeClientConnected     = "client_connected"     // an MCP client connected to the host
+	TypeClientClosed        = "client_closed"        // the client went away
+	TypeChildOutputDropped  = "child_output_dropped" // child output was discarded (not JSON-RPC, over limit)
+	TypeLogRecovered        = "log_recovered"        // torn lines were found and closed (see the package doc)
+)
+
+// Field names with a fixed meaning. Other field names are free; these are
+// the ones FormatTimeline shows specially.
+const (
+	FieldEntry      = "entry"       // digest of the entry file ("sha256:…"), on server_started and server_replaced
+	FieldPrevEpoch  = "prev_epoch"  // the epoch a server_replaced record ends
+	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
+	FieldArgsDigest = "args_digest" // ArgsDigest of the call's arguments, on tool_called
+	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
+)
+
+// Event is what a caller records. Type is required and consists of
+// lowercase ASCII letters, digits and underscores. Epoch and Run, when not
+// empty, become the record's epoch and run members. Fields become further
+// top-level members; their names must not be empty nor one of v, seq, time,
+// type, epoch, run, prev, hash. Values are encoded with encoding/json, and
+// integers beyond ±2^53 become strings (see the package doc). Fields must
+// never hold a secret or a tool call's arguments.
+type Event struct {
+	Type   string
+	Epoch  string
+	Run    string
+	Fields map[string]any
+}
+
+// Record is one line of the log as read back.
+type Record struct {
+	V     int       // schema version, Version
+	Seq   int64     // 1, 2, …
+	Time  time.Time // in UTC
+	Type  string
+	Epoch string // empty when the record has none
+	Run   string // empty when the record has none
+	// Fields holds the members other than the ones above, decoded with
+	// json.Decoder.UseNumber: numbers are json.Number, objects
+	// map[string]any, arrays []any. Nil when there are none.
+	Fields map[string]any
+	Prev   string // hash of the previous record, GenesisPrev for seq 1
+	Hash   string
+
+	// Line is the 1-based line of the file the record was read from, or 0.
+	// It is not part of the record.
+	Line int
+}
+
+// TornLine names a line that never became a record, in the torn member of
+// a log_recovered record.
+type TornLine struct {
+	Offset int64  `json:"offset"` // byte offset of the line's start in the log
+	Bytes  int64  `json:"bytes"`  // length of the line, without its newline
+	Digest string `json:"digest"` // "sha256:…" of those bytes
+}
+
+// ArgsDigest returns "sha256:" + hex SHA-256 of the JCS canonical form
+// (RFC 8785) of a tool call's arguments, so that equal arguments give equal
+// digests whatever their member order or spacing. Empty raw (a call without
+// arguments) is digested as {}. If raw is not valid JSON, the digest is over
+// its bytes unchanged.
+func ArgsDigest(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
+	if c, err := jcs.Transform(b); err == nil {
+		b = c
+	}
+	return digestOf(b)
+}
+
+// digestOf returns "sha256:" + hex SHA-256 of b.
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// checkDigest checks that s has the form "sha256:<64 lowercase hex>", the
+// form of every hash and prev.
+func checkDigest(s string) error {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 2*sha256.Size {
+		return fmt.Errorf("%.80q is not sha256:<64 hex digits>", s)
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return fmt.Errorf("%.80q is not sha256:<64 lowercase hex digits>", s)
+		}
+	}
+	return nil
+}
+
+func isReserved(name string) bool {
+	switch name {
+	case "v", "seq", "time", "type", "epoch", "run", "prev", "hash":
+		return true
+	}
+	return false
+}
+
+func validType(t string) bool {
+	if t == "" {
+		return false
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// members returns the event's fields as JSON values, with integers beyond
+// ±2^53 turned into strings.
+func (ev Event) members() (map[string]any, error) {
+	if !validType(ev.Type) {
+		return nil, fmt.Errorf("event type %q: want lowercase letters, digits and underscores", ev.Type)
+	}
+	m := make(map[string]any, len(ev.Fields)+9)
+	if len(ev.Fields) == 0 {
+		return m, nil
+	}
+	for k := range ev.Fields {
+		if k == "" || isReserved(k) {
+			return nil, fmt.Errorf("event %s: field name %q is reserved", ev.Type, k)
+		}
+	}
+	b, err := json.Marshal(ev.Fields)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: fields: %v", ev.Type, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("event %s: fields: %v", ev.Type, err)
+	}
+	for k, v := range m {
+		m[k] = exactNumbers(v)
+	}
+	return m, nil
+}
+
+// exactNumbers replaces, at any depth of v, integer literals whose
+// magnitude exceeds 2^53 by strings of their digits.
+func exactNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exactNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exactNumbers(e)
+		}
+	case json.Number:
+		s := string(x)
+		if strings.ContainsAny(s, ".eE") {
+			return x
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return s
+		}
+	}
+	return v
+}
+
+// canonical returns the JCS form of v.
+func canonical(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(b)
+}
+
+// chainHash returns "sha256:" + hex(SHA-256(prev ‖ body)).
+func chainHash(prev string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write(body)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// seal returns the line (with its newline) of the record for ev that
+// follows a record with hash prev, numbered seq, written at t.
+func seal(prev string, seq int64, t time.Time, ev Event) ([]byte, error) {
+	m, err := ev.members()
+	if err != nil {
+		return nil, err
+	}
+	m["v"] = Version
+	m["seq"] = seq
+	m["time"] = t.UTC().Format(TimeLayout)
+	m["type"] = ev.Type
+	if ev.Epoch != "" {
+		m["epoch"] = ev.Epoch
+	}
+	if ev.Run != "" {
+		m["run"] = ev.Run
+	}
+	m["prev"] = prev
+	body, err := canonical(m)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %v", ev.Type, err)
+	}
+	m["hash"] = chainHash(prev, body)
+	line, err := canonical(m)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %v", ev.Type, err)
+	}
+	if len(line)+1 > MaxRecordSize {
+		return nil, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(line)+1, MaxRecordSize)
+	}
+	return append(line, '\n'), nil
+}
+
+// parseLine decodes one line (without its newline) into a Record and
+// returns the hash the record's contents call for, which equals r.Hash
+// unless the record was altered. The error says why the line is not a
+// record, naming the member at fault.
+func parseLine(line []byte) (Record, string, error) {
+	var r Record
+	if len(line) == 0 {
+		return r, "", errors.New("empty line")
+	}
+	canon, err := jcs.Transform(line)
+	if err != nil {
+		return r, "", fmt.Errorf("not JSON: %v", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(canon, &m); err != nil {
+		return r, "", errors.New("not a JSON object")
+	}
+	v, err := intMember(m, "v")
+	if err != nil {
+		return r, "", err
+	}
+	if v != Version {
+		return r, "", fmt.Errorf("member \"v\": unsupported schema version %d", v)
+	}
+	r.V = int(v)
+	if r.Seq, err = intMember(m, "seq"); err != nil {
+		return r, "", err
+	}
+	if r.Seq < 1 {
+		return r, "", fmt.Errorf("member \"seq\": %d is not positive", r.Seq)
+	}
+	ts, err := stringMember(m, "time", true)
+	if err != nil {
+		return r, "", err
+	}
+	if r.Time, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+		return r, "", fmt.Errorf("member \"time\": %q is not an RFC 3339 time", ts)
+	}
+	r.Time = r.Time.UTC()
+	if r.Type, err = stringMember(m, "type", true); err != nil {
+		return r, "", err
+	}
+	if r.Epoch, err = stringMember(m, "epoch", false); err != nil {
+		return r, "", err
+	}
+	if r.Run, err = stringMember(m, "run", false); err != nil {
+		return r, "", err
+	}
+	if r.Prev, err = digestMember(m, "prev"); err != nil {
+		return r, "", err
+	}
+	if r.Hash, err = digestMember(m, "hash"); err != nil {
+		return r, "", err
+	}
+	for k, raw := range m {
+		if isReserved(k) {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return r, "", fmt.Errorf("member %q: %v", k, err)
+		}
+		if r.Fields == nil {
+			r.Fields = make(map[string]any)
+		}
+		r.Fields[k] = v
+	}
+	delete(m, "hash")
+	body, err := canonical(m)
+	if err != nil {
+		return r, "", err
+	}
+	return r, chainHash(r.Prev, body), nil
+}
+
+func intMember(m map[string]json.RawMessage, name string) (int64, error) {
+	raw, ok := m[name]
+	if !ok {
+		return 0, fmt.Errorf("member %q missing", name)
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("member %q: want an integer, have %.40s", name, raw)
+	}
+	return n, nil
+}
+
+func stringMember(m map[string]json.RawMessage, name string, required bool) (string, error) {
+	raw, ok := m[name]
+	if !ok {
+		if required {
+			return "", fmt.Errorf("member %q missing", name)
+		}
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("member %q: want a string, have %.40s", name, raw)
+	}
+	if required && s == "" {
+		return "", fmt.Errorf("member %q is empty", name)
+	}
+	return s, nil
+}
+
+func digestMember(m map[string]json.RawMessage, name string) (string, error) {
+	s, err := stringMember(m, name, true)
+	if err != nil {
+		return "", err
+	}
+	if err := checkDigest(s); err != nil {
+		return "", fmt.Errorf("member %q: %v", name, err)
+	}
+	return s, nil
+}
+
+// MarshalJSON returns the record as it appears on its line, in JCS
+// canonical form, without the newline. Line is not included. (json.Marshal
+// escapes <, > and & in what a MarshalJSON method returns; a json.Encoder
+// with SetEscapeHTML(false) keeps the canonical bytes.)
+func (r Record) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(r.Fields)+9)
+	for k, v := range r.Fields {
+		if isReserved(k) {
+			return nil, fmt.Errorf("field name %q is reserved", k)
+		}
+		m[k] = v
+	}
+	m["v"] = r.V
+	m["seq"] = r.Seq
+	m["time"] = r.Time.UTC().Format(TimeLayout)
+	m["type"] = r.Type
+	if r.Epoch != "" {
+		m["epoch"] = r.Epoch
+	}
+	if r.Run != "" {
+		m["run"] = r.Run
+	}
+	m["prev"] = r.Prev
+	m["hash"] = r.Hash
+	return canonical(m)
+}
+
+// UnmarshalJSON decodes one record in the form MarshalJSON and the log
+// use. It checks the members' types, not the hash.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	rec, _, err := parseLine(b)
+	if err != nil {
+		return err
+	}
+	*r = rec
+	return nil
+}

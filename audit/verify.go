@@ -1,0 +1,363 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// ProblemKind classifies a Problem.
+type ProblemKind string
+
+// Problems: any of these makes Report.OK false.
+const (
+	ProblemMalformed    ProblemKind = "malformed"     // a line is not a record, and no log_recovered record names it
+	ProblemEdited       ProblemKind = "edited"        // a record's hash does not match its contents
+	ProblemBrokenLink   ProblemKind = "broken-link"   // a record's prev is not the hash of the record before it
+	ProblemSeqGap       ProblemKind = "seq-gap"       // seq jumps forward: records are missing (a deleted line)
+	ProblemSeqOrder     ProblemKind = "seq-order"     // seq does not increase: records reordered or duplicated
+	ProblemBadRecovery  ProblemKind = "bad-recovery"  // a log_recovered record does not name the torn lines before it
+	ProblemTruncated    ProblemKind = "truncated"     // the head names a record past the end of the log
+	ProblemHeadMismatch ProblemKind = "head-mismatch" // the head names a record the log does not have, or is malformed
+	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
+)
+
+// Warnings: reported in Report.Warnings; the log still verifies.
+const (
+	WarnTornTail       ProblemKind = "torn-tail"       // lines after the last record are not records: a crash not yet recovered
+	WarnTornRecovered  ProblemKind = "torn-recovered"  // a torn line closed by the log_recovered record after it
+	WarnMissingNewline ProblemKind = "missing-newline" // the last record is complete but lacks its newline
+	WarnHeadBehind     ProblemKind = "head-behind"     // the head names the record before the last
+)
+
+// Problem is one finding of Verify. Its Error method gives the line the
+// CLI prints, e.g.
+//
+//	audit.jsonl:17: seq 17: prev does not match hash of seq 16 (expected sha256:…, found sha256:…)
+type Problem struct {
+	Kind ProblemKind
+	Path string // the log, or the head file for head problems
+	Line int    // 1-based line in Path; 0 if the problem is not on one line
+	Seq  int64  // seq of the record concerned; 0 if none
+	Msg  string
+	// Expected and Found, when set, are the value the chain calls for and
+	// the value present (hashes, or seqs in decimal).
+	Expected, Found string
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.Path)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	b.WriteString(": ")
+	if p.Seq > 0 {
+		fmt.Fprintf(&b, "seq %d: ", p.Seq)
+	}
+	b.WriteString(p.Msg)
+	if p.Expected != "" || p.Found != "" {
+		fmt.Fprintf(&b, " (expected %s, found %s)", p.Expected, p.Found)
+	}
+	return b.String()
+}
+
+// Report is the result of Verify.
+type Report struct {
+	OK       bool      // no Problems
+	Records  int       // lines that are records
+	Lines    int       // lines in the log, records or not
+	Last     Head      // the last record; {0, GenesisPrev} for a log without records
+	Problems []Problem // in file order, then head problems
+	Warnings []Problem
+}
+
+// Err returns nil if r.OK, else the Problems joined with errors.Join, one
+// per line.
+func (r *Report) Err() error {
+	if r.OK {
+		return nil
+	}
+	errs := make([]error, len(r.Problems))
+	for i, p := range r.Problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// Verify walks the log at logPath and checks, for every line, that it is a
+// record, that its hash matches its contents, that its prev is the hash of
+// the record before it (GenesisPrev for the first) and that its seq is one
+// more than that record's (1 for the first). It then checks that the log
+// ends with the record the head file at headPath names; an empty headPath
+// skips that check. It resynchronizes after each finding, so one deleted,
+// edited or moved line yields findings on the lines around it, not on every
+// later line. Lines that are not records are warnings when a crash
+// explains them (see the package doc). Verify holds a shared lock on the
+// log's lock file, if there is one, while it reads. The error is for a log
+// that cannot be read; what is wrong with its contents is in the Report.
+func Verify(logPath, headPath string) (*Report, error) {
+	release := readLock(logPath)
+	defer release()
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	defer f.Close()
+	v := verifier{path: logPath, bySeq: make(map[int64]string),
+		rep: &Report{Last: Head{Hash: GenesisPrev}}}
+	err = eachLine(f, v.line)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", logPath, err)
+	}
+	v.finish()
+	if headPath != "" {
+		v.checkHead(headPath)
+	}
+	v.rep.OK = len(v.rep.Problems) == 0
+	return v.rep, nil
+}
+
+// rawLine is one line of a log.
+type rawLine struct {
+	n          int    // 1-based
+	off        int64  // byte offset of its start
+	b          []byte // without the newline
+	terminated bool   // ended with "\n"
+}
+
+// eachLine calls fn for every line of r, the last one even if it lacks a
+// newline.
+func eachLine(r io.Reader, fn func(rawLine)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var off int64
+	n := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			n++
+			l := rawLine{n: n, off: off, b: b}
+			if b[len(b)-1] == '\n' {
+				l.b, l.terminated = b[:len(b)-1], true
+			}
+			fn(l)
+			off += int64(len(b))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// tornLine is a line that is not a record, kept until the next record says
+// whether a log_recovered record accounts for it.
+type tornLine struct {
+	n    int
+	torn TornLine
+	err  error
+}
+
+func newTornLine(l rawLine, err error) tornLine {
+	return tornLine{n: l.n, err: err,
+		torn: TornLine{Offset: l.off, Bytes: int64(len(l.b)), Digest: digestOf(l.b)}}
+}
+
+// recovers reports whether rec is a log_recovered record naming exactly
+// the lines pending.
+func recovers(rec Record, pending []tornLine) (bool, error) {
+	if rec.Type != TypeLogRecovered {
+		return false, nil
+	}
+	b, err := json.Marshal(rec.Fields[FieldTorn])
+	if err != nil {
+		return false, err
+	}
+	var listed []TornLine
+	if err := json.Unmarshal(b, &listed); err != nil {
+		return false, fmt.Errorf("member %q: %v", FieldTorn, err)
+	}
+	if len(listed) != len(pending) {
+		return false, nil
+	}
+	for i, t := range listed {
+		if t != pending[i].torn {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+type verifier struct {
+	path    string
+	rep     *Report
+	last    *Record // the last record seen
+	pending []tornLine
+	bySeq   map[int64]string // hash of each seq, first occurrence
+}
+
+func (v *verifier) problem(p Problem) {
+	p.Path = v.path
+	v.rep.Problems = append(v.rep.Problems, p)
+}
+
+func (v *verifier) warn(p Problem) {
+	p.Path = v.path
+	v.rep.Warnings = append(v.rep.Warnings, p)
+}
+
+func (v *verifier) line(l rawLine) {
+	v.rep.Lines++
+	rec, sum, err := parseLine(l.b)
+	if err != nil {
+		v.pending = append(v.pending, newTornLine(l, err))
+		return
+	}
+	rec.Line = l.n
+	v.rep.Records++
+
+	if len(v.pending) > 0 || rec.Type == TypeLogRecovered {
+		ok, err := recovers(rec, v.pending)
+		switch {
+		case ok:
+			for _, t := range v.pending {
+				v.warn(Problem{Kind: WarnTornRecovered, Line: t.n,
+					Msg: fmt.Sprintf("torn line (%d bytes) never became a record; closed by seq %d (%s)", t.torn.Bytes, rec.Seq, TypeLogRecovered)})
+			}
+		default:
+			v.malformed()
+			if rec.Type == TypeLogRecovered {
+				msg := "log_recovered record does not name the lines before it that are not records"
+				if err != nil {
+					msg = fmt.Sprintf("log_recovered record: %v", err)
+				}
+				v.problem(Problem{Kind: ProblemBadRecovery, Line: l.n, Seq: rec.Seq, Msg: msg})
+			}
+		}
+		v.pending = nil
+	}
+
+	if sum != rec.Hash {
+		v.problem(Problem{Kind: ProblemEdited, Line: l.n, Seq: rec.Seq,
+			Msg: "hash does not match the record's contents (edited)", Expected: sum, Found: rec.Hash})
+	}
+	wantPrev, wantSeq := GenesisPrev, int64(1)
+	if v.last != nil {
+		wantPrev, wantSeq = v.last.Hash, v.last.Seq+1
+	}
+	switch {
+	case rec.Seq > wantSeq && v.last == nil:
+		v.problem(Problem{Kind: ProblemSeqGap, Line: l.n, Seq: rec.Seq,
+			Msg:      fmt.Sprintf("first record has seq %d: %d record(s) missing before it", rec.Seq, rec.Seq-1),
+			Expected: "1", Found: fmt.Sprint(rec.Seq)})
+	case rec.Seq > wantSeq:
+		v.problem(Problem{Kind: ProblemSeqGap, Line: l.n, Seq: rec.Seq,
+			Msg:      fmt.Sprintf("follows seq %d: %d record(s) missing (deleted line?)", v.last.Seq, rec.Seq-wantSeq),
+			Expected: fmt.Sprint(wantSeq), Found: fmt.Sprint(rec.Seq)})
+	case rec.Seq < wantSeq:
+		v.problem(Problem{Kind: ProblemSeqOrder, Line: l.n, Seq: rec.Seq,
+			Msg:      fmt.Sprintf("follows seq %d: out of order or duplicated", v.last.Seq),
+			Expected: fmt.Sprint(wantSeq), Found: fmt.Sprint(rec.Seq)})
+	}
+	if rec.Prev != wantPrev {
+		msg := "prev of the first record is not the genesis value"
+		if v.last != nil {
+			msg = fmt.Sprintf("prev does not match hash of seq %d", v.last.Seq)
+		}
+		v.problem(Problem{Kind: ProblemBrokenLink, Line: l.n, Seq: rec.Seq, Msg: msg, Expected: wantPrev, Found: rec.Prev})
+	}
+	if !l.terminated {
+		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
+			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})
+	}
+	if _, dup := v.bySeq[rec.Seq]; !dup {
+		v.bySeq[rec.Seq] = rec.Hash
+	}
+	v.last = &rec
+	v.rep.Last = Head{Seq: rec.Seq, Hash: rec.Hash}
+}
+
+// malformed reports the pending lines as problems.
+func (v *verifier) malformed() {
+	for _, t := range v.pending {
+		v.problem(Problem{Kind: ProblemMalformed, Line: t.n, Msg: fmt.Sprintf("not a record: %v", t.err)})
+	}
+}
+
+// finish reports lines that are not records at the end of the log.
+func (v *verifier) finish() {
+	after := "the start of the log"
+	if v.last != nil {
+		after = fmt.Sprintf("seq %d", v.last.Seq)
+	}
+	for _, t := range v.pending {
+		v.warn(Problem{Kind: WarnTornTail, Line: t.n,
+			Msg: fmt.Sprintf("torn tail: %d bytes after %s are not a record (%v); the writer stopped mid-record, the next Open closes it",
+				t.torn.Bytes, after, t.err)})
+	}
+	v.pending = nil
+}
+
+func (v *verifier) checkHead(headPath string) {
+	h, ok, err := ReadHead(headPath)
+	last := v.rep.Last
+	switch {
+	case err != nil:
+		v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemHeadMismatch, Path: headPath, Msg: err.Error()})
+	case !ok:
+		if last.Seq > 0 {
+			v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemHeadMissing, Path: headPath,
+				Msg: "head file missing: truncation of the log cannot be detected"})
+		}
+	case h.Seq > last.Seq:
+		v.problem(Problem{Kind: ProblemTruncated, Line: v.rep.Lines + 1,
+			Msg:      fmt.Sprintf("log ends at seq %d but %s records seq %d: tail truncated", last.Seq, headPath, h.Seq),
+			Expected: h.Hash, Found: last.Hash})
+	case h.Hash != v.hashOf(h.Seq):
+		v.problem(Problem{Kind: ProblemHeadMismatch, Seq: h.Seq,
+			Msg:      fmt.Sprintf("hash does not match the one %s records", headPath),
+			Expected: h.Hash, Found: v.hashOf(h.Seq)})
+	case h.Seq == last.Seq-1:
+		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
+			Msg: fmt.Sprintf("%s records seq %d, one record behind (the writer stopped before updating it; the next Open rewrites it)", headPath, h.Seq)})
+	case h.Seq < last.Seq:
+		v.problem(Problem{Kind: ProblemHeadMismatch, Seq: last.Seq,
+			Msg:      fmt.Sprintf("log continues past seq %d, which %s records", h.Seq, headPath),
+			Expected: fmt.Sprint(h.Seq), Found: fmt.Sprint(last.Seq)})
+	}
+}
+
+// hashOf returns the hash of the record with the given seq: the last
+// record's for its seq, else the first one's; "none" if there is none.
+func (v *verifier) hashOf(seq int64) string {
+	if v.last != nil && v.last.Seq == seq {
+		return v.last.Hash
+	}
+	if h, ok := v.bySeq[seq]; ok {
+		return h
+	}
+	return "none"
+}
+
+// readLock takes a shared lock on the log's lock file if it exists, and
+// returns the function that releases it.
+func readLock(logPath string) func() {
+	f, err := os.Open(lockPath(logPath))
+	if err != nil {
+		return func() {}
+	}
+	if lockFile(f, false) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		unlockFile(f)
+		f.Close()
+	}
+}
