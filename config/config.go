@@ -12,6 +12,16 @@
 //	[host]
 //	grace   = "5s"    # how long a stopping server gets before SIGKILL
 //	restart = "keep"  # keep | close | manual
+//
+//	[grants]
+//	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
+//
+//	[credentials.inventory-api-staging]       # a credential scope, by name only
+//	tools    = ["inventory_adjust"]           # tools that use it (globs)
+//	per_call = false                          # true: every call needs a fresh approval
+//
+// By default every tool needs a grant (seed: "authorization follows the
+// execution epoch"); annotations such as readOnlyHint never exempt one.
 package config
 
 import (
@@ -23,6 +33,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // FileName is the name of the settings file in the project root.
@@ -35,6 +46,9 @@ type Config struct {
 	Entry     string   `toml:"entry"`
 	Lockfiles []string `toml:"lockfiles"`
 	Host      Host     `toml:"host"`
+	Grants    Grants   `toml:"grants"`
+	// Credentials maps a credential scope's name to its settings.
+	Credentials map[string]Credential `toml:"credentials"`
 
 	// Path is the file the configuration was read from; empty when there
 	// was none.
@@ -48,6 +62,22 @@ type Host struct {
 	Grace string `toml:"grace"`
 	// Restart is the restart mode: "keep" (default), "close" or "manual".
 	Restart string `toml:"restart"`
+}
+
+// Grants holds the grant policy.
+type Grants struct {
+	// Exempt lists tools, by name or doublestar glob, that need no grant.
+	Exempt []string `toml:"exempt"`
+}
+
+// Credential is one credential scope. Only its name is ever stored or
+// logged; mcpepoch never reads a secret.
+type Credential struct {
+	// Tools lists the tools, by name or doublestar glob, that use the scope.
+	Tools []string `toml:"tools"`
+	// PerCall: every call that uses the scope needs a fresh human decision,
+	// even inside a valid grant.
+	PerCall bool `toml:"per_call"`
 }
 
 // Error reports a problem in the settings file, naming the file and, where
@@ -88,11 +118,23 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, host.grace, host.restart; also unknown: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
 		return nil, &Error{Path: p, Key: "host.grace", Err: err}
+	}
+	for _, g := range c.Grants.Exempt {
+		if !doublestar.ValidatePattern(g) {
+			return nil, &Error{Path: p, Key: "grants.exempt", Err: fmt.Errorf("bad glob %q", g)}
+		}
+	}
+	for name, cr := range c.Credentials {
+		for _, g := range cr.Tools {
+			if !doublestar.ValidatePattern(g) {
+				return nil, &Error{Path: p, Key: "credentials." + name + ".tools", Err: fmt.Errorf("bad glob %q", g)}
+			}
+		}
 	}
 	switch c.Host.Restart {
 	case "", "keep", "close", "manual":

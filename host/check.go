@@ -94,13 +94,9 @@ type callParams struct {
 // Once the current definition has reached the client, by its tools/list or
 // inside such an error, the client is informed for that tool and its next
 // valid call is forwarded. Annotations play no part. h.mu is held.
-func (h *Host) checkCallLocked(m *message) []byte {
+func (h *Host) checkCallLocked(m *message, p *callParams) []byte {
 	if h.tools == nil {
 		return nil // catalog unknown: the server has not been listed yet
-	}
-	var p callParams
-	if err := json.Unmarshal(m.Params, &p); err != nil || p.Name == "" {
-		return nil // malformed: the server answers it as it would without us
 	}
 	ep := h.child.epoch
 	t, ok := h.tools[p.Name]

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -56,6 +59,8 @@ type Options struct {
 	Spec build.Spec
 	// Mode is the restart mode; empty means ModeKeep.
 	Mode Mode
+	// Policy says which tools need a grant; nil means every tool does.
+	Policy *grant.Policy
 	// Grace is how long a stopping child gets after SIGTERM before SIGKILL
 	// (default 5 s).
 	Grace time.Duration
@@ -81,6 +86,7 @@ type call struct {
 	method string
 	child  *child
 	sent   time.Time
+	tool   string // tools/call only
 }
 
 // listen is a client's subscriptions/listen request (MCP 2026-07-28): it
@@ -131,6 +137,12 @@ type Host struct {
 
 	crashes       int  // quick exits in a row
 	pendingManual bool // ModeManual: a signal found new code
+
+	policy   *grant.Policy
+	grants   *grant.Store
+	pending  []*Pending // calls refused for lack of a grant, for the reviewer
+	approved *snapshot  // what the person saw at the last approval
+	audit    *auditor
 }
 
 // New returns a Host for opts, filling defaults.
@@ -156,6 +168,9 @@ func New(opts Options) *Host {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
+	if opts.Policy == nil {
+		opts.Policy = &grant.Policy{}
+	}
 	opts.Spec.Dir, opts.Spec.Command = opts.Dir, opts.Command
 	now := time.Now()
 	return &Host{
@@ -163,6 +178,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*child{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},
+		policy: opts.Policy,
 	}
 }
 
@@ -174,6 +190,16 @@ func New(opts Options) *Host {
 func (h *Host) Run(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	defer h.cancel(nil)
+
+	var err error
+	if h.grants, err = grant.Open(GrantsPath(h.opts.Dir, h.run)); err != nil {
+		return err
+	}
+	if h.audit, err = openAuditor(h.opts.Dir, h.logf); err != nil {
+		return &AuditError{Path: AuditPath(h.opts.Dir), Err: err}
+	}
+	defer h.audit.close()
+	h.audit.event(audit.TypeClientConnected, "", h.run, map[string]any{"label": h.opts.Label, "pid": strconv.Itoa(os.Getpid())})
 
 	id, err := build.Compute(h.opts.Spec)
 	if err != nil {
@@ -212,8 +238,27 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	h.stopCurrent()
 	os.Remove(h.recordPath())
+	h.mu.Lock()
+	if n := h.grants.RevokeAll(grant.RevokedRunEnded, time.Now()); n > 0 {
+		h.saveGrantsLocked()
+	}
+	h.mu.Unlock()
+	h.audit.event(audit.TypeClientClosed, "", h.run, nil)
 	return cause
 }
+
+// AuditError reports an audit log the host cannot append to; the host does
+// not start without one.
+type AuditError struct {
+	Path string
+	Err  error
+}
+
+func (e *AuditError) Error() string {
+	return fmt.Sprintf("audit log %s: %v (check it with 'mcpepoch audit verify'; move it aside to start a new one)", e.Path, e.Err)
+}
+
+func (e *AuditError) Unwrap() error { return e.Err }
 
 func (h *Host) logf(format string, args ...any) {
 	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: "+format+"\n", args...)
@@ -248,6 +293,14 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	}()
 	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
+	rec := h.record(c)
+	fields := map[string]any{"pid": strconv.Itoa(c.pid), audit.FieldEntry: string(rec.EntryDigest),
+		"runtime": rec.Runtime, "runtime_digest": string(rec.RuntimeDigest), "dir": rec.WorkingDirectory,
+		"command": rec.LaunchCommand, "label": rec.ServerLabel}
+	if rec.LockfileDigest != "" {
+		fields["lockfile"] = string(rec.LockfileDigest)
+	}
+	h.audit.event(audit.TypeServerStarted, ep, h.run, fields)
 	return c, nil
 }
 
@@ -424,14 +477,32 @@ func (h *Host) forwardLocked(m *message, line []byte) {
 		}
 		return
 	}
+	cl := &call{method: m.Method, child: h.child, sent: time.Now()}
 	if m.Method == "tools/call" && m.isRequest() {
-		if refusal := h.checkCallLocked(m); refusal != nil {
-			h.toClient(refusal)
-			return
+		var p callParams
+		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
+			refusal, g := h.authorizeLocked(m, &p)
+			if refusal == nil {
+				refusal = h.checkCallLocked(m, &p)
+			}
+			if refusal != nil {
+				h.toClient(refusal)
+				return
+			}
+			if g != nil && g.ExpiresWhen == grant.ExpiresPerCall {
+				h.grants.Use(g, time.Now())
+				h.saveGrantsLocked()
+			}
+			cl.tool = p.Name
+			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: audit.ArgsDigest(p.Arguments)}
+			if g != nil {
+				fields["grant"] = g.ID
+			}
+			h.audit.event(audit.TypeToolCalled, h.child.epoch, h.run, fields)
 		}
 	}
 	if m.isRequest() {
-		h.inflight[idKey(m.ID)] = &call{method: m.Method, child: h.child, sent: time.Now()}
+		h.inflight[idKey(m.ID)] = cl
 	}
 	h.child.send(append(line, '\n'))
 }
@@ -443,6 +514,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		defer h.mu.Unlock()
 		id := over.id()
 		h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
+		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "over the message limit"})
 		if k := idKey(id); hasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
 			delete(h.inflight, k)
 			h.toClient(errorLine(id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
@@ -452,6 +524,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 	m, err := parseMessage(line)
 	if err != nil {
 		h.logf("epoch %s: dropped a stdout line that is not JSON-RPC (%v): %.200q", c.epoch, err, line)
+		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"bytes": strconv.Itoa(len(line)), "reason": "not JSON-RPC"})
 		return
 	}
 	if m.isResponse() && isPrivateID(m.ID) {
@@ -481,6 +554,10 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		delete(h.inflight, k)
 		if cl.method == "subscriptions/listen" {
 			delete(h.listens, k) // the server ended the subscription
+		}
+		if cl.tool != "" {
+			h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
+				"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
 		}
 		if m.Result {
 			line = h.rewriteResultLocked(c, cl.method, line)
@@ -627,6 +704,11 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
 		h.toClient(errorLine(json.RawMessage(k), CodeServerRestarted, msg, data))
+		fields := map[string]any{"reason": reason, "method": cl.method, "request_id": k}
+		if cl.tool != "" {
+			fields[audit.FieldTool] = cl.tool
+		}
+		h.audit.event(audit.TypeCallAborted, c.epoch, h.run, fields)
 	}
 }
 
@@ -689,4 +771,15 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%s: no answer within %s", method, h.opts.InitTimeout)
 	}
+}
+
+// toolError reports whether a tools/call response carries result.isError.
+func toolError(line []byte) bool {
+	var r struct {
+		Result struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	json.Unmarshal(line, &r)
+	return r.Result.IsError
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -22,6 +24,8 @@ type Outcome struct {
 	OldPID    int
 	NewPID    int
 	Changed   []string // what differed, as build.Changes reports it
+	// GrantsRevoked counts the grants of the old epoch the restart revoked.
+	GrantsRevoked int
 }
 
 // trigger says why restart runs.
@@ -48,18 +52,41 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 	var err error
 	switch req.Type {
 	case notify.TypeBuildComplete:
+		h.audit.event(audit.TypeBuildRecorded, "", h.run, map[string]any{"build": req.Build, "manifest": req.Manifest})
 		out, err = h.restart(ctx, "build "+req.Build, restartSignal)
 	case notify.TypeRestart:
 		out, err = h.restart(ctx, "mcpepoch restart", restartManual)
 	case notify.TypeBuildFailed:
 		out, err = h.current()
 	case notify.TypeStatus:
-		b, err := json.Marshal(h.Status())
-		if err != nil {
-			return fail(notify.CodeInternal, err)
+		return payload(resp, notify.TypeStatus, h.Status())
+	case notify.TypeReview:
+		h.mu.Lock()
+		r := h.reviewLocked()
+		h.mu.Unlock()
+		return payload(resp, notify.TypeReview, r)
+	case notify.TypeApprove:
+		var a ApproveRequest
+		if err := json.Unmarshal(req.Payload, &a); err != nil {
+			return fail(notify.CodeBadRequest, fmt.Errorf("approve payload: %v", err))
 		}
-		resp.Type, resp.Payload = notify.TypeStatus, b
-		return resp
+		g, err := h.approve(peer, a)
+		if err != nil {
+			return fail("approval_refused", err)
+		}
+		return payload(resp, notify.TypeApprove, g)
+	case notify.TypeRevoke:
+		var r struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(req.Payload, &r); err != nil || r.ID == "" {
+			return fail(notify.CodeBadRequest, fmt.Errorf("revoke payload: want {\"id\": …}"))
+		}
+		g, err := h.revoke(peer, r.ID)
+		if err != nil {
+			return fail("not_found", err)
+		}
+		return payload(resp, notify.TypeRevoke, g)
 	default:
 		return fail(notify.CodeUnknownType, fmt.Errorf("unknown request type %q", req.Type))
 	}
@@ -68,11 +95,11 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 	}
 	switch {
 	case out.Restarted:
-		resp.Type = notify.TypeRestarted
+		resp.Type, resp.GrantsRevoked = notify.TypeRestarted, out.GrantsRevoked
 		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
 		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
 	case out.Closed:
-		resp.Type = notify.TypeClosed
+		resp.Type, resp.GrantsRevoked = notify.TypeClosed, out.GrantsRevoked
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
 	case out.Held:
 		resp.Type = notify.TypeHeld
@@ -81,6 +108,16 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 		resp.Type = notify.TypeUnchanged
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
 	}
+	return resp
+}
+
+// payload answers with v encoded in Payload.
+func payload(resp notify.Response, typ string, v any) notify.Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return notify.ErrorResponse(notify.CodeInternal, err.Error())
+	}
+	resp.Type, resp.Payload = typ, b
 	return resp
 }
 
@@ -143,6 +180,14 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	h.child = nil
 	if old != nil {
 		h.abortLocked(old, "epoch_changed", newEpoch)
+		out.GrantsRevoked = h.revokeEpochLocked(old.epoch)
+		reason := why
+		if len(out.Changed) == 0 {
+			reason += " (identical bytes: a new process is a new epoch)"
+		}
+		h.audit.event(audit.TypeServerReplaced, newEpoch, h.run, map[string]any{
+			audit.FieldPrevEpoch: string(old.epoch), "reason": reason, "changed": out.Changed,
+			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
 	}
 	h.mu.Unlock()
 
@@ -295,6 +340,7 @@ func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 		}
 	}
 	h.logf("epoch %s: catalog %s: %d tools %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), cat.Names)
+	h.audit.event(audit.TypeCatalogPublished, c.epoch, h.run, map[string]any{"catalog_revision": string(cat.Revision), "tools": cat.Names})
 }
 
 // fetchFirstCatalogLocked fetches the session's first catalog in the

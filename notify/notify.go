@@ -64,6 +64,15 @@ const (
 	// TypeRestart asks a host to start its server under a new epoch now,
 	// whether or not the identity changed (mcpepoch restart).
 	TypeRestart = "restart"
+	// TypeReview asks a host for what a person must see before approving:
+	// the answer (TypeReview) carries the host's review in Payload.
+	TypeReview = "review"
+	// TypeApprove records a person's approval (Payload: the approval); the
+	// answer (TypeApprove) carries the new grant in Payload.
+	TypeApprove = "approve"
+	// TypeRevoke ends a grant (Payload: {"id": …}); the answer (TypeRevoke)
+	// carries the revoked grant in Payload.
+	TypeRevoke = "revoke"
 )
 
 // Response types.
@@ -179,6 +188,9 @@ type Response struct {
 	OldPID int `json:"oldPid,omitempty"`
 	NewPID int `json:"newPid,omitempty"`
 	PID    int `json:"pid,omitempty"`
+	// GrantsRevoked is how many grants a restart revoked because they were
+	// bound to the epoch that ended.
+	GrantsRevoked int `json:"grantsRevoked,omitempty"`
 	// Error is a lowercase, human-readable message (TypeError only).
 	Error string `json:"error,omitempty"`
 	// Code is a machine-readable error code such as CodeBadRequest

@@ -32,6 +32,8 @@ const (
 	exitUsage     = 2
 	exitNoHost    = 3
 	exitHostError = 4
+	// exitAuditBroken: mcpepoch audit verify found the chain broken.
+	exitAuditBroken = 5
 )
 
 // exitError carries an exit status and hint lines for report.
@@ -72,6 +74,14 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runStatus(ctx, rest, stdio)
 	case "restart":
 		return runRestart(ctx, rest, stdio)
+	case "approve":
+		return runApprove(ctx, rest, stdio)
+	case "grants":
+		return runGrants(rest, stdio)
+	case "revoke":
+		return runRevoke(ctx, rest, stdio)
+	case "audit":
+		return runAudit(rest, stdio)
 	case "template":
 		return runTemplate(rest, stdio)
 	case "version":
@@ -91,6 +101,10 @@ const usage = `usage: mcpepoch <command> [flags]
   host [flags] -- CMD...    stdio MCP gateway: run CMD under execution epochs
   status [--json]           what every host of this project is running
   restart                   restart every host's server under a new epoch now
+  approve [flags]           review what a host runs and grant tools to an agent run
+  grants [--live] [--json]  list grants, live and revoked
+  revoke GRANT-ID           end a grant
+  audit verify|show         check the audit log's hash chain, or show its timeline
   template NAME             print a Taskfile, Makefile or client-config snippet
   version                   print the version
 

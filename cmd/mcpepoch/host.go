@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 )
 
@@ -59,8 +60,9 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		return usageError("--restart %q: want keep, close or manual", m)
 	}
 	h := host.New(host.Options{
-		Mode: host.Mode(m),
-		Dir:  root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
+		Mode:   host.Mode(m),
+		Policy: grant.NewPolicy(cfg),
+		Dir:    root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
 		Spec:  build.Spec{Entry: cfg.Entry, Lockfiles: cfg.Lockfiles},
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 	})

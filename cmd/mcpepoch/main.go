@@ -7,12 +7,16 @@
 //	mcpepoch host [flags] -- CMD…    stdio MCP gateway that runs CMD under execution epochs
 //	mcpepoch status [--json]         what every host of this project is running
 //	mcpepoch restart                 restart every host's server under a new epoch now
+//	mcpepoch approve [flags]         review and grant tools to an agent run, for the running epoch
+//	mcpepoch grants | revoke ID      list grants; end one
+//	mcpepoch audit verify | show     check the audit log's chain; show its timeline
 //	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
 //	mcpepoch version
 //
 // Exit codes: 0 ok; 1 unexpected failure; 2 usage or bad input (a missing
 // entry file, a corrupt manifest or mcpepoch.toml); 3 --require-host and no
-// host is listening; 4 --require-host and a host reported an error.
+// host is listening; 4 --require-host and a host reported an error (or
+// approve/restart failed at the host); 5 audit verify found the chain broken.
 package main
 
 import (

@@ -40,6 +40,8 @@ type hostOutcome struct {
 	OldPID   int    `json:"oldPid,omitempty"`
 	NewPID   int    `json:"newPid,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// GrantsRevoked counts grants of the ended epoch the host revoked.
+	GrantsRevoked int `json:"grantsRevoked"`
 }
 
 func runRecord(ctx context.Context, args []string, stdio Stdio) error {
@@ -158,8 +160,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+r.Err.Error()+": running server state unknown"))
 		case r.Response.Type == notify.TypeRestarted:
 			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d",
-				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID)))
+			o.GrantsRevoked = r.Response.GrantsRevoked
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d%s",
+				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID, revokedNote(r.Response.GrantsRevoked))))
 		case r.Response.Type == notify.TypeClosed:
 			o.Result, o.OldEpoch, o.OldPID = "closed", r.Response.OldEpoch, r.Response.OldPID
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
@@ -219,4 +222,15 @@ func shortRun(run, socket string) string {
 		return run
 	}
 	return filepath.Base(socket)
+}
+
+// revokedNote tells how many grants an epoch change revoked, if any.
+func revokedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 grant revoked (approve again: mcpepoch approve)"
+	}
+	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
 }

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// runApprove is the out-of-band approval: a person at a terminal reviews
+// what a host runs and what changed since their last approval, then grants
+// tools (and the credential scopes they use) to one agent run for the
+// running execution epoch only.
+func runApprove(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("approve", stdio.Err, "[--run R] [--tools T,...|--all] [--credential C]... [--expires E] [--yes]")
+	dirFlag := fs.String("dir", ".", "project root")
+	run := fs.String("run", "", "agent run to approve for (a prefix is enough); required with --yes when several hosts serve the project")
+	tools := fs.String("tools", "", "comma-separated tools to approve (default: the pending requests)")
+	all := fs.Bool("all", false, "approve every tool of the current catalog, with the credential scopes they use")
+	var creds stringList
+	fs.Var(&creds, "credential", "credential scope to include (repeatable; default in interactive mode: the scopes the tools use)")
+	expires := fs.String("expires", grant.ExpiresRunEnds, "agent-run-ends, per-call, or a duration such as 30m")
+	yes := fs.Bool("yes", false, "approve without asking (for scripts and tests); needs --tools or --all")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := grant.ParseExpiry(*expires); err != nil {
+		return usageError("--expires: %v", err)
+	}
+	if *yes && *tools == "" && !*all {
+		return usageError("--yes needs --tools or --all: say exactly what is approved")
+	}
+	interactive := !*yes
+	if interactive && !isTerminal(stdio.In) {
+		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
+			hints: []string{"run it in a terminal, or use --yes with --tools or --all in scripts"}}
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	results := notify.Broadcast(cctx, root, notify.Request{Type: notify.TypeReview})
+	cancel()
+	var reviews []host.Review
+	for _, r := range results {
+		if r.Err != nil {
+			fmt.Fprintf(stdio.Err, "host %s: error: %v\n", shortRun(r.Response.Run, r.Socket), r.Err)
+			continue
+		}
+		var rv host.Review
+		if err := json.Unmarshal(r.Response.Payload, &rv); err != nil {
+			fmt.Fprintf(stdio.Err, "host %s: unreadable review: %v\n", shortRun(r.Response.Run, r.Socket), err)
+			continue
+		}
+		if strings.HasPrefix(rv.AgentRun, *run) {
+			reviews = append(reviews, rv)
+		}
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(stdio.Err, "no host listening for this project: nothing to approve")
+		return silentExit(exitNoHost)
+	}
+	if len(reviews) == 0 {
+		return usageError("no host serves agent run %q", *run)
+	}
+	if len(reviews) > 1 && *yes {
+		var runs []string
+		for _, r := range reviews {
+			runs = append(runs, r.AgentRun)
+		}
+		return usageError("%d agent runs serve this project (%s): pick one with --run", len(reviews), strings.Join(runs, ", "))
+	}
+	in := bufio.NewReader(stdio.In)
+	approvedAny := false
+	for _, rv := range reviews {
+		printReview(stdio.Out, rv)
+		req := host.ApproveRequest{Epoch: rv.Epoch, All: *all, Credentials: creds, Expires: *expires}
+		if *tools != "" {
+			req.Tools = splitList(*tools)
+		}
+		if interactive {
+			ok, err := askApproval(in, stdio.Err, rv, &req)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", rv.AgentRun)
+				continue
+			}
+		}
+		payload, _ := json.Marshal(req)
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := sendToRun(cctx, root, rv.AgentRun, notify.Request{Type: notify.TypeApprove, Payload: payload})
+		cancel()
+		if err != nil {
+			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
+		}
+		var g grant.Grant
+		json.Unmarshal(resp.Payload, &g)
+		approvedAny = true
+		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s\n",
+			g.ID, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ", "), orDash(g.CredentialScope), g.ExpiresWhen)
+	}
+	if !approvedAny && !interactive {
+		return silentExit(exitHostError)
+	}
+	return nil
+}
+
+// sendToRun sends req to the host serving agent run.
+func sendToRun(ctx context.Context, root, run string, req notify.Request) (notify.Response, error) {
+	dir, err := notify.Dir(root)
+	if err != nil {
+		return notify.Response{}, err
+	}
+	return notify.Send(ctx, dir+"/"+run+notify.SocketSuffix, req)
+}
+
+// askApproval settles the tools and credential scopes with the person and
+// asks for a yes.
+func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.ApproveRequest) (bool, error) {
+	if !req.All && len(req.Tools) == 0 {
+		for _, p := range rv.Pending {
+			if p.Epoch == rv.Epoch && !slices.Contains(req.Tools, p.Tool) {
+				req.Tools = append(req.Tools, p.Tool)
+			}
+		}
+		def := strings.Join(req.Tools, ",")
+		fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			return false, fmt.Errorf("reading the answer: %w", err)
+		}
+		switch line = strings.TrimSpace(line); line {
+		case "":
+		case "all":
+			req.All, req.Tools = true, nil
+		default:
+			req.Tools = splitList(line)
+		}
+		if !req.All && len(req.Tools) == 0 {
+			return false, nil
+		}
+	}
+	tools := req.Tools
+	if req.All {
+		tools = nil
+		for name := range rv.Credentials {
+			tools = append(tools, name)
+		}
+		slices.Sort(tools)
+	}
+	if len(req.Credentials) == 0 {
+		for _, t := range tools {
+			for _, c := range rv.Credentials[t] {
+				if !slices.Contains(req.Credentials, c) {
+					req.Credentials = append(req.Credentials, c)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "approve tools %s with credential scope %s for agent run %s, epoch %s, until %s? [y/N] ",
+		strings.Join(tools, ", "), orDash(req.Credentials), rv.AgentRun, rv.Epoch, req.Expires)
+	line, _ := in.ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+// printReview writes the review screen: who, which code, what changed
+// since the last approval, the catalog with its hints, pending requests.
+func printReview(w io.Writer, rv host.Review) {
+	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n", rv.AgentRun, rv.Label, rv.Epoch, rv.PID, rv.State)
+	if rv.ApprovedEpoch == "" {
+		fmt.Fprintln(w, "identity (no earlier approval in this run):")
+	} else {
+		fmt.Fprintf(w, "identity (compared with the last approved epoch %s):\n", rv.ApprovedEpoch)
+	}
+	for _, l := range rv.Identity {
+		mark := ""
+		switch {
+		case rv.ApprovedEpoch == "":
+		case l.Changed && l.Approved == "":
+			mark = "  NEW"
+		case l.Changed:
+			mark = "  CHANGED (was " + string(l.Approved) + ")"
+		default:
+			mark = "  unchanged"
+		}
+		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", l.Role, l.Path, l.Digest, mark)
+	}
+	fmt.Fprintf(w, "catalog %s (%d tools)\n", orNone(string(rv.CatalogRevision)), len(rv.Tools))
+	if rv.ApprovedEpoch != "" {
+		if len(rv.CatalogChanges) == 0 {
+			fmt.Fprintln(w, "  no change since the last approval")
+		} else {
+			fmt.Fprintln(w, "  changes since the last approval:")
+			for _, c := range rv.CatalogChanges {
+				fmt.Fprintf(w, "    %s\n", c)
+			}
+		}
+	}
+	for _, t := range rv.Tools {
+		var d struct {
+			Name        string          `json:"name"`
+			Annotations json.RawMessage `json:"annotations"`
+		}
+		json.Unmarshal(t, &d)
+		cred := "none"
+		if slices.Contains(rv.Exempt, d.Name) {
+			cred = "exempt: needs no grant"
+		} else if c := rv.Credentials[d.Name]; len(c) > 0 {
+			cred = strings.Join(c, ", ")
+			for _, s := range c {
+				if slices.Contains(rv.PerCall, s) {
+					cred += " (approval per call)"
+					break
+				}
+			}
+		}
+		ann := ""
+		if len(d.Annotations) > 0 && string(d.Annotations) != "null" {
+			ann = "  hints " + string(d.Annotations)
+		}
+		fmt.Fprintf(w, "  %-24s credential: %s%s\n", d.Name, cred, ann)
+	}
+	fmt.Fprintln(w, "  (annotations are the server's own claims: shown, never used to decide access)")
+	if len(rv.Pending) > 0 {
+		fmt.Fprintln(w, "pending requests:")
+		for _, p := range rv.Pending {
+			fmt.Fprintf(w, "  %-24s %s, epoch %s, %d call(s), last %s\n", p.Tool, p.Reason, p.Epoch, p.Count, p.At.Local().Format(time.TimeOnly))
+		}
+	}
+	live := 0
+	for _, g := range rv.Grants {
+		if g.Live(time.Now()) {
+			live++
+		}
+	}
+	fmt.Fprintf(w, "live grants: %d\n", live)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func orDash(l []string) string {
+	if len(l) == 0 {
+		return "-"
+	}
+	return strings.Join(l, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(not known yet)"
+	}
+	return s
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}

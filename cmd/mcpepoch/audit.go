@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/host"
+)
+
+// runAudit checks or shows the project's audit log.
+func runAudit(args []string, stdio Stdio) error {
+	if len(args) == 0 {
+		return usageError("audit needs a subcommand: verify or show")
+	}
+	switch args[0] {
+	case "verify":
+		return runAuditVerify(args[1:], stdio)
+	case "show":
+		return runAuditShow(args[1:], stdio)
+	}
+	return usageError("unknown audit subcommand %q: want verify or show", args[0])
+}
+
+func runAuditVerify(args []string, stdio Stdio) error {
+	fs := newFlags("audit verify", stdio.Err, "[--dir DIR] [--log FILE]")
+	dirFlag := fs.String("dir", ".", "project root")
+	logFlag := fs.String("log", "", "log to verify (default .mcpepoch/audit.jsonl)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	p := *logFlag
+	if p == "" {
+		root, err := projectRoot(*dirFlag)
+		if err != nil {
+			return err
+		}
+		p = host.AuditPath(root)
+	}
+	rep, err := audit.Verify(p, audit.HeadPath(p))
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stdio.Err, "warning: %v\n", w)
+	}
+	for _, pr := range rep.Problems {
+		fmt.Fprintf(stdio.Err, "%v\n", pr)
+	}
+	if !rep.OK {
+		fmt.Fprintf(stdio.Err, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
+		return silentExit(exitAuditBroken)
+	}
+	fmt.Fprintf(stdio.Err, "%s: %d records, chain intact, head seq %d %s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash)
+	return nil
+}
+
+func runAuditShow(args []string, stdio Stdio) error {
+	fs := newFlags("audit show", stdio.Err, "[--run R] [--epoch E] [--type T] [--json]")
+	dirFlag := fs.String("dir", ".", "project root")
+	run := fs.String("run", "", "only records of this agent run (prefix)")
+	ep := fs.String("epoch", "", "only records of this execution epoch (prefix)")
+	typ := fs.String("type", "", "only records of this type, e.g. tool_called")
+	asJSON := fs.Bool("json", false, "print the selected records as JSON lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	recs, err := audit.Read(host.AuditPath(root))
+	if err != nil {
+		return err
+	}
+	recs = audit.Select(recs, audit.Filter{Run: *run, Epoch: *ep, Type: *typ})
+	if *asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return audit.FormatTimeline(stdio.Out, recs)
+}

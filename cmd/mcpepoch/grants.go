@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// runGrants lists the grants of every agent run of the project, live and
+// revoked, from the hosts' grant files.
+func runGrants(args []string, stdio Stdio) error {
+	fs := newFlags("grants", stdio.Err, "[--json] [--live]")
+	dirFlag := fs.String("dir", ".", "project root")
+	asJSON := fs.Bool("json", false, "print a JSON array on stdout")
+	liveOnly := fs.Bool("live", false, "only live grants")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	stores, err := grant.ReadAll(filepath.Join(root, ".mcpepoch", "grants"))
+	if err != nil {
+		return err
+	}
+	all := []*grant.Grant{}
+	now := time.Now()
+	for _, s := range stores {
+		for _, g := range s.Grants {
+			if !*liveOnly || g.Live(now) {
+				all = append(all, g)
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	if *asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(all)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(stdio.Out, "no grants")
+		return nil
+	}
+	for _, g := range all {
+		state := "live"
+		if !g.Live(now) {
+			state = "revoked"
+			if g.RevokedReason != "" {
+				state += " (" + g.RevokedReason + ")"
+			} else {
+				state = "expired"
+			}
+		}
+		fmt.Fprintf(stdio.Out, "%s  %-22s run %s  epoch %s  tools %s  credential %s  until %s  by %s\n",
+			g.ID, state, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ","), orDash(g.CredentialScope), g.ExpiresWhen, g.ApprovedBy)
+	}
+	return nil
+}
+
+// runRevoke ends one grant: the host that holds it revokes it.
+func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("revoke", stdio.Err, "GRANT-ID")
+	dirFlag := fs.String("dir", ".", "project root")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError("revoke takes one grant id (see mcpepoch grants)")
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	payload, _ := json.Marshal(map[string]string{"id": fs.Arg(0)})
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeRevoke, Payload: payload}) {
+		if r.Err == nil && r.Response.Type == notify.TypeRevoke {
+			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", fs.Arg(0), r.Response.Run)
+			return nil
+		}
+	}
+	return usageError("no live host holds a live grant %s", fs.Arg(0))
+}

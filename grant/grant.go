@@ -1,0 +1,329 @@
+// Package grant holds what a human approved — for which agent run, which
+// execution epoch, which tools, which credential scopes, until when — and
+// decides whether a tool call is covered (seed: "authorization follows the
+// execution epoch").
+//
+// A grant names the epoch it was given for. When the host replaces its
+// server, every grant of the old epoch is revoked (reason epoch_changed),
+// even if the new process runs identical bytes: a new process is a new
+// epoch. A call whose only grants were revoked that way is refused as
+// authorization_stale; a call with no grant at all as
+// authorization_required. Annotations (readOnlyHint …) never take part.
+//
+// The host is the only writer of a Store: one JSON file per agent run,
+// .mcpepoch/grants/<run>.json, mode 0600, written atomically. Grants hold
+// credential scope names, never secrets.
+package grant
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+)
+
+// Values of Grant.ExpiresWhen other than a duration.
+const (
+	ExpiresRunEnds = "agent-run-ends" // until the client disconnects
+	ExpiresPerCall = "per-call"       // one call, then used up
+)
+
+// Reasons a grant is revoked.
+const (
+	RevokedEpochChanged = "epoch_changed" // the server was replaced
+	RevokedByUser       = "revoked"       // mcpepoch revoke
+	RevokedUsed         = "used"          // a per-call grant served its call
+	RevokedExpired      = "expired"       // its duration ran out
+	RevokedRunEnded     = "run_ended"     // the agent run ended
+)
+
+// Grant is one approval. JSON field names follow the seed's example.
+type Grant struct {
+	ID              string      `json:"id"` // ULID
+	AgentRun        string      `json:"agentRun"`
+	ServerLabel     string      `json:"serverLabel"`
+	ExecutionEpoch  epoch.Epoch `json:"executionEpoch"`
+	ToolScope       []string    `json:"toolScope"`
+	CredentialScope []string    `json:"credentialScope"`
+	IssuedAt        time.Time   `json:"issuedAt"`
+	// ExpiresWhen is "agent-run-ends", "per-call" or a Go duration ("30m")
+	// counted from IssuedAt.
+	ExpiresWhen string `json:"expiresWhen"`
+	ApprovedBy  string `json:"approvedBy"` // OS user who approved, at the approving terminal
+	// CatalogRevision is the catalog the person reviewed, so a stale grant
+	// can also say whether the catalog changed.
+	CatalogRevision string     `json:"catalogRevision,omitempty"`
+	RevokedAt       *time.Time `json:"revokedAt,omitempty"`
+	RevokedReason   string     `json:"revokedReason,omitempty"`
+}
+
+// ParseExpiry checks an ExpiresWhen value.
+func ParseExpiry(s string) error {
+	switch s {
+	case ExpiresRunEnds, ExpiresPerCall:
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("expiry %q: want %s, %s or a positive duration such as 30m", s, ExpiresRunEnds, ExpiresPerCall)
+	}
+	return nil
+}
+
+// Live reports whether g is neither revoked nor past its duration at now.
+func (g *Grant) Live(now time.Time) bool {
+	if g.RevokedAt != nil {
+		return false
+	}
+	if d, err := time.ParseDuration(g.ExpiresWhen); err == nil && now.After(g.IssuedAt.Add(d)) {
+		return false
+	}
+	return true
+}
+
+// covers reports whether g's scopes include tool and every credential scope
+// in creds.
+func (g *Grant) covers(tool string, creds []string) bool {
+	if !slices.Contains(g.ToolScope, tool) {
+		return false
+	}
+	for _, c := range creds {
+		if !slices.Contains(g.CredentialScope, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Policy says which tools need a grant and which credential scopes a tool
+// uses, from mcpepoch.toml. The zero Policy requires a grant for every tool.
+type Policy struct {
+	exempt []string
+	creds  map[string]config.Credential
+}
+
+// NewPolicy returns the policy of cfg (already validated by config.Load).
+func NewPolicy(cfg *config.Config) *Policy {
+	return &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials}
+}
+
+// Needs reports whether a call to tool needs a grant: every tool does,
+// unless grants.exempt names it (doublestar glob).
+func (p *Policy) Needs(tool string) bool {
+	for _, g := range p.exempt {
+		if ok, _ := doublestar.Match(g, tool); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Credentials returns the credential scopes tool uses, sorted, and whether
+// any of them requires approval per call.
+func (p *Policy) Credentials(tool string) (scopes []string, perCall bool) {
+	for name, c := range p.creds {
+		for _, g := range c.Tools {
+			if ok, _ := doublestar.Match(g, tool); ok {
+				scopes = append(scopes, name)
+				perCall = perCall || c.PerCall
+				break
+			}
+		}
+	}
+	slices.Sort(scopes)
+	return scopes, perCall
+}
+
+// Store is the grants of one agent run.
+type Store struct {
+	path   string
+	Grants []*Grant
+}
+
+// fileFormat is the on-disk shape of a Store, version 1.
+type fileFormat struct {
+	V      int      `json:"v"`
+	Grants []*Grant `json:"grants"`
+}
+
+// CorruptError reports a grants file that cannot be read; it is left as is.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Open reads the store at path, or returns an empty one if there is no file.
+func Open(path string) (*Store, error) {
+	s := &Store{path: path}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f fileFormat
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	if f.V != 1 {
+		return nil, &CorruptError{Path: path, Err: fmt.Errorf("v %d, want 1", f.V)}
+	}
+	s.Grants = f.Grants
+	return s, nil
+}
+
+// ReadAll reads every store in dir (one per agent run), sorted by file name.
+func ReadAll(dir string) (map[string]*Store, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*Store{}
+	for _, n := range names {
+		s, err := Open(n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = s
+	}
+	return out, nil
+}
+
+// Save writes the store atomically, mode 0600, creating its directory (0700).
+func (s *Store) Save() error {
+	b, err := json.MarshalIndent(fileFormat{V: 1, Grants: s.Grants}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(s.path, append(b, '\n'), 0o600)
+}
+
+// Add appends g.
+func (s *Store) Add(g *Grant) { s.Grants = append(s.Grants, g) }
+
+// Revoke ends the live grant with id; it reports whether there was one.
+func (s *Store) Revoke(id, reason string, now time.Time) bool {
+	for _, g := range s.Grants {
+		if g.ID == id && g.RevokedAt == nil {
+			g.RevokedAt, g.RevokedReason = &now, reason
+			return true
+		}
+	}
+	return false
+}
+
+// RevokeEpoch ends every live grant bound to ep and returns how many.
+func (s *Store) RevokeEpoch(ep epoch.Epoch, now time.Time) int {
+	n := 0
+	for _, g := range s.Grants {
+		if g.ExecutionEpoch == ep && g.RevokedAt == nil {
+			g.RevokedAt, g.RevokedReason = &now, RevokedEpochChanged
+			n++
+		}
+	}
+	return n
+}
+
+// RevokeAll ends every live grant with reason.
+func (s *Store) RevokeAll(reason string, now time.Time) int {
+	n := 0
+	for _, g := range s.Grants {
+		if g.RevokedAt == nil {
+			g.RevokedAt, g.RevokedReason = &now, reason
+			n++
+		}
+	}
+	return n
+}
+
+// Live returns the grants live at now.
+func (s *Store) Live(now time.Time) []*Grant {
+	var out []*Grant
+	for _, g := range s.Grants {
+		if g.Live(now) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Decision is the outcome of Check.
+type Decision struct {
+	// Grant is the grant that covers the call; nil when refused or when the
+	// tool needs none.
+	Grant *Grant
+	// Refusal is "" when the call may proceed, else "authorization_required"
+	// or "authorization_stale".
+	Refusal string
+	// Stale is the revoked grant that would have covered the call under an
+	// older epoch (authorization_stale only).
+	Stale *Grant
+	// Credentials are the credential scopes the tool uses; PerCall reports
+	// that one of them needs a fresh approval for each call.
+	Credentials []string
+	PerCall     bool
+}
+
+// Refusals of Check.
+const (
+	AuthorizationRequired = "authorization_required"
+	AuthorizationStale    = "authorization_stale"
+)
+
+// Check decides whether a call to tool under epoch ep is covered at now.
+// A tool the policy exempts needs nothing. Otherwise a live grant of this
+// epoch must name the tool and every credential scope it uses; if one of
+// those scopes is per-call, only a live per-call grant covers it (the
+// caller marks it used with Use once the call is dispatched). Without such
+// a grant, the call is authorization_stale when a grant revoked by an epoch
+// change would have covered it, else authorization_required.
+func (s *Store) Check(p *Policy, tool string, ep epoch.Epoch, now time.Time) Decision {
+	var d Decision
+	if !p.Needs(tool) {
+		return d
+	}
+	d.Credentials, d.PerCall = p.Credentials(tool)
+	for _, g := range s.Grants {
+		if !g.Live(now) || g.ExecutionEpoch != ep || !g.covers(tool, d.Credentials) {
+			continue
+		}
+		if d.PerCall && g.ExpiresWhen != ExpiresPerCall {
+			continue
+		}
+		d.Grant = g
+		return d
+	}
+	for i := len(s.Grants) - 1; i >= 0; i-- {
+		g := s.Grants[i]
+		if g.RevokedReason == RevokedEpochChanged && g.ExecutionEpoch != ep && g.covers(tool, d.Credentials) {
+			d.Refusal, d.Stale = AuthorizationStale, g
+			return d
+		}
+	}
+	d.Refusal = AuthorizationRequired
+	return d
+}
+
+// Use marks a per-call grant used; other grants are left alone.
+func (s *Store) Use(g *Grant, now time.Time) {
+	if g != nil && g.ExpiresWhen == ExpiresPerCall && g.RevokedAt == nil {
+		g.RevokedAt, g.RevokedReason = &now, RevokedUsed
+	}
+}

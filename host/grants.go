@@ -1,0 +1,350 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// Error codes of refused authorizations (see jsonrpc.go for the others).
+const (
+	CodeAuthorizationRequired = -31010 // no grant covers the call
+	CodeAuthorizationStale    = -31011 // the grant covering it names an older execution epoch
+)
+
+// GrantsPath returns where the host of agent run keeps its grants.
+func GrantsPath(dir, run string) string {
+	return filepath.Join(dir, ".mcpepoch", "grants", run+".json")
+}
+
+// Pending is a call refused for lack of a grant, shown by mcpepoch approve.
+type Pending struct {
+	Tool        string      `json:"tool"`
+	Reason      string      `json:"reason"` // authorization_required | authorization_stale
+	Epoch       epoch.Epoch `json:"epoch"`
+	Credentials []string    `json:"credentialScope,omitempty"`
+	PerCall     bool        `json:"perCall,omitempty"`
+	At          time.Time   `json:"at"`
+	Count       int         `json:"count"`
+}
+
+// snapshot is what a human saw when approving: the base of the next review's
+// "what changed".
+type snapshot struct {
+	epoch    epoch.Epoch
+	identity *build.Identity
+	tools    []json.RawMessage
+}
+
+// authorizeLocked applies the grant policy to a tools/call before anything
+// else (seed: the stale grant is the error a call gets even when it was also
+// prepared against an older catalog). It returns the refusal to send, or
+// the grant that covers the call (nil when the tool needs none). h.mu is
+// held: the epoch cannot change between this check and the dispatch, since
+// a restart switches epochs and revokes grants under the same lock.
+func (h *Host) authorizeLocked(m *message, p *callParams) ([]byte, *grant.Grant) {
+	ep := h.child.epoch
+	d := h.grants.Check(h.policy, p.Name, ep, time.Now())
+	if d.Refusal == "" {
+		return nil, d.Grant
+	}
+	h.notePendingLocked(p.Name, d, ep)
+	approve := "mcpepoch approve --run " + h.run + " --tools " + p.Name
+	for _, c := range d.Credentials {
+		approve += " --credential " + c
+	}
+	if d.PerCall {
+		approve += " --expires per-call"
+	}
+	fields := map[string]any{"reason": d.Refusal, audit.FieldTool: p.Name, "current_epoch": string(ep)}
+	var line []byte
+	if d.Refusal == grant.AuthorizationStale {
+		catalogChanged := h.catalog != nil && d.Stale.CatalogRevision != "" && d.Stale.CatalogRevision != string(h.catalog.Revision)
+		if t, ok := h.tools[p.Name]; ok {
+			if known, listed := h.informed[p.Name]; listed && known != t.digest {
+				catalogChanged = true
+			}
+		}
+		fields["approved_epoch"] = string(d.Stale.ExecutionEpoch)
+		fields["reason"] = "stale_epoch"
+		line = errorLine(m.ID, CodeAuthorizationStale,
+			fmt.Sprintf("authorization_stale: server execution epoch changed (approved %s, current %s); refresh tool metadata and request authorization: %s", d.Stale.ExecutionEpoch, ep, approve),
+			map[string]any{
+				"error": grant.AuthorizationStale, "reason": "server execution epoch changed",
+				"approvedEpoch": d.Stale.ExecutionEpoch, "currentEpoch": ep,
+				"retry": "refresh tool metadata and request authorization",
+				"tool":  p.Name, "catalogChanged": catalogChanged, "approve": approve,
+			})
+	} else {
+		what := "no grant covers this call"
+		if d.PerCall {
+			what = "credential scope requires an approval for each call"
+		}
+		line = errorLine(m.ID, CodeAuthorizationRequired,
+			fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s); a person must approve it: %s", what, p.Name, ep, approve),
+			map[string]any{
+				"error": grant.AuthorizationRequired, "reason": what, "tool": p.Name,
+				"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "approve": approve,
+			})
+	}
+	h.audit.event(audit.TypeAuthorizationDenied, ep, h.run, fields)
+	return line, nil
+}
+
+func (h *Host) notePendingLocked(tool string, d grant.Decision, ep epoch.Epoch) {
+	for _, p := range h.pending {
+		if p.Tool == tool && p.Epoch == ep {
+			p.Count++
+			p.At, p.Reason = time.Now(), d.Refusal
+			return
+		}
+	}
+	h.pending = append(h.pending, &Pending{Tool: tool, Reason: d.Refusal, Epoch: ep,
+		Credentials: d.Credentials, PerCall: d.PerCall, At: time.Now(), Count: 1})
+}
+
+// saveGrantsLocked writes the grants file; a failure is logged (the grants
+// in memory stay authoritative for this host).
+func (h *Host) saveGrantsLocked() {
+	if err := h.grants.Save(); err != nil {
+		h.logf("grants: %v", err)
+	}
+}
+
+// revokeEpochLocked drops every grant bound to ep (an epoch change,
+// identical bytes included) and returns how many.
+func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
+	now := time.Now()
+	var ids []string
+	for _, g := range h.grants.Grants {
+		if g.ExecutionEpoch == ep && g.RevokedAt == nil {
+			ids = append(ids, g.ID)
+		}
+	}
+	n := h.grants.RevokeEpoch(ep, now)
+	for _, id := range ids {
+		h.audit.event(audit.TypeGrantRevoked, ep, h.run, map[string]any{"grant": id, "reason": grant.RevokedEpochChanged})
+	}
+	if n > 0 {
+		h.saveGrantsLocked()
+	}
+	h.pending = nil
+	return n
+}
+
+// IdentityLine is one artifact on the review screen.
+type IdentityLine struct {
+	Role     build.Role   `json:"role"`
+	Path     string       `json:"path"`
+	Digest   build.Digest `json:"digest"`
+	Approved build.Digest `json:"approvedDigest,omitempty"` // at the last approved epoch
+	Changed  bool         `json:"changed"`
+}
+
+// Review is what mcpepoch approve shows a person before they approve.
+type Review struct {
+	AgentRun        string            `json:"agentRun"`
+	Label           string            `json:"label"`
+	State           State             `json:"state"`
+	Epoch           epoch.Epoch       `json:"epoch"`
+	PID             int               `json:"pid"`
+	ApprovedEpoch   epoch.Epoch       `json:"lastApprovedEpoch,omitempty"`
+	Identity        []IdentityLine    `json:"identity"`
+	CatalogRevision Revision          `json:"catalogRevision,omitempty"`
+	Tools           []json.RawMessage `json:"tools"`
+	CatalogChanges  []grant.Change    `json:"catalogChanges"`
+	// Credentials maps each tool of the catalog to the credential scopes it
+	// uses; PerCall lists the scopes that need an approval per call.
+	Credentials map[string][]string `json:"credentials"`
+	PerCall     []string            `json:"perCallScopes,omitempty"`
+	Exempt      []string            `json:"exemptTools,omitempty"`
+	Pending     []*Pending          `json:"pending"`
+	Grants      []*grant.Grant      `json:"grants"`
+}
+
+// ApproveRequest is the payload of an "approve" request.
+type ApproveRequest struct {
+	// Epoch is the epoch the person reviewed; the approval is refused if it
+	// is no longer the running one.
+	Epoch       epoch.Epoch `json:"epoch"`
+	Tools       []string    `json:"tools"`
+	All         bool        `json:"all"` // every tool of the current catalog
+	Credentials []string    `json:"credentials"`
+	Expires     string      `json:"expires"` // grant.ExpiresRunEnds (default), grant.ExpiresPerCall or a duration
+}
+
+// reviewLocked builds the review screen's data.
+func (h *Host) reviewLocked() Review {
+	r := Review{AgentRun: h.run, Label: h.opts.Label, State: h.state, Tools: []json.RawMessage{},
+		Credentials: map[string][]string{}, Pending: h.pending, Grants: h.grants.Grants}
+	if r.Pending == nil {
+		r.Pending = []*Pending{}
+	}
+	if r.Grants == nil {
+		r.Grants = []*grant.Grant{}
+	}
+	if h.child != nil {
+		r.Epoch, r.PID = h.child.epoch, h.child.pid
+		var prev map[string]build.Digest
+		if h.approved != nil {
+			r.ApprovedEpoch = h.approved.epoch
+			prev = map[string]build.Digest{}
+			for _, a := range h.approved.identity.Artifacts() {
+				prev[string(a.Role)+" "+a.Path] = a.Digest
+			}
+		}
+		for _, a := range h.child.identity.Artifacts() {
+			l := IdentityLine{Role: a.Role, Path: a.Path, Digest: a.Digest}
+			if prev != nil {
+				l.Approved = prev[string(a.Role)+" "+a.Path]
+				l.Changed = l.Approved != a.Digest
+			}
+			r.Identity = append(r.Identity, l)
+		}
+	}
+	if h.catalog != nil {
+		r.CatalogRevision, r.Tools = h.catalog.Revision, h.catalog.Tools
+		var base []json.RawMessage
+		if h.approved != nil {
+			base = h.approved.tools
+		}
+		r.CatalogChanges = grant.DiffCatalogs(base, h.catalog.Tools)
+		perCall := map[string]bool{}
+		for _, name := range h.catalog.Names {
+			if !h.policy.Needs(name) {
+				r.Exempt = append(r.Exempt, name)
+				continue
+			}
+			scopes, pc := h.policy.Credentials(name)
+			r.Credentials[name] = scopes
+			if pc {
+				for _, s := range scopes {
+					perCall[s] = true
+				}
+			}
+		}
+		for s := range perCall {
+			r.PerCall = append(r.PerCall, s)
+		}
+		slices.Sort(r.PerCall)
+	}
+	if r.CatalogChanges == nil {
+		r.CatalogChanges = []grant.Change{}
+	}
+	return r
+}
+
+// approve records a person's approval for the current epoch. peer is who
+// asked, as the socket's peer credentials say (never what the request
+// claims).
+func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, error) {
+	if req.Expires == "" {
+		req.Expires = grant.ExpiresRunEnds
+	}
+	if err := grant.ParseExpiry(req.Expires); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.child == nil || h.state != StateReady {
+		return nil, fmt.Errorf("the host is %s, not ready: approve again once the server runs", h.state)
+	}
+	if req.Epoch != h.child.epoch {
+		return nil, fmt.Errorf("the execution epoch changed since the review (reviewed %s, running %s): review again", req.Epoch, h.child.epoch)
+	}
+	if h.catalog == nil {
+		return nil, errors.New("the tool catalog is not known yet: wait for the client to list tools, then review again")
+	}
+	tools := req.Tools
+	if req.All {
+		tools = slices.Clone(h.catalog.Names)
+	}
+	if len(tools) == 0 {
+		return nil, errors.New("no tools named: give --tools or --all")
+	}
+	var needs []string
+	for _, t := range tools {
+		if !slices.Contains(h.catalog.Names, t) {
+			return nil, fmt.Errorf("tool %q is not in the current catalog of epoch %s", t, h.child.epoch)
+		}
+		scopes, _ := h.policy.Credentials(t)
+		for _, s := range scopes {
+			if !slices.Contains(req.Credentials, s) && !slices.Contains(needs, s) {
+				needs = append(needs, s)
+			}
+		}
+	}
+	if len(needs) > 0 && !req.All {
+		return nil, fmt.Errorf("the tools use credential scope %v, which the approval does not name: add --credential for each", needs)
+	}
+	creds := slices.Clone(req.Credentials)
+	if req.All {
+		for _, s := range needs {
+			creds = append(creds, s)
+		}
+	}
+	slices.Sort(creds)
+	now := time.Now()
+	g := &grant.Grant{
+		ID: epoch.NewID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,
+		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
+		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
+	}
+	h.grants.Add(g)
+	h.saveGrantsLocked()
+	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}
+	var left []*Pending
+	for _, p := range h.pending {
+		if !slices.Contains(tools, p.Tool) {
+			left = append(left, p)
+		}
+	}
+	h.pending = left
+	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, map[string]any{
+		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
+		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
+	})
+	h.logf("epoch %s: %s approved %v (credential scope %v, until %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.ID)
+	return g, nil
+}
+
+// revoke ends one live grant by id.
+func (h *Host) revoke(peer notify.Peer, id string) (*grant.Grant, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.grants.Revoke(id, grant.RevokedByUser, time.Now()) {
+		return nil, fmt.Errorf("no live grant %s in agent run %s", id, h.run)
+	}
+	h.saveGrantsLocked()
+	for _, g := range h.grants.Grants {
+		if g.ID == id {
+			h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": id, "reason": grant.RevokedByUser, "revoked_by": userName(peer)})
+			return g, nil
+		}
+	}
+	return nil, nil
+}
+
+// userName names the OS user with the peer's uid, "uid N" if unknown.
+func userName(peer notify.Peer) string {
+	if !peer.Checked {
+		peer.UID = os.Getuid() // no peer credentials here: the socket's 0600 mode admits only our uid
+	}
+	uid := strconv.Itoa(peer.UID)
+	if u, err := user.LookupId(uid); err == nil {
+		return u.Username
+	}
+	return "uid " + uid
+}
