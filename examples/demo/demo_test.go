@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// TestDemo runs the whole demo in both protocol eras: it builds mcpepoch
+// and the example server, drives a real MCP client through a real host
+// across a rebuild, and checks the narrative a person would read.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpepoch and the example server and runs them; skipped with -short")
+	}
+	for _, protocol := range []string{defaultProtocol, "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) { testDemo(t, protocol) })
+	}
+}
+
+func testDemo(t *testing.T, protocol string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, &out, options{Protocol: protocol})
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("demo: %v", err)
+	}
+
+	// Key lines, in the order they must appear.
+	want := []string{
+		`(?m)^   \[hook\] +build complete: (.*, )?bin/inventory-server(, .*)? changed$`,
+		`(?m)^   \[hook\] +no host listening for this project: nothing restarted$`,
+		`(?m)^== 3\. `,
+		`(?m)^   \[client\] +connected: protocol ` + regexp.QuoteMeta(protocol) + `, server inventory-go A$`,
+		`(?m)^   \[client\] +← error -31010: authorization_required: `,
+		`(?m)^   \[approve\] +approved: grant [0-9A-Z]{26} `,
+		`(?m)^   \[client\] +← sku=widget quantity=5 revision=A$`,
+		`(?m)^== 5\. `,
+		`(?m)^   \[server\] +revision=B pid=[0-9]+ `,
+		`(?m)^   \[hook\] +server restarted: epoch [0-9A-Z]{26} → [0-9A-Z]{26}, pid [0-9]+ → [0-9]+(; .*)?$`,
+		`(?m)^== 6\. `,
+		`(?m)^   \[client\] +← 3 tools: inventory_adjust, inventory_history, inventory_lookup$`,
+		`(?m)^   \[client\] +← error -31011: authorization_stale: `,
+		`(?m)^   \[approve\] +approved: grant [0-9A-Z]{26} `,
+		`(?m)^   \[client\] +← sku=widget revision=B\n   \[client\] +  delta=\+5 quantity=5 revision=A$`,
+		`(?m)^   \[client\] +← sku=widget quantity=5 revision=B$`,
+		`(?m)^== 7\. `,
+		`(?m)^   \[hook\] +build complete: nothing changed$`,
+		`(?m)^   \[hook\] +running server unchanged: pid=[0-9]+ epoch=[0-9A-Z]{26}$`,
+		`(?m)^   \[client\] +← sku=widget quantity=5 revision=B$`,
+		`(?m)^== 8\. `,
+		`(?m)^   \[status\] +host [0-9A-Z]{26} \(inventory-demo\): ready for `,
+		`(?m)^   demo complete in `,
+	}
+	rest := out.Bytes()
+	for _, w := range want {
+		loc := regexp.MustCompile(w).FindIndex(rest)
+		if loc == nil {
+			t.Fatalf("output lacks %s after the previous key line", w)
+		}
+		rest = rest[loc[1]:]
+	}
+	// The client was told exactly once: at the restart, not at the
+	// identical rebuild.
+	if n := len(regexp.MustCompile(`(?m)^   \[client\] +← notifications/tools/list_changed$`).FindAll(out.Bytes(), -1)); n != 1 {
+		t.Errorf("the client saw notifications/tools/list_changed %d times, want 1", n)
+	}
+}
+
+func TestModuleRoot(t *testing.T) {
+	root, err := moduleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "mcpepoch")); err != nil {
+		t.Errorf("moduleRoot(.) = %s, which has no cmd/mcpepoch: %v", root, err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := moduleRoot(other); err == nil && got != root {
+		t.Errorf("moduleRoot(%s) = %s, want an error or the repository root", other, got)
+	}
+}
