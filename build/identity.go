@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,7 +20,22 @@ const (
 	RoleEntry    Role = "entry"    // the file the runtime loads, or the executable itself
 	RoleLockfile Role = "lockfile" // a dependency lockfile (package-lock.json, go.sum, …)
 	RoleRuntime  Role = "runtime"  // the interpreter or executable the launch command resolves to
+	RoleWrapper  Role = "wrapper"  // a script between the launch command and the runtime (shebang, sh -c, npx)
+	RoleDeps     Role = "deps"     // a resolved dependency tree (node_modules, site-packages): a TreeDigest
+	RoleEnv      Role = "env"      // an environment variable that redirects execution: digest of its value
+	RoleEnvFile  Role = "env-file" // a .env file named in mcpepoch.toml
 )
+
+// RedirectingEnv lists the environment variables recorded by default: they
+// change which code runs without changing any file (loader preloads,
+// interpreter options and search paths). Only a digest of each value is
+// kept, never the value.
+var RedirectingEnv = []string{
+	"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
+	"DYLD_FRAMEWORK_PATH", "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "PYTHONPATH", "PYTHONHOME",
+	"PYTHONSTARTUP", "PYTHONSAFEPATH", "VIRTUAL_ENV", "GODEBUG", "GOEXPERIMENT", "RUBYOPT", "RUBYLIB",
+	"PERL5OPT", "PERL5LIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BUN_OPTIONS", "DENO_DIR",
+}
 
 // Artifact is one input of a server's identity.
 type Artifact struct {
@@ -33,9 +49,27 @@ type Artifact struct {
 	// Version is the runtime's own version ("v20.20.2", "go1.26.8",
 	// "Python 3.11.7"); set only for RoleRuntime, empty when unknown.
 	Version string
-	// Missing is set when the file does not exist; only Compute with
-	// Spec.BestEffort returns such artifacts.
+	// Missing is set when the file does not exist (only Compute with
+	// Spec.BestEffort returns such files) or the variable is unset.
 	Missing bool
+	// Files and Native are set for RoleDeps: the tree's regular files and
+	// its native addons (*.node), listed separately in Identity.Native.
+	Files  int
+	Native int
+	// Why says, for people, why this input is part of the identity.
+	Why string
+}
+
+// GoInfo is what a Go binary says of its own build (debug/buildinfo).
+type GoInfo struct {
+	GoVersion string
+	Path      string // main package path
+	Module    string // main module path
+	Version   string // main module version, "(devel)" for a local build
+	VCS       string // "git", … when built in a checkout
+	Revision  string
+	Time      string
+	Modified  bool // the checkout had uncommitted changes
 }
 
 // Identity is what a launch command will execute, described by content.
@@ -45,6 +79,14 @@ type Identity struct {
 	Entry     Artifact
 	Lockfiles []Artifact // sorted by Path
 	Runtime   Artifact
+	Wrappers  []Artifact // in launch order
+	Deps      []Artifact // dependency trees, by path
+	Env       []Artifact // redirecting variables, by name
+	EnvFiles  []Artifact // by path
+	// Native lists the native addons found in the dependency trees.
+	Native []TreeFile
+	// Go is set when the entry or the runtime is a Go binary.
+	Go *GoInfo
 	// Inferred lists, in words, what Compute had to guess ("runtime node
 	// resolved from PATH", "lockfile package-lock.json detected"), so a user
 	// can see what was hashed and why.
@@ -73,7 +115,27 @@ type Spec struct {
 	// Versions, if set, is asked for a runtime's version before the runtime
 	// is run; a cache keyed by the runtime's digest saves ~50 ms per hook.
 	Versions func(Digest) (string, bool)
+
+	// Environ is the server's environment ("NAME=value"); nil means
+	// os.Environ(). PATH, when Path is empty, comes from it too.
+	Environ []string
+	// EnvNames adds variables to RedirectingEnv.
+	EnvNames []string
+	// EnvFiles names files such as .env whose content feeds the server.
+	EnvFiles []string
+	// Deps names dependency trees. Nil: node_modules and .venv's
+	// site-packages in Dir, and $VIRTUAL_ENV's, where they exist.
+	Deps []string
+	// CacheDir, if set, keeps one StatCache per dependency tree there, so
+	// an unchanged tree is not read again.
+	CacheDir string
+	// Rehash ignores the stat caches and reads every file.
+	Rehash bool
 }
+
+// TreeSkipDirs are directory names left out of dependency trees: caches a
+// runtime or tool writes into the tree itself, not code it loads.
+var TreeSkipDirs = []string{"__pycache__", ".cache"}
 
 // LockfileNames are the lockfiles detected in Spec.Dir when Spec.Lockfiles is
 // nil, in the order they are looked for.
@@ -125,6 +187,7 @@ func Compute(spec Spec) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
+	id.Entry.Why = "the file the runtime loads first"
 	if runtimePath != "" {
 		id.Runtime, err = artifact(RoleRuntime, dir, runtimePath, spec.BestEffort)
 		if err != nil {
@@ -133,6 +196,7 @@ func Compute(spec Spec) (*Identity, error) {
 		if !id.Runtime.Missing {
 			id.Runtime.Version = runtimeVersion(runtimePath, id.Runtime.Digest, spec.Versions)
 		}
+		id.Runtime.Why = "the binary that executes the entry, resolved through PATH and symlinks"
 	}
 
 	locks := spec.Lockfiles
@@ -149,21 +213,56 @@ func Compute(spec Spec) (*Identity, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.Why = "the dependency versions the build resolved"
 		id.Lockfiles = append(id.Lockfiles, a)
 	}
 	sort.Slice(id.Lockfiles, func(i, j int) bool { return id.Lockfiles[i].Path < id.Lockfiles[j].Path })
+
+	for _, f := range spec.EnvFiles {
+		a, err := artifact(RoleEnvFile, dir, f, true)
+		if err != nil {
+			return nil, err
+		}
+		a.Why = "named in env_files: its variables feed the server"
+		id.EnvFiles = append(id.EnvFiles, a)
+	}
+	id.Env = envArtifacts(spec)
+	if err := deps(spec, dir, id); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{abs(dir, entryPath), runtimePath} {
+		if p == "" || id.Go != nil {
+			continue
+		}
+		if gi := goInfo(p); gi != nil {
+			id.Go = gi
+		}
+	}
 	return id, nil
 }
 
 // resolve finds the entry file and the runtime binary, noting in id what it
-// inferred.
+// inferred, and hashes the wrappers on the way.
 func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err error) {
 	entry = spec.Entry
+	path := spec.Path
+	if path == "" {
+		path = lookupEnv(spec, "PATH")
+	}
 	if len(spec.Command) > 0 {
-		runtime, err = lookPath(spec.Command[0], dir, spec.Path)
+		rt, found, wrappers, err := resolveCommand(spec.Command, dir, path, id)
 		if err != nil {
 			return "", "", &InputError{Field: "command", Path: spec.Command[0], Err: err}
 		}
+		for _, w := range wrappers {
+			a, err := artifact(RoleWrapper, dir, w, false)
+			if err != nil {
+				return "", "", err
+			}
+			a.Why = "a script the launch command runs before the runtime"
+			id.Wrappers = append(id.Wrappers, a)
+		}
+		runtime = rt
 		if entry == "" {
 			for _, arg := range spec.Command[1:] {
 				if isRegular(abs(dir, arg)) {
@@ -173,11 +272,14 @@ func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err er
 				}
 			}
 		}
+		if entry == "" && found != "" {
+			entry = found
+		}
 		if entry == "" {
 			entry = runtime
 			id.Inferred = append(id.Inferred, "entry: the executable itself, no argument names a file")
 		}
-		if runtime != spec.Command[0] {
+		if len(wrappers) == 0 && runtime != spec.Command[0] {
 			id.Inferred = append(id.Inferred, "runtime "+spec.Command[0]+" resolved to "+runtime)
 		}
 		return entry, runtime, nil
@@ -200,7 +302,7 @@ func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err er
 		id.Inferred = append(id.Inferred, "runtime: unknown for "+entry+" (set command)")
 		return entry, "", nil
 	}
-	runtime, err = lookPath(name, dir, spec.Path)
+	runtime, err = lookPath(name, dir, path)
 	if err != nil {
 		return "", "", &InputError{Field: "runtime", Path: name, Err: err}
 	}
@@ -223,9 +325,6 @@ func lookPath(name, dir, path string) (string, error) {
 			return "", fmt.Errorf("not an executable file")
 		}
 	} else {
-		if path == "" {
-			path = os.Getenv("PATH")
-		}
 		for _, d := range filepath.SplitList(path) {
 			if d == "" {
 				d = "."
@@ -288,14 +387,19 @@ func display(dir, p string) string {
 	return filepath.ToSlash(rel)
 }
 
-// Artifacts returns every artifact of id in a fixed order: entry, lockfiles
-// (by path), runtime. The runtime is omitted when unknown.
+// Artifacts returns every input of id in a fixed order: entry, lockfiles
+// (by path), runtime, wrappers, dependency trees, env files, environment
+// variables. The runtime is omitted when unknown.
 func (id *Identity) Artifacts() []Artifact {
 	out := []Artifact{id.Entry}
 	out = append(out, id.Lockfiles...)
 	if id.Runtime.Path != "" {
 		out = append(out, id.Runtime)
 	}
+	out = append(out, id.Wrappers...)
+	out = append(out, id.Deps...)
+	out = append(out, id.EnvFiles...)
+	out = append(out, id.Env...)
 	return out
 }
 
@@ -316,38 +420,59 @@ func (id *Identity) LockfileDigest() Digest {
 	return DigestBytes([]byte(b.String()))
 }
 
-// Changes returns the paths of the artifacts of next whose digest differs
-// from the artifact with the same role and path in prev (or that prev lacks),
-// followed by the paths prev had and next lacks. A nil prev means everything
-// changed. Order follows Artifacts.
-func Changes(prev, next *Identity) []string {
+// ChangedArtifacts returns the artifacts of next whose digest differs from
+// the artifact with the same role and path in prev (or that prev lacks), in
+// the order of Artifacts, followed by those prev had and next lacks (with
+// Missing set). A nil prev means everything changed.
+func ChangedArtifacts(prev, next *Identity) []Artifact {
 	if prev == nil {
-		var out []string
-		for _, a := range next.Artifacts() {
-			out = append(out, a.Path)
-		}
-		return out
+		return next.Artifacts()
 	}
 	type key struct {
 		r Role
 		p string
 	}
-	old := map[key]Digest{}
+	old := map[key]Artifact{}
 	for _, a := range prev.Artifacts() {
-		old[key{a.Role, a.Path}] = a.Digest
+		old[key{a.Role, a.Path}] = a
 	}
-	var out []string
+	var out []Artifact
 	for _, a := range next.Artifacts() {
 		k := key{a.Role, a.Path}
-		d, ok := old[k]
-		if !ok || d != a.Digest || a.Missing {
-			out = append(out, a.Path)
+		o, ok := old[k]
+		if !ok || o.Digest != a.Digest || o.Missing != a.Missing {
+			out = append(out, a)
 		}
 		delete(old, k)
 	}
 	for _, a := range prev.Artifacts() {
 		if _, gone := old[key{a.Role, a.Path}]; gone {
-			out = append(out, a.Path+" (gone)")
+			a.Missing = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Changes names what ChangedArtifacts returns, for people: the path, with
+// "$" before a variable's name and " (gone)" after an input next lacks, each
+// name once.
+func Changes(prev, next *Identity) []string {
+	var out []string
+	nextHas := map[string]bool{}
+	for _, a := range next.Artifacts() {
+		nextHas[string(a.Role)+" "+a.Path] = true
+	}
+	for _, a := range ChangedArtifacts(prev, next) {
+		name := a.Path
+		if a.Role == RoleEnv {
+			name = "$" + name
+		}
+		if !nextHas[string(a.Role)+" "+a.Path] {
+			name += " (gone)"
+		}
+		if !slices.Contains(out, name) { // a binary is its own entry and runtime
+			out = append(out, name)
 		}
 	}
 	return out

@@ -8,6 +8,9 @@
 //	command   = ["node", "dist/server.js"]   # launch command
 //	entry     = "dist/server.js"             # entry file (else inferred)
 //	lockfiles = ["package-lock.json"]        # lockfiles (else detected)
+//	deps      = ["node_modules"]             # dependency trees (else node_modules, .venv detected)
+//	env       = ["INVENTORY_MODE"]           # more variables whose value digests join the identity
+//	env_files = [".env"]                     # files whose content joins the identity
 //
 //	[host]
 //	grace   = "5s"    # how long a stopping server gets before SIGKILL
@@ -34,6 +37,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/mcpepoch/mcpepoch/build"
 )
 
 // FileName is the name of the settings file in the project root.
@@ -45,6 +50,9 @@ type Config struct {
 	Command   []string `toml:"command"`
 	Entry     string   `toml:"entry"`
 	Lockfiles []string `toml:"lockfiles"`
+	Deps      []string `toml:"deps"`
+	Env       []string `toml:"env"`
+	EnvFiles  []string `toml:"env_files"`
 	Host      Host     `toml:"host"`
 	Grants    Grants   `toml:"grants"`
 	// Credentials maps a credential scope's name to its settings.
@@ -118,7 +126,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, deps, env, env_files, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -142,6 +150,13 @@ func Load(dir string) (*Config, error) {
 		return nil, &Error{Path: p, Key: "host.restart", Err: fmt.Errorf("%q is not one of keep, close, manual", c.Host.Restart)}
 	}
 	return &c, nil
+}
+
+// Spec returns the identity inputs the file names, for build.Compute.
+// Command and Dir are left to the caller.
+func (c *Config) Spec(root string) build.Spec {
+	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Deps: c.Deps,
+		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: filepath.Join(root, ".mcpepoch", "cache")}
 }
 
 // Grace returns Host.Grace as a duration, 5s when unset.

@@ -33,6 +33,9 @@ type child struct {
 
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
+
+	observed *Observed // set once, after the first message (h.mu)
+	looked   bool      // observation started (h.mu)
 }
 
 // startChild launches command in dir in a new process group (so a stop

@@ -543,6 +543,18 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		h.logf("epoch %s: dropped a late message from a stopped server: %.200q", c.epoch, line)
 		return
 	}
+	if !c.looked {
+		c.looked = true
+		go func() {
+			o := observe(c.pid, true)
+			h.mu.Lock()
+			c.observed = o
+			h.mu.Unlock()
+			if o != nil && len(o.Cmdline) > 0 {
+				h.logf("epoch %s: pid %d runs %s (%s) as %q", c.epoch, c.pid, o.Exe, o.ExeDigest.Short(), o.Cmdline)
+			}
+		}()
+	}
 	switch {
 	case m.isResponse():
 		k := idKey(m.ID)

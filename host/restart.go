@@ -11,6 +11,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -107,6 +108,9 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 	default:
 		resp.Type = notify.TypeUnchanged
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
+	}
+	if resp.Type == notify.TypeUnchanged || resp.Type == notify.TypeHeld {
+		resp.Drift = h.Status().Drift
 	}
 	return resp
 }
@@ -410,6 +414,11 @@ type Status struct {
 	InFlight     int              `json:"inFlight"`
 	Held         int              `json:"held"`
 	Crashes      int              `json:"quickCrashes,omitempty"`
+	// Running is what the host observed of the process (Linux only).
+	Running *Observed `json:"running,omitempty"`
+	// Drift lists every way what runs differs from what was built; empty
+	// means running = built as far as the host can see.
+	Drift []string `json:"drift"`
 }
 
 // Status returns a snapshot of the host.
@@ -432,6 +441,15 @@ func (h *Host) Status() Status {
 	if h.child != nil {
 		r := h.record(h.child)
 		s.Execution = &r
+		s.Running = h.child.observed
+		var latest *build.Identity
+		if m, err := manifest.Read(manifest.Path(h.opts.Dir)); err == nil && m.Build.Status == manifest.StatusOK {
+			latest = m.Identity()
+		}
+		s.Drift = drift(h.child, observe(h.child.pid, false), latest)
+	}
+	if s.Drift == nil {
+		s.Drift = []string{}
 	}
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names

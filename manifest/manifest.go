@@ -22,13 +22,15 @@
 //	status    = "ok"                         # "ok" or "failed"
 //	exit_code = 0                            # the build's own exit status
 //
-//	[[artifact]]                             # entry, then lockfiles by path, then runtime
-//	role    = "entry"                        # entry | lockfile | runtime
+//	[[artifact]]                             # entry, lockfiles, runtime, wrappers, deps, env files, env
+//	role    = "entry"                        # entry | lockfile | runtime | wrapper | deps | env-file | env
 //	path    = "dist/server.js"               # relative to dir, or absolute outside it
-//	digest  = "sha256:9e4c…"                 # empty when missing
+//	digest  = "sha256:9e4c…"                 # empty when missing; for env, of the value (never stored)
 //	size    = 10240                          # bytes
 //	version = ""                             # runtime only: "v20.20.2"
-//	missing = false                          # true: the file was absent (failed builds)
+//	missing = false                          # true: the file was absent (failed builds), or the variable unset
+//	files   = 0                              # deps only: regular files in the tree
+//	native  = 0                              # deps only: native addons (*.node) in the tree
 //	changed = true                           # digest differs from the previous build's
 package manifest
 
@@ -86,6 +88,8 @@ type Artifact struct {
 	Size    int64        `toml:"size" json:"size"`
 	Version string       `toml:"version,omitempty" json:"version,omitempty"`
 	Missing bool         `toml:"missing,omitempty" json:"missing,omitempty"`
+	Files   int          `toml:"files,omitempty" json:"files,omitempty"`
+	Native  int          `toml:"native,omitempty" json:"native,omitempty"`
 	Changed bool         `toml:"changed" json:"changed"`
 }
 
@@ -149,7 +153,7 @@ func (f *File) validate() *CorruptError {
 	for i, a := range f.Artifacts {
 		field := fmt.Sprintf("artifact[%d]", i)
 		switch a.Role {
-		case build.RoleEntry, build.RoleLockfile, build.RoleRuntime:
+		case build.RoleEntry, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile:
 		default:
 			return &CorruptError{Field: field + ".role", Err: fmt.Errorf("unknown role %q", a.Role)}
 		}
@@ -204,13 +208,13 @@ func New(label, buildID string, t time.Time, exitCode int, id *build.Identity, p
 		prevID = prev.Identity()
 	}
 	changed := map[string]bool{}
-	for _, p := range build.Changes(prevID, id) {
-		changed[p] = true
+	for _, c := range build.ChangedArtifacts(prevID, id) {
+		changed[string(c.Role)+" "+c.Path] = true
 	}
 	for _, a := range id.Artifacts() {
 		f.Artifacts = append(f.Artifacts, Artifact{
 			Role: a.Role, Path: a.Path, Digest: a.Digest, Size: a.Size,
-			Version: a.Version, Missing: a.Missing, Changed: changed[a.Path],
+			Version: a.Version, Missing: a.Missing, Files: a.Files, Native: a.Native, Changed: changed[string(a.Role)+" "+a.Path],
 		})
 	}
 	return f
@@ -220,7 +224,7 @@ func New(label, buildID string, t time.Time, exitCode int, id *build.Identity, p
 func (f *File) Identity() *build.Identity {
 	id := &build.Identity{Dir: f.Dir, Command: f.Command}
 	for _, a := range f.Artifacts {
-		ba := build.Artifact{Role: a.Role, Path: a.Path, Digest: a.Digest, Size: a.Size, Version: a.Version, Missing: a.Missing}
+		ba := build.Artifact{Role: a.Role, Path: a.Path, Digest: a.Digest, Size: a.Size, Version: a.Version, Missing: a.Missing, Files: a.Files, Native: a.Native}
 		switch a.Role {
 		case build.RoleEntry:
 			id.Entry = ba
@@ -228,6 +232,14 @@ func (f *File) Identity() *build.Identity {
 			id.Lockfiles = append(id.Lockfiles, ba)
 		case build.RoleRuntime:
 			id.Runtime = ba
+		case build.RoleWrapper:
+			id.Wrappers = append(id.Wrappers, ba)
+		case build.RoleDeps:
+			id.Deps = append(id.Deps, ba)
+		case build.RoleEnv:
+			id.Env = append(id.Env, ba)
+		case build.RoleEnvFile:
+			id.EnvFiles = append(id.EnvFiles, ba)
 		}
 	}
 	return id

@@ -14,7 +14,7 @@ import (
 
 func identity(t *testing.T, dir, entry string) *build.Identity {
 	t.Helper()
-	id, err := build.Compute(build.Spec{Dir: dir, Entry: entry, Lockfiles: []string{}})
+	id, err := build.Compute(build.Spec{Dir: dir, Entry: entry, Lockfiles: []string{}, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}

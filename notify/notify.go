@@ -191,6 +191,9 @@ type Response struct {
 	// GrantsRevoked is how many grants a restart revoked because they were
 	// bound to the epoch that ended.
 	GrantsRevoked int `json:"grantsRevoked,omitempty"`
+	// Drift lists, when nothing restarted, every way the running server
+	// differs from what was built ("running ≠ built: …").
+	Drift []string `json:"drift,omitempty"`
 	// Error is a lowercase, human-readable message (TypeError only).
 	Error string `json:"error,omitempty"`
 	// Code is a machine-readable error code such as CodeBadRequest

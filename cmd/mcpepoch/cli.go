@@ -82,6 +82,8 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runRevoke(ctx, rest, stdio)
 	case "audit":
 		return runAudit(rest, stdio)
+	case "identity":
+		return runIdentity(ctx, rest, stdio)
 	case "template":
 		return runTemplate(rest, stdio)
 	case "version":
@@ -105,6 +107,7 @@ const usage = `usage: mcpepoch <command> [flags]
   grants [--live] [--json]  list grants, live and revoked
   revoke GRANT-ID           end a grant
   audit verify|show         check the audit log's hash chain, or show its timeline
+  identity [-- CMD...]      explain every input hashed into a launch command's identity
   template NAME             print a Taskfile, Makefile or client-config snippet
   version                   print the version
 

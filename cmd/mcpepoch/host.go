@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
@@ -63,7 +62,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Mode:   host.Mode(m),
 		Policy: grant.NewPolicy(cfg),
 		Dir:    root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
-		Spec:  build.Spec{Entry: cfg.Entry, Lockfiles: cfg.Lockfiles},
+		Spec:  cfg.Spec(root),
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 	})
 	return h.Run(ctx)

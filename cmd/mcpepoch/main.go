@@ -10,6 +10,7 @@
 //	mcpepoch approve [flags]         review and grant tools to an agent run, for the running epoch
 //	mcpepoch grants | revoke ID      list grants; end one
 //	mcpepoch audit verify | show     check the audit log's chain; show its timeline
+//	mcpepoch identity [-- CMD…]      explain every input of a launch command's identity
 //	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
 //	mcpepoch version
 //

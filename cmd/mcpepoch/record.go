@@ -54,6 +54,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	command := fs.String("command", "", "launch command, split on spaces, e.g. 'node dist/server.js' (default: command in mcpepoch.toml)")
 	exitCode := fs.Int("exit-code", 0, "the build's own exit status; non-zero records a failed build and restarts nothing")
 	requireHost := fs.Bool("require-host", false, "exit 3 when no host is listening, 4 when a host reports an error")
+	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
 	asJSON := fs.Bool("json", false, "print what was recorded and what each host did as JSON on stdout")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server")
 	if err := parseFlags(fs, args); err != nil {
@@ -70,7 +71,8 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	spec := build.Spec{Dir: root, Entry: cfg.Entry, Lockfiles: cfg.Lockfiles, Command: cfg.Command, BestEffort: *exitCode != 0}
+	spec := cfg.Spec(root)
+	spec.Command, spec.BestEffort, spec.Rehash = cfg.Command, *exitCode != 0, *rehash
 	if *entry != "" {
 		spec.Entry = *entry
 	}
@@ -174,6 +176,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 				line += " (restart held: run 'mcpepoch restart')"
 			}
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(line))
+			for _, d := range r.Response.Drift {
+				fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad(d))
+			}
 		default:
 			o.Result, o.Error = "error", fmt.Sprintf("unexpected answer %q", r.Response.Type)
 			hostErr = true

@@ -60,6 +60,14 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 			}
 			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", e.Runtime, e.RuntimeDigest)
 		}
+		if r := s.Running; r != nil {
+			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", r.Exe, r.ExeDigest, r.Cmdline, r.Cwd)
+		} else if s.Execution != nil {
+			fmt.Fprintf(stdio.Out, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
+		}
+		for _, d := range s.Drift {
+			fmt.Fprintf(stdio.Out, "  %s\n", d)
+		}
 		if s.Catalog != "" {
 			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", s.Catalog, len(s.Tools))
 		}

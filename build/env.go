@@ -1,0 +1,52 @@
+package build
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// lookupEnv returns the value of name in the server's environment.
+func lookupEnv(spec Spec, name string) string {
+	v, _ := lookupEnvOK(spec, name)
+	return v
+}
+
+func lookupEnvOK(spec Spec, name string) (string, bool) {
+	if spec.Environ == nil {
+		return os.LookupEnv(name)
+	}
+	for i := len(spec.Environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(spec.Environ[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// envArtifacts records RedirectingEnv and spec.EnvNames by name with the
+// digest of each value; an unset variable is Missing, an empty one is not.
+// Values are never kept.
+func envArtifacts(spec Spec) []Artifact {
+	names := slices.Concat(RedirectingEnv, spec.EnvNames)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var out []Artifact
+	for _, n := range names {
+		v, ok := lookupEnvOK(spec, n)
+		if !ok {
+			if slices.Contains(spec.EnvNames, n) {
+				out = append(out, Artifact{Role: RoleEnv, Path: n, Missing: true, Why: "named in env: unset"})
+			}
+			continue
+		}
+		a := Artifact{Role: RoleEnv, Path: n, Digest: DigestBytes([]byte(v)), Size: int64(len(v))}
+		if slices.Contains(RedirectingEnv, n) {
+			a.Why = "redirects which code runs (loader, interpreter options or search path); value not recorded"
+		} else {
+			a.Why = "named in env in mcpepoch.toml; value not recorded"
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -1,0 +1,728 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// TreeFormat is the first line of every tree listing TreeDigest hashes. A
+// change to the listing format changes this line, so digests of different
+// formats never compare equal.
+const TreeFormat = "mcpepoch-tree-v1"
+
+// maxLinkHops bounds the symbolic links followed while resolving one link,
+// as Linux does (MAXSYMLINKS).
+const maxLinkHops = 40
+
+// Tree is the digest of a resolved dependency tree, such as a node_modules
+// directory or a virtual environment's site-packages, as TreeDigest computed
+// it.
+type Tree struct {
+	// Root is the absolute path that was walked, with symbolic links in it
+	// resolved.
+	Root string
+	// Digest is the SHA-256 of the tree listing (see TreeDigest).
+	Digest Digest
+	// Files is the number of regular files in the listing, Bytes their total
+	// size in bytes. A file reached through a symbolic link that leaves the
+	// tree counts at the link's path; a file inside the tree counts once,
+	// however many links inside the tree point at it.
+	Files int
+	Bytes int64
+	// Symlinks is the number of symbolic links in the listing.
+	Symlinks int
+	// NativeAddons lists the regular files whose name ends in ".node"
+	// (Node-API native addons), sorted by path.
+	NativeAddons []TreeFile
+	// Hashed is the number of files whose content this call read; the
+	// others' digests came from TreeOptions.Cache.
+	Hashed int
+	// Listing is the exact text the Digest was computed over, kept only when
+	// TreeOptions.KeepListing is set.
+	Listing []byte
+}
+
+// TreeFile is one regular file of a Tree.
+type TreeFile struct {
+	Path   string // slash-separated, relative to the tree root
+	Digest Digest // of the file's content
+	Size   int64  // in bytes
+}
+
+// TreeOptions tunes TreeDigest. The zero value hashes every file with the
+// default number of workers and no cache.
+type TreeOptions struct {
+	// Cache, if not nil, supplies digests of files whose stat data has not
+	// changed since it recorded them, and is updated to describe the tree
+	// as walked. See StatCache for the rules.
+	Cache *StatCache
+	// Workers is the number of goroutines that read directories and hash
+	// files. Zero or less means runtime.GOMAXPROCS(0), at most 8.
+	Workers int
+	// Rehash makes TreeDigest ignore what Cache holds and read every
+	// directory and file; Cache is still updated.
+	Rehash bool
+	// SkipDirs names directories left out of the listing, and not read,
+	// wherever they occur (a link to a directory is not skipped). Callers
+	// use it for caches a runtime writes into the tree itself, such as
+	// Python's "__pycache__".
+	SkipDirs []string
+	// KeepListing makes TreeDigest return the listing in Tree.Listing.
+	KeepListing bool
+}
+
+// TreeDigest walks the directory root and returns the digest of its listing.
+// The model is the "h1:" directory hash of Go modules
+// (golang.org/x/mod/sumdb/dirhash), extended with entry types and the
+// execute bit, because a runtime loads what is on disk, not what a lockfile
+// intended.
+//
+// The listing is UTF-8-agnostic text: the line
+//
+//	mcpepoch-tree-v1
+//
+// followed by one line per entry, each ending in "\n", sorted by path in byte
+// order (a symbolic link's line comes before the "f" or "d" line for the same
+// path, see below):
+//
+//	f <x> sha256:<64 hex> <path>   regular file: SHA-256 of its content
+//	l - <target> <path>            symbolic link: its target as readlink returns it
+//	d - - <path>                   directory with no listed entry in it
+//	o - - <path>                   socket, named pipe or device (content not read)
+//
+// <x> is "x" if any of the three execute permission bits is set and "-"
+// otherwise; the other permission bits, owners and times are not listed.
+// <target> is always written as a Go double-quoted string (strconv.Quote).
+// <path> is slash-separated and relative to root; it is written as is unless
+// it contains a byte below 0x20 or 0x7f or begins with a double quote, in
+// which case it too is written as a Go double-quoted string. Directories
+// are implied by the entries below them; an empty directory is listed
+// because it can change module resolution (an empty node_modules/x shadows
+// x further up).
+//
+// Symbolic links are listed, never silently followed:
+//   - A link whose target resolves inside root is only listed: the bytes it
+//     reaches are listed where they really are (pnpm's node_modules/.pnpm
+//     layout), so nothing is counted twice. Retargeting a link changes the
+//     digest.
+//   - A link that resolves outside root (a workspace package) is listed and
+//     then, because the runtime loads those bytes too, the file it reaches is
+//     listed under the link's path, or the directory it reaches is walked as
+//     if it were at the link's path. Inside such a directory the same rules
+//     apply, with the directory counting as inside. A link that reaches a
+//     directory containing root or any directory being walked through a link
+//     is only listed, so link cycles end.
+//   - A link that cannot be resolved (broken, or more than 40 links deep) is
+//     only listed; that is not an error.
+//
+// A root that is itself a symbolic link is resolved first. The digest is
+// the SHA-256 of the listing, as a Digest.
+//
+// Directories whose name is in opt.SkipDirs are left out.
+//
+// Directories are read and files hashed by opt.Workers goroutines, each
+// reusing one buffer. With opt.Cache, a file whose stat data matches a
+// trusted cache entry is not read, nor is a directory whose stat data
+// matches (see StatCache); every entry is still lstat'ed, which is the cost
+// of a warm call. Errors are *fs.PathError values naming the absolute path
+// that failed; a tree that changes while it is walked may give an error or
+// a digest of a mix of states, which the next call corrects.
+func TreeDigest(root string, opt TreeOptions) (Tree, error) {
+	start := time.Now()
+	real, rootStat, err := realRoot(root)
+	if err != nil {
+		return Tree{}, err
+	}
+	skipKey := skipKey(opt.SkipDirs)
+	w := &treeWalk{opt: opt}
+	w.cond = sync.NewCond(&w.mu)
+	if len(opt.SkipDirs) > 0 {
+		w.skip = make(map[string]bool, len(opt.SkipDirs))
+		for _, n := range opt.SkipDirs {
+			w.skip[n] = true
+		}
+	}
+	c := opt.Cache
+	if c != nil && c.root == real && c.skip == skipKey && !opt.Rehash {
+		w.old = c.dirs
+		w.racyFrom = c.stamp - int64(racyWindow)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	w.queue = []dirTask{{real: real, st: rootStat, roots: []string{real}}}
+	ws := make([]*treeWorker, workers)
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &treeWorker{w: w, h: sha256.New()}
+		if i > 0 {
+			wg.Add(1)
+			go func() { defer wg.Done(); ws[i].run() }()
+		}
+	}
+	ws[0].run()
+	wg.Wait()
+	if w.err != nil {
+		return Tree{}, w.err
+	}
+
+	t := Tree{Root: real}
+	n := 0
+	same := true
+	for _, wk := range ws {
+		t.Hashed += wk.hashed
+		n += len(wk.out)
+		for _, r := range wk.out {
+			same = same && r.same
+		}
+	}
+	dirs := w.old
+	if !same || n != len(w.old) {
+		dirs = make(map[string]*dirRecord, n)
+		for _, wk := range ws {
+			for _, r := range wk.out {
+				dirs[r.rel] = r.rec
+			}
+		}
+	}
+	unchanged := w.old != nil && same && n == len(w.old) && t.Hashed == 0 && c.summary != nil
+	if unchanged && !opt.KeepListing {
+		s := c.summary
+		t.Digest = sumDigest(s.digest)
+		t.Files, t.Bytes, t.Symlinks = s.files, s.bytes, s.symlinks
+		t.NativeAddons = slices.Clone(s.natives)
+		return t, nil
+	}
+	lines := listDirs(dirs)
+	var sum [sha256.Size]byte
+	sum, t.Listing = writeListing(lines, opt.KeepListing)
+	t.Digest = sumDigest(sum)
+	for _, e := range lines {
+		switch e.kind {
+		case 'f':
+			t.Files++
+			t.Bytes += e.size
+			if strings.HasSuffix(e.path, ".node") {
+				t.NativeAddons = append(t.NativeAddons, TreeFile{Path: e.path, Digest: sumDigest(e.sum), Size: e.size})
+			}
+		case 'l':
+			t.Symlinks++
+		}
+	}
+	if c != nil && !unchanged {
+		c.root, c.skip, c.stamp, c.dirs, c.dirty = real, skipKey, start.UnixNano(), dirs, true
+		c.summary = &treeSummary{digest: sum, files: t.Files, bytes: t.Bytes, symlinks: t.Symlinks, natives: slices.Clone(t.NativeAddons)}
+	}
+	return t, nil
+}
+
+// skipKey is the form of TreeOptions.SkipDirs a StatCache records.
+func skipKey(names []string) string {
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), "\x00")
+}
+
+// dirTask is a directory to walk.
+type dirTask struct {
+	rel   string   // slash path in the tree; "" for the root
+	real  string   // absolute path with no symbolic links in it
+	st    fileStat // its lstat data
+	roots []string // real paths counting as inside: the root, then each directory entered through a link
+}
+
+// dirResult is what walking one directory gave.
+type dirResult struct {
+	rel  string
+	rec  *dirRecord
+	same bool // rec is the cached record, unchanged and with no entry read again
+}
+
+// treeWalk is the state the workers share.
+type treeWalk struct {
+	opt      TreeOptions
+	skip     map[string]bool
+	old      map[string]*dirRecord // cached directories, or nil
+	racyFrom int64                 // stat data changed at or after this (Unix ns) is not trusted
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	queue []dirTask
+	busy  int
+	err   error
+}
+
+// trusted reports whether cached stat data old may stand for st.
+func (w *treeWalk) trusted(old statKey, st fileStat) bool {
+	return old == st.key && old.mtime < w.racyFrom && old.ctime < w.racyFrom
+}
+
+// treeWorker walks directories taken from the shared queue and hashes the
+// files in them.
+type treeWorker struct {
+	w      *treeWalk
+	h      hash.Hash
+	buf    []byte // file read buffer, allocated on first use
+	dirent []byte
+	names  []string
+	out    []dirResult
+	hashed int
+}
+
+func (wk *treeWorker) run() {
+	w := wk.w
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && w.busy > 0 && w.err == nil {
+			w.cond.Wait()
+		}
+		if w.err != nil || len(w.queue) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		t := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
+		w.busy++
+		w.mu.Unlock()
+
+		sub, err := wk.dir(t)
+
+		w.mu.Lock()
+		w.busy--
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.queue = append(w.queue, sub...)
+		if len(sub) > 0 || w.busy == 0 || err != nil {
+			w.cond.Broadcast()
+		}
+		w.mu.Unlock()
+	}
+}
+
+// dir walks the directory t: it records its entries, hashing the files
+// the cache cannot vouch for, and returns the directories to walk next.
+func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
+	w := wk.w
+	old := w.old[t.rel]
+	var d dirHandle
+	opened := false
+	names := wk.names[:0]
+	if old != nil && w.trusted(old.key, t.st) {
+		// No entry was created, removed or renamed: reuse the names.
+		for i := range old.kids {
+			names = append(names, old.kids[i].name)
+		}
+	} else {
+		var err error
+		if d, err = openDir(t.real); err != nil {
+			return nil, err
+		}
+		defer d.close()
+		opened = true
+		if names, err = d.readNames(names, &wk.dirent, t.real); err != nil {
+			return nil, err
+		}
+		slices.Sort(names)
+	}
+	wk.names = names
+
+	// While every entry equals the cached one at the same index, nothing
+	// is copied; rec is made at the first difference.
+	var rec *dirRecord
+	same := old != nil && old.key == t.st.key
+	n := 0
+	j := 0
+	var sub []dirTask
+	for _, name := range names {
+		real := joinReal(t.real, name)
+		var st fileStat
+		var err error
+		if opened {
+			st, err = d.lstat(name, real)
+		} else {
+			st, err = lstatPath(real)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st.kind == 'd' && w.skip[name] {
+			continue
+		}
+		var prev *kidRecord
+		if old != nil {
+			for j < len(old.kids) && old.kids[j].name < name {
+				j++
+			}
+			if j < len(old.kids) && old.kids[j].name == name {
+				prev = &old.kids[j]
+			}
+		}
+		rel := name
+		if t.rel != "" {
+			rel = t.rel + "/" + name
+		}
+		k := kidRecord{name: name, kind: st.kind, key: st.key}
+		fresh := false
+		switch st.kind {
+		case 'd':
+			sub = append(sub, dirTask{rel: rel, real: real, st: st, roots: t.roots})
+		case 'f':
+			if prev != nil && prev.kind == 'f' && w.trusted(prev.key, st) {
+				k.sum = prev.sum
+			} else {
+				h, at := d, name
+				if !opened {
+					h, at = atCWD(), real
+				}
+				if err := wk.hash(h, at, real, st.key.size, &k.sum); err != nil {
+					return nil, err
+				}
+				fresh = true
+			}
+		case 'l':
+			if prev != nil && prev.kind == 'l' && w.trusted(prev.key, st) {
+				k.target = prev.target
+			} else {
+				h, at := d, name
+				if !opened {
+					h, at = atCWD(), real
+				}
+				if k.target, err = h.readlink(at, real); err != nil {
+					return nil, err
+				}
+				fresh = true
+			}
+			s, ext, extFresh, err := wk.follow(t, rel, k.target, prev)
+			if err != nil {
+				return nil, err
+			}
+			if s != nil {
+				k.descend = true
+				sub = append(sub, *s)
+			}
+			k.ext = ext
+			fresh = fresh || extFresh
+		}
+		if same && !fresh && n < len(old.kids) && old.kids[n].equal(&k) {
+			n++
+			continue
+		}
+		if rec == nil {
+			rec = &dirRecord{key: t.st.key, kids: make([]kidRecord, n, len(names))}
+			if old != nil {
+				copy(rec.kids, old.kids[:n])
+			}
+		}
+		same = false
+		rec.kids = append(rec.kids, k)
+		n++
+	}
+	if same && n == len(old.kids) {
+		rec = old
+	} else if rec == nil {
+		same = false
+		rec = &dirRecord{key: t.st.key}
+		if old != nil {
+			rec.kids = slices.Clone(old.kids[:n])
+		}
+	}
+	wk.out = append(wk.out, dirResult{rel: t.rel, rec: rec, same: same})
+	return sub, nil
+}
+
+// hash sets *sum to the SHA-256 of the first size bytes of the regular
+// file name in d.
+func (wk *treeWorker) hash(d dirHandle, name, real string, size int64, sum *[sha256.Size]byte) error {
+	if wk.buf == nil {
+		wk.buf = make([]byte, 1<<20)
+	}
+	if _, err := d.hashFile(name, real, size, wk.h, wk.buf); err != nil {
+		return err
+	}
+	wk.h.Sum(sum[:0])
+	wk.hashed++
+	return nil
+}
+
+// follow applies the symbolic link rules of TreeDigest to the link at tree
+// path rel in directory t. It returns the directory to walk under rel, if
+// any, or the regular file outside the tree the link reaches, if any, and
+// whether that file was read.
+func (wk *treeWorker) follow(t dirTask, rel, target string, prev *kidRecord) (*dirTask, *extFile, bool, error) {
+	hops := 0
+	real, st, err := resolveLink(t.real, target, &hops)
+	if err != nil {
+		return nil, nil, false, nil // broken or looping: the link is listed by target only
+	}
+	for _, r := range t.roots {
+		if within(real, r) {
+			return nil, nil, false, nil
+		}
+	}
+	switch st.kind {
+	case 'd':
+		for _, r := range t.roots {
+			if within(r, real) {
+				return nil, nil, false, nil
+			}
+		}
+		roots := append(slices.Clip(t.roots), real)
+		return &dirTask{rel: rel, real: real, st: st, roots: roots}, nil, false, nil
+	case 'f':
+		if prev != nil && prev.ext != nil && wk.w.trusted(prev.ext.key, st) {
+			return nil, prev.ext, false, nil
+		}
+		ext := &extFile{key: st.key}
+		if err := wk.hash(atCWD(), real, real, st.key.size, &ext.sum); err != nil {
+			return nil, nil, false, err
+		}
+		return nil, ext, true, nil
+	}
+	return nil, nil, false, nil
+}
+
+// treeLine is one line of the listing.
+type treeLine struct {
+	path   string
+	kind   byte // 'f', 'l', 'd' or 'o'
+	exec   bool
+	size   int64
+	sum    [sha256.Size]byte
+	target string
+}
+
+// listDirs returns the lines of the listing of the walked directories,
+// sorted.
+func listDirs(dirs map[string]*dirRecord) []*treeLine {
+	var lines []*treeLine
+	var visit func(rel string)
+	visit = func(rel string) {
+		d := dirs[rel]
+		if d == nil {
+			return
+		}
+		if len(d.kids) == 0 && rel != "" {
+			lines = append(lines, &treeLine{path: rel, kind: 'd'})
+		}
+		for i := range d.kids {
+			k := &d.kids[i]
+			p := k.name
+			if rel != "" {
+				p = rel + "/" + k.name
+			}
+			switch k.kind {
+			case 'd':
+				visit(p)
+			case 'f':
+				lines = append(lines, &treeLine{path: p, kind: 'f', exec: k.key.mode&0o111 != 0, size: k.key.size, sum: k.sum})
+			case 'l':
+				lines = append(lines, &treeLine{path: p, kind: 'l', target: k.target})
+				if k.ext != nil {
+					lines = append(lines, &treeLine{path: p, kind: 'f', exec: k.ext.key.mode&0o111 != 0, size: k.ext.key.size, sum: k.ext.sum})
+				}
+				if k.descend {
+					visit(p)
+				}
+			default:
+				lines = append(lines, &treeLine{path: p, kind: 'o'})
+			}
+		}
+	}
+	visit("")
+	slices.SortFunc(lines, compareLines)
+	return lines
+}
+
+// resolveLink returns the real path a link in the real directory dir with
+// the given target reaches, and its lstat data. It resolves one component
+// at a time, following links up to maxLinkHops in all.
+func resolveLink(dir, target string, hops *int) (string, fileStat, error) {
+	*hops++
+	if *hops > maxLinkHops {
+		return "", fileStat{}, &fs.PathError{Op: "resolve", Path: joinReal(dir, target), Err: syscall.ELOOP}
+	}
+	cur := dir
+	if strings.HasPrefix(target, "/") {
+		cur = "/"
+	}
+	parts := strings.Split(target, "/")
+	var st fileStat
+	have := false
+	for i, p := range parts {
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			if i := strings.LastIndexByte(cur, '/'); i > 0 {
+				cur = cur[:i]
+			} else {
+				cur = "/"
+			}
+			have = false
+			continue
+		}
+		next := joinReal(cur, p)
+		s, err := lstatPath(next)
+		if err != nil {
+			return "", fileStat{}, err
+		}
+		if s.kind == 'l' {
+			t, err := readlinkPath(next)
+			if err != nil {
+				return "", fileStat{}, err
+			}
+			next, s, err = resolveLink(cur, t, hops)
+			if err != nil {
+				return "", fileStat{}, err
+			}
+		}
+		if i < len(parts)-1 && s.kind != 'd' {
+			return "", fileStat{}, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOTDIR}
+		}
+		cur, st, have = next, s, true
+	}
+	if !have {
+		s, err := lstatPath(cur)
+		if err != nil {
+			return "", fileStat{}, err
+		}
+		st = s
+	}
+	return cur, st, nil
+}
+
+// joinReal joins a clean absolute directory path and a name.
+func joinReal(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// within reports whether path p is dir or below it.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
+}
+
+func compareLines(a, b *treeLine) int {
+	if c := strings.Compare(a.path, b.path); c != 0 {
+		return c
+	}
+	rank := func(k byte) int {
+		if k == 'l' {
+			return 0
+		}
+		return 1
+	}
+	return rank(a.kind) - rank(b.kind)
+}
+
+// writeListing returns the SHA-256 of the listing of the sorted lines and,
+// if keep is set, its text too.
+func writeListing(lines []*treeLine, keep bool) ([sha256.Size]byte, []byte) {
+	h := sha256.New()
+	var kept []byte
+	buf := make([]byte, 0, 64<<10)
+	buf = append(buf, TreeFormat+"\n"...)
+	for _, e := range lines {
+		buf = append(buf, e.kind, ' ')
+		switch e.kind {
+		case 'f':
+			if e.exec {
+				buf = append(buf, 'x')
+			} else {
+				buf = append(buf, '-')
+			}
+			buf = append(buf, " "+Algorithm+":"...)
+			buf = hex.AppendEncode(buf, e.sum[:])
+		case 'l':
+			buf = append(buf, "- "...)
+			buf = strconv.AppendQuote(buf, e.target)
+		default:
+			buf = append(buf, "- -"...)
+		}
+		buf = append(buf, ' ')
+		if needsQuote(e.path) {
+			buf = strconv.AppendQuote(buf, e.path)
+		} else {
+			buf = append(buf, e.path...)
+		}
+		buf = append(buf, '\n')
+		if len(buf) > 60<<10 {
+			h.Write(buf)
+			if keep {
+				kept = append(kept, buf...)
+			}
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	if keep {
+		kept = append(kept, buf...)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum, kept
+}
+
+// needsQuote reports whether a listing path must be written quoted.
+func needsQuote(p string) bool {
+	if strings.HasPrefix(p, `"`) {
+		return true
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func sumDigest(sum [sha256.Size]byte) Digest {
+	return Digest(Algorithm + ":" + hex.EncodeToString(sum[:]))
+}
+
+// digestSum is the inverse of sumDigest.
+func digestSum(d Digest) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	h, ok := strings.CutPrefix(string(d), Algorithm+":")
+	if !ok || len(h) != 2*sha256.Size {
+		return sum, fmt.Errorf("digest %q: not %s", d, Algorithm)
+	}
+	_, err := hex.Decode(sum[:], []byte(h))
+	return sum, err
+}
+
+// realRoot returns root as an absolute path with symbolic links resolved,
+// and its lstat data, checking it is a directory.
+func realRoot(root string) (string, fileStat, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fileStat{}, &fs.PathError{Op: "abs", Path: root, Err: err}
+	}
+	hops := 0
+	real, st, err := resolveLink("/", abs, &hops)
+	if err != nil {
+		return "", fileStat{}, err
+	}
+	if st.kind != 'd' {
+		return "", fileStat{}, &fs.PathError{Op: "walk", Path: root, Err: syscall.ENOTDIR}
+	}
+	return real, st, nil
+}

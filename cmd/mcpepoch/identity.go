@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+)
+
+// runIdentity explains, for a launch command, every input hashed into its
+// identity, why, and the digest: what a user runs to see why the host
+// restarted, or did not.
+func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("identity", stdio.Err, "[--json] [--dir DIR] [-- CMD ARGS...]")
+	dirFlag := fs.String("dir", ".", "project root: the server's working directory")
+	asJSON := fs.Bool("json", false, "print the identity as JSON on stdout")
+	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return err
+	}
+	spec := cfg.Spec(root)
+	spec.Command, spec.Rehash = fs.Args(), *rehash
+	if len(spec.Command) == 0 {
+		spec.Command = cfg.Command
+	}
+	if len(spec.Command) == 0 && spec.Entry == "" {
+		return usageError("no launch command: give one after --, or set command in mcpepoch.toml")
+	}
+	id, err := build.Compute(spec)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(id)
+	}
+	fmt.Fprintf(stdio.Out, "launch command: %s\nworking directory: %s\n\n", strings.Join(id.Command, " "), id.Dir)
+	for _, a := range id.Artifacts() {
+		d := string(a.Digest)
+		if a.Missing {
+			d = "(absent)"
+		}
+		name := a.Path
+		if a.Role == build.RoleEnv {
+			name = "$" + name
+		}
+		fmt.Fprintf(stdio.Out, "%-9s %s\n          %s\n", a.Role, name, d)
+		var extra []string
+		if a.Version != "" {
+			extra = append(extra, "version "+a.Version)
+		}
+		if a.Role == build.RoleDeps {
+			extra = append(extra, fmt.Sprintf("%d files, %d bytes, %d native addons", a.Files, a.Size, a.Native))
+		} else if a.Role != build.RoleEnv && !a.Missing {
+			extra = append(extra, fmt.Sprintf("%d bytes", a.Size))
+		}
+		if a.Why != "" {
+			extra = append(extra, a.Why)
+		}
+		for _, e := range extra {
+			fmt.Fprintf(stdio.Out, "          %s\n", e)
+		}
+	}
+	if g := id.Go; g != nil {
+		fmt.Fprintf(stdio.Out, "\nGo binary: %s, main %s %s", g.GoVersion, g.Path, g.Version)
+		if g.VCS != "" {
+			fmt.Fprintf(stdio.Out, ", %s %s %s", g.VCS, g.Revision, g.Time)
+			if g.Modified {
+				fmt.Fprint(stdio.Out, " (modified)")
+			}
+		}
+		fmt.Fprintln(stdio.Out)
+	}
+	if len(id.Native) > 0 {
+		fmt.Fprintln(stdio.Out, "\nnative addons:")
+		for _, n := range id.Native {
+			fmt.Fprintf(stdio.Out, "  %s %s\n", n.Path, n.Digest)
+		}
+	}
+	if len(id.Inferred) > 0 {
+		fmt.Fprintln(stdio.Out, "\nhow it was found:")
+		for _, s := range id.Inferred {
+			fmt.Fprintf(stdio.Out, "  %s\n", s)
+		}
+	}
+	return nil
+}

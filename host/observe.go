@@ -1,0 +1,47 @@
+package host
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/build"
+)
+
+// Observed is what the host saw of a running server process from outside
+// it, after its first message: on Linux, /proc/<pid>/exe, cmdline and cwd.
+// It shows what really runs after a wrapper's exec, and a binary replaced
+// on disk under a running process.
+type Observed struct {
+	Exe        string       `json:"exe"`
+	ExeDeleted bool         `json:"exeDeleted,omitempty"` // the image was deleted or replaced on disk
+	ExeDigest  build.Digest `json:"exeDigest,omitempty"`  // of the image the process runs, read through /proc
+	Cmdline    []string     `json:"cmdline,omitempty"`
+	Cwd        string       `json:"cwd,omitempty"`
+	At         time.Time    `json:"at"`
+}
+
+// drift compares what runs with what the identity and the latest build say
+// and returns, in words, every way they differ (empty: running = built).
+// live is a fresh observation (nil where the platform has none).
+func drift(c *child, live *Observed, latest *build.Identity) []string {
+	var out []string
+	obs := c.observed
+	if live != nil && live.ExeDeleted {
+		out = append(out, "running ≠ built: the executable of pid "+itoa(c.pid)+" was deleted or replaced on disk since it started ("+live.Exe+")")
+	}
+	if obs != nil && obs.ExeDigest != "" {
+		known := obs.ExeDigest == c.identity.Runtime.Digest || obs.ExeDigest == c.identity.Entry.Digest
+		for _, w := range c.identity.Wrappers {
+			known = known || obs.ExeDigest == w.Digest
+		}
+		if !known {
+			out = append(out, "running ≠ built: pid "+itoa(c.pid)+" runs "+obs.Exe+" ("+string(obs.ExeDigest)+"), which is neither the runtime nor the entry the identity names")
+		}
+	}
+	if latest != nil && latest.Entry.Digest != "" && latest.Entry.Path == c.identity.Entry.Path && latest.Entry.Digest != c.identity.Entry.Digest {
+		out = append(out, "running ≠ built: the latest build recorded "+latest.Entry.Path+" "+string(latest.Entry.Digest)+"; the running epoch started from "+string(c.identity.Entry.Digest))
+	}
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
