@@ -178,18 +178,30 @@ func Compute(spec Spec) (*Identity, error) {
 	}
 	id := &Identity{Dir: dir, Command: spec.Command}
 
-	entryPath, runtimePath, err := resolve(spec, dir, id)
+	var fc *FileCache
+	if spec.CacheDir != "" && !spec.Rehash {
+		fc, err = LoadFileCache(filepath.Join(spec.CacheDir, "files.json"))
+		if err != nil {
+			id.Inferred = append(id.Inferred, err.Error())
+		}
+		defer func() {
+			if err := fc.Save(); err != nil {
+				id.Inferred = append(id.Inferred, "file cache not saved: "+err.Error())
+			}
+		}()
+	}
+	entryPath, runtimePath, err := resolve(spec, dir, id, fc)
 	if err != nil {
 		return nil, err
 	}
 
-	id.Entry, err = artifact(RoleEntry, dir, entryPath, spec.BestEffort)
+	id.Entry, err = artifact(fc, RoleEntry, dir, entryPath, spec.BestEffort)
 	if err != nil {
 		return nil, err
 	}
 	id.Entry.Why = "the file the runtime loads first"
 	if runtimePath != "" {
-		id.Runtime, err = artifact(RoleRuntime, dir, runtimePath, spec.BestEffort)
+		id.Runtime, err = artifact(fc, RoleRuntime, dir, runtimePath, spec.BestEffort)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +221,7 @@ func Compute(spec Spec) (*Identity, error) {
 		}
 	}
 	for _, l := range locks {
-		a, err := artifact(RoleLockfile, dir, l, spec.BestEffort)
+		a, err := artifact(fc, RoleLockfile, dir, l, spec.BestEffort)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +231,7 @@ func Compute(spec Spec) (*Identity, error) {
 	sort.Slice(id.Lockfiles, func(i, j int) bool { return id.Lockfiles[i].Path < id.Lockfiles[j].Path })
 
 	for _, f := range spec.EnvFiles {
-		a, err := artifact(RoleEnvFile, dir, f, true)
+		a, err := artifact(fc, RoleEnvFile, dir, f, true)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +255,7 @@ func Compute(spec Spec) (*Identity, error) {
 
 // resolve finds the entry file and the runtime binary, noting in id what it
 // inferred, and hashes the wrappers on the way.
-func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err error) {
+func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime string, err error) {
 	entry = spec.Entry
 	path := spec.Path
 	if path == "" {
@@ -255,7 +267,7 @@ func resolve(spec Spec, dir string, id *Identity) (entry, runtime string, err er
 			return "", "", &InputError{Field: "command", Path: spec.Command[0], Err: err}
 		}
 		for _, w := range wrappers {
-			a, err := artifact(RoleWrapper, dir, w, false)
+			a, err := artifact(fc, RoleWrapper, dir, w, false)
 			if err != nil {
 				return "", "", err
 			}
@@ -358,10 +370,10 @@ func isRegular(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-func artifact(role Role, dir, p string, bestEffort bool) (Artifact, error) {
+func artifact(fc *FileCache, role Role, dir, p string, bestEffort bool) (Artifact, error) {
 	full := abs(dir, p)
 	a := Artifact{Role: role, Path: display(dir, full)}
-	d, n, err := FileDigest(full)
+	d, n, err := hashFile(fc, full)
 	if err != nil {
 		if bestEffort && errors.Is(err, fs.ErrNotExist) {
 			a.Missing = true

@@ -138,6 +138,8 @@ type Host struct {
 	crashes       int  // quick exits in a row
 	pendingManual bool // ModeManual: a signal found new code
 
+	versions sync.Map // runtime digest → version, so a restart does not run node --version again
+
 	policy   *grant.Policy
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
@@ -201,7 +203,7 @@ func (h *Host) Run(ctx context.Context) error {
 	defer h.audit.close()
 	h.audit.event(audit.TypeClientConnected, "", h.run, map[string]any{"label": h.opts.Label, "pid": strconv.Itoa(os.Getpid())})
 
-	id, err := build.Compute(h.opts.Spec)
+	id, err := h.identity()
 	if err != nil {
 		return err
 	}
@@ -794,4 +796,21 @@ func toolError(line []byte) bool {
 	}
 	json.Unmarshal(line, &r)
 	return r.Result.IsError
+}
+
+// identity computes what the launch command will run now.
+func (h *Host) identity() (*build.Identity, error) {
+	spec := h.opts.Spec
+	spec.Versions = func(d build.Digest) (string, bool) {
+		v, ok := h.versions.Load(d)
+		if !ok {
+			return "", false
+		}
+		return v.(string), true
+	}
+	id, err := build.Compute(spec)
+	if err == nil && id.Runtime.Version != "" {
+		h.versions.Store(id.Runtime.Digest, id.Runtime.Version)
+	}
+	return id, err
 }

@@ -153,7 +153,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
 
-	next, err := build.Compute(h.opts.Spec)
+	next, err := h.identity()
 	if err != nil {
 		return Outcome{}, err
 	}

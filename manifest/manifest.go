@@ -41,6 +41,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -245,12 +246,17 @@ func (f *File) Identity() *build.Identity {
 	return id
 }
 
-// Changed returns the paths of the artifacts marked changed, in file order.
+// Changed returns the paths of the artifacts marked changed, in file order,
+// each once ("$NAME" for a variable).
 func (f *File) Changed() []string {
 	var out []string
 	for _, a := range f.Artifacts {
-		if a.Changed {
-			out = append(out, a.Path)
+		name := a.Path
+		if a.Role == build.RoleEnv {
+			name = "$" + name
+		}
+		if a.Changed && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out

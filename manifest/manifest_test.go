@@ -38,8 +38,13 @@ func TestWriteReadRoundTripAndChanged(t *testing.T) {
 	if got.Label != "lbl" || len(got.Artifacts) != 2 || got.Artifacts[0].Digest != build.DigestBytes([]byte("v1")) {
 		t.Fatalf("read back %+v", got)
 	}
-	if c := got.Changed(); len(c) != 2 {
-		t.Errorf("first build: changed = %v, want entry and runtime", c)
+	if c := got.Changed(); len(c) != 1 || c[0] != "server.bin" {
+		t.Errorf("first build: changed = %v, want server.bin once (it is entry and runtime)", c)
+	}
+	for _, a := range got.Artifacts {
+		if !a.Changed {
+			t.Errorf("first build: %s %s not marked changed", a.Role, a.Path)
+		}
 	}
 	same := New("lbl", "01JQ7R9KQ6K2Y8W4JH0M3T5V7Y", time.Now(), 0, identity(t, dir, "server.bin"), got)
 	if c := same.Changed(); len(c) != 0 {
@@ -47,8 +52,8 @@ func TestWriteReadRoundTripAndChanged(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "server.bin"), []byte("v2"), 0o755)
 	next := New("lbl", "01JQ7R9KQ6K2Y8W4JH0M3T5V7Z", time.Now(), 0, identity(t, dir, "server.bin"), got)
-	if c := next.Changed(); len(c) != 2 || c[0] != "server.bin" {
-		t.Errorf("after edit: changed = %v, want server.bin (as entry and runtime)", c)
+	if c := next.Changed(); len(c) != 1 || c[0] != "server.bin" {
+		t.Errorf("after edit: changed = %v, want server.bin", c)
 	}
 }
 

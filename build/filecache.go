@@ -1,0 +1,125 @@
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+)
+
+// FileCache remembers the digests of single files — entry, lockfiles,
+// runtime binary, wrappers — by their stat data, the way StatCache does for
+// dependency trees: a 100 MB node binary need not be read on every build.
+// An entry is used only when the file's (device, inode, size, mtime, ctime,
+// mode) are unchanged and its mtime and ctime are more than 2 s older than
+// the moment it was hashed (the racy-git rule, see StatCache). It is not
+// safe for concurrent use; two processes sharing the file each write it
+// whole (atomically), the last one wins.
+//
+// On disk: JSON {"v":1,"files":{"/abs/path":{…}}}. A file that does not
+// parse is ignored (every file is hashed again) and replaced on Save.
+type FileCache struct {
+	path  string
+	files map[string]fileCacheEntry
+	dirty bool
+}
+
+type fileCacheEntry struct {
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Size   int64  `json:"size"`
+	Mtime  int64  `json:"mtime"`
+	Ctime  int64  `json:"ctime"`
+	Mode   uint32 `json:"mode"`
+	Stamp  int64  `json:"stamp"` // Unix ns just before the file was read
+	Digest Digest `json:"digest"`
+}
+
+type fileCacheFormat struct {
+	V     int                       `json:"v"`
+	Files map[string]fileCacheEntry `json:"files"`
+}
+
+// LoadFileCache reads the cache at path. It always returns a usable cache;
+// the error says why an existing file was ignored.
+func LoadFileCache(path string) (*FileCache, error) {
+	c := &FileCache{path: path, files: map[string]fileCacheEntry{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	var f fileCacheFormat
+	if err := json.Unmarshal(b, &f); err != nil || f.V != 1 || f.Files == nil {
+		return c, fmt.Errorf("file cache %s ignored: not a version 1 cache", path)
+	}
+	c.files = f.Files
+	return c, nil
+}
+
+// Digest returns the digest and size of the file at path (symlinks
+// followed), from the cache when its stat data allows, else by reading it.
+func (c *FileCache) Digest(path string) (Digest, int64, error) {
+	full, err := filepath.Abs(path)
+	if err != nil {
+		return "", 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(full, &st); err != nil {
+		return "", 0, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	k := statOf(&st).key
+	e, ok := c.files[full]
+	if ok && e.Dev == k.dev && e.Ino == k.ino && e.Size == k.size && e.Mtime == k.mtime &&
+		e.Ctime == k.ctime && e.Mode == k.mode &&
+		k.mtime < e.Stamp-int64(racyWindow) && k.ctime < e.Stamp-int64(racyWindow) {
+		return e.Digest, e.Size, nil
+	}
+	stamp := time.Now().UnixNano()
+	d, n, err := FileDigest(path)
+	if err != nil {
+		return "", 0, err
+	}
+	if n == k.size {
+		c.files[full] = fileCacheEntry{Dev: k.dev, Ino: k.ino, Size: k.size, Mtime: k.mtime, Ctime: k.ctime,
+			Mode: k.mode, Stamp: stamp, Digest: d}
+		c.dirty = true
+	}
+	return d, n, nil
+}
+
+// Save writes the cache if it changed, atomically, creating its directory.
+func (c *FileCache) Save() error {
+	if !c.dirty {
+		return nil
+	}
+	b, err := json.Marshal(fileCacheFormat{V: 1, Files: c.files})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(c.path, b, 0o600); err != nil {
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+// hashFile is FileDigest through fc when there is one.
+func hashFile(fc *FileCache, path string) (Digest, int64, error) {
+	if fc == nil {
+		return FileDigest(path)
+	}
+	return fc.Digest(path)
+}
