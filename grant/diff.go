@@ -122,8 +122,15 @@ func diffTool(name string, o, n toolDef) []Change {
 
 // jsonEqual compares two JSON values by meaning (object key order ignored).
 func jsonEqual(a, b json.RawMessage) bool {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if bytes.Equal(a, []byte("null")) {
+		a = nil // null and absent say the same: no value
+	}
+	if bytes.Equal(b, []byte("null")) {
+		b = nil
+	}
 	if len(a) == 0 || len(b) == 0 {
-		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
+		return len(a) == len(b)
 	}
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {

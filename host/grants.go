@@ -60,6 +60,9 @@ func (h *Host) authorizeLocked(m *message, p *callParams) ([]byte, *grant.Grant)
 	if d.Refusal == "" {
 		return nil, d.Grant
 	}
+	if _, known := h.tools[p.Name]; d.Refusal == grant.AuthorizationRequired && h.tools != nil && !known {
+		return nil, nil // no grant could cover it: the catalog check answers unknown_tool
+	}
 	h.notePendingLocked(p.Name, d, ep)
 	approve := "mcpepoch approve --run " + h.run + " --tools " + p.Name
 	for _, c := range d.Credentials {
@@ -288,6 +291,13 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	}
 	if len(needs) > 0 && !req.All {
 		return nil, fmt.Errorf("the tools use credential scope %v, which the approval does not name: add --credential for each", needs)
+	}
+	if req.Expires != grant.ExpiresPerCall && !req.All {
+		for _, t := range tools {
+			if scopes, perCall := h.policy.Credentials(t); perCall {
+				return nil, fmt.Errorf("tool %s uses credential scope %v, which needs an approval for each call: approve it with --expires per-call", t, scopes)
+			}
+		}
 	}
 	creds := slices.Clone(req.Credentials)
 	if req.All {

@@ -95,7 +95,8 @@ func buildServer(t testing.TB, b *built, pkg string) string {
 //	server.sh       sets FIXTURE_* variables and execs bin/fixture; it is
 //	                the entry of the launch command "sh ./server.sh", so
 //	                rewriting it changes the identity the host computes
-//	mcpepoch.toml   command = ["sh", "./server.sh"], for mcpepoch record
+//	mcpepoch.toml   command = ["sh", "./server.sh"], for mcpepoch record, and
+//	                every tool exempt from grants
 //	counter/        FIXTURE_COUNTER_DIR
 type project struct {
 	t       testing.TB
@@ -117,7 +118,8 @@ func newProject(t testing.TB, env map[string]string) *project {
 		}
 	}
 	copyFile(t, buildServer(t, &fixtureBin, "testdata/servers/fixture"), filepath.Join(dir, "bin", "fixture"))
-	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n")
+	// Grants are not what these tests are about: every tool is exempt.
+	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n\n[grants]\nexempt = [\"**\"]\n")
 	p.server("", env)
 	return p
 }
@@ -286,7 +288,16 @@ func (b *bg) wait(t testing.TB) time.Duration {
 	return b.took
 }
 
-// hostCommand is the argument list of mcpepoch host for the project.
+// command returns name args… to run in the project with the test's
+// environment, not started.
+func (p *project) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = p.dir
+	cmd.Env = testenv.Environ()
+	return cmd
+}
+
+// hostArgs is the argument list of mcpepoch host for the project.
 func (p *project) hostArgs(flags []string, command ...string) []string {
 	if len(command) == 0 {
 		command = []string{"sh", "./server.sh"}

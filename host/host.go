@@ -241,6 +241,9 @@ func (h *Host) Run(ctx context.Context) error {
 	h.stopCurrent()
 	os.Remove(h.recordPath())
 	h.mu.Lock()
+	for _, g := range h.grants.Live(time.Now()) {
+		h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedRunEnded})
+	}
 	if n := h.grants.RevokeAll(grant.RevokedRunEnded, time.Now()); n > 0 {
 		h.saveGrantsLocked()
 	}
@@ -494,6 +497,7 @@ func (h *Host) forwardLocked(m *message, line []byte) {
 			if g != nil && g.ExpiresWhen == grant.ExpiresPerCall {
 				h.grants.Use(g, time.Now())
 				h.saveGrantsLocked()
+				h.audit.event(audit.TypeGrantRevoked, h.child.epoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedUsed})
 			}
 			cl.tool = p.Name
 			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: audit.ArgsDigest(p.Arguments)}

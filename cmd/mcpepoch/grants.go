@@ -14,7 +14,8 @@ import (
 )
 
 // runGrants lists the grants of every agent run of the project, live and
-// revoked, from the hosts' grant files.
+// revoked, from the hosts' grant files. A grant of an agent run whose host
+// is gone is shown as revoked (host_gone).
 func runGrants(args []string, stdio Stdio) error {
 	fs := newFlags("grants", stdio.Err, "[--json] [--live]")
 	dirFlag := fs.String("dir", ".", "project root")
@@ -31,10 +32,25 @@ func runGrants(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	// A host killed without a chance to revoke its run's grants leaves them
+	// looking live; they are not usable, since only that host could apply
+	// them. Ask which hosts are alive.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	alive := map[string]bool{}
+	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeStatus}) {
+		if r.Err == nil {
+			alive[r.Response.Run] = true
+		}
+	}
+	cancel()
 	all := []*grant.Grant{}
 	now := time.Now()
 	for _, s := range stores {
 		for _, g := range s.Grants {
+			if g.Live(now) && !alive[g.AgentRun] {
+				t := now
+				g.RevokedAt, g.RevokedReason = &t, "host_gone" // shown, not written: the file is the host's
+			}
 			if !*liveOnly || g.Live(now) {
 				all = append(all, g)
 			}

@@ -6,8 +6,7 @@
 //	initialize   answers with the client's protocolVersion (2025-11-25 if
 //	             absent) and capabilities {"tools":{}}
 //	tools/list   one tool: hang {}
-//	tools/call   hang: no answer; the request id is appended as a line to
-//	             the file $LATESERVER_LOG, if set
+//	tools/call   hang: no answer until the server is stopped
 //	ping         {}
 //
 // When stdin ends or SIGTERM arrives, it answers every hang call still
@@ -109,13 +108,6 @@ func (s *server) handle(line []byte) {
 		}}}, nil)
 	case "tools/call":
 		s.pending = append(s.pending, req.ID)
-		if name := os.Getenv("LATESERVER_LOG"); name != "" {
-			f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-			if err == nil {
-				fmt.Fprintf(f, "%s\n", req.ID)
-				f.Close()
-			}
-		}
 	default:
 		s.replyLocked(req.ID, nil, map[string]any{"code": -32601, "message": "method not found: " + req.Method})
 	}

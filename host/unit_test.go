@@ -1,0 +1,309 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/mcpepoch/mcpepoch/epoch"
+)
+
+// collect runs readLines over in and returns each line, or "OVER:<id>" for
+// an over-long one.
+func collect(in io.Reader, max int) []string {
+	var out []string
+	readLines(in, max, func(line []byte, over *overflow) {
+		if over != nil {
+			out = append(out, "OVER:"+string(over.id()))
+			return
+		}
+		out = append(out, string(line))
+	})
+	return out
+}
+
+func TestReadLines(t *testing.T) {
+	const max = 10
+	in := "a\nbb\r\n\n\n" + // CRLF trimmed, empty lines skipped
+		"0123456789\n" + // exactly max: passed
+		"01234567890\n" + // max+1: over
+		`{"id":5,"x":"yyyyyyyyyy"}` + "\n" + // over, id found
+		"after\n" +
+		"tail" // no final newline
+	want := []string{"a", "bb", "0123456789", "OVER:", "OVER:5", "after", "tail"}
+	for name, r := range map[string]io.Reader{
+		"whole":    strings.NewReader(in),
+		"one-byte": iotest.OneByteReader(strings.NewReader(in)),
+	} {
+		if got := collect(r, max); !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
+
+// Lines longer than the reader's 64 KiB buffer come through whole, or as
+// one overflow, and the next line is intact.
+func TestReadLinesLong(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":"big","result":"` + strings.Repeat("x", 200<<10) + `"}`
+	in := long + "\n" + `{"id":2}` + "\n"
+	if got := collect(strings.NewReader(in), 1<<20); len(got) != 2 || got[0] != long || got[1] != `{"id":2}` {
+		t.Errorf("under the limit: got %d lines (first %d bytes)", len(got), len(got[0]))
+	}
+	if got := collect(strings.NewReader(in), 100<<10); !slices.Equal(got, []string{`OVER:"big"`, `{"id":2}`}) {
+		t.Errorf("over the limit: got %.100q", got)
+	}
+}
+
+func TestOverflowID(t *testing.T) {
+	pad := strings.Repeat("p", 3*overflowKeep)
+	for _, tc := range []struct {
+		msg, id string
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":"` + pad + `"}}`, `7`},
+		{`{"id":-3,"jsonrpc":"2.0","result":{"a":"` + pad + `"}}`, `-3`},
+		{` { "jsonrpc" : "2.0" , "id" : "a\"b" , "result":"` + pad + `"}`, `"a\"b"`},
+		{`{"jsonrpc":"2.0","result":{"a":"` + pad + `"},"id":12}`, `12`},
+		{`{"result":{"a":"` + pad + `"},"id":"z","jsonrpc":"2.0"}` + "  ", `"z"`},
+		// An id inside params is not the message's.
+		{`{"jsonrpc":"2.0","method":"x","params":{"id":5,"a":"` + pad + `"}}`, ``},
+		{`{"jsonrpc":"2.0","method":"x","params":{"a":"` + pad + `","id":5}}`, ``},
+		{`{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"` + pad + `"}}`, ``},
+	} {
+		got := collect(strings.NewReader(tc.msg+"\n"), 2*overflowKeep)
+		if want := []string{"OVER:" + tc.id}; !slices.Equal(got, want) {
+			t.Errorf("%.60s…: got %q, want %q", tc.msg, got, want)
+		}
+	}
+}
+
+func TestAdvertiseListChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, version string
+		caps              map[string]any
+	}{
+		{"tools-empty",
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"s","version":"1"},"instructions":"hi"}}`,
+			"2025-11-25", map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}},
+		{"no-capabilities",
+			`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":"2024-11-05"}}`,
+			"2024-11-05", map[string]any{"tools": map[string]any{"listChanged": true}}},
+		{"tools-null",
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":null}}}`,
+			"2025-06-18", map[string]any{"tools": map[string]any{"listChanged": true}}},
+		{"listChanged-false",
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false,"x":1}}}}`,
+			"2025-11-25", map[string]any{"tools": map[string]any{"listChanged": true, "x": float64(1)}}},
+		{"discover",
+			`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0}}`,
+			"", map[string]any{"tools": map[string]any{"listChanged": true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, version, err := advertiseListChanged([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if version != tc.version {
+				t.Errorf("version %q, want %q", version, tc.version)
+			}
+			if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
+				t.Errorf("output %q: want one line", out)
+			}
+			var before, after map[string]any
+			json.Unmarshal([]byte(tc.in), &before)
+			if err := json.Unmarshal(out, &after); err != nil {
+				t.Fatal(err)
+			}
+			// Everything but capabilities is unchanged.
+			br, ar := before["result"].(map[string]any), after["result"].(map[string]any)
+			if after["id"] != before["id"] || after["jsonrpc"] != "2.0" || len(after) != len(before) {
+				t.Errorf("envelope changed: %s", out)
+			}
+			for k, v := range br {
+				if k != "capabilities" && fmt.Sprint(ar[k]) != fmt.Sprint(v) {
+					t.Errorf("result.%s changed: %v → %v", k, v, ar[k])
+				}
+			}
+			if got := fmt.Sprint(ar["capabilities"]); got != fmt.Sprint(tc.caps) {
+				t.Errorf("capabilities %s, want %v", got, tc.caps)
+			}
+		})
+	}
+	for _, bad := range []string{
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"capabilities":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":true}}}`,
+	} {
+		if _, _, err := advertiseListChanged([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func TestMessageEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		line                string
+		req, note, response bool
+	}{
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize"}`, true, false, false},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`, true, false, false},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, true, false},
+		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, false, true, false},
+		{`{"jsonrpc":"2.0","id":3,"result":{}}`, false, false, true},
+		{`{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, false, false, true},
+	} {
+		m, err := parseMessage([]byte(tc.line))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		if m.isRequest() != tc.req || m.isNotification() != tc.note || m.isResponse() != tc.response {
+			t.Errorf("%s: request %v notification %v response %v", tc.line, m.isRequest(), m.isNotification(), m.isResponse())
+		}
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{"id":`} {
+		if _, err := parseMessage([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if idKey([]byte(`1`)) == idKey([]byte(`"1"`)) {
+		t.Error(`ids 1 and "1" share a key`)
+	}
+	for id, want := range map[string]bool{
+		`"mcpepoch:1"`: true, `"mcpepoch:"`: true, `"mcpepoch"`: false, `"x:mcpepoch:1"`: false, `1`: false, `null`: false,
+	} {
+		if got := isPrivateID(json.RawMessage(id)); got != want {
+			t.Errorf("isPrivateID(%s) = %v", id, got)
+		}
+	}
+}
+
+// checkHost returns a Host whose current child and catalog are tools, as
+// after a restart.
+func checkHost(t *testing.T, tools ...string) *Host {
+	t.Helper()
+	h := New(Options{})
+	h.child = &child{epoch: epoch.Epoch("01EPOCH")}
+	var raw []json.RawMessage
+	for _, tl := range tools {
+		raw = append(raw, json.RawMessage(tl))
+	}
+	cat, err := newCatalog(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.catalog, h.tools = cat, compileTools(cat)
+	return h
+}
+
+// check runs checkCallLocked for tools/call name args and returns the code
+// of the refusal, 0 to forward, and the refusal's data.
+func check(t *testing.T, h *Host, name, args string) (int, map[string]json.RawMessage) {
+	t.Helper()
+	params := fmt.Sprintf(`{"name":%q`, name)
+	if args != "" {
+		params += `,"arguments":` + args
+	}
+	params += "}"
+	m, err := parseMessage([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":` + params + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p callParams
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	out := h.checkCallLocked(m, &p)
+	if out == nil {
+		return 0, nil
+	}
+	var resp struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct {
+			Code int                        `json:"code"`
+			Data map[string]json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if string(resp.ID) != "9" {
+		t.Errorf("refusal id %s, want 9", resp.ID)
+	}
+	return resp.Error.Code, resp.Error.Data
+}
+
+const (
+	publishV1 = `{"name":"publish","inputSchema":{"type":"object","properties":{"branch":{"type":"string"},"target":{"type":"string","default":"preview"}},"required":["branch"]}}`
+	publishV2 = `{"name":"publish","inputSchema":{"type":"object","properties":{"branch":{"type":"string"},"target":{"type":"string","default":"production"}},"required":["branch"]}}`
+	echo      = `{"name":"echo","inputSchema":{"type":"object"}}`
+	remoteRef = `{"name":"remote","inputSchema":{"$ref":"https://example.com/schema.json"}}`
+)
+
+func TestCheckCall(t *testing.T) {
+	t.Run("catalog-unknown", func(t *testing.T) {
+		h := New(Options{})
+		h.child = &child{epoch: "E"}
+		if code, _ := check(t, h, "anything", `{}`); code != 0 {
+			t.Errorf("code %d, want the call forwarded", code)
+		}
+	})
+
+	t.Run("unknown-tool", func(t *testing.T) {
+		h := checkHost(t, publishV1, echo)
+		code, data := check(t, h, "gone", `{}`)
+		if code != CodeUnknownTool || string(data["tools"]) != `["publish","echo"]` || string(data["tool"]) != `"gone"` {
+			t.Errorf("code %d data %v", code, data)
+		}
+	})
+
+	t.Run("invalid-arguments", func(t *testing.T) {
+		h := checkHost(t, publishV1)
+		for _, args := range []string{`{}`, ``, `null`, `{"branch":1}`} {
+			code, data := check(t, h, "publish", args)
+			if code != CodeToolChanged || !bytes.Contains(data["tool"], []byte(`"required":["branch"]`)) || string(data["defaults"]) != `{"target":"preview"}` {
+				t.Errorf("arguments %q: code %d data %v", args, code, data)
+			}
+		}
+		if code, _ := check(t, h, "publish", `{"branch":"main"}`); code != 0 {
+			t.Errorf("valid call: code %d", code)
+		}
+	})
+
+	t.Run("definition-changed", func(t *testing.T) {
+		h := checkHost(t, publishV2, echo)
+		h.noteListedLocked(json.RawMessage(`{"tools":[` + publishV1 + `,` + echo + `]}`)) // listed at v1
+		code, data := check(t, h, "publish", `{"branch":"main"}`)
+		if code != CodeToolChanged || string(data["defaults"]) != `{"target":"production"}` {
+			t.Errorf("first call after the change: code %d data %v", code, data)
+		}
+		if code, _ := check(t, h, "publish", `{"branch":"main"}`); code != 0 {
+			t.Errorf("the identical call after the refusal: code %d, want it forwarded", code)
+		}
+		if code, _ := check(t, h, "echo", `{"a":1}`); code != 0 {
+			t.Errorf("an unchanged tool: code %d", code)
+		}
+	})
+
+	t.Run("listed-current", func(t *testing.T) {
+		h := checkHost(t, publishV2)
+		// Key order and spacing do not make a definition different.
+		h.noteListedLocked(json.RawMessage(`{"tools":[{"inputSchema":{"required":["branch"],"type":"object","properties":{"target":{"default":"production","type":"string"},"branch":{"type":"string"}}},  "name":"publish"}]}`))
+		if code, _ := check(t, h, "publish", `{"branch":"main"}`); code != 0 {
+			t.Errorf("code %d, want the call forwarded", code)
+		}
+	})
+
+	t.Run("schema-not-compiled", func(t *testing.T) {
+		h := checkHost(t, remoteRef)
+		if h.tools["remote"].schemaErr == nil {
+			t.Fatal("a remote $ref compiled: the host must not fetch it")
+		}
+		if code, _ := check(t, h, "remote", `{"anything":true}`); code != 0 {
+			t.Errorf("code %d, want the call forwarded unchecked", code)
+		}
+	})
+}
