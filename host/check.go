@@ -6,23 +6,24 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/gowebpki/jcs"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpepoch/mcpepoch/build"
 )
 
 // Error codes of the host's catalog checks (see jsonrpc.go for the others).
 const (
-	CodeUnknownTool = -31005 // tools/call names a tool the current catalog lacks
-	CodeToolChanged = -31006 // the call was prepared against another definition, or does not validate
+	CodeUnknownTool      = -31005 // tools/call names a tool the current catalog lacks
+	CodeToolChanged      = -31006 // the tool's definition changed since the client was given it
+	CodeInvalidArguments = -31007 // the arguments do not validate against the current inputSchema
 )
 
 // tool is one entry of a Catalog, ready for checks.
 type tool struct {
 	def    json.RawMessage // as the server sent it
 	digest build.Digest    // of its RFC 8785 canonical form
-	schema *jsonschema.Schema
+	schema *jsonschema.Resolved
 	// schemaErr is why inputSchema could not be compiled; calls are then
 	// forwarded unchecked, and the reason is logged once.
 	schemaErr error
@@ -52,27 +53,15 @@ func compileTools(cat *Catalog) map[string]*tool {
 	return out
 }
 
-func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
+// compileSchema resolves an inputSchema with github.com/google/jsonschema-go
+// (draft 2020-12, MCP's default, and draft-07). Remote references are not
+// loaded: a server's schema must not make the host fetch anything.
+func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const loc = "mcpepoch:///inputSchema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
-// noLoader refuses every remote reference: a server's schema must not make
-// the host fetch anything.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema reference %s not loaded: the host fetches nothing", url)
+	return s.Resolve(nil)
 }
 
 // callParams is what the checks read of tools/call params.
@@ -85,11 +74,12 @@ type callParams struct {
 // It returns nil to forward, or the error response to send instead. Rules
 // (seed: "reject a call prepared against an old schema"):
 //   - a tool the current catalog lacks is refused (CodeUnknownTool);
-//   - arguments that do not validate against the current inputSchema are
-//     refused (CodeToolChanged) with the current definition in data;
 //   - a call to a tool whose definition changed since this client was last
-//     given it is refused the same way, even if it validates (a changed
-//     default changes what a valid call means);
+//     given it is refused (CodeToolChanged), with the current definition in
+//     data, even if it validates: a changed default changes what a valid
+//     call means;
+//   - arguments that do not validate against the current inputSchema are
+//     refused (CodeInvalidArguments), with the current definition in data;
 //
 // Once the current definition has reached the client, by its tools/list or
 // inside such an error, the client is informed for that tool and its next
@@ -113,7 +103,8 @@ func (h *Host) checkCallLocked(m *message, p *callParams) []byte {
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 			args = json.RawMessage("{}")
 		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		var inst any
+		err := json.Unmarshal(args, &inst)
 		if err == nil {
 			err = t.schema.Validate(inst)
 		}
@@ -121,16 +112,22 @@ func (h *Host) checkCallLocked(m *message, p *callParams) []byte {
 			problem = "arguments do not match the current inputSchema: " + oneLine(err.Error())
 		}
 	}
-	if problem == "" && listed && known != t.digest {
-		problem = "the tool's definition changed since this client last listed it"
+	code, reason := CodeInvalidArguments, "invalid_arguments"
+	if listed && known != t.digest {
+		code, reason = CodeToolChanged, "tool_changed"
+		if problem == "" {
+			problem = "the tool's definition changed since this client last listed it"
+		} else {
+			problem = "the tool's definition changed since this client last listed it, and the " + problem
+		}
 	}
 	if problem == "" {
 		return nil
 	}
 	h.informed[p.Name] = t.digest
-	return errorLine(m.ID, CodeToolChanged,
-		fmt.Sprintf("tool_changed: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", problem, p.Name, ep),
-		map[string]any{"reason": "tool_changed", "detail": problem, "tool": t.def,
+	return errorLine(m.ID, code,
+		fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", reason, problem, p.Name, ep),
+		map[string]any{"reason": reason, "detail": problem, "tool": t.def,
 			"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,
 			"retry": "read the current definition, correct the arguments, and call again"})
 }

@@ -64,11 +64,37 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	return c, nil
 }
 
-// wait reaps the process; it must be called once, after stdout is drained
-// (exec.Cmd.Wait closes the pipe).
-func (c *child) wait() {
-	c.waitErr = c.cmd.Wait()
+// readDrain is how long, after the server process is reaped, the host keeps
+// reading what it wrote before exiting. A process that left the group
+// (setsid) may hold the pipe open forever; the host stops reading then.
+const readDrain = 500 * time.Millisecond
+
+// run reads the server's stdout with fn and reaps the process, then calls
+// exited. The process is reaped as soon as it exits, not when its stdout
+// closes, so a descendant that keeps the pipe open cannot keep the host
+// waiting; what the server wrote before exiting is still read, for up to
+// readDrain.
+func (c *child) run(max int, fn func(line []byte, over *overflow), exited func()) {
+	readDone := make(chan struct{})
+	go func() {
+		readLines(c.stdout, max, fn)
+		close(readDone)
+	}()
+	state, err := c.cmd.Process.Wait()
+	switch {
+	case err != nil:
+		c.waitErr = err
+	case !state.Success():
+		c.waitErr = &exec.ExitError{ProcessState: state}
+	}
+	select {
+	case <-readDone:
+	case <-time.After(readDrain):
+		c.stdout.Close() // unblocks the reader
+		<-readDone
+	}
 	close(c.done)
+	exited()
 }
 
 // send queues line for the server's stdin without blocking: a server that
@@ -146,7 +172,7 @@ func (c *child) stop(grace time.Duration) {
 		case <-c.done:
 		case <-time.After(grace):
 			signalGroup(pgid, syscall.SIGKILL)
-			<-c.done
+			<-c.done // SIGKILL cannot be ignored; reaping does not wait for stdout
 		}
 	}
 	// The leader is gone; its group may not be (a shell's children).
@@ -171,10 +197,15 @@ func signalGroup(pgid int, sig syscall.Signal) {
 	}
 }
 
-// groupAlive reports whether any process of group pgid still exists.
+// groupAlive reports whether any process of group pgid still exists and
+// is not a zombie: a zombie runs nothing, and its reaping is up to its new
+// parent, which may never do it (see groupHasLive).
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if !(err == nil || errors.Is(err, syscall.EPERM)) {
+		return false
+	}
+	return groupHasLive(pgid)
 }
 
 // exitStatus describes how the process ended, e.g. "exit status 7".

@@ -603,9 +603,10 @@ func TestGrantSeedRebuild(t *testing.T) {
 	}
 	// The new required field is on publish_preview, whose payments scope
 	// needs an approval per call. A call without the field is refused by the
-	// catalog check and does not spend that approval.
+	// catalog check (the client re-listed, so: invalid_arguments) and does
+	// not spend that approval.
 	p.approve(s.run, "--tools", "publish_preview", "--credential", gPayments, "--expires", "per-call")
-	s.rpcError("publish_preview", map[string]any{"branch": "main"}, host.CodeToolChanged, "tool_changed:")
+	s.rpcError("publish_preview", map[string]any{"branch": "main"}, host.CodeInvalidArguments, "invalid_arguments:")
 	if got := s.text("publish_preview", map[string]any{"branch": "main", "reason": "seed"}); got != "publish_preview branch=main target=preview reason=seed revision=B" {
 		t.Fatalf("publish_preview on B: %q", got)
 	}

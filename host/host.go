@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -291,11 +292,7 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
-	go func() {
-		readLines(c.stdout, h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) })
-		c.wait()
-		h.childExited(c)
-	}()
+	go c.run(h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) }, func() { h.childExited(c) })
 	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
 	rec := h.record(c)
@@ -556,7 +553,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 			h.mu.Lock()
 			c.observed = o
 			h.mu.Unlock()
-			if o != nil && len(o.Cmdline) > 0 {
+			if o != nil && len(o.Cmdline) > 0 && o.Cmdline[0] != "" {
 				h.logf("epoch %s: pid %d runs %s (%s) as %q", c.epoch, c.pid, o.Exe, o.ExeDigest.Short(), o.Cmdline)
 			}
 		}()
@@ -571,6 +568,13 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		}
 		delete(h.inflight, k)
 		if cl.method == "subscriptions/listen" {
+			if l := h.listens[k]; l != nil && l.tools {
+				// The host announces every epoch change on this
+				// subscription whatever the server supports; a server
+				// without listChanged ends it at once, which must not end
+				// it for the client.
+				return
+			}
 			delete(h.listens, k) // the server ended the subscription
 		}
 		if cl.tool != "" {
@@ -593,9 +597,13 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 			go h.refreshCatalog(c, line)
 			return
 		case "notifications/subscriptions/acknowledged":
-			if k := subscriptionID(m.Params); h.swallowAck[k] {
+			k := subscriptionID(m.Params)
+			if h.swallowAck[k] {
 				delete(h.swallowAck, k) // the client saw the first acknowledgement
 				return
+			}
+			if l := h.listens[k]; l != nil && l.tools {
+				line = ackToolsListChanged(line)
 			}
 		}
 		h.toClient(line)
@@ -787,7 +795,10 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 	case <-c.done:
 		return nil, fmt.Errorf("%s: the server exited (%s)", method, c.exitStatus())
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: no answer within %s", method, h.opts.InitTimeout)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: no answer within %s", method, h.opts.InitTimeout)
+		}
+		return nil, fmt.Errorf("%s: abandoned: the host is shutting down", method)
 	}
 }
 
@@ -817,4 +828,32 @@ func (h *Host) identity() (*build.Identity, error) {
 		h.versions.Store(id.Runtime.Digest, id.Runtime.Version)
 	}
 	return id, err
+}
+
+// ackToolsListChanged rewrites a notifications/subscriptions/acknowledged
+// line to say tools list_changed is honoured: the host sends it on every
+// epoch change (MCP 2026-07-28 subscriptions/listen).
+func ackToolsListChanged(line []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil {
+		return line
+	}
+	var params map[string]json.RawMessage
+	json.Unmarshal(msg["params"], &params)
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var notes map[string]json.RawMessage
+	json.Unmarshal(params["notifications"], &notes)
+	if notes == nil {
+		notes = map[string]json.RawMessage{}
+	}
+	notes["toolsListChanged"] = json.RawMessage("true")
+	params["notifications"], _ = json.Marshal(notes)
+	msg["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return out
 }

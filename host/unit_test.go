@@ -264,7 +264,7 @@ func TestCheckCall(t *testing.T) {
 		h := checkHost(t, publishV1)
 		for _, args := range []string{`{}`, ``, `null`, `{"branch":1}`} {
 			code, data := check(t, h, "publish", args)
-			if code != CodeToolChanged || !bytes.Contains(data["tool"], []byte(`"required":["branch"]`)) || string(data["defaults"]) != `{"target":"preview"}` {
+			if code != CodeInvalidArguments || !bytes.Contains(data["tool"], []byte(`"required":["branch"]`)) || string(data["defaults"]) != `{"target":"preview"}` {
 				t.Errorf("arguments %q: code %d data %v", args, code, data)
 			}
 		}
