@@ -348,7 +348,7 @@ func lookPath(name, dir, path string) (string, error) {
 			}
 		}
 		if p == "" {
-			return "", fmt.Errorf("%w in PATH", exec.ErrNotFound)
+			return "", exec.ErrNotFound
 		}
 	}
 	real, err := filepath.EvalSymlinks(p)

@@ -11,70 +11,84 @@ import (
 // shells run their "-c" argument as a command line.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
 
-// maxWrapperDepth bounds how many scripts resolveCommand looks through.
-const maxWrapperDepth = 4
+// maxWrapperDepth bounds how many wrappers resolveCommand looks through.
+const maxWrapperDepth = 6
 
-// resolveCommand follows the launch command through the scripts that stand
-// between it and the code that runs (seed: "an identity that ignores
-// dispatch only proves that the wrong program stayed the same"):
+// resolveCommand follows the launch command through the programs and
+// scripts that stand between it and the code that runs (seed: "an identity
+// that ignores dispatch only proves that the wrong program stayed the
+// same"):
 //
 //   - an executable script (#!) is a wrapper: it is hashed, and its
 //     interpreter, found the way the kernel and env(1) find it, becomes the
-//     runtime; "#!/usr/bin/env node" resolves node on the server's PATH;
-//   - "sh -c 'CMD ARGS'" (bash, dash, zsh, ksh) resolves CMD ARGS in turn,
-//     after a leading "exec"; the shell is a wrapper;
+//     runtime; "#!/usr/bin/env node" resolves node on the server's PATH. A
+//     shell script's last line of the form "exec CMD ARGS" is followed too;
+//   - "sh -c 'CMD ARGS'" (bash, dash, zsh, ksh) is followed to CMD ARGS,
+//     after a leading "exec" and NAME=value assignments; the shell is a
+//     wrapper;
+//   - "env [NAME=value…] CMD ARGS" is followed to CMD ARGS;
 //   - "npx NAME" resolves node_modules/.bin/NAME in the working directory
 //     as the entry; npx itself, a node script, is a wrapper.
 //
-// It returns the runtime binary, the entry when one was found, and the
-// wrappers in launch order. What a script does beyond its first line is not
-// parsed; on Linux the host also reads /proc/<pid>/exe after launch to see
-// what really runs.
+// A command line with shell syntax beyond plain words and quotes (&&, ;,
+// |, $…, redirections) is not followed: the shell stays the runtime and
+// Inferred says so, so set entry in mcpepoch.toml for such servers. On
+// Linux the host also reads /proc/<pid>/exe after launch to see what really
+// runs. It returns the runtime binary, the entry when one was found, and
+// the wrappers in launch order.
 func resolveCommand(command []string, dir, path string, id *Identity) (runtime, entry string, wrappers []string, err error) {
 	exe, err := lookPath(command[0], dir, path)
 	if err != nil {
 		return "", "", nil, err
 	}
 	args := command[1:]
-	if base := filepath.Base(command[0]); base == "npx" && len(args) > 0 {
-		for _, a := range args {
-			if strings.HasPrefix(a, "-") {
-				continue
-			}
-			bin := filepath.Join(dir, "node_modules", ".bin", a)
-			if real, err := filepath.EvalSymlinks(bin); err == nil && isRegular(real) {
-				entry = real
-				id.Inferred = append(id.Inferred, "entry "+display(dir, real)+": npx "+a+" runs node_modules/.bin/"+a)
-			}
-			break
+	if filepath.Base(command[0]) == "npx" {
+		entry = npxEntry(args, dir, id)
+	}
+	// follow moves on to the plain command line words, which a wrapper
+	// runs; it reports false, noting why, when it cannot.
+	follow := func(via string, words []string) bool {
+		words = plainCommand(words)
+		if len(words) == 0 {
+			return false
 		}
+		next, err := lookPath(words[0], dir, path)
+		if err != nil {
+			id.Inferred = append(id.Inferred, via+" runs "+words[0]+", not found ("+err.Error()+"): not followed")
+			return false
+		}
+		id.Inferred = append(id.Inferred, via+" runs "+strings.Join(words, " "))
+		if entry == "" {
+			for _, a := range words[1:] {
+				if isRegular(abs(dir, a)) {
+					entry = a
+					id.Inferred = append(id.Inferred, "entry "+a+": first argument naming a file of the command "+via+" runs")
+					break
+				}
+			}
+		}
+		exe, args = next, words[1:]
+		return true
 	}
 	for depth := 0; depth < maxWrapperDepth; depth++ {
 		base := filepath.Base(exe)
-		if shells[base] && len(args) >= 2 && args[0] == "-c" {
-			inner := strings.Fields(args[1])
-			if len(inner) > 0 && inner[0] == "exec" {
-				inner = inner[1:]
-			}
-			if len(inner) == 0 {
+		if base == "env" && len(args) > 0 {
+			wrappers = append(wrappers, exe)
+			if !follow("env", args) {
 				break
 			}
+			continue
+		}
+		if shells[base] && len(args) >= 2 && args[0] == "-c" {
 			wrappers = append(wrappers, exe)
-			id.Inferred = append(id.Inferred, base+" -c runs "+strings.Join(inner, " "))
-			next, err := lookPath(inner[0], dir, path)
-			if err != nil {
-				return "", "", nil, err
+			words, ok := splitPlain(args[1])
+			if !ok {
+				id.Inferred = append(id.Inferred, base+" -c "+args[1]+": shell syntax, not followed (set entry in mcpepoch.toml)")
+				break
 			}
-			if entry == "" {
-				for _, a := range inner[1:] {
-					if isRegular(abs(dir, a)) {
-						entry = a
-						id.Inferred = append(id.Inferred, "entry "+a+": first argument of the -c command naming a file")
-						break
-					}
-				}
+			if !follow(base+" -c", words) {
+				break
 			}
-			exe, args = next, inner[1:]
 			continue
 		}
 		interp, iargs, ok := shebang(exe)
@@ -82,33 +96,146 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 			break
 		}
 		wrappers = append(wrappers, exe)
+		script := exe
+		name := interp
 		if filepath.Base(interp) == "env" {
-			name := ""
+			name = ""
 			for _, a := range iargs {
-				if strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
-					continue
+				if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+					name = a
+					break
 				}
-				name = a
-				break
 			}
 			if name == "" {
 				break
 			}
-			id.Inferred = append(id.Inferred, display(dir, exe)+" starts with #!"+interp+" "+strings.Join(iargs, " ")+": "+name+" resolved on PATH")
-			interp = name
+			id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp+" "+strings.Join(iargs, " ")+": "+name+" resolved on PATH")
 		} else {
-			id.Inferred = append(id.Inferred, display(dir, exe)+" starts with #!"+interp)
+			id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp)
 		}
-		next, err := lookPath(interp, dir, path)
+		next, err := lookPath(name, dir, path)
 		if err != nil {
 			return "", "", nil, err
 		}
-		if entry == "" {
-			entry = exe // the script is the entry of its interpreter
-		}
 		exe, args = next, nil
+		if shells[filepath.Base(next)] {
+			if words, ok := lastExec(script); ok && follow(display(dir, script), words) {
+				continue
+			}
+		}
+		if entry == "" {
+			entry = script // the script is the entry of its interpreter
+		}
 	}
 	return exe, entry, wrappers, nil
+}
+
+// npxEntry resolves "npx [flags] NAME" to node_modules/.bin/NAME.
+func npxEntry(args []string, dir string, id *Identity) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		bin := filepath.Join(dir, "node_modules", ".bin", a)
+		if real, err := filepath.EvalSymlinks(bin); err == nil && isRegular(real) {
+			id.Inferred = append(id.Inferred, "entry "+display(dir, real)+": npx "+a+" runs node_modules/.bin/"+a)
+			return real
+		}
+		return ""
+	}
+	return ""
+}
+
+// plainCommand drops a leading "exec" and NAME=value assignments.
+func plainCommand(words []string) []string {
+	for len(words) > 0 {
+		switch w := words[0]; {
+		case w == "exec":
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "=") && !strings.ContainsAny(w[:strings.IndexByte(w, '=')], "/."):
+		default:
+			return words
+		}
+		words = words[1:]
+	}
+	return nil
+}
+
+// splitPlain splits a command line into words the way a shell would for a
+// plain command: blanks separate words, single and double quotes and
+// backslashes quote. It reports false for anything a plain command does
+// not have (; & | < > ( ) ` $ * ? newline), since then the words are not
+// what runs.
+func splitPlain(s string) ([]string, bool) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, false
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			j := i + 1
+			for ; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '$' || s[j] == '`' {
+					return nil, false
+				}
+				if s[j] == '\\' && j+1 < len(s) {
+					j++
+				}
+				cur.WriteByte(s[j])
+			}
+			if j >= len(s) {
+				return nil, false
+			}
+			i = j
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case strings.IndexByte(";&|<>()`$*?\n", c) >= 0:
+			return nil, false
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, true
+}
+
+// lastExec returns the words of a shell script's last non-blank,
+// non-comment line when it is "exec CMD ARGS" with plain words.
+func lastExec(script string) ([]string, bool) {
+	b, err := os.ReadFile(script)
+	if err != nil || len(b) > 1<<20 {
+		return nil, false
+	}
+	var last string
+	for _, line := range strings.Split(string(b), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			last = t
+		}
+	}
+	if !strings.HasPrefix(last, "exec ") {
+		return nil, false
+	}
+	return splitPlain(last)
 }
 
 // shebang reads the "#!" line of an executable script.
