@@ -1,0 +1,364 @@
+// Package testenv gives mcpepoch's end-to-end tests the real programs they
+// drive: the mcpepoch binary, npm-installed Node projects, the example
+// server built from source, the go-task CLI, and a scripted MCP client
+// (testdata/node/driver.mjs, see [Driver]).
+//
+// Every helper takes the calling test and fails it (t.Fatal) when the
+// machine has the program but it does not work; it skips the test (t.Skip)
+// only when a program is not installed at all, and says which and how to
+// get it. Every process it starts is bounded by a timeout and is killed in
+// t.Cleanup, so a test cannot hang on it.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// modulePath is the module whose go.mod marks the repository root.
+const modulePath = "github.com/mcpepoch/mcpepoch"
+
+// CommandTimeout bounds every command run by [Run], and npm ci and tsc.
+const CommandTimeout = 3 * time.Minute
+
+// RepoRoot returns the repository root: the nearest directory at or above
+// the working directory whose go.mod declares module
+// github.com/mcpepoch/mcpepoch.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && declares(b, modulePath) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no go.mod of module %s at or above %s", modulePath, dir)
+		}
+	}
+}
+
+// declares reports whether go.mod content b declares module path.
+func declares(b []byte, path string) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// LookNode returns the paths of node and npm, skipping the test when either
+// is not on PATH.
+func LookNode(t testing.TB) (node, npm string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: install Node.js 20 or later (with npm) to run this test")
+	}
+	npm, err = exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not on PATH: install npm (it ships with Node.js) to run this test")
+	}
+	return node, npm
+}
+
+// NPM makes sure dir/node_modules holds what dir/package-lock.json pins: it
+// runs "npm ci" in dir when node_modules/.package-lock.json (npm's own
+// record of an install) is missing or older than package-lock.json. Test
+// processes of several packages may call it at once, so the check and the
+// install run under an exclusive flock of mcpepoch-testenv-npm.lock in
+// os.TempDir(). A failing npm ci fails the test with npm's output.
+func NPM(t testing.TB, dir string) {
+	t.Helper()
+	_, npm := LookNode(t)
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpepoch-testenv-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := flock(lock); err != nil {
+		t.Fatalf("lock %s: %v", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	want, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil && !have.ModTime().Before(want.ModTime()) {
+		return
+	}
+	t.Logf("npm ci in %s", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+}
+
+// flock takes an exclusive lock on f, retrying when interrupted.
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// exampleFiles are the files of examples/inventory-node that NodeExample
+// copies (patterns of filepath.Match; directories are copied whole).
+var exampleFiles = []string{
+	"src", "package.json", "package-lock.json", "tsconfig.json",
+	"Taskfile.yml", "Makefile", "mcpepoch.*", ".gitignore",
+}
+
+// NodeExample returns a new project directory (absolute, symlinks resolved)
+// holding a built copy of examples/inventory-node: see [NodeExampleAt].
+func NodeExample(t testing.TB) string {
+	t.Helper()
+	return NodeExampleAt(t, t.TempDir())
+}
+
+// NodeExampleAt copies examples/inventory-node (src/, package.json,
+// package-lock.json, tsconfig.json, Taskfile.yml, Makefile, mcpepoch.*,
+// .gitignore; not dist/, data/ or node_modules/) into dir, creating dir,
+// links dir/node_modules to the example's own node_modules (installed with
+// [NPM]), and compiles it with node_modules/.bin/tsc so that
+// dist/server.js exists. It returns dir, absolute with symlinks resolved.
+func NodeExampleAt(t testing.TB, dir string) string {
+	t.Helper()
+	src := filepath.Join(RepoRoot(t), "examples", "inventory-node")
+	NPM(t, src)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pat := range exampleFiles {
+		matches, err := filepath.Glob(filepath.Join(src, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(matches) == 0 {
+			t.Fatalf("%s: no file matches %s", src, pat)
+		}
+		for _, m := range matches {
+			if err := copyTree(m, filepath.Join(dir, filepath.Base(m))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Symlink(filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := Run(t, dir, nil, "node_modules/.bin/tsc"); code != 0 {
+		t.Fatalf("tsc in %s: exit %d\n%s", dir, code, out)
+	}
+	return dir
+}
+
+// copyTree copies the regular file or directory tree from to to, keeping
+// permission bits.
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, info.Mode().Perm()|0o700)
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, info.Mode().Perm())
+		}
+		return fmt.Errorf("%s: not a regular file or directory", p)
+	})
+}
+
+// Output is what [Run] saw of a command: both streams as they came, and each
+// on its own.
+type Output struct {
+	Combined string
+	Stdout   string
+	Stderr   string
+}
+
+func (o Output) String() string { return o.Combined }
+
+// Run runs name with args in dir, with the test's environment minus
+// MCPEPOCH and MCPEPOCH_FLAGS, plus env ("KEY=value"), bounded by
+// CommandTimeout. It returns the output and the exit status; a command that
+// cannot start, or runs out of time, fails the test.
+func Run(t testing.TB, dir string, env []string, name string, args ...string) (Output, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = Environ(env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var all, stdout, stderr syncBuffer
+	cmd.Stdout = io.MultiWriter(&all, &stdout)
+	cmd.Stderr = io.MultiWriter(&all, &stderr)
+	err := cmd.Run()
+	out := Output{Combined: all.String(), Stdout: stdout.String(), Stderr: stderr.String()}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s in %s: no exit within %s\n%s", name, strings.Join(args, " "), dir, CommandTimeout, out)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out, ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("%s %s in %s: %v", name, strings.Join(args, " "), dir, err)
+	}
+	return out, 0
+}
+
+// Environ returns the test process's environment without MCPEPOCH and
+// MCPEPOCH_FLAGS (which would redirect the build hooks of the examples),
+// followed by env.
+func Environ(env ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "MCPEPOCH=") || strings.HasPrefix(kv, "MCPEPOCH_FLAGS=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, env...)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// binary is the mcpepoch binary built once per test process.
+var binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Mcpepoch builds ./cmd/mcpepoch once per test process (go build -o into
+// os.TempDir()/mcpepoch-testenv-<pid>) and returns the binary's path.
+// Directories left by earlier test processes that no longer run are
+// removed. A failed build fails every test that asks.
+func Mcpepoch(t testing.TB) string {
+	t.Helper()
+	root := RepoRoot(t)
+	binary.once.Do(func() {
+		removeStaleBinaries()
+		dir := filepath.Join(os.TempDir(), "mcpepoch-testenv-"+strconv.Itoa(os.Getpid()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			binary.err = err
+			return
+		}
+		p := filepath.Join(dir, "mcpepoch")
+		ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
+		defer cancel()
+		args := []string{"build", "-o", p, "./cmd/mcpepoch"}
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
+		}
+		binary.path = p
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+// removeStaleBinaries removes os.TempDir()/mcpepoch-testenv-<pid>
+// directories whose process is gone.
+func removeStaleBinaries() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcpepoch-testenv-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "mcpepoch-testenv-"))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// TaskVersion is the go-task release the tests are written against.
+const TaskVersion = "v3.54.0"
+
+// Task returns the path of the go-task CLI: "task" on PATH, else
+// $(go env GOPATH)/bin/task. It skips the test when neither exists.
+func Task(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("task"); err == nil {
+		return p
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, gp := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			p := filepath.Join(gp, "bin", "task")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return p
+			}
+		}
+	}
+	t.Skip("task CLI not installed: go install github.com/go-task/task/v3/cmd/task@" + TaskVersion)
+	return ""
+}

@@ -1,0 +1,167 @@
+package testenv
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRepoRoot(t *testing.T) {
+	root := RepoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "internal", "testenv", "testenv.go")); err != nil {
+		t.Fatalf("RepoRoot = %s, which does not hold this package: %v", root, err)
+	}
+}
+
+func TestDeclares(t *testing.T) {
+	for _, tc := range []struct {
+		gomod string
+		want  bool
+	}{
+		{"module github.com/mcpepoch/mcpepoch\n\ngo 1.26.0\n", true},
+		{"// comment\nmodule \"github.com/mcpepoch/mcpepoch\"\n", true},
+		{"module github.com/mcpepoch/mcpepoch/examples/inventory-go\n", false},
+		{"go 1.26.0\n", false},
+	} {
+		if got := declares([]byte(tc.gomod), modulePath); got != tc.want {
+			t.Errorf("declares(%q) = %v, want %v", tc.gomod, got, tc.want)
+		}
+	}
+}
+
+// TestDriverDirect drives the example server with no host in between: the
+// client lists, calls, reports events and closes.
+func TestDriverDirect(t *testing.T) {
+	dir := NodeExample(t)
+	if _, err := os.Stat(filepath.Join(dir, "dist", "server.js")); err != nil {
+		t.Fatalf("NodeExample did not build: %v", err)
+	}
+	c := Driver(t, dir, []string{"INVENTORY_DATA_DIR=" + filepath.Join(dir, "data")}, "node", "dist/server.js")
+	tools, rerr := c.List()
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if got := strings.Join(ToolNames(tools), ","); got != "inventory_lookup,inventory_adjust" {
+		t.Errorf("tools = %s", got)
+	}
+	res, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 3})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if got, want := res.Text(), "sku=bolt quantity=3 revision=A"; got != want || res.IsError {
+		t.Errorf("adjust = %q (isError %v), want %q", got, res.IsError, want)
+	}
+	p1 := c.CallAsync("inventory_lookup", map[string]any{"sku": "bolt"})
+	p2 := c.CallAsync("inventory_lookup", map[string]any{"sku": "nut"})
+	if r, e := p2.Wait(); e != nil || r.Text() != "sku=nut quantity=0 revision=A" {
+		t.Errorf("lookup nut = %+v, %v", r, e)
+	}
+	if r, e := p1.Wait(); e != nil || r.Text() != "sku=bolt quantity=3 revision=A" {
+		t.Errorf("lookup bolt = %+v, %v", r, e)
+	}
+	// An invalid argument is a JSON-RPC error or a tool error, depending on
+	// the SDK; either way it must come back, not hang.
+	if r, e := c.Call("inventory_lookup", map[string]any{"sku": ""}); e == nil && !r.IsError {
+		t.Errorf("lookup with an empty sku succeeded: %+v", r)
+	}
+	if n, err := c.WaitListChanged(1, 200*time.Millisecond); err == nil {
+		t.Errorf("WaitListChanged(1) = %d, want a timeout: the server sends no list_changed", n)
+	}
+	ev := c.Events()
+	if ev.ListChanged != 0 || len(ev.Errors) != 0 || ev.Closed {
+		t.Errorf("events = %+v", ev)
+	}
+	if !strings.Contains(c.Stderr(), "inventory-node revision=A") {
+		t.Errorf("server stderr not captured: %q", c.Stderr())
+	}
+	c.Close()
+	if !c.Exited() {
+		t.Error("driver still running after Close")
+	}
+}
+
+func TestMcpepoch(t *testing.T) {
+	p := Mcpepoch(t)
+	if p2 := Mcpepoch(t); p2 != p {
+		t.Errorf("second build at %s, first at %s", p2, p)
+	}
+	out, code := Run(t, t.TempDir(), nil, p, "version")
+	if code != 0 || !strings.HasPrefix(out.Stdout, "mcpepoch ") {
+		t.Errorf("mcpepoch version: exit %d, %q", code, out)
+	}
+}
+
+func TestTask(t *testing.T) {
+	p := Task(t)
+	out, code := Run(t, t.TempDir(), nil, p, "--version")
+	if code != 0 || !strings.Contains(out.Combined, "3.") {
+		t.Errorf("task --version: exit %d, %q", code, out)
+	}
+}
+
+func TestRunExitCode(t *testing.T) {
+	out, code := Run(t, t.TempDir(), []string{"X=42"}, "sh", "-c", `echo out; echo err >&2; exit $X`)
+	if code != 42 || out.Stdout != "out\n" || out.Stderr != "err\n" {
+		t.Errorf("Run = %+v, %d", out, code)
+	}
+}
+
+func TestGroupGone(t *testing.T) {
+	// The leader forks a child it never reaps (a zombie once it ends),
+	// reports its pid, then becomes a long sleep.
+	cmd := exec.Command("sh", "-c", `sleep 0 & echo $!; exec sleep 30`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone, _ := GroupGone(pgid); gone {
+		t.Fatal("GroupGone = true for a running group")
+	}
+	child := strings.TrimSpace(line)
+	if zombieTest {
+		deadline := time.Now().Add(5 * time.Second)
+		for !isZombie(t, child) {
+			if time.Now().After(deadline) {
+				t.Fatalf("child %s never became a zombie", child)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_, detail := GroupGone(pgid)
+		if strings.Contains(detail, "pid "+child+" ") {
+			t.Errorf("zombie %s reported as live: %s", child, detail)
+		}
+		if !strings.Contains(detail, "(sleep)") {
+			t.Errorf("live leader not reported: %s", detail)
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	cmd.Wait()
+	// The zombie child, reparented, may linger until its new parent reaps
+	// it; the group counts as gone all the same.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		gone, detail := GroupGone(pgid)
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %d not gone 5 s after SIGKILL: %s", pgid, detail)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
