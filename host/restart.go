@@ -52,13 +52,15 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 	var out Outcome
 	var err error
 	switch req.Type {
-	case notify.TypeBuildComplete:
-		h.audit.event(audit.TypeBuildRecorded, "", h.run, map[string]any{"build": req.Build, "manifest": req.Manifest})
+	case notify.TypeBuildComplete, notify.TypeBuildFailed:
+		h.audit.event(audit.TypeBuildRecorded, "", h.run, h.buildFields(req))
+		if req.Type == notify.TypeBuildFailed {
+			out, err = h.current()
+			break
+		}
 		out, err = h.restart(ctx, "build "+req.Build, restartSignal)
 	case notify.TypeRestart:
 		out, err = h.restart(ctx, "mcpepoch restart", restartManual)
-	case notify.TypeBuildFailed:
-		out, err = h.current()
 	case notify.TypeStatus:
 		return payload(resp, notify.TypeStatus, h.Status())
 	case notify.TypeReview:
@@ -113,6 +115,20 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 		resp.Drift = h.Status().Drift
 	}
 	return resp
+}
+
+// buildFields describes a build signal for the audit log: the hook's word
+// (build id, status, what its manifest says changed), recorded as a claim;
+// the host's own view follows in server_replaced.
+func (h *Host) buildFields(req notify.Request) map[string]any {
+	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
+	if req.Manifest == manifest.Path(h.opts.Dir) {
+		if m, err := manifest.Read(req.Manifest); err == nil && m.Build.ID == req.Build {
+			f["changed"] = m.Changed()
+			f["status"] = m.Build.Status
+		}
+	}
+	return f
 }
 
 // payload answers with v encoded in Payload.

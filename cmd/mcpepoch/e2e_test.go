@@ -256,9 +256,14 @@ func unchangedLines(stderr string) []unchangedLine {
 	return out
 }
 
-// hasLine reports whether text has line as one whole line.
+// ansiEscape matches terminal colour sequences, which go-task writes around
+// its own lines when it thinks it may (with CI set, for one).
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// hasLine reports whether text has line as one whole line, colour
+// sequences aside.
 func hasLine(text, line string) bool {
-	return slices.Contains(strings.Split(text, "\n"), line)
+	return slices.Contains(strings.Split(ansiEscape.ReplaceAllString(text, ""), "\n"), line)
 }
 
 // wantLine fails the test unless text has line as one whole line.

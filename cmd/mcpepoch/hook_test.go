@@ -19,7 +19,7 @@ func TestTaskBuildHook(t *testing.T) {
 	task := testenv.Task(t)
 	testBuildHook(t, func(p *project) (testenv.Output, int) {
 		p.t.Helper()
-		return testenv.Run(p.t, p.dir, []string{"MCPEPOCH=" + p.bin}, task, "build")
+		return testenv.Run(p.t, p.dir, []string{"MCPEPOCH=" + p.bin, "NO_COLOR=1"}, task, "build")
 	})
 }
 

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -188,6 +190,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	if len(results) == 0 {
 		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
+		if err := logBuild(root, m); err != nil {
+			fmt.Fprintf(stdio.Err, "mcpepoch: warning: build log: %v\n", err)
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdio.Out)
@@ -238,4 +243,23 @@ func revokedNote(n int) string {
 		return "; 1 grant revoked (approve again: mcpepoch approve)"
 	}
 	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
+}
+
+// logBuild appends the build to .mcpepoch/builds.jsonl when no host heard
+// of it: hosts record builds in the audit log, but one writer per file, so
+// the hook keeps its own hash-chained log (package audit).
+func logBuild(root string, m *manifest.File) error {
+	l, err := audit.Open(filepath.Join(root, manifest.Dir, "builds.jsonl"), nil)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	changed := m.Changed()
+	if changed == nil {
+		changed = []string{}
+	}
+	_, err = l.Append(audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
+		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
+		"changed": changed, "hosts": "none listening"}})
+	return err
 }
