@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // BenchmarkGateway measures what mcpepoch host adds to a tools/call, side by
@@ -39,7 +41,7 @@ func BenchmarkGateway(b *testing.B) {
 				if via {
 					cmd = p.command(mcpepoch(b), p.hostArgs(nil, bc.server)...)
 				}
-				cs := connectGo(b, cmd, &syncBuffer{}, nil, "")
+				cs := connectGo(b, cmd, &testenv.Buffer{}, nil, "")
 				params := &mcp.CallToolParams{Name: bc.tool, Arguments: map[string]any{}}
 				ctx := context.Background()
 				call := func() {

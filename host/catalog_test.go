@@ -226,7 +226,7 @@ func TestListChangedAdvertised(t *testing.T) {
 
 	// The fixture really does not advertise it.
 	p := newProject(t, env)
-	direct := connectGo(t, p.command("sh", "./server.sh"), &syncBuffer{}, nil, "")
+	direct := connectGo(t, p.command("sh", "./server.sh"), &testenv.Buffer{}, nil, "")
 	if caps := direct.InitializeResult().Capabilities; caps == nil || caps.Tools == nil || caps.Tools.ListChanged {
 		t.Fatalf("the fixture advertises %+v with FIXTURE_NO_LISTCHANGED=1", caps)
 	}

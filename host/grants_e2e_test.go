@@ -337,30 +337,13 @@ func (p *gProject) counts(key string) (count, started string) {
 	return read(key + ".count"), read(key + ".started")
 }
 
-// gBuffer is a bytes.Buffer safe for concurrent use.
-type gBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *gBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *gBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // gSession is a go-sdk client connected to mcpepoch host for a project.
 type gSession struct {
 	t      *testing.T
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *gBuffer
+	stderr *testenv.Buffer
 	run    string // the host's agent run
 	killed bool   // the test killed the host
 	closed bool
@@ -377,7 +360,7 @@ func gConnect(t *testing.T, p *gProject, env ...string) *gSession {
 	cmd := exec.Command(testenv.Mcpepoch(t), "host", "--dir", p.dir, "--", "sh", "./server.sh")
 	cmd.Dir = p.dir
 	cmd.Env = testenv.Environ(env...)
-	s := &gSession{t: t, cmd: cmd, stderr: &gBuffer{}}
+	s := &gSession{t: t, cmd: cmd, stderr: &testenv.Buffer{}}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpepoch-grants-test", Version: "0.1.0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), gWait)

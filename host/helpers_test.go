@@ -306,23 +306,6 @@ func (p *project) hostArgs(flags []string, command ...string) []string {
 	return append(append(args, "--"), command...)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // wireError is a JSON-RPC error object.
 type wireError struct {
@@ -374,7 +357,7 @@ type raw struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr syncBuffer
+	stderr testenv.Buffer
 	wmu    sync.Mutex // serializes writes to stdin
 
 	mu      sync.Mutex
@@ -702,13 +685,13 @@ func goClient(t testing.TB, p *project, opts *mcp.ClientOptions, version string,
 	cmd := exec.Command(mcpepoch(t), p.hostArgs(flags, command...)...)
 	cmd.Dir = p.dir
 	cmd.Env = testenv.Environ()
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd.Stderr = stderr
 	return connectGo(t, cmd, stderr, opts, version)
 }
 
 // connectGo connects a go-sdk client to the stdio server cmd.
-func connectGo(t testing.TB, cmd *exec.Cmd, stderr *syncBuffer, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+func connectGo(t testing.TB, cmd *exec.Cmd, stderr *testenv.Buffer, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpepoch-host-test", Version: "0.1.0"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)

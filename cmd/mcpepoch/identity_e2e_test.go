@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,33 +74,16 @@ func ideMust(t *testing.T, dir string, env []string, args ...string) (stdout, st
 	return o, e
 }
 
-// ideBuffer is a bytes.Buffer safe for a writing process and a reading test.
-type ideBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *ideBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *ideBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // ideHost starts `mcpepoch host ARGS…` in dir with ideEnv(env...) and
 // connects a go-sdk client to it. The session is closed at cleanup; the
 // host's stderr is returned.
-func ideHost(t *testing.T, dir string, env []string, args ...string) (*mcp.ClientSession, *ideBuffer) {
+func ideHost(t *testing.T, dir string, env []string, args ...string) (*mcp.ClientSession, *testenv.Buffer) {
 	t.Helper()
 	cmd := exec.Command(testenv.Mcpepoch(t), append([]string{"host"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = ideEnv(env...)
-	stderr := &ideBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpepoch-identity-test", Version: "0.1.0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

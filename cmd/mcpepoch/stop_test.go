@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -113,7 +112,7 @@ type rawHost struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *lockedBuffer
+	stderr *testenv.Buffer
 	done   chan struct{} // closed once the host has exited
 }
 
@@ -126,7 +125,7 @@ func startRawHost(t *testing.T, p *project, command ...string) *rawHost {
 	// A server process the host failed to stop holds the stderr pipe open:
 	// do not wait for it once the host has exited.
 	cmd.WaitDelay = 2 * time.Second
-	h := &rawHost{t: t, cmd: cmd, lines: make(chan []byte, 16), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	h := &rawHost{t: t, cmd: cmd, lines: make(chan []byte, 16), stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	var err error
 	if h.stdin, err = cmd.StdinPipe(); err != nil {
@@ -223,20 +222,3 @@ func (h *rawHost) handshake() {
 	}
 }
 
-// lockedBuffer is a strings.Builder safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

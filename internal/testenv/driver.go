@@ -26,7 +26,7 @@ type Client struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr syncBuffer
+	stderr Buffer
 
 	mu      sync.Mutex
 	nextID  int

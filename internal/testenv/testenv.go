@@ -237,7 +237,7 @@ func Run(t testing.TB, dir string, env []string, name string, args ...string) (O
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var all, stdout, stderr syncBuffer
+	var all, stdout, stderr Buffer
 	cmd.Stdout = io.MultiWriter(&all, &stdout)
 	cmd.Stderr = io.MultiWriter(&all, &stderr)
 	err := cmd.Run()
@@ -269,19 +269,20 @@ func Environ(env ...string) []string {
 	return append(out, env...)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
+// Buffer is a bytes.Buffer safe for concurrent writes and reads: a child
+// process's output, read by a test while the process runs.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *Buffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
