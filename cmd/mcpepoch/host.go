@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 )
@@ -20,11 +19,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	command := fs.Args()
-	root, err := projectRoot(*dirFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(root)
+	root, cfg, err := loadProject(*dirFlag)
 	if err != nil {
 		return err
 	}

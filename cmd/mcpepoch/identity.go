@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/build"
-	"github.com/mcpepoch/mcpepoch/config"
 )
 
 // runIdentity explains, for a launch command, every input hashed into its
@@ -21,11 +20,7 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, err := projectRoot(*dirFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(root)
+	root, cfg, err := loadProject(*dirFlag)
 	if err != nil {
 		return err
 	}

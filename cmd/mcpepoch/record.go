@@ -65,11 +65,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if fs.NArg() > 0 {
 		return usageError("record takes no arguments, got %q", fs.Args())
 	}
-	root, err := projectRoot(*dirFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(root)
+	root, cfg, err := loadProject(*dirFlag)
 	if err != nil {
 		return err
 	}
@@ -208,6 +204,16 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		return silentExit(exitHostError)
 	}
 	return nil
+}
+
+// loadProject resolves the project root in dir and reads its mcpepoch.toml.
+func loadProject(dir string) (string, *config.Config, error) {
+	root, err := projectRoot(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := config.Load(root)
+	return root, cfg, err
 }
 
 // projectRoot returns dir as an absolute path with symlinks resolved, so that
