@@ -74,7 +74,6 @@ func ideMust(t *testing.T, dir string, env []string, args ...string) (stdout, st
 	return o, e
 }
 
-
 // ideHost starts `mcpepoch host ARGS…` in dir with ideEnv(env...) and
 // connects a go-sdk client to it. The session is closed at cleanup; the
 // host's stderr is returned.

@@ -221,4 +221,3 @@ func (h *rawHost) handshake() {
 		h.t.Fatalf("tools/list: %v, %d tools", err, len(res.Tools))
 	}
 }
-
