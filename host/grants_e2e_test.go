@@ -337,7 +337,6 @@ func (p *gProject) counts(key string) (count, started string) {
 	return read(key + ".count"), read(key + ".started")
 }
 
-
 // gSession is a go-sdk client connected to mcpepoch host for a project.
 type gSession struct {
 	t      *testing.T

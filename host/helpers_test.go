@@ -306,7 +306,6 @@ func (p *project) hostArgs(flags []string, command ...string) []string {
 	return append(append(args, "--"), command...)
 }
 
-
 // wireError is a JSON-RPC error object.
 type wireError struct {
 	Code    int             `json:"code"`
