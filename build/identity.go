@@ -39,58 +39,58 @@ var RedirectingEnv = []string{
 
 // Artifact is one input of a server's identity.
 type Artifact struct {
-	Role Role
+	Role Role `json:"role"`
 	// Path is slash-separated and relative to Identity.Dir when the file lies
 	// inside it, absolute otherwise (a runtime on PATH, say). It is a label
 	// for people: the identity is the Digest, never the path.
-	Path   string
-	Digest Digest // zero when Missing
-	Size   int64  // bytes
+	Path   string `json:"path"`
+	Digest Digest `json:"digest,omitempty"` // zero when Missing
+	Size   int64  `json:"size,omitempty"`   // bytes
 	// Version is the runtime's own version ("v20.20.2", "go1.26.8",
 	// "Python 3.11.7"); set only for RoleRuntime, empty when unknown.
-	Version string
+	Version string `json:"version,omitempty"`
 	// Missing is set when the file does not exist (only Compute with
 	// Spec.BestEffort returns such files) or the variable is unset.
-	Missing bool
+	Missing bool `json:"missing,omitempty"`
 	// Files and Native are set for RoleDeps: the tree's regular files and
 	// its native addons (*.node), listed separately in Identity.Native.
-	Files  int
-	Native int
+	Files  int `json:"files,omitempty"`
+	Native int `json:"native,omitempty"`
 	// Why says, for people, why this input is part of the identity.
-	Why string
+	Why string `json:"why,omitempty"`
 }
 
 // GoInfo is what a Go binary says of its own build (debug/buildinfo).
 type GoInfo struct {
-	GoVersion string
-	Path      string // main package path
-	Module    string // main module path
-	Version   string // main module version, "(devel)" for a local build
-	VCS       string // "git", … when built in a checkout
-	Revision  string
-	Time      string
-	Modified  bool // the checkout had uncommitted changes
+	GoVersion string `json:"goVersion"`
+	Path      string `json:"path"`          // main package path
+	Module    string `json:"module"`        // main module path
+	Version   string `json:"version"`       // main module version, "(devel)" for a local build
+	VCS       string `json:"vcs,omitempty"` // "git", … when built in a checkout
+	Revision  string `json:"revision,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Modified  bool   `json:"modified,omitempty"` // the checkout had uncommitted changes
 }
 
 // Identity is what a launch command will execute, described by content.
 type Identity struct {
-	Dir       string   // absolute working directory of the server
-	Command   []string // launch command as given
-	Entry     Artifact
-	Lockfiles []Artifact // sorted by Path
-	Runtime   Artifact
-	Wrappers  []Artifact // in launch order
-	Deps      []Artifact // dependency trees, by path
-	Env       []Artifact // redirecting variables, by name
-	EnvFiles  []Artifact // by path
+	Dir       string     `json:"dir"`     // absolute working directory of the server
+	Command   []string   `json:"command"` // launch command as given
+	Entry     Artifact   `json:"entry"`
+	Lockfiles []Artifact `json:"lockfiles"` // sorted by Path
+	Runtime   Artifact   `json:"runtime"`
+	Wrappers  []Artifact `json:"wrappers"` // in launch order
+	Deps      []Artifact `json:"deps"`     // dependency trees, by path
+	Env       []Artifact `json:"env"`      // redirecting variables, by name
+	EnvFiles  []Artifact `json:"envFiles"` // by path
 	// Native lists the native addons found in the dependency trees.
-	Native []TreeFile
+	Native []TreeFile `json:"native"`
 	// Go is set when the entry or the runtime is a Go binary.
-	Go *GoInfo
+	Go *GoInfo `json:"go,omitempty"`
 	// Inferred lists, in words, what Compute had to guess ("runtime node
 	// resolved from PATH", "lockfile package-lock.json detected"), so a user
 	// can see what was hashed and why.
-	Inferred []string
+	Inferred []string `json:"inferred"`
 }
 
 // Spec says where to look. Explicit fields win over inference.

@@ -55,9 +55,9 @@ type Tree struct {
 
 // TreeFile is one regular file of a Tree.
 type TreeFile struct {
-	Path   string // slash-separated, relative to the tree root
-	Digest Digest // of the file's content
-	Size   int64  // in bytes
+	Path   string `json:"path"`   // slash-separated, relative to the tree root
+	Digest Digest `json:"digest"` // of the file's content
+	Size   int64  `json:"size"`   // in bytes
 }
 
 // TreeOptions tunes TreeDigest. The zero value hashes every file with the

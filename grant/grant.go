@@ -59,7 +59,9 @@ type Grant struct {
 	// ExpiresWhen is "agent-run-ends", "per-call" or a Go duration ("30m")
 	// counted from IssuedAt.
 	ExpiresWhen string `json:"expiresWhen"`
-	ApprovedBy  string `json:"approvedBy"` // OS user who approved, at the approving terminal
+	// ExpiresAt is IssuedAt plus the duration, for a duration ExpiresWhen.
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	ApprovedBy string     `json:"approvedBy"` // OS user who approved, at the approving terminal
 	// CatalogRevision is the catalog the person reviewed, so a stale grant
 	// can also say whether the catalog changed.
 	CatalogRevision string     `json:"catalogRevision,omitempty"`
@@ -89,6 +91,14 @@ func (g *Grant) Live(now time.Time) bool {
 		return false
 	}
 	return true
+}
+
+// SetExpiry fills ExpiresAt from IssuedAt and a duration ExpiresWhen.
+func (g *Grant) SetExpiry() {
+	if d, err := time.ParseDuration(g.ExpiresWhen); err == nil {
+		t := g.IssuedAt.Add(d)
+		g.ExpiresAt = &t
+	}
 }
 
 // covers reports whether g's scopes include tool and every credential scope

@@ -22,7 +22,8 @@
 // retried: a timeout is not proof that a write did not run. Late answers from
 // a stopped child are dropped and logged. A child that exits on its own puts
 // the host in state "down" (requests get -31002, server_unavailable) and is
-// restarted after 100 ms, 200 ms, … 6.4 s; after Options.MaxCrashes quick
+// restarted after 100 ms, 200 ms, … 6.4 s (its grants end with its epoch,
+// as on a rebuild); after Options.MaxCrashes quick
 // exits in a row (each within QuickCrash of its start) the host stops
 // trying until a build signal or mcpepoch restart.
 //
@@ -36,10 +37,11 @@
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
 //     shape in error.data). The check runs under the lock that switches
 //     epochs, so a restart cannot slip a call past it.
-//  2. Catalog: an unknown tool → -31005 unknown_tool; arguments that do
-//     not validate against the current inputSchema, or a tool whose
+//  2. Catalog: an unknown tool → -31005 unknown_tool; a tool whose
 //     definition changed since the client was last given it → -31006
-//     tool_changed with the current definition in error.data.tool.
+//     tool_changed; arguments that do not validate against the current
+//     inputSchema → -31007 invalid_arguments; both with the current
+//     definition in error.data.tool.
 //
 // Annotations (readOnlyHint …) decide nothing.
 //

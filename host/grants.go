@@ -312,6 +312,7 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
 	}
+	g.SetExpiry()
 	h.grants.Add(g)
 	h.saveGrantsLocked()
 	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}

@@ -983,3 +983,47 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 	}
 	s.text("slow_write", map[string]any{"key": "k"})
 }
+
+// TestGrantEndsWithCrashedEpoch: a server that exits on its own ends its
+// epoch; the host's restart under a new epoch revokes that epoch's grants
+// (the next call is stale and names the crashed epoch) and the audit log
+// records the replacement.
+func TestGrantEndsWithCrashedEpoch(t *testing.T) {
+	p := gNewProject(t, nil)
+	s := gConnect(t, p)
+	s.list()
+	p.ready(s.run)
+	id, epA, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
+	s.text("slow_write", map[string]any{"key": "crash"})
+
+	_, pid := p.epoch(s.run)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var epB epoch.Epoch
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := p.status(s.run)
+		if st.State == host.StateReady && st.Execution != nil && st.Execution.Epoch != epA {
+			epB = st.Execution.Epoch
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new epoch after the server was killed: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if g := p.grant(id); g.RevokedAt == nil || g.RevokedReason != grant.RevokedEpochChanged {
+		t.Fatalf("grant of the crashed epoch: revoked %v reason %q, want epoch_changed", g.RevokedAt, g.RevokedReason)
+	}
+	data := s.rpcError("slow_write", map[string]any{"key": "crash"}, host.CodeAuthorizationStale, "authorization_stale:")
+	wantData(t, data, map[string]any{"approvedEpoch": string(epA), "currentEpoch": string(epB)})
+	p.waitRecords("server_replaced from the crashed epoch", func(recs []audit.Record) bool {
+		for _, r := range recs {
+			if r.Type == audit.TypeServerReplaced && r.Epoch == string(epB) && r.Fields[audit.FieldPrevEpoch] == string(epA) {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,8 +137,9 @@ type Host struct {
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
 
-	crashes       int  // quick exits in a row
-	pendingManual bool // ModeManual: a signal found new code
+	ended         *child // the last child that exited on its own, until replaced
+	crashes       int    // quick exits in a row
+	pendingManual bool   // ModeManual: a signal found new code
 
 	versions sync.Map // runtime digest → version, so a restart does not run node --version again
 
@@ -208,6 +210,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	h.warnMissing(id)
 	c, err := h.start(id, epoch.New(time.Now()))
 	if err != nil {
 		return err
@@ -530,6 +533,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"bytes": strconv.Itoa(len(line)), "reason": "not JSON-RPC"})
 		return
 	}
+	h.observeOnce(c)
 	if m.isResponse() && isPrivateID(m.ID) {
 		h.mu.Lock()
 		ch, ok := h.private[idKey(m.ID)]
@@ -546,18 +550,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		h.logf("epoch %s: dropped a late message from a stopped server: %.200q", c.epoch, line)
 		return
 	}
-	if !c.looked {
-		c.looked = true
-		go func() {
-			o := observe(c.pid, true)
-			h.mu.Lock()
-			c.observed = o
-			h.mu.Unlock()
-			if o != nil && len(o.Cmdline) > 0 && o.Cmdline[0] != "" {
-				h.logf("epoch %s: pid %d runs %s (%s) as %q", c.epoch, c.pid, o.Exe, o.ExeDigest.Short(), o.Cmdline)
-			}
-		}()
-	}
+
 	switch {
 	case m.isResponse():
 		k := idKey(m.ID)
@@ -670,9 +663,15 @@ func (h *Host) childExited(c *child) {
 		return // stopped by a restart or shutdown: what it owed was answered then
 	}
 	h.child = nil
+	h.ended = c
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
 	h.abortLocked(c, "server_exited", "")
+	// The epoch is over: its grants end with it, as on a rebuild, so that
+	// the next call is refused as stale and names the right epoch.
+	if n := h.revokeEpochLocked(c.epoch); n > 0 {
+		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, n)
+	}
 	quick := time.Since(c.started) < h.opts.QuickCrash
 	if quick {
 		h.crashes++
@@ -856,4 +855,47 @@ func ackToolsListChanged(line []byte) []byte {
 		return line
 	}
 	return out
+}
+
+// observeOnce reads /proc for child c after its first message (Linux): by
+// then a wrapper has exec'd what really runs.
+func (h *Host) observeOnce(c *child) {
+	h.mu.Lock()
+	first := !c.looked
+	c.looked = true
+	h.mu.Unlock()
+	if !first {
+		return
+	}
+	go func() {
+		o := observe(c.pid, true)
+		h.mu.Lock()
+		c.observed = o
+		h.mu.Unlock()
+		if o != nil && len(o.Cmdline) > 0 && o.Cmdline[0] != "" {
+			h.logf("epoch %s: pid %d runs %s (%s) as %q", c.epoch, c.pid, o.Exe, o.ExeDigest.Short(), o.Cmdline)
+		}
+	}()
+}
+
+// warnMissing says so when an argument of the launch command looks like a
+// file the server needs and does not exist: usually the server was not
+// built yet, and the identity then falls back to the executable itself.
+func (h *Host) warnMissing(id *build.Identity) {
+	for _, a := range h.opts.Command[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		ext := filepath.Ext(a)
+		if !strings.Contains(a, "/") && ext != ".js" && ext != ".mjs" && ext != ".cjs" && ext != ".py" && ext != ".ts" {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(h.opts.Dir, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			h.logf("warning: %s does not exist (build the server first?); the identity's entry is %s", a, id.Entry.Path)
+		}
+	}
 }

@@ -194,6 +194,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	if t != restartCrash {
 		h.crashes = 0
 	}
+	closing := t == restartSignal && h.opts.Mode == ModeClose
 	h.pendingManual = false
 	newEpoch := epoch.New(time.Now())
 	h.setState(StateIdentityPending)
@@ -201,12 +202,24 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	if old != nil {
 		h.abortLocked(old, "epoch_changed", newEpoch)
 		out.GrantsRevoked = h.revokeEpochLocked(old.epoch)
+	}
+	prev := old
+	if prev == nil {
+		prev = h.ended // crash recovery: the epoch that exited on its own
+	}
+	h.ended = nil
+	switch {
+	case prev != nil && closing:
+		h.audit.event(audit.TypeClientClosed, prev.epoch, h.run, map[string]any{
+			"reason": "restart mode close: execution epoch ended on new code", "changed": out.Changed,
+			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
+	case prev != nil:
 		reason := why
-		if len(out.Changed) == 0 {
+		if old != nil && len(out.Changed) == 0 {
 			reason += " (identical bytes: a new process is a new epoch)"
 		}
 		h.audit.event(audit.TypeServerReplaced, newEpoch, h.run, map[string]any{
-			audit.FieldPrevEpoch: string(old.epoch), "reason": reason, "changed": out.Changed,
+			audit.FieldPrevEpoch: string(prev.epoch), "reason": reason, "changed": out.Changed,
 			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
 	}
 	h.mu.Unlock()
@@ -214,7 +227,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	if old != nil {
 		h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
 		old.stop(h.opts.Grace)
-		if t == restartSignal && h.opts.Mode == ModeClose {
+		if closing {
 			h.logf("epoch %s ended: %v", old.epoch, ErrClosed)
 			h.cancel(ErrClosed)
 			return Outcome{Closed: true, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
@@ -459,10 +472,16 @@ func (h *Host) Status() Status {
 		s.Execution = &r
 		s.Running = h.child.observed
 		var latest *build.Identity
-		if m, err := manifest.Read(manifest.Path(h.opts.Dir)); err == nil && m.Build.Status == manifest.StatusOK {
+		m, err := manifest.Read(manifest.Path(h.opts.Dir))
+		if err == nil && m.Build.Status == manifest.StatusOK {
 			latest = m.Identity()
 		}
 		s.Drift = drift(h.child, observe(h.child.pid, false), latest)
+		if err == nil && m.Build.Status == manifest.StatusFailed {
+			if e := m.Identity().Entry; e.Digest != "" && e.Digest == h.child.identity.Entry.Digest {
+				s.Drift = append(s.Drift, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+m.Build.ID+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
+			}
+		}
 	}
 	if s.Drift == nil {
 		s.Drift = []string{}

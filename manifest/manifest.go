@@ -89,8 +89,8 @@ type Artifact struct {
 	Size    int64        `toml:"size" json:"size"`
 	Version string       `toml:"version,omitempty" json:"version,omitempty"`
 	Missing bool         `toml:"missing,omitempty" json:"missing,omitempty"`
-	Files   int          `toml:"files,omitempty" json:"files,omitempty"`
-	Native  int          `toml:"native,omitempty" json:"native,omitempty"`
+	Files   int          `toml:"files,omitzero" json:"files,omitempty"`
+	Native  int          `toml:"native,omitzero" json:"native,omitempty"`
 	Changed bool         `toml:"changed" json:"changed"`
 }
 

@@ -139,17 +139,33 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 			}
 		}
 		def := strings.Join(req.Tools, ",")
-		fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			return false, fmt.Errorf("reading the answer: %w", err)
-		}
-		switch line = strings.TrimSpace(line); line {
-		case "":
-		case "all":
-			req.All, req.Tools = true, nil
-		default:
-			req.Tools = splitList(line)
+		names := catalogNames(rv)
+		for {
+			fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				return false, fmt.Errorf("reading the answer: %w", err)
+			}
+			switch line = strings.TrimSpace(line); strings.ToLower(line) {
+			case "", "y", "yes":
+			case "all":
+				req.All, req.Tools = true, nil
+			case "n", "no":
+				return false, nil
+			default:
+				req.Tools = splitList(line)
+			}
+			var unknown []string
+			for _, t := range req.Tools {
+				if !slices.Contains(names, t) {
+					unknown = append(unknown, t)
+				}
+			}
+			if len(unknown) == 0 {
+				break
+			}
+			fmt.Fprintf(w, "not in the current catalog: %s (it has: %s)\n", strings.Join(unknown, ", "), strings.Join(names, ", "))
+			req.Tools = nil
 		}
 		if !req.All && len(req.Tools) == 0 {
 			return false, nil
@@ -250,6 +266,19 @@ func printReview(w io.Writer, rv host.Review) {
 		}
 	}
 	fmt.Fprintf(w, "live grants: %d\n", live)
+}
+
+// catalogNames returns the names of the review's tools.
+func catalogNames(rv host.Review) []string {
+	var out []string
+	for _, t := range rv.Tools {
+		var d struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(t, &d)
+		out = append(out, d.Name)
+	}
+	return out
 }
 
 func splitList(s string) []string {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
@@ -65,6 +67,9 @@ func runAuditShow(args []string, stdio Stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *typ != "" && !slices.Contains(auditTypes, *typ) {
+		return usageError("--type %q: not an audit record type (want one of %s)", *typ, strings.Join(auditTypes, ", "))
+	}
 	root, err := projectRoot(*dirFlag)
 	if err != nil {
 		return err
@@ -84,4 +89,12 @@ func runAuditShow(args []string, stdio Stdio) error {
 		return nil
 	}
 	return audit.FormatTimeline(stdio.Out, recs)
+}
+
+// auditTypes are the record types audit show --type accepts.
+var auditTypes = []string{
+	audit.TypeServerStarted, audit.TypeCatalogPublished, audit.TypeBuildRecorded, audit.TypeServerReplaced,
+	audit.TypeApprovalGranted, audit.TypeGrantRevoked, audit.TypeToolCalled, audit.TypeToolResult,
+	audit.TypeAuthorizationDenied, audit.TypeCallAborted, audit.TypeClientConnected, audit.TypeClientClosed,
+	audit.TypeChildOutputDropped, audit.TypeLogRecovered,
 }

@@ -76,8 +76,12 @@ func runGrants(args []string, stdio Stdio) error {
 				state = "expired"
 			}
 		}
+		until := g.ExpiresWhen
+		if g.ExpiresAt != nil {
+			until += " (" + g.ExpiresAt.Local().Format(time.DateTime) + ")"
+		}
 		fmt.Fprintf(stdio.Out, "%s  %-22s run %s  epoch %s  tools %s  credential %s  until %s  by %s\n",
-			g.ID, state, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ","), orDash(g.CredentialScope), g.ExpiresWhen, g.ApprovedBy)
+			g.ID, state, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ","), orDash(g.CredentialScope), until, g.ApprovedBy)
 	}
 	return nil
 }

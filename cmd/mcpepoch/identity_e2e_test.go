@@ -174,7 +174,7 @@ func TestIdentityNodeOptionsNeverStored(t *testing.T) {
 		t.Errorf("record with NODE_OPTIONS set:\n%s\nwant build complete: $NODE_OPTIONS changed", e)
 	}
 	o, _ := ideMust(t, dir, with, "identity", "--json")
-	if !strings.Contains(o, `"Path": "NODE_OPTIONS"`) {
+	if !strings.Contains(o, `"path": "NODE_OPTIONS"`) {
 		t.Errorf("identity --json does not list NODE_OPTIONS:\n%s", o)
 	}
 	outputs := map[string]string{"identity --json": o}

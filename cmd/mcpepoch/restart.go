@@ -30,7 +30,10 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	failed := false
 	for _, r := range results {
-		who := fmt.Sprintf("[host %s] ", shortRun(r.Response.Run, r.Socket))
+		var who string
+		if len(results) > 1 {
+			who = fmt.Sprintf("[host %s] ", shortRun(r.Response.Run, r.Socket))
+		}
 		switch {
 		case r.Err != nil:
 			failed = true
