@@ -186,6 +186,10 @@ type ApproveRequest struct {
 	All         bool        `json:"all"` // every tool of the current catalog
 	Credentials []string    `json:"credentials"`
 	Expires     string      `json:"expires"` // grant.ExpiresRunEnds (default), grant.ExpiresPerCall or a duration
+	// Catalog is the catalog revision the person reviewed; the approval is
+	// refused if the server's catalog changed since (a server can change it
+	// within an epoch). Empty skips the check, for older clients.
+	Catalog Revision `json:"catalog,omitempty"`
 }
 
 // reviewLocked builds the review screen's data.
@@ -269,6 +273,9 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	}
 	if h.catalog == nil {
 		return nil, errors.New("the tool catalog is not known yet: wait for the client to list tools, then review again")
+	}
+	if req.Catalog != "" && req.Catalog != h.catalog.Revision {
+		return nil, fmt.Errorf("the server's tool catalog changed since the review (reviewed %s, now %s): review again", build.Digest(req.Catalog).Short(), build.Digest(h.catalog.Revision).Short())
 	}
 	tools := req.Tools
 	if req.All {
