@@ -8,7 +8,6 @@ import (
 	"regexp"
 
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
@@ -25,11 +24,7 @@ type child struct {
 	started  time.Time
 	stdin    io.WriteCloser
 	stdout   io.ReadCloser
-
-	qmu    sync.Mutex
-	qcond  *sync.Cond
-	queue  [][]byte
-	closed bool
+	in       *lineQueue // to stdin
 
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
@@ -59,8 +54,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	}
 	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),
 		stdin: stdin, stdout: stdout, done: make(chan struct{})}
-	c.qcond = sync.NewCond(&c.qmu)
-	go c.writeLoop()
+	c.in = newLineQueue(stdin, func(error) { stdin.Close() })
 	return c, nil
 }
 
@@ -99,47 +93,15 @@ func (c *child) run(max int, fn func(line []byte, over *overflow), exited func()
 
 // send queues line for the server's stdin without blocking: a server that
 // stops reading must not stall the host's restart path.
-func (c *child) send(line []byte) {
-	c.qmu.Lock()
-	if !c.closed {
-		c.queue = append(c.queue, line)
-		c.qcond.Signal()
-	}
-	c.qmu.Unlock()
-}
+func (c *child) send(line []byte) { c.in.push(line) }
 
-func (c *child) writeLoop() {
-	for {
-		c.qmu.Lock()
-		for len(c.queue) == 0 && !c.closed {
-			c.qcond.Wait()
-		}
-		if len(c.queue) == 0 && c.closed {
-			c.qmu.Unlock()
-			c.stdin.Close()
-			return
-		}
-		q := c.queue
-		c.queue = nil
-		c.qmu.Unlock()
-		for _, line := range q {
-			if _, err := c.stdin.Write(line); err != nil {
-				c.qmu.Lock()
-				c.closed, c.queue = true, nil
-				c.qmu.Unlock()
-				c.stdin.Close()
-				return
-			}
-		}
-	}
-}
-
-// closeStdin ends the server's input once what is queued is written.
+// closeStdin ends the server's input once what is queued is written (or at
+// once, if the server does not read it).
 func (c *child) closeStdin() {
-	c.qmu.Lock()
-	c.closed = true
-	c.qcond.Signal()
-	c.qmu.Unlock()
+	go func() {
+		c.in.close(stdinWait)
+		c.stdin.Close()
+	}()
 }
 
 // exited reports whether the process has been reaped.

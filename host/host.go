@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -85,16 +87,27 @@ type Options struct {
 
 // call is a client request forwarded to a child and not yet answered.
 type call struct {
+	id     json.RawMessage // as the client sent it
 	method string
 	child  *child
 	sent   time.Time
 	tool   string // tools/call only
 }
 
+// serverReq is a request a child sent to the client (sampling, roots,
+// elicitation), forwarded under a host id so that the client's answer
+// reaches the epoch that asked, and no other, even when two epochs used
+// the same id.
+type serverReq struct {
+	child *child
+	id    json.RawMessage // the child's own id
+}
+
 // listen is a client's subscriptions/listen request (MCP 2026-07-28): it
 // lives as long as the subscription, so a restart re-sends it to the new
 // child under the client's own id instead of failing it.
 type listen struct {
+	id    json.RawMessage // the client's id: the subscription id
 	line  []byte
 	tools bool // the client asked for tools list_changed on it
 }
@@ -105,7 +118,7 @@ type Host struct {
 	opts Options
 	run  string // agent run id: a ULID assigned when the client connects
 
-	outMu sync.Mutex // serializes writes to the client
+	out *lineQueue // the client's stdout, written by one goroutine
 
 	// restartMu orders restarts, the initial catalog fetch and crash
 	// recovery; grant checks will take it too.
@@ -118,13 +131,15 @@ type Host struct {
 	stateSince  time.Time
 	child       *child
 	downReason  string
-	inflight    map[string]*call  // client request id → call
-	held        [][]byte          // client messages waiting for ready
-	serverReqs  map[string]*child // server→client request id → the child that sent it
+	inflight    map[string]*call      // client request id → call
+	held        [][]byte              // client messages waiting for ready
+	serverReqs  map[string]*serverReq // host id given to a server→client request → where it came from
 	private     map[string]chan []byte
 	nextPrivate int
 
 	initParams  json.RawMessage // the client's initialize params, replayed to new children
+	initLine    []byte          // the client's initialize request as sent
+	initDone    bool            // the client received its initialize result
 	initialized bool            // the client sent notifications/initialized
 	protocol    string          // protocolVersion negotiated in the legacy era
 	stateless   bool            // server/discover succeeded: MCP 2026-07-28
@@ -181,7 +196,7 @@ func New(opts Options) *Host {
 	return &Host{
 		opts: opts, run: epoch.NewID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
-		inflight: map[string]*call{}, serverReqs: map[string]*child{}, private: map[string]chan []byte{},
+		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},
 		policy: opts.Policy,
 	}
@@ -195,6 +210,14 @@ func New(opts Options) *Host {
 func (h *Host) Run(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	defer h.cancel(nil)
+	// A client that goes away makes writes to stdout fail with EPIPE instead
+	// of killing the host before it can stop the server and close its logs.
+	signal.Ignore(syscall.SIGPIPE)
+	h.out = newLineQueue(h.opts.Stdout, func(err error) {
+		h.logf("client stdout: %v: closing", err)
+		h.cancel(nil)
+	})
+	defer h.out.close(time.Second)
 
 	var err error
 	if h.grants, err = grant.Open(GrantsPath(h.opts.Dir, h.run)); err != nil {
@@ -241,6 +264,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if cause == context.Canceled {
 		cause = nil
 		h.logf("client closed the connection: stopping the server")
+		h.drain(2 * time.Second)
 	}
 	h.stopCurrent()
 	os.Remove(h.recordPath())
@@ -273,14 +297,14 @@ func (h *Host) logf(format string, args ...any) {
 	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: "+format+"\n", args...)
 }
 
-// toClient writes one message to the client, adding the newline.
+// toClient queues one message for the client, adding the newline. It never
+// blocks: a client that stops reading must not stall the host, whose
+// socket, restarts and approvals take the same lock.
 func (h *Host) toClient(line []byte) {
-	h.outMu.Lock()
-	defer h.outMu.Unlock()
 	if n := len(line); n == 0 || line[n-1] != '\n' {
 		line = append(line[:n:n], '\n')
 	}
-	h.opts.Stdout.Write(line)
+	h.out.push(line)
 }
 
 func (h *Host) setState(s State) {
@@ -374,8 +398,18 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 		h.toClient(errorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
 		return
 	}
-	m, err := parseMessage(line)
-	if err != nil {
+	m, err := parseClient(line)
+	var pe *ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		h.logf("refused a client message: %v", err)
+		var id json.RawMessage
+		if m != nil {
+			id = m.ID
+		}
+		h.toClient(errorLine(id, pe.Code, pe.Msg, nil))
+		return
+	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
 		h.toClient(errorLine(nil, -32700, "parse error: "+err.Error(), nil))
 		return
@@ -388,16 +422,21 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	defer h.mu.Unlock()
 	h.noteClientLocked(m, line)
 	if m.isResponse() {
-		// An answer to a server→client request goes back to the epoch that
-		// asked, or nowhere.
+		// An answer to a server→client request goes back, under the
+		// child's own id, to the epoch that asked, or nowhere.
 		k := idKey(m.ID)
-		c, ok := h.serverReqs[k]
+		r, ok := h.serverReqs[k]
 		delete(h.serverReqs, k)
-		if !ok || c != h.child {
-			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", k)
+		if !ok || r.child != h.child {
+			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", m.ID)
 			return
 		}
-		c.send(line)
+		out, err := replaceID(line, r.id)
+		if err != nil {
+			h.logf("dropped the client's answer to server request %s: %v", m.ID, err)
+			return
+		}
+		r.child.send(append(out, '\n'))
 		return
 	}
 	switch {
@@ -412,7 +451,10 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	default:
 		h.held = append(h.held, line)
 	}
-	if m.Method == "notifications/initialized" {
+	// The session's first catalog is fetched once the client has
+	// initialized: on its notification, or on any later request from a
+	// client that skipped it.
+	if m.Method == "notifications/initialized" || (h.initParams != nil && m.isRequest() && m.Method != "initialize") {
 		h.fetchFirstCatalogLocked()
 	}
 }
@@ -423,7 +465,7 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 func (h *Host) noteClientLocked(m *message, line []byte) {
 	switch m.Method {
 	case "initialize":
-		h.initParams = m.Params
+		h.initParams, h.initLine, h.initDone = m.Params, line, false
 	case "notifications/initialized":
 		h.initialized = true
 	case "subscriptions/listen":
@@ -434,14 +476,19 @@ func (h *Host) noteClientLocked(m *message, line []byte) {
 				} `json:"notifications"`
 			}
 			json.Unmarshal(m.Params, &p)
-			h.listens[idKey(m.ID)] = &listen{line: line, tools: p.Notifications.ToolsListChanged}
+			h.listens[idKey(m.ID)] = &listen{id: m.ID, line: line, tools: p.Notifications.ToolsListChanged}
 		}
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
+			// A cancelled request is the client's to forget: a later restart
+			// must not answer it again.
 			delete(h.listens, idKey(p.RequestID))
+			if cl := h.inflight[idKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
+				delete(h.inflight, idKey(p.RequestID))
+			}
 		}
 	}
 	if m.isRequest() && len(m.Params) > 0 {
@@ -482,7 +529,7 @@ func (h *Host) forwardLocked(m *message, line []byte) {
 		}
 		return
 	}
-	cl := &call{method: m.Method, child: h.child, sent: time.Now()}
+	cl := &call{id: m.ID, method: m.Method, child: h.child, sent: time.Now()}
 	if m.Method == "tools/call" && m.isRequest() {
 		var p callParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
@@ -579,8 +626,15 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		}
 		h.toClient(line)
 	case m.isRequest():
-		h.serverReqs[idKey(m.ID)] = c
-		h.toClient(line)
+		h.nextPrivate++
+		hid, _ := json.Marshal(fmt.Sprintf("%s%s:s%d", privatePrefix, c.epoch, h.nextPrivate))
+		out, err := replaceID(line, hid)
+		if err != nil {
+			h.logf("epoch %s: dropped a server request: %v", c.epoch, err)
+			return
+		}
+		h.serverReqs[idKey(hid)] = &serverReq{child: c, id: m.ID}
+		h.toClient(out)
 	default: // notification
 		switch m.Method {
 		case "notifications/tools/list_changed":
@@ -625,7 +679,7 @@ func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte 
 			return line
 		}
 		if method == "initialize" {
-			h.protocol = version
+			h.protocol, h.initDone = version, true
 		} else {
 			h.stateless = true
 			h.fetchFirstCatalogLocked()
@@ -687,17 +741,42 @@ func (h *Host) childExited(c *child) {
 	}
 	h.goDownLocked("the server exited (" + status + "); restarting it")
 	h.mu.Unlock()
-	delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
-	go func() {
+	go h.recover(n)
+}
+
+// recover restarts the server after it exited on its own, with backoff;
+// a start that fails counts as one more quick exit, so the host keeps
+// trying (a binary briefly missing mid-build) until MaxCrashes, never
+// spinning.
+func (h *Host) recover(n int) {
+	for {
+		delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
 		select {
 		case <-time.After(delay):
 		case <-h.ctx.Done():
 			return
 		}
-		if _, err := h.restart(h.ctx, "crash recovery", restartCrash); err != nil {
-			h.logf("crash recovery: %v", err)
+		_, err := h.restart(h.ctx, "crash recovery", restartCrash)
+		if err == nil {
+			return
 		}
-	}()
+		h.logf("crash recovery: %v", err)
+		h.mu.Lock()
+		if h.child != nil { // a build signal started one meanwhile
+			h.mu.Unlock()
+			return
+		}
+		h.crashes++
+		n = h.crashes
+		if n > h.opts.MaxCrashes {
+			h.goDownLocked(fmt.Sprintf("the server could not be restarted %d times in a row (last: %v); not trying again until a build signal or mcpepoch restart", n, err))
+			h.logf("%s", h.downReason)
+			h.mu.Unlock()
+			return
+		}
+		h.goDownLocked(fmt.Sprintf("the server could not be restarted (%v); trying again", err))
+		h.mu.Unlock()
+	}
 }
 
 // abortLocked answers every request in flight at child c with one error and
@@ -713,10 +792,13 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 		if cl.method == "subscriptions/listen" && h.listens[k] != nil {
 			continue // re-sent to the next child under the same id
 		}
+		if cl.method == "initialize" && next != "" {
+			continue // re-sent to the next child: the session has not begun
+		}
 		data := map[string]any{
 			"reason":        reason,
 			"method":        cl.method,
-			"requestId":     json.RawMessage(k),
+			"requestId":     cl.id,
 			"previousEpoch": c.epoch,
 			"retry":         "not retried: it may or may not have taken effect; check the server's state, refresh tools/list, then decide whether to call again",
 		}
@@ -728,8 +810,8 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			data["currentEpoch"] = next
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
-		h.toClient(errorLine(json.RawMessage(k), CodeServerRestarted, msg, data))
-		fields := map[string]any{"reason": reason, "method": cl.method, "request_id": k}
+		h.toClient(errorLine(cl.id, CodeServerRestarted, msg, data))
+		fields := map[string]any{"reason": reason, "method": cl.method, "request_id": string(cl.id)}
 		if cl.tool != "" {
 			fields[audit.FieldTool] = cl.tool
 		}
@@ -897,5 +979,27 @@ func (h *Host) warnMissing(id *build.Identity) {
 		if _, err := os.Stat(p); err != nil {
 			h.logf("warning: %s does not exist (build the server first?); the identity's entry is %s", a, id.Entry.Path)
 		}
+	}
+}
+
+// drain waits, up to timeout, for the answers to requests in flight after
+// the client closed its stdin: a one-shot client (echo … | mcpepoch host)
+// writes its requests and closes at once, and still gets its answers.
+func (h *Host) drain(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		n := 0
+		for _, cl := range h.inflight {
+			if cl.method != "subscriptions/listen" {
+				n++
+			}
+		}
+		down := h.child == nil
+		h.mu.Unlock()
+		if n == 0 || down {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strings"
 )
 
 // Error codes of the host's own JSON-RPC errors. They lie outside the range
@@ -59,10 +63,141 @@ func parseMessage(line []byte) (*message, error) {
 	return &m, nil
 }
 
-// idKey turns a JSON-RPC id into a map key: strings and numbers never
-// collide ("1" vs 1).
+// idKey turns a JSON-RPC id into a map key by value, so that a peer that
+// re-encodes an id ("\u0041" as "A", 1.0 as 1, 1e2 as 100) is still
+// matched; strings and numbers never collide ("1" vs 1).
 func idKey(id json.RawMessage) string {
-	return string(bytes.TrimSpace(id))
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return ""
+	}
+	switch c := id[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return "s" + s
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		if r, ok := new(big.Rat).SetString(string(id)); ok {
+			return "n" + r.RatString()
+		}
+	}
+	return "r" + string(id)
+}
+
+// clientMembers are the envelope members the host reads from a client
+// message; tools/call's params members follow.
+var (
+	clientMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	callMembers   = []string{"name", "arguments", "_meta"}
+)
+
+// ProtocolError is a client message the host refuses to read: one the host
+// might read differently from the server (a member named twice, or in
+// another case, as Go's encoding/json would match it but servers do not),
+// or an id of a type JSON-RPC does not allow.
+type ProtocolError struct {
+	Code int // -32600 invalid request or -32602 invalid params
+	Msg  string
+}
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+// parseClient reads a client message strictly (JSON-RPC 2.0 §4, §5): member
+// names match exactly, as the servers match them, and a member the host
+// reads must appear once and in no other case; the id must be a string, a
+// number or null; for tools/call, params must be an object whose name is a
+// string. What the host cannot read the way the server will is refused,
+// never forwarded unchecked (every tools/call passes the grant and catalog
+// checks).
+func parseClient(line []byte) (*message, error) {
+	if len(line) == 0 || line[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	if !json.Valid(line) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	members, err := strictObject(line, clientMembers)
+	if err != nil {
+		return nil, &ProtocolError{Code: -32600, Msg: "invalid request: " + err.Error()}
+	}
+	m := &message{ID: members["id"], Params: members["params"]}
+	_, m.Result = members["result"]
+	_, m.Error = members["error"]
+	if raw, ok := members["method"]; ok {
+		if err := json.Unmarshal(raw, &m.Method); err != nil {
+			return nil, &ProtocolError{Code: -32600, Msg: "invalid request: method is not a string"}
+		}
+	}
+	if id := bytes.TrimSpace(m.ID); len(id) > 0 {
+		switch c := id[0]; {
+		case c == '"', c == '-', c >= '0' && c <= '9', bytes.Equal(id, []byte("null")):
+		default:
+			return nil, &ProtocolError{Code: -32600, Msg: "invalid request: id must be a string, a number or null"}
+		}
+	}
+	if m.Method == "tools/call" && m.isRequest() {
+		params, err := strictObject(m.Params, callMembers)
+		if err != nil {
+			return m, &ProtocolError{Code: -32602, Msg: "invalid params: tools/call params: " + err.Error()}
+		}
+		var name string
+		if json.Unmarshal(params["name"], &name) != nil || name == "" {
+			return m, &ProtocolError{Code: -32602, Msg: "invalid params: tools/call params.name must be a non-empty string"}
+		}
+	}
+	return m, nil
+}
+
+// strictObject decodes the JSON object b into its members by exact name.
+// It fails when b is not one object, or when a member named in watch
+// appears twice or under a name differing from it only in case.
+func strictObject(b []byte, watch []string) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := t.(string)
+		for _, w := range watch {
+			if key != w && strings.EqualFold(key, w) {
+				return nil, fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
+			}
+		}
+		if _, dup := out[key]; dup && slices.Contains(watch, key) {
+			return nil, fmt.Errorf("member %q appears twice", key)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("data after the object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the object")
+	}
+	return out, nil
+}
+
+// replaceID returns line with its top-level id set to id.
+func replaceID(line []byte, id json.RawMessage) ([]byte, error) {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(line, &msg); err != nil {
+		return nil, err
+	}
+	msg["id"] = id
+	return json.Marshal(msg)
 }
 
 // isPrivateID reports whether id is a string in the host's namespace.

@@ -244,6 +244,18 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	h.mu.Lock()
 	h.child = c
 	params, initialized, stateless := h.initParams, h.initialized, h.stateless
+	if params != nil && !h.initDone {
+		// The client's initialize was in flight: the session has not begun,
+		// so the new child answers the client's own request, and the
+		// catalog waits for the client to initialize.
+		for _, cl := range h.inflight {
+			if cl.method == "initialize" {
+				cl.child = c
+			}
+		}
+		c.send(append(h.initLine[:len(h.initLine):len(h.initLine)], '\n'))
+		params, h.catalog, h.tools = nil, nil, nil
+	}
 	h.mu.Unlock()
 	out.Restarted, out.NewEpoch, out.NewPID = true, newEpoch, c.pid
 
@@ -255,7 +267,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	h.mu.Lock()
 	for k, l := range h.listens {
 		h.swallowAck[k] = true
-		h.inflight[k] = &call{method: "subscriptions/listen", child: c, sent: time.Now()}
+		h.inflight[k] = &call{id: l.id, method: "subscriptions/listen", child: c, sent: time.Now()}
 		c.send(append(l.line, '\n'))
 	}
 	h.mu.Unlock()
@@ -293,10 +305,10 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 // subscriptions/listen that asked for it, tagged with its subscription id.
 func (h *Host) announceLocked() {
 	if h.stateless {
-		for k, l := range h.listens {
+		for _, l := range h.listens {
 			if l.tools {
 				h.toClient(requestLine(nil, "notifications/tools/list_changed",
-					map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(k)}}))
+					map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}}))
 			}
 		}
 		return
