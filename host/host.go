@@ -336,6 +336,7 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 // ExecutionRecord is the host's record of the running epoch, in the seed's
 // shape, kept in .mcpepoch/hosts/<agent run>.json while the host lives.
 type ExecutionRecord struct {
+	V                int          `json:"v"` // format version, 1
 	ServerLabel      string       `json:"serverLabel"`
 	LaunchCommand    []string     `json:"launchCommand"`
 	EntryDigest      build.Digest `json:"entryDigest"`
@@ -355,7 +356,7 @@ func (h *Host) record(c *child) ExecutionRecord {
 		rt = filepath.Base(rt) + " " + v
 	}
 	return ExecutionRecord{
-		ServerLabel: h.opts.Label, LaunchCommand: h.opts.Command,
+		V: 1, ServerLabel: h.opts.Label, LaunchCommand: h.opts.Command,
 		EntryDigest: c.identity.Entry.Digest, LockfileDigest: c.identity.LockfileDigest(),
 		Runtime: rt, RuntimeDigest: c.identity.Runtime.Digest,
 		WorkingDirectory: h.opts.Dir, Epoch: c.epoch, ProcessID: c.pid,
