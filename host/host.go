@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -404,15 +405,15 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	switch {
 	case errors.As(err, &pe):
 		h.logf("refused a client message: %v", err)
-		var id json.RawMessage
-		if m != nil {
-			id = m.ID
-		}
-		h.toClient(errorLine(id, pe.Code, pe.Msg, nil))
+		h.toClient(errorLine(lenientID(line), pe.Code, pe.Msg, nil))
 		return
 	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
 		h.toClient(errorLine(nil, -32700, "parse error: "+err.Error(), nil))
+		return
+	}
+	if m.Method == "tools/call" && !m.isRequest() {
+		h.logf("dropped a tools/call sent as a notification: a call must be a request, so that it is checked and answered")
 		return
 	}
 	if m.isRequest() && isPrivateID(m.ID) {
@@ -789,12 +790,12 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 		if cl.child != c {
 			continue
 		}
+		if cl.method == "initialize" && next != "" {
+			continue // kept: the next child answers it, the session has not begun
+		}
 		delete(h.inflight, k)
 		if cl.method == "subscriptions/listen" && h.listens[k] != nil {
 			continue // re-sent to the next child under the same id
-		}
-		if cl.method == "initialize" && next != "" {
-			continue // re-sent to the next child: the session has not begun
 		}
 		data := map[string]any{
 			"reason":        reason,
@@ -1003,4 +1004,22 @@ func (h *Host) drain(timeout time.Duration) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// lenientID returns the id of a refused message when it can be read by its
+// exact member name and is of a type JSON-RPC allows, so that the refusal
+// reaches the request it answers; else nil (id null).
+func lenientID(line []byte) json.RawMessage {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(line, &members) != nil {
+		return nil
+	}
+	id := bytes.TrimSpace(members["id"])
+	if len(id) == 0 {
+		return nil
+	}
+	if c := id[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+		return id
+	}
+	return nil
 }

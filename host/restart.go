@@ -237,6 +237,9 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	c, err := h.start(next, newEpoch)
 	if err != nil {
 		h.mu.Lock()
+		if old != nil {
+			h.abortLocked(old, "server_exited", "") // an initialize kept for the new child
+		}
 		h.goDownLocked("could not start the server: " + err.Error())
 		h.mu.Unlock()
 		return out, err
@@ -327,6 +330,7 @@ func (h *Host) failStart(c *child, err error) error {
 	if h.child == c {
 		h.child = nil
 	}
+	h.abortLocked(c, "server_exited", "")
 	h.goDownLocked(err.Error())
 	h.mu.Unlock()
 	c.stop(h.opts.Grace)
