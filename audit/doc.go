@@ -59,6 +59,17 @@
 // ends with the record the head names; Verify reports it and Open refuses to
 // append to it (HeadMismatchError).
 //
+// A log that has records but no head file lost its head: deleted, perhaps
+// together with records cut from the end of the log. Verify reports it
+// (head-missing). Open (and Append, when it finds the log changed) does not
+// simply write a new head, which would make the cut log verify as intact:
+// it appends a log_recovered record whose "head" member is "missing"
+// (FieldHead, HeadMissing), chained to the last record, then writes the
+// head. The gap stays in the chain for good: Verify reports every such
+// record as a warning (head-was-missing, naming the seq it follows), and
+// mcpepoch audit show lists it. Whether records were cut before it can only
+// be told with a copy of the head kept elsewhere.
+//
 // # Writers and locking
 //
 // The log is opened with O_APPEND|O_CREATE, mode 0600, and every record is
@@ -99,7 +110,9 @@
 // named by the log_recovered record right after them as warnings, and lines
 // that are not records at the very end of the log (a crash not yet
 // recovered) as warnings too: the log verifies up to its last complete
-// record. A line that is not a record anywhere else is a problem. If the host
+// record. A line that is not a record anywhere else is a problem. When the
+// head file is missing as well, the one log_recovered record carries both
+// members, torn and head. If the host
 // stopped after appending a record but before rewriting the head, the head is
 // one record behind: Verify warns, and the next Open or Append rewrites it.
 //

@@ -246,14 +246,13 @@ func (l *Log) catchUp() error {
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	headStale := false
+	headStale, headMissing := false, false
 	switch {
 	case !ok:
-		headStale = t.last.Seq > 0
-		if headStale {
-			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
-				Detail: "head file was missing"})
-		}
+		// The log has records but no head: the head was deleted, perhaps
+		// with records cut from the end. Rewriting it silently would make
+		// the cut log verify as intact, so the gap goes into the chain.
+		headMissing = t.last.Seq > 0
 	case h == t.last:
 	case h.Seq == t.last.Seq-1 && h.Hash == t.lastPrev:
 		headStale = true
@@ -267,13 +266,31 @@ func (l *Log) catchUp() error {
 	if !t.endsNL {
 		prefix = []byte("\n")
 	}
+	fields := map[string]any{}
+	if len(t.torn) > 0 {
+		fields[FieldTorn] = t.torn
+	}
+	if headMissing {
+		fields[FieldHead] = HeadMissing
+	}
 	switch {
-	case len(t.torn) > 0:
-		rec, err := l.write(prefix, Event{Type: TypeLogRecovered, Fields: map[string]any{FieldTorn: t.torn}})
+	case len(fields) > 0:
+		if prefix != nil && len(t.torn) == 0 {
+			// The last record is complete and lacks only its newline.
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
+		}
+		rec, err := l.write(prefix, Event{Type: TypeLogRecovered, Fields: fields})
 		if err != nil {
 			return err
 		}
-		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: rec.Seq, Torn: t.torn})
+		if len(t.torn) > 0 {
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: rec.Seq, Torn: t.torn})
+		}
+		if headMissing {
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: rec.Seq,
+				Detail: fmt.Sprintf("head file was missing with the log at seq %d; recorded as seq %d (%s %s=%s)",
+					t.last.Seq, rec.Seq, TypeLogRecovered, FieldHead, HeadMissing)})
+		}
 	case prefix != nil:
 		// The last record is complete and lacks only its newline.
 		if err := l.appendBytes(prefix); err != nil {
@@ -484,8 +501,9 @@ const (
 	// RecoveredNewline: the last record was complete but lacked its
 	// newline, which was appended.
 	RecoveredNewline RecoveryKind = "newline"
-	// RecoveredHead: the head file was missing or one record behind and was
-	// rewritten.
+	// RecoveredHead: the head file was one record behind and was
+	// rewritten, or it was missing and a log_recovered record with
+	// head=missing was appended (which rewrote it).
 	RecoveredHead RecoveryKind = "head"
 )
 
@@ -496,7 +514,7 @@ type Recovery struct {
 	Path string // the file repaired
 	// Seq is the log_recovered record's seq (RecoveredTorn), the record
 	// that got its newline (RecoveredNewline), or the seq the head now
-	// names (RecoveredHead).
+	// names (RecoveredHead; for a missing head, the log_recovered record).
 	Seq    int64
 	Torn   []TornLine // RecoveredTorn only
 	Detail string     // RecoveredHead only

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 )
 
 // Read returns the records of the log at logPath in file order, with Line
@@ -97,7 +99,12 @@ func Select(recs []Record, f Filter) []Record {
 //	── epoch 01JQ8Z5K2M7N4P6Q8R0S2T4V6W (entry sha256:9e4c0a1b2c3d…) replaces 01JQ7X… ──
 //
 // and a record whose epoch differs from the one before it, without such a
-// record, by a plain "── epoch … ──" line. It returns the first write error.
+// record, by a plain "── epoch … ──" line. Nothing of a record reaches w
+// raw: control characters (C0, DEL, C1), Unicode format characters such as
+// U+202E and other characters a terminal would not show as themselves are
+// escaped as strconv.Quote escapes them, in string values (which are then
+// quoted) and in types, epochs, runs, field names and other values alike.
+// It returns the first write error.
 func FormatTimeline(w io.Writer, recs []Record) error {
 	ew := &errWriter{w: w}
 	epoch := ""
@@ -105,21 +112,21 @@ func FormatTimeline(w io.Writer, recs []Record) error {
 		switch {
 		case r.Type == TypeServerStarted || r.Type == TypeServerReplaced:
 			var b strings.Builder
-			fmt.Fprintf(&b, "── epoch %s", orDash(r.Epoch))
+			fmt.Fprintf(&b, "── epoch %s", printable(orDash(r.Epoch)))
 			if e, ok := r.Fields[FieldEntry].(string); ok {
-				fmt.Fprintf(&b, " (entry %s)", shortDigest(e))
+				fmt.Fprintf(&b, " (entry %s)", printable(shortDigest(e)))
 			}
 			if p, ok := r.Fields[FieldPrevEpoch].(string); ok && r.Type == TypeServerReplaced {
-				fmt.Fprintf(&b, " replaces %s", short(p))
+				fmt.Fprintf(&b, " replaces %s", printable(short(p)))
 			}
 			b.WriteString(" ──")
 			ew.printf("%s\n", b.String())
 			epoch = r.Epoch
 		case r.Epoch != "" && r.Epoch != epoch:
-			ew.printf("── epoch %s ──\n", r.Epoch)
+			ew.printf("── epoch %s ──\n", printable(r.Epoch))
 			epoch = r.Epoch
 		}
-		ew.printf("%s  %5d  %-20s%s\n", r.Time.UTC().Format("2006-01-02T15:04:05.000Z"), r.Seq, r.Type, details(r))
+		ew.printf("%s  %5d  %-20s%s\n", r.Time.UTC().Format("2006-01-02T15:04:05.000Z"), r.Seq, printable(r.Type), details(r))
 	}
 	return ew.err
 }
@@ -128,10 +135,10 @@ func FormatTimeline(w io.Writer, recs []Record) error {
 func details(r Record) string {
 	var b strings.Builder
 	if r.Epoch != "" {
-		fmt.Fprintf(&b, "  epoch=%s", short(r.Epoch))
+		fmt.Fprintf(&b, "  epoch=%s", printable(short(r.Epoch)))
 	}
 	if r.Run != "" {
-		fmt.Fprintf(&b, " run=%s", short(r.Run))
+		fmt.Fprintf(&b, " run=%s", printable(short(r.Run)))
 	}
 	names := make([]string, 0, len(r.Fields))
 	for k := range r.Fields {
@@ -139,7 +146,7 @@ func details(r Record) string {
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		fmt.Fprintf(&b, " %s=%s", k, value(r.Fields[k]))
+		fmt.Fprintf(&b, " %s=%s", printable(k), value(r.Fields[k]))
 	}
 	return b.String()
 }
@@ -148,11 +155,12 @@ func details(r Record) string {
 func value(v any) string {
 	s, ok := v.(string)
 	if !ok {
+		// JSON escapes C0 controls only: DEL, C1 and U+202E pass through.
 		b, err := json.Marshal(v)
 		if err != nil {
-			return fmt.Sprint(v)
+			return printable(fmt.Sprint(v))
 		}
-		return string(b)
+		return printable(string(b))
 	}
 	s = shortDigest(s)
 	if s == "" || strings.IndexFunc(s, func(c rune) bool { return c == '=' || unicode.IsSpace(c) || !unicode.IsPrint(c) }) >= 0 {
@@ -160,6 +168,11 @@ func value(v any) string {
 	}
 	return s
 }
+
+// printable escapes what a host wrote into the log before it reaches a
+// terminal (termsafe.EscapeText: backslashes kept, as values are already
+// quoted).
+func printable(s string) string { return termsafe.EscapeText(s) }
 
 // shortDigest shortens "sha256:<64 hex>" to 12 hex digits and "…"; other
 // strings are returned unchanged.

@@ -45,8 +45,12 @@ const (
 	TypeClientConnected     = "client_connected"     // an MCP client connected to the host
 	TypeClientClosed        = "client_closed"        // the client went away
 	TypeChildOutputDropped  = "child_output_dropped" // child output was discarded (not JSON-RPC, over limit)
-	TypeLogRecovered        = "log_recovered"        // torn lines were found and closed (see the package doc)
+	TypeLogRecovered        = "log_recovered"        // torn lines were closed, or a missing head was found (see the package doc)
 )
+
+// HeadMissing is the value of the head member of a log_recovered record
+// appended because the head file was missing (see the package doc).
+const HeadMissing = "missing"
 
 // Field names with a fixed meaning. Other field names are free; these are
 // the ones FormatTimeline shows specially.
@@ -56,6 +60,7 @@ const (
 	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
 	FieldArgsDigest = "args_digest" // ArgsDigest of the call's arguments, on tool_called
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
+	FieldHead       = "head"        // HeadMissing on a log_recovered record written because the head file was missing
 )
 
 // Event is what a caller records. Type is required and consists of

@@ -28,10 +28,11 @@ const (
 
 // Warnings: reported in Report.Warnings; the log still verifies.
 const (
-	WarnTornTail       ProblemKind = "torn-tail"       // lines after the last record are not records: a crash not yet recovered
-	WarnTornRecovered  ProblemKind = "torn-recovered"  // a torn line closed by the log_recovered record after it
-	WarnMissingNewline ProblemKind = "missing-newline" // the last record is complete but lacks its newline
-	WarnHeadBehind     ProblemKind = "head-behind"     // the head names the record before the last
+	WarnTornTail       ProblemKind = "torn-tail"        // lines after the last record are not records: a crash not yet recovered
+	WarnTornRecovered  ProblemKind = "torn-recovered"   // a torn line closed by the log_recovered record after it
+	WarnMissingNewline ProblemKind = "missing-newline"  // the last record is complete but lacks its newline
+	WarnHeadBehind     ProblemKind = "head-behind"      // the head names the record before the last
+	WarnHeadWasMissing ProblemKind = "head-was-missing" // a log_recovered record says the head file was missing: a cut before it cannot be detected
 )
 
 // Problem is one finding of Verify. Its Error method gives the line the
@@ -272,6 +273,9 @@ func (v *verifier) line(l rawLine) {
 		}
 		v.problem(Problem{Kind: ProblemBrokenLink, Line: l.n, Seq: rec.Seq, Msg: msg, Expected: wantPrev, Found: rec.Prev})
 	}
+	if rec.Type == TypeLogRecovered {
+		v.headRecovery(rec, l.n)
+	}
 	if !l.terminated {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})
@@ -281,6 +285,27 @@ func (v *verifier) line(l rawLine) {
 	}
 	v.last = &rec
 	v.rep.Last = Head{Seq: rec.Seq, Hash: rec.Hash}
+}
+
+// headRecovery reports a log_recovered record with a head member: a
+// warning for head=missing, a problem for any other value.
+func (v *verifier) headRecovery(rec Record, line int) {
+	hv, ok := rec.Fields[FieldHead]
+	if !ok {
+		return
+	}
+	if hv != HeadMissing {
+		v.problem(Problem{Kind: ProblemBadRecovery, Line: line, Seq: rec.Seq,
+			Msg: fmt.Sprintf("log_recovered record: member %q: want %q", FieldHead, HeadMissing)})
+		return
+	}
+	after := "the start of the log"
+	if v.last != nil {
+		after = fmt.Sprintf("seq %d", v.last.Seq)
+	}
+	v.warn(Problem{Kind: WarnHeadWasMissing, Line: line, Seq: rec.Seq,
+		Msg: fmt.Sprintf("%s: the head file was missing when the log was reopened after %s; records cut from the end of the log before this record cannot be detected (compare with a copy of the head kept elsewhere)",
+			TypeLogRecovered, after)})
 }
 
 // malformed reports the pending lines as problems.

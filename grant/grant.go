@@ -167,6 +167,8 @@ type fileFormat struct {
 }
 
 // CorruptError reports a grants file that cannot be read; it is left as is.
+// Err says what is wrong, naming the entry (grants[3]) and member at fault
+// where there is one.
 type CorruptError struct {
 	Path string
 	Err  error
@@ -176,6 +178,9 @@ func (e *CorruptError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.E
 func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Open reads the store at path, or returns an empty one if there is no file.
+// A file that is not a version 1 store, or holds an entry that is not a
+// grant (null, or without id, executionEpoch or toolScope), is a
+// *CorruptError naming the file and the entry's index.
 func Open(path string) (*Store, error) {
 	s := &Store{path: path}
 	b, err := os.ReadFile(path)
@@ -192,25 +197,54 @@ func Open(path string) (*Store, error) {
 	if f.V != 1 {
 		return nil, &CorruptError{Path: path, Err: fmt.Errorf("v %d, want 1", f.V)}
 	}
+	for i, g := range f.Grants {
+		if err := g.check(); err != nil {
+			return nil, &CorruptError{Path: path, Err: fmt.Errorf("grants[%d]: %v", i, err)}
+		}
+	}
 	s.Grants = f.Grants
 	return s, nil
 }
 
-// ReadAll reads every store in dir (one per agent run), sorted by file name.
+// check reports what makes g, an entry read from a file, not a grant.
+func (g *Grant) check() error {
+	switch {
+	case g == nil:
+		return errors.New("null, want a grant object")
+	case g.ID == "":
+		return errors.New(`member "id" missing or empty`)
+	case g.ExecutionEpoch == "":
+		return errors.New(`member "executionEpoch" missing or empty`)
+	case len(g.ToolScope) == 0:
+		return errors.New(`member "toolScope" missing or empty`)
+	}
+	return nil
+}
+
+// ReadAll reads every store in dir (one per agent run), keyed by file path.
+// A corrupt file does not stop it: it returns the stores it could read
+// and an error joining (errors.Join) a *CorruptError for each corrupt file,
+// in file name order. Any other error ends it with a nil map.
 func ReadAll(dir string) (map[string]*Store, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*Store{}
+	var corrupt []error
 	for _, n := range names {
 		s, err := Open(n)
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			corrupt = append(corrupt, err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		out[n] = s
 	}
-	return out, nil
+	return out, errors.Join(corrupt...)
 }
 
 // Save writes the store atomically, mode 0600, creating its directory (0700).

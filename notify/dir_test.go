@@ -50,6 +50,8 @@ func tmpDirFor(root string) string {
 func TestDir(t *testing.T) {
 	xdg := shortTemp(t)
 	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	// The $HOME candidate has tests of its own.
+	t.Setenv("HOME", "")
 	fit := "/" + strings.Repeat("r", 55) // 56 bytes: the longest root whose default dir fits
 	over := fit + "s"
 	long := "/" + strings.Repeat("p", 200)
@@ -108,6 +110,7 @@ func TestLongProjectRoot(t *testing.T) {
 		{name: "host_tmp_hook_xdg", hostXDG: false, hookXDG: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("HOME", "") // the $HOME candidate has tests of its own
 			root := longRoot(t)
 			xdg := shortTemp(t)
 			t.Cleanup(func() {

@@ -55,18 +55,20 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	results := notify.Broadcast(cctx, root, notify.Request{Type: notify.TypeReview})
 	cancel()
 	var reviews []host.Review
+	sockets := map[string]string{} // agent run → the socket its review came from
 	for _, r := range results {
 		if r.Err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: error: %v\n", shortRun(r.Response.Run, r.Socket), r.Err)
+			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
 			continue
 		}
 		var rv host.Review
 		if err := json.Unmarshal(r.Response.Payload, &rv); err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: unreadable review: %v\n", shortRun(r.Response.Run, r.Socket), err)
+			fmt.Fprintf(stdio.Err, "host %s: unreadable review: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
 			continue
 		}
 		if strings.HasPrefix(rv.AgentRun, *run) {
 			reviews = append(reviews, rv)
+			sockets[rv.AgentRun] = r.Socket
 		}
 	}
 	if len(results) == 0 {
@@ -81,13 +83,15 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		for _, r := range reviews {
 			runs = append(runs, r.AgentRun)
 		}
-		return usageError("%d agent runs serve this project (%s): pick one with --run", len(reviews), strings.Join(runs, ", "))
+		return usageError("%d agent runs serve this project (%s): pick one with --run", len(reviews), printableList(runs, ", "))
 	}
 	in := bufio.NewReader(stdio.In)
 	approvedAny := false
 	for _, rv := range reviews {
 		printReview(stdio.Out, rv)
-		req := host.ApproveRequest{Epoch: rv.Epoch, All: *all, Credentials: creds, Expires: *expires}
+		// Catalog names the revision on the screen: the host refuses the
+		// approval if the server changed its catalog since.
+		req := host.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires}
 		if *tools != "" {
 			req.Tools = splitList(*tools)
 		}
@@ -97,13 +101,13 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 				return err
 			}
 			if !ok {
-				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", rv.AgentRun)
+				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", printable(rv.AgentRun))
 				continue
 			}
 		}
 		payload, _ := json.Marshal(req)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := sendToRun(cctx, root, rv.AgentRun, notify.Request{Type: notify.TypeApprove, Payload: payload})
+		resp, err := notify.Send(cctx, sockets[rv.AgentRun], notify.Request{Type: notify.TypeApprove, Payload: payload})
 		cancel()
 		if err != nil {
 			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
@@ -112,7 +116,16 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		json.Unmarshal(resp.Payload, &g)
 		approvedAny = true
 		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s\n",
-			g.ID, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ", "), orDash(g.CredentialScope), g.ExpiresWhen)
+			printable(g.ID), printable(g.AgentRun), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
+			orDash(g.CredentialScope), printable(g.ExpiresWhen))
+		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
+			if pc := perCallTools(rv, g.ToolScope); len(pc) > 0 {
+				// The host gives --all the scopes the tools use, but a
+				// per-call scope is covered only by per-call grants.
+				fmt.Fprintf(stdio.Err, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
+					printableList(pc, ", "), orDash(perCallScopes(rv, pc)), printable(g.AgentRun))
+			}
+		}
 	}
 	if !approvedAny && !interactive {
 		return silentExit(exitHostError)
@@ -120,13 +133,30 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	return nil
 }
 
-// sendToRun sends req to the host serving agent run.
-func sendToRun(ctx context.Context, root, run string, req notify.Request) (notify.Response, error) {
-	dir, err := notify.Dir(root)
-	if err != nil {
-		return notify.Response{}, err
+// perCallTools returns the tools of tools that use a credential scope the
+// review lists as needing an approval per call.
+func perCallTools(rv host.Review, tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		if len(perCallScopes(rv, []string{t})) > 0 {
+			out = append(out, t)
+		}
 	}
-	return notify.Send(ctx, dir+"/"+run+notify.SocketSuffix, req)
+	return out
+}
+
+// perCallScopes returns the per-call credential scopes tools use, sorted.
+func perCallScopes(rv host.Review, tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		for _, c := range rv.Credentials[t] {
+			if slices.Contains(rv.PerCall, c) && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // askApproval settles the tools and credential scopes with the person and
@@ -138,7 +168,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 				req.Tools = append(req.Tools, p.Tool)
 			}
 		}
-		def := strings.Join(req.Tools, ",")
+		def := printableList(req.Tools, ",")
 		names := catalogNames(rv)
 		for {
 			fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
@@ -164,7 +194,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 			if len(unknown) == 0 {
 				break
 			}
-			fmt.Fprintf(w, "not in the current catalog: %s (it has: %s)\n", strings.Join(unknown, ", "), strings.Join(names, ", "))
+			fmt.Fprintf(w, "not in the current catalog: %s (it has: %s)\n", printableList(unknown, ", "), printableList(names, ", "))
 			req.Tools = nil
 		}
 		if !req.All && len(req.Tools) == 0 {
@@ -189,7 +219,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 		}
 	}
 	fmt.Fprintf(w, "approve tools %s with credential scope %s for agent run %s, epoch %s, until %s? [y/N] ",
-		strings.Join(tools, ", "), orDash(req.Credentials), rv.AgentRun, rv.Epoch, req.Expires)
+		printableList(tools, ", "), orDash(req.Credentials), printable(rv.AgentRun), printable(string(rv.Epoch)), printable(req.Expires))
 	line, _ := in.ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
@@ -197,12 +227,15 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 
 // printReview writes the review screen: who, which code, what changed
 // since the last approval, the catalog with its hints, pending requests.
+// Everything the server chose (names, annotations) and everything the host
+// reports goes through printable.
 func printReview(w io.Writer, rv host.Review) {
-	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n", rv.AgentRun, rv.Label, rv.Epoch, rv.PID, rv.State)
+	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n",
+		printable(rv.AgentRun), printable(rv.Label), printable(string(rv.Epoch)), rv.PID, printable(string(rv.State)))
 	if rv.ApprovedEpoch == "" {
 		fmt.Fprintln(w, "identity (no earlier approval in this run):")
 	} else {
-		fmt.Fprintf(w, "identity (compared with the last approved epoch %s):\n", rv.ApprovedEpoch)
+		fmt.Fprintf(w, "identity (compared with the last approved epoch %s):\n", printable(string(rv.ApprovedEpoch)))
 	}
 	for _, l := range rv.Identity {
 		mark := ""
@@ -211,20 +244,20 @@ func printReview(w io.Writer, rv host.Review) {
 		case l.Changed && l.Approved == "":
 			mark = "  NEW"
 		case l.Changed:
-			mark = "  CHANGED (was " + string(l.Approved) + ")"
+			mark = "  CHANGED (was " + printable(string(l.Approved)) + ")"
 		default:
 			mark = "  unchanged"
 		}
-		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", l.Role, l.Path, l.Digest, mark)
+		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), printable(string(l.Digest)), mark)
 	}
-	fmt.Fprintf(w, "catalog %s (%d tools)\n", orNone(string(rv.CatalogRevision)), len(rv.Tools))
+	fmt.Fprintf(w, "catalog %s (%d tools)\n", printable(orNone(string(rv.CatalogRevision))), len(rv.Tools))
 	if rv.ApprovedEpoch != "" {
 		if len(rv.CatalogChanges) == 0 {
 			fmt.Fprintln(w, "  no change since the last approval")
 		} else {
 			fmt.Fprintln(w, "  changes since the last approval:")
 			for _, c := range rv.CatalogChanges {
-				fmt.Fprintf(w, "    %s\n", c)
+				fmt.Fprintf(w, "    %s\n", printable(fmt.Sprint(c)))
 			}
 		}
 	}
@@ -238,25 +271,23 @@ func printReview(w io.Writer, rv host.Review) {
 		if slices.Contains(rv.Exempt, d.Name) {
 			cred = "exempt: needs no grant"
 		} else if c := rv.Credentials[d.Name]; len(c) > 0 {
-			cred = strings.Join(c, ", ")
-			for _, s := range c {
-				if slices.Contains(rv.PerCall, s) {
-					cred += " (approval per call)"
-					break
-				}
+			cred = printableList(c, ", ")
+			if len(perCallScopes(rv, []string{d.Name})) > 0 {
+				cred += " (approval per call)"
 			}
 		}
 		ann := ""
 		if len(d.Annotations) > 0 && string(d.Annotations) != "null" {
-			ann = "  hints " + string(d.Annotations)
+			ann = "  hints " + printable(string(d.Annotations))
 		}
-		fmt.Fprintf(w, "  %-24s credential: %s%s\n", d.Name, cred, ann)
+		fmt.Fprintf(w, "  %-24s credential: %s%s\n", printable(d.Name), cred, ann)
 	}
 	fmt.Fprintln(w, "  (annotations are the server's own claims: shown, never used to decide access)")
 	if len(rv.Pending) > 0 {
 		fmt.Fprintln(w, "pending requests:")
 		for _, p := range rv.Pending {
-			fmt.Fprintf(w, "  %-24s %s, epoch %s, %d call(s), last %s\n", p.Tool, p.Reason, p.Epoch, p.Count, p.At.Local().Format(time.TimeOnly))
+			fmt.Fprintf(w, "  %-24s %s, epoch %s, %d call(s), last %s\n",
+				printable(p.Tool), printable(p.Reason), printable(string(p.Epoch)), p.Count, p.At.Local().Format(time.TimeOnly))
 		}
 	}
 	live := 0
@@ -291,11 +322,12 @@ func splitList(s string) []string {
 	return out
 }
 
+// orDash returns the printable elements of l joined by ", ", or "-".
 func orDash(l []string) string {
 	if len(l) == 0 {
 		return "-"
 	}
-	return strings.Join(l, ", ")
+	return printableList(l, ", ")
 }
 
 func orNone(s string) string {

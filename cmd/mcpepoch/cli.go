@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // Stdio is where a command reads and writes. Status lines and errors go to
@@ -127,11 +128,15 @@ func report(w io.Writer, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(w, "mcpepoch: error: %v\n", err)
+	// An error can carry what a host or a server said: each of its lines
+	// goes through printableText.
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "mcpepoch: error: %s\n", printableText(line))
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		for _, h := range ee.hints {
-			fmt.Fprintf(w, "mcpepoch: hint: %s\n", h)
+			fmt.Fprintf(w, "mcpepoch: hint: %s\n", printableText(h))
 		}
 	}
 	var coder interface{ ExitCode() int }
@@ -145,6 +150,19 @@ func report(w io.Writer, err error) int {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// hostErrorLine is the line for a Broadcast result with an error: a host
+// that failed to answer, or (no socket) the project's socket directory.
+func hostErrorLine(root string, r notify.Result) string {
+	if r.Socket == "" {
+		dir, err := notify.Dir(root)
+		if err != nil {
+			dir = "of " + root
+		}
+		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
+	}
+	return fmt.Sprintf("host %s: error: %s", printable(shortRun(r.Response.Run, r.Socket)), printableText(r.Err.Error()))
 }
 
 // newFlags returns a FlagSet for subcommand name that reports errors as

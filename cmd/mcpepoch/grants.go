@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -28,9 +28,25 @@ func runGrants(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	// A corrupt grants file is reported, one line each, and the others are
+	// still listed; the exit status then says something was not read.
 	stores, err := grant.ReadAll(filepath.Join(root, ".mcpepoch", "grants"))
+	corrupt := 0
 	if err != nil {
-		return err
+		var errs []error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		} else {
+			errs = []error{err}
+		}
+		for _, e := range errs {
+			var ce *grant.CorruptError
+			if !errors.As(e, &ce) {
+				return err
+			}
+			corrupt++
+			fmt.Fprintf(stdio.Err, "mcpepoch: error: grants file %s: corrupt, not listed: %s\n", printable(ce.Path), printableText(ce.Err.Error()))
+		}
 	}
 	// A host killed without a chance to revoke its run's grants leaves them
 	// looking live; they are not usable, since only that host could apply
@@ -57,14 +73,21 @@ func runGrants(args []string, stdio Stdio) error {
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	var done error
+	if corrupt > 0 {
+		done = silentExit(exitUsage)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdio.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(all)
+		if err := enc.Encode(all); err != nil {
+			return err
+		}
+		return done
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(stdio.Out, "no grants")
-		return nil
+		return done
 	}
 	for _, g := range all {
 		state := "live"
@@ -81,9 +104,10 @@ func runGrants(args []string, stdio Stdio) error {
 			until += " (" + g.ExpiresAt.Local().Format(time.DateTime) + ")"
 		}
 		fmt.Fprintf(stdio.Out, "%s  %-22s run %s  epoch %s  tools %s  credential %s  until %s  by %s\n",
-			g.ID, state, g.AgentRun, g.ExecutionEpoch, strings.Join(g.ToolScope, ","), orDash(g.CredentialScope), until, g.ApprovedBy)
+			printable(g.ID), printable(state), printable(g.AgentRun), printable(string(g.ExecutionEpoch)),
+			printableList(g.ToolScope, ","), orDash(g.CredentialScope), printable(until), printable(g.ApprovedBy))
 	}
-	return nil
+	return done
 }
 
 // runRevoke ends one grant: the host that holds it revokes it.
@@ -105,7 +129,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	defer cancel()
 	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == notify.TypeRevoke {
-			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", fs.Arg(0), r.Response.Run)
+			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
 			return nil
 		}
 	}

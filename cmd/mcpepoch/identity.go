@@ -32,7 +32,9 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if len(spec.Command) == 0 && spec.Entry == "" {
 		return usageError("no launch command: give one after --, or set command in mcpepoch.toml")
 	}
-	id, err := build.Compute(spec)
+	// Hashing a huge tree, or a lockfile that is a FIFO, gives way to
+	// SIGINT or SIGTERM.
+	id, err := interruptible(ctx, "hashing", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
 	if err != nil {
 		return err
 	}

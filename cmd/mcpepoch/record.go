@@ -88,7 +88,11 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		name = filepath.Base(root)
 	}
 
-	unlock, err := manifest.Lock(root)
+	// Waiting for the lock and hashing can take long (another record
+	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
+	// both give way to SIGINT or SIGTERM, and the manifest is left as is.
+	unlock, err := interruptible(ctx, "waiting for the manifest lock", func() (func(), error) { return manifest.Lock(root) },
+		func(unlock func()) { unlock() })
 	if err != nil {
 		return err
 	}
@@ -105,9 +109,16 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	spec.Versions = prev.RuntimeVersion
-	id, err := build.Compute(spec)
+	id, err := interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
+	if err == nil && ctx.Err() != nil {
+		err = interruptedError(ctx, "hashing the build")
+	}
 	if err != nil {
 		unlock()
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == exitFailure {
+			ee.hints = append(ee.hints, mpath+" was left as it was")
+		}
 		return err
 	}
 	now := time.Now()
@@ -146,23 +157,22 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label}
 		var who string
 		if len(results) > 1 {
-			who = fmt.Sprintf("[host %s] ", shortRun(r.Response.Run, r.Socket))
+			who = fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
 		}
 		var ve *notify.VersionError
 		switch {
 		case errors.As(r.Err, &ve):
 			o.Result, o.Error = "error", r.Err.Error()
 			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host speaks another protocol version: "+r.Err.Error()))
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host speaks another protocol version: "+printableText(r.Err.Error())))
 		case r.Err != nil:
 			o.Result, o.Error = "error", r.Err.Error()
 			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+r.Err.Error()+": running server state unknown"))
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+printableText(r.Err.Error())+": running server state unknown"))
 		case r.Response.Type == notify.TypeRestarted:
 			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
 			o.GrantsRevoked = r.Response.GrantsRevoked
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d%s",
-				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID, revokedNote(r.Response.GrantsRevoked))))
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(statusLine(r.Response)))
 		case r.Response.Type == notify.TypeClosed:
 			o.Result, o.OldEpoch, o.OldPID = "closed", r.Response.OldEpoch, r.Response.OldPID
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
@@ -175,12 +185,12 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 			}
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(line))
 			for _, d := range r.Response.Drift {
-				fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad(d))
+				fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad(printable(d)))
 			}
 		default:
 			o.Result, o.Error = "error", fmt.Sprintf("unexpected answer %q", r.Response.Type)
 			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host gave an unexpected answer "+r.Response.Type))
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host gave an unexpected answer "+strconv.Quote(r.Response.Type)))
 		}
 		out.Hosts = append(out.Hosts, o)
 	}
@@ -204,6 +214,43 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		return silentExit(exitHostError)
 	}
 	return nil
+}
+
+// interruptible runs f on a goroutine of its own and returns its result,
+// or, as soon as ctx ends (SIGINT, SIGTERM), an error with exit status 1
+// saying what was interrupted. f is then abandoned: it runs on until it
+// returns or the process exits, and undo, when not nil, is applied to what
+// it returns if it succeeds after all (a lock it took is released).
+func interruptible[T any](ctx context.Context, what string, f func() (T, error), undo func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		if undo != nil {
+			go func() {
+				if r := <-ch; r.err == nil {
+					undo(r.v)
+				}
+			}()
+		}
+		var zero T
+		return zero, interruptedError(ctx, what)
+	}
+}
+
+// interruptedError is the error of a command stopped by ctx while doing
+// what: exit status 1, and the signal (context.Cause) in the message.
+func interruptedError(ctx context.Context, what string) error {
+	return &exitError{code: exitFailure, err: fmt.Errorf("interrupted while %s: %v", what, context.Cause(ctx))}
 }
 
 // loadProject resolves the project root in dir and reads its mcpepoch.toml.
@@ -233,9 +280,14 @@ func projectRoot(dir string) (string, error) {
 	return real, nil
 }
 
+// shortRun names a host in a line: its run id, else its socket's name,
+// else (a Broadcast result without a socket) the socket directory.
 func shortRun(run, socket string) string {
-	if run != "" {
+	switch {
+	case run != "":
 		return run
+	case socket == "":
+		return "(socket directory)"
 	}
 	return filepath.Base(socket)
 }
@@ -268,4 +320,15 @@ func logBuild(root string, m *manifest.File) error {
 		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
 		"changed": changed, "hosts": "none listening"}})
 	return err
+}
+
+// statusLine is the status line for a host's "restarted" answer. A host
+// whose server was down (it exited, or could not start) reports no old
+// epoch: the line says the server started, not that one was replaced.
+func statusLine(r notify.Response) string {
+	if r.OldEpoch == "" {
+		return fmt.Sprintf("server started: epoch %s, pid %d (none was running)%s", printable(r.NewEpoch), r.NewPID, revokedNote(r.GrantsRevoked))
+	}
+	return fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d%s",
+		printable(r.OldEpoch), printable(r.NewEpoch), r.OldPID, r.NewPID, revokedNote(r.GrantsRevoked))
 }

@@ -32,15 +32,14 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	for _, r := range results {
 		var who string
 		if len(results) > 1 {
-			who = fmt.Sprintf("[host %s] ", shortRun(r.Response.Run, r.Socket))
+			who = fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
 		}
 		switch {
 		case r.Err != nil:
 			failed = true
-			fmt.Fprintf(stdio.Err, "%shost error: %v\n", who, r.Err)
+			fmt.Fprintf(stdio.Err, "%shost error: %s\n", who, printableText(r.Err.Error()))
 		case r.Response.Type == notify.TypeRestarted:
-			fmt.Fprintf(stdio.Err, "%sserver restarted: epoch %s → %s, pid %d → %d\n", who,
-				r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID)
+			fmt.Fprintf(stdio.Err, "%s%s\n", who, statusLine(r.Response))
 		default:
 			failed = true
 			fmt.Fprintf(stdio.Err, "%sunexpected answer %q\n", who, r.Response.Type)

@@ -10,6 +10,9 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
+// runStatus prints what every host of the project runs. It exits 4 when a
+// host, or the socket directory, answered with an error, after printing
+// what the others said.
 func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("status", stdio.Err, "[--json] [--dir DIR]")
 	dirFlag := fs.String("dir", ".", "project root")
@@ -25,52 +28,65 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	defer cancel()
 	results := notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeStatus})
 	all := []host.Status{}
+	failed := 0
 	for _, r := range results {
 		if r.Err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: error: %v\n", shortRun("", r.Socket), r.Err)
+			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
+			failed++
 			continue
 		}
 		var s host.Status
 		if err := json.Unmarshal(r.Response.Payload, &s); err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: unreadable status: %v\n", shortRun(r.Response.Run, r.Socket), err)
+			fmt.Fprintf(stdio.Err, "host %s: unreadable status: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
+			failed++
 			continue
 		}
 		all = append(all, s)
 	}
+	var done error
+	if failed > 0 {
+		done = silentExit(exitHostError)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdio.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(all)
+		if err := enc.Encode(all); err != nil {
+			return err
+		}
+		return done
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(stdio.Out, "no host listening for this project")
 		return nil
 	}
+	// Every string below comes from a host, and some from the server or
+	// the project's files: all of it goes through printable.
 	for _, s := range all {
-		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", s.AgentRun, s.Label, s.State, time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
+		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", printable(s.AgentRun), printable(s.Label), printable(string(s.State)),
+			time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
 		if s.Reason != "" {
-			fmt.Fprintf(stdio.Out, "  reason:   %s\n", s.Reason)
+			fmt.Fprintf(stdio.Out, "  reason:   %s\n", printable(s.Reason))
 		}
 		if e := s.Execution; e != nil {
-			fmt.Fprintf(stdio.Out, "  epoch:    %s  pid %d  started %s\n", e.Epoch, e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
-			fmt.Fprintf(stdio.Out, "  command:  %v in %s\n", e.LaunchCommand, e.WorkingDirectory)
-			fmt.Fprintf(stdio.Out, "  entry:    %s\n", e.EntryDigest)
+			fmt.Fprintf(stdio.Out, "  epoch:    %s  pid %d  started %s\n", printable(string(e.Epoch)), e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
+			fmt.Fprintf(stdio.Out, "  command:  [%s] in %s\n", printableList(e.LaunchCommand, " "), printable(e.WorkingDirectory))
+			fmt.Fprintf(stdio.Out, "  entry:    %s\n", printable(string(e.EntryDigest)))
 			if e.LockfileDigest != "" {
-				fmt.Fprintf(stdio.Out, "  lockfile: %s\n", e.LockfileDigest)
+				fmt.Fprintf(stdio.Out, "  lockfile: %s\n", printable(string(e.LockfileDigest)))
 			}
-			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", e.Runtime, e.RuntimeDigest)
+			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", printable(e.Runtime), printable(string(e.RuntimeDigest)))
 		}
 		if r := s.Running; r != nil {
-			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", r.Exe, r.ExeDigest, r.Cmdline, r.Cwd)
+			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", printable(r.Exe), printable(string(r.ExeDigest)), r.Cmdline, printable(r.Cwd))
 		} else if s.Execution != nil {
 			fmt.Fprintf(stdio.Out, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
 		}
 		for _, d := range s.Drift {
-			fmt.Fprintf(stdio.Out, "  %s\n", d)
+			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
 		}
 		if s.Catalog != "" {
-			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", s.Catalog, len(s.Tools))
+			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", printable(string(s.Catalog)), len(s.Tools))
 		}
 	}
-	return nil
+	return done
 }
