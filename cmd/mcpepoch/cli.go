@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -218,3 +219,10 @@ func (p painter) paint(attr color.Attribute, s string) string {
 func (p painter) ok(s string) string   { return p.paint(color.FgGreen, s) }
 func (p painter) warn(s string) string { return p.paint(color.FgYellow, s) }
 func (p painter) bad(s string) string  { return p.paint(color.FgRed, s) }
+
+// writeJSON writes v as indented JSON: what every --json flag prints.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -78,9 +78,7 @@ func runGrants(args []string, stdio Stdio) error {
 		done = silentExit(exitUsage)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(all); err != nil {
+		if err := writeJSON(stdio.Out, all); err != nil {
 			return err
 		}
 		return done

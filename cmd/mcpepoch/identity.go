@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -39,9 +38,7 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(id)
+		return writeJSON(stdio.Out, id)
 	}
 	fmt.Fprintf(stdio.Out, "launch command: %s\nworking directory: %s\n\n", strings.Join(id.Command, " "), id.Dir)
 	for _, a := range id.Artifacts() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -201,9 +200,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdio.Out, out); err != nil {
 			return err
 		}
 	}

@@ -48,9 +48,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		done = silentExit(exitHostError)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(all); err != nil {
+		if err := writeJSON(stdio.Out, all); err != nil {
 			return err
 		}
 		return done
