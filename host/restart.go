@@ -38,6 +38,10 @@ const (
 	restartCrash                 // the child exited on its own
 )
 
+// closeDelay is how long a host in restart mode close outlives the epoch
+// it ends, so that its answer reaches the build hook.
+const closeDelay = 300 * time.Millisecond
+
 // ErrClosed is the cause Run returns with when the host closed the
 // connection on purpose (ModeClose).
 var ErrClosed = errors.New("execution epoch changed: connection closed so the client reconnects and initializes again")
@@ -229,7 +233,13 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 		old.stop(h.opts.Grace)
 		if closing {
 			h.logf("epoch %s ended: %v", old.epoch, ErrClosed)
-			h.cancel(ErrClosed)
+			// The host ends once the hook has its answer: the socket
+			// handler writes it when this returns, and the process must
+			// not exit under it.
+			go func() {
+				time.Sleep(closeDelay)
+				h.cancel(ErrClosed)
+			}()
 			return Outcome{Closed: true, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
 		}
 	}
