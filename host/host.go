@@ -21,6 +21,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -154,6 +155,7 @@ type Host struct {
 	informed map[string]build.Digest // tool → definition the client was last given
 
 	ended         *child // the last child that exited on its own, until replaced
+	endedRevoked  int    // grants revoked when ended exited
 	crashes       int    // quick exits in a row
 	pendingManual bool   // ModeManual: a signal found new code
 
@@ -294,8 +296,11 @@ func (e *AuditError) Error() string {
 
 func (e *AuditError) Unwrap() error { return e.Err }
 
+// logf writes one log line to stderr. Tool names and other text from the
+// server go into it, so it is escaped for the terminal: a server cannot
+// forge a log line or send escape sequences through the host's log.
 func (h *Host) logf(format string, args ...any) {
-	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: "+format+"\n", args...)
+	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: %s\n", termsafe.EscapeText(fmt.Sprintf(format, args...)))
 }
 
 // toClient queues one message for the client, adding the newline. It never
@@ -410,6 +415,10 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
 		h.toClient(errorLine(nil, -32700, "parse error: "+err.Error(), nil))
+		return
+	}
+	if !m.isRequest() && !m.isNotification() && !m.isResponse() {
+		h.logf("dropped a client message that is neither a request, a notification nor a response (id null, no method)")
 		return
 	}
 	if m.Method == "tools/call" && !m.isRequest() {
@@ -725,8 +734,9 @@ func (h *Host) childExited(c *child) {
 	h.abortLocked(c, "server_exited", "")
 	// The epoch is over: its grants end with it, as on a rebuild, so that
 	// the next call is refused as stale and names the right epoch.
-	if n := h.revokeEpochLocked(c.epoch); n > 0 {
-		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, n)
+	h.endedRevoked = h.revokeEpochLocked(c.epoch)
+	if h.endedRevoked > 0 {
+		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, h.endedRevoked)
 	}
 	quick := time.Since(c.started) < h.opts.QuickCrash
 	if quick {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -78,12 +79,32 @@ func idKey(id json.RawMessage) string {
 			return "s" + s
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		if r, ok := new(big.Rat).SetString(string(id)); ok {
+		if r, ok := numberRat(id); ok {
 			return "n" + r.RatString()
 		}
 	}
 	return "r" + string(id)
 }
+
+// numberRat reads a JSON number exactly. Numbers longer than 64 bytes or
+// with an exponent beyond ±400 are not read (1e1000000000 would take
+// gigabytes as an exact value).
+func numberRat(n []byte) (*big.Rat, bool) {
+	if len(n) > 64 {
+		return nil, false
+	}
+	if i := bytes.IndexAny(n, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(string(n[i+1:]), "+"))
+		if err != nil || exp > 400 || exp < -400 {
+			return nil, false
+		}
+	}
+	return new(big.Rat).SetString(string(n))
+}
+
+// maxExactID is the largest integer every JSON implementation holds
+// exactly, 2^53.
+var maxExactID = new(big.Int).Lsh(big.NewInt(1), 53)
 
 // clientMembers are the envelope members the host reads from a client
 // message; tools/call's params members follow.
@@ -131,7 +152,16 @@ func parseClient(line []byte) (*message, error) {
 	}
 	if id := bytes.TrimSpace(m.ID); len(id) > 0 {
 		switch c := id[0]; {
-		case c == '"', c == '-', c >= '0' && c <= '9', bytes.Equal(id, []byte("null")):
+		case c == '"', bytes.Equal(id, []byte("null")):
+		case c == '-', c >= '0' && c <= '9':
+			// JSON-RPC 2.0 §4: numbers SHOULD NOT have fractional parts.
+			// Servers re-encode ids they cannot hold exactly (0.5, 1e400,
+			// 2^64), and an answer under another id never reaches the
+			// client: refuse what is not an integer of at most 2^53.
+			r, ok := numberRat(id)
+			if !ok || !r.IsInt() || r.Num().CmpAbs(maxExactID) > 0 {
+				return nil, &ProtocolError{Code: -32600, Msg: "invalid request: a numeric id must be an integer between -2^53 and 2^53"}
+			}
 		default:
 			return nil, &ProtocolError{Code: -32600, Msg: "invalid request: id must be a string, a number or null"}
 		}

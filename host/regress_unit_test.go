@@ -308,3 +308,23 @@ func TestRegressLineQueue(t *testing.T) {
 		t.Errorf("onErr called with %v, want once with io.ErrClosedPipe", errs)
 	}
 }
+
+// Numeric ids a server cannot echo exactly are refused up front, and huge
+// exponents are never expanded.
+func TestParseClientNumericIDs(t *testing.T) {
+	for _, id := range []string{`1`, `1.0`, `5.01e2`, `-0`, `9007199254740992`, `-9007199254740992`} {
+		if _, err := parseClient([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)); err != nil {
+			t.Errorf("id %s refused: %v", id, err)
+		}
+	}
+	for _, id := range []string{`0.5`, `1e400`, `1e1000000000`, `12345678901234567890123`, `9007199254740993`} {
+		_, err := parseClient([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`))
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Code != -32600 {
+			t.Errorf("id %s: err %v, want -32600", id, err)
+		}
+	}
+	if k := idKey(json.RawMessage(`1e1000000000`)); k != "r1e1000000000" {
+		t.Errorf("idKey of a huge exponent = %q, want the raw form", k)
+	}
+}

@@ -210,8 +210,9 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	prev := old
 	if prev == nil {
 		prev = h.ended // crash recovery: the epoch that exited on its own
+		out.GrantsRevoked = h.endedRevoked
 	}
-	h.ended = nil
+	h.ended, h.endedRevoked = nil, 0
 	switch {
 	case prev != nil && closing:
 		h.audit.event(audit.TypeClientClosed, prev.epoch, h.run, map[string]any{
