@@ -373,6 +373,10 @@ func isRegular(p string) bool {
 func artifact(fc *FileCache, role Role, dir, p string, bestEffort bool) (Artifact, error) {
 	full := abs(dir, p)
 	a := Artifact{Role: role, Path: display(dir, full)}
+	if fi, err := os.Stat(full); err == nil && !fi.Mode().IsRegular() {
+		// A device or a FIFO would be read forever, or block.
+		return Artifact{}, &InputError{Field: string(role), Path: a.Path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	}
 	d, n, err := hashFile(fc, full)
 	if err != nil {
 		if bestEffort && errors.Is(err, fs.ErrNotExist) {

@@ -732,6 +732,7 @@ func (h *Host) childExited(c *child) {
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
 	h.abortLocked(c, "server_exited", "")
+	h.cancelServerRequestsLocked(c)
 	// The epoch is over: its grants end with it, as on a rebuild, so that
 	// the next call is refused as stale and names the right epoch.
 	h.endedRevoked = h.revokeEpochLocked(c.epoch)
@@ -1032,4 +1033,20 @@ func lenientID(line []byte) json.RawMessage {
 		return id
 	}
 	return nil
+}
+
+// cancelServerRequestsLocked tells the client that the requests child c
+// sent it (sampling, elicitation, roots) are over: the epoch that asked is
+// gone and an answer would be dropped (MCP cancellation,
+// notifications/cancelled).
+func (h *Host) cancelServerRequestsLocked(c *child) {
+	for k, r := range h.serverReqs {
+		if r.child != c {
+			continue
+		}
+		delete(h.serverReqs, k)
+		id := strings.TrimPrefix(k, "s") // host ids are strings: idKey is "s" + the id
+		h.toClient(requestLine(nil, "notifications/cancelled", map[string]any{
+			"requestId": id, "reason": "execution epoch " + string(c.epoch) + " ended"}))
+	}
 }

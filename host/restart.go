@@ -205,6 +205,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	h.child = nil
 	if old != nil {
 		h.abortLocked(old, "epoch_changed", newEpoch)
+		h.cancelServerRequestsLocked(old)
 		out.GrantsRevoked = h.revokeEpochLocked(old.epoch)
 	}
 	prev := old

@@ -1,8 +1,9 @@
 package main
 
-// SIGTERM and SIGINT stop record and identity while they hash, even when a
-// read never ends (a lockfile that is a FIFO nobody writes, or /dev/zero),
-// and record leaves the run manifest as it was.
+// SIGTERM and SIGINT stop record and identity while they hash, even a file
+// that takes minutes to read (a 64 GiB sparse lockfile), and record leaves
+// the run manifest as it was. Files that are not regular (a FIFO, a device)
+// are refused before any read.
 
 import (
 	"bytes"
@@ -25,14 +26,12 @@ func TestInterruptWhileHashing(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		args     []string
-		lockfile string // "" for the FIFO lock.fifo, named in mcpepoch.toml
 		sig      syscall.Signal
 		manifest bool // a manifest exists and must stay as it was
 	}{
-		{name: "record fifo SIGTERM", args: []string{"record", "--lockfile", "lock.fifo"}, sig: syscall.SIGTERM, manifest: true},
-		{name: "record dev-zero SIGTERM", args: []string{"record", "--lockfile", "/dev/zero"}, lockfile: "/dev/zero", sig: syscall.SIGTERM, manifest: true},
-		{name: "record fifo SIGINT", args: []string{"record", "--lockfile", "lock.fifo"}, sig: syscall.SIGINT, manifest: true},
-		{name: "identity fifo SIGTERM", args: []string{"identity"}, sig: syscall.SIGTERM},
+		{name: "record SIGTERM", args: []string{"record", "--lockfile", "big.lock"}, sig: syscall.SIGTERM, manifest: true},
+		{name: "record SIGINT", args: []string{"record", "--lockfile", "big.lock"}, sig: syscall.SIGINT, manifest: true},
+		{name: "identity SIGTERM", args: []string{"identity"}, sig: syscall.SIGTERM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := shortRoot(t)
@@ -56,14 +55,16 @@ func TestInterruptWhileHashing(t *testing.T) {
 				}
 				beforeInfo, _ = os.Stat(mpath)
 			}
-			fifo := filepath.Join(dir, "lock.fifo")
-			if tc.lockfile == "" {
-				if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if tc.args[0] == "identity" {
-					write("mcpepoch.toml", "label = \"fixture\"\ncommand = [\"sh\", \"server.sh\"]\nlockfiles = [\"lock.fifo\"]\n")
-				}
+			big, err := os.Create(filepath.Join(dir, "big.lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := big.Truncate(64 << 30); err != nil { // sparse: no disk used
+				t.Skipf("cannot make a sparse file here: %v", err)
+			}
+			big.Close()
+			if tc.args[0] == "identity" {
+				write("mcpepoch.toml", "label = \"fixture\"\ncommand = [\"sh\", \"server.sh\"]\nlockfiles = [\"big.lock\"]\n")
 			}
 
 			cmd := exec.Command(bin, tc.args...)
@@ -82,31 +83,11 @@ func TestInterruptWhileHashing(t *testing.T) {
 				<-done
 			})
 
-			if tc.lockfile == "" {
-				// Opening the FIFO for writing returns once the command
-				// opened it for reading: from then on its read blocks, as
-				// no byte is ever written.
-				opened := make(chan *os.File, 1)
-				go func() {
-					w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-					if err == nil {
-						opened <- w
-					}
-				}()
-				select {
-				case w := <-opened:
-					t.Cleanup(func() { w.Close() })
-				case <-done:
-					t.Fatalf("%v exited before reading the FIFO: %v\n%s", tc.args, waitErr, stderr.String())
-				case <-time.After(interruptBound):
-					// Unblock the writer's open, then fail.
-					if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
-						r.Close()
-					}
-					t.Fatalf("%v never opened the FIFO\n%s", tc.args, stderr.String())
-				}
-			} else {
-				time.Sleep(300 * time.Millisecond) // reading /dev/zero, which never ends
+			time.Sleep(300 * time.Millisecond) // reading 64 GiB takes far longer
+			select {
+			case <-done:
+				t.Fatalf("%v exited before the signal: %v\n%s", tc.args, waitErr, stderr.String())
+			default:
 			}
 
 			if err := cmd.Process.Signal(tc.sig); err != nil {
@@ -134,5 +115,24 @@ func TestInterruptWhileHashing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A lockfile that is not a regular file is refused at once, with the file
+// named, instead of being read forever (/dev/zero) or blocking (a FIFO).
+func TestRecordRefusesSpecialFiles(t *testing.T) {
+	bin := testenv.Mcpepoch(t)
+	dir := shortRoot(t)
+	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte("exec cat\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "lock.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{"lock.fifo", "/dev/zero"} {
+		out, code := testenv.Run(t, dir, []string{"NO_COLOR=1"}, bin, "record", "--command", "sh server.sh", "--lockfile", lock)
+		if code != exitUsage || !strings.Contains(out.Stderr, "not a regular file") || !strings.Contains(out.Stderr, lock) {
+			t.Errorf("record --lockfile %s: exit %d, want %d naming the file as not regular\n%s", lock, code, exitUsage, out)
+		}
 	}
 }
