@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 )
 
 // ErrStatCacheCorrupt is wrapped by the error LoadStatCache returns for a
@@ -339,27 +341,10 @@ func decodeStatCache(data []byte) (*StatCache, error) {
 // directory, fsync, rename), creating the directory if needed, and marks the
 // cache clean.
 func (c *StatCache) Save(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save stat cache: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("save stat cache: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(c.encode())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, c.encode(), 0o600); err != nil {
 		return fmt.Errorf("save stat cache: %w", err)
 	}
 	c.dirty = false
