@@ -9,7 +9,6 @@ package host_test
 // Test code shared with audit_e2e_test.go has names starting with g.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -279,17 +278,7 @@ func (p *gProject) grant(id string) grant.Grant {
 func (p *gProject) records(args ...string) []audit.Record {
 	p.t.Helper()
 	out := p.must(append([]string{"audit", "show", "--json"}, args...)...)
-	var recs []audit.Record
-	sc := bufio.NewScanner(strings.NewReader(out.Stdout))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var r audit.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			p.t.Fatalf("audit show --json: %v\n%s", err, sc.Bytes())
-		}
-		recs = append(recs, r)
-	}
-	return recs
+	return parseAuditRecords(p.t, out.Stdout)
 }
 
 // waitRecords polls mcpepoch audit show --json until cond holds: the host

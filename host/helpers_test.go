@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -894,4 +895,20 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+// parseAuditRecords decodes the output of mcpepoch audit show --json.
+func parseAuditRecords(t testing.TB, stdout string) []audit.Record {
+	t.Helper()
+	var recs []audit.Record
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var r audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit show --json: %v\n%s", err, sc.Bytes())
+		}
+		recs = append(recs, r)
+	}
+	return recs
 }

@@ -135,17 +135,7 @@ func rgHasID(id json.RawMessage) bool {
 func (p *project) auditRecords(typ string) []audit.Record {
 	p.t.Helper()
 	out := p.cli("audit", "show", "--json", "--dir", p.dir, "--type", typ)
-	var recs []audit.Record
-	sc := bufio.NewScanner(strings.NewReader(out.Stdout))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var r audit.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			p.t.Fatalf("audit show --json: %v\n%s", err, sc.Bytes())
-		}
-		recs = append(recs, r)
-	}
-	return recs
+	return parseAuditRecords(p.t, out.Stdout)
 }
 
 // bounded runs mcpepoch args… in the project, killed after timeout. It
