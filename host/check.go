@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -12,7 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 )
 
-// Error codes of the host's catalog checks (see jsonrpc.go for the others).
+// Error codes of the host's catalog checks (see protocol.go for the others).
 const (
 	CodeUnknownTool      = -31005 // tools/call names a tool the current catalog lacks
 	CodeToolChanged      = -31006 // the tool's definition changed since the client was given it
@@ -84,14 +85,14 @@ type callParams struct {
 // Once the current definition has reached the client, by its tools/list or
 // inside such an error, the client is informed for that tool and its next
 // valid call is forwarded. Annotations play no part. h.mu is held.
-func (h *Host) checkCallLocked(m *message, p *callParams) []byte {
+func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 	if h.tools == nil {
 		return nil // catalog unknown: the server has not been listed yet
 	}
 	ep := h.child.epoch
 	t, ok := h.tools[p.Name]
 	if !ok {
-		return errorLine(m.ID, CodeUnknownTool,
+		return jsonrpc.ErrorLine(m.ID, CodeUnknownTool,
 			fmt.Sprintf("unknown_tool: %q is not in the current tool catalog (execution epoch %s); refresh tools/list", p.Name, ep),
 			map[string]any{"reason": "unknown_tool", "tool": p.Name, "currentEpoch": ep,
 				"catalogRevision": h.catalog.Revision, "tools": h.catalog.Names})
@@ -125,7 +126,7 @@ func (h *Host) checkCallLocked(m *message, p *callParams) []byte {
 		return nil
 	}
 	h.informed[p.Name] = t.digest
-	return errorLine(m.ID, code,
+	return jsonrpc.ErrorLine(m.ID, code,
 		fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", reason, problem, p.Name, ep),
 		map[string]any{"reason": reason, "detail": problem, "tool": t.def,
 			"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// Error codes of refused authorizations (see jsonrpc.go for the others).
+// Error codes of refused authorizations (see protocol.go for the others).
 const (
 	CodeAuthorizationRequired = -31010 // no grant covers the call
 	CodeAuthorizationStale    = -31011 // the grant covering it names an older execution epoch
@@ -54,7 +55,7 @@ type snapshot struct {
 // the grant that covers the call (nil when the tool needs none). h.mu is
 // held: the epoch cannot change between this check and the dispatch, since
 // a restart switches epochs and revokes grants under the same lock.
-func (h *Host) authorizeLocked(m *message, p *callParams) ([]byte, *grant.Grant) {
+func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *grant.Grant) {
 	ep := h.child.epoch
 	d := h.grants.Check(h.policy, p.Name, ep, time.Now())
 	if d.Refusal == "" {
@@ -82,7 +83,7 @@ func (h *Host) authorizeLocked(m *message, p *callParams) ([]byte, *grant.Grant)
 		}
 		fields["approved_epoch"] = string(d.Stale.ExecutionEpoch)
 		fields["reason"] = "stale_epoch"
-		line = errorLine(m.ID, CodeAuthorizationStale,
+		line = jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
 			fmt.Sprintf("authorization_stale: server execution epoch changed (approved %s, current %s); refresh tool metadata and request authorization: %s", d.Stale.ExecutionEpoch, ep, approve),
 			map[string]any{
 				"error": grant.AuthorizationStale, "reason": "server execution epoch changed",
@@ -95,7 +96,7 @@ func (h *Host) authorizeLocked(m *message, p *callParams) ([]byte, *grant.Grant)
 		if d.PerCall {
 			what = "credential scope requires an approval for each call"
 		}
-		line = errorLine(m.ID, CodeAuthorizationRequired,
+		line = jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
 			fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s); a person must approve it: %s", what, p.Name, ep, approve),
 			map[string]any{
 				"error": grant.AuthorizationRequired, "reason": what, "tool": p.Name,

@@ -1,11 +1,11 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"io"
 	"os"
 	"os/signal"
@@ -402,47 +402,47 @@ func (h *Host) stopCurrent() {
 func (h *Host) fromClient(line []byte, over *overflow) {
 	if over != nil {
 		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
-		h.toClient(errorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
+		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
 		return
 	}
-	m, err := parseClient(line)
-	var pe *ProtocolError
+	m, err := jsonrpc.ParseClient(line)
+	var pe *jsonrpc.ProtocolError
 	switch {
 	case errors.As(err, &pe):
 		h.logf("refused a client message: %v", err)
-		h.toClient(errorLine(lenientID(line), pe.Code, pe.Msg, nil))
+		h.toClient(jsonrpc.ErrorLine(jsonrpc.LenientID(line), pe.Code, pe.Msg, nil))
 		return
 	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
-		h.toClient(errorLine(nil, -32700, "parse error: "+err.Error(), nil))
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
 		return
 	}
-	if !m.isRequest() && !m.isNotification() && !m.isResponse() {
+	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
 		h.logf("dropped a client message that is neither a request, a notification nor a response (id null, no method)")
 		return
 	}
-	if m.Method == "tools/call" && !m.isRequest() {
+	if m.Method == "tools/call" && !m.IsRequest() {
 		h.logf("dropped a tools/call sent as a notification: a call must be a request, so that it is checked and answered")
 		return
 	}
-	if m.isRequest() && isPrivateID(m.ID) {
-		h.toClient(errorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host", nil))
+	if m.IsRequest() && isPrivateID(m.ID) {
+		h.toClient(jsonrpc.ErrorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host", nil))
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.noteClientLocked(m, line)
-	if m.isResponse() {
+	if m.IsResponse() {
 		// An answer to a server→client request goes back, under the
 		// child's own id, to the epoch that asked, or nowhere.
-		k := idKey(m.ID)
+		k := jsonrpc.IDKey(m.ID)
 		r, ok := h.serverReqs[k]
 		delete(h.serverReqs, k)
 		if !ok || r.child != h.child {
 			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", m.ID)
 			return
 		}
-		out, err := replaceID(line, r.id)
+		out, err := jsonrpc.ReplaceID(line, r.id)
 		if err != nil {
 			h.logf("dropped the client's answer to server request %s: %v", m.ID, err)
 			return
@@ -454,18 +454,18 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	case h.state == StateReady:
 		h.forwardLocked(m, line)
 	case h.state == StateDown:
-		if m.isRequest() {
+		if m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))
 		}
-	case m.Method == "ping" && m.isRequest():
-		h.toClient(resultLine(m.ID, struct{}{})) // legacy ping: the host is alive
+	case m.Method == "ping" && m.IsRequest():
+		h.toClient(jsonrpc.ResultLine(m.ID, struct{}{})) // legacy ping: the host is alive
 	default:
 		h.held = append(h.held, line)
 	}
 	// The session's first catalog is fetched once the client has
 	// initialized: on its notification, or on any later request from a
 	// client that skipped it.
-	if m.Method == "notifications/initialized" || (h.initParams != nil && m.isRequest() && m.Method != "initialize") {
+	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
 		h.fetchFirstCatalogLocked()
 	}
 }
@@ -473,21 +473,21 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 // noteClientLocked remembers what the host must replay or reuse: the
 // initialize params, the initialized notification, the stateless era's
 // _meta, subscriptions/listen requests and their cancellation.
-func (h *Host) noteClientLocked(m *message, line []byte) {
+func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 	switch m.Method {
 	case "initialize":
 		h.initParams, h.initLine, h.initDone = m.Params, line, false
 	case "notifications/initialized":
 		h.initialized = true
 	case "subscriptions/listen":
-		if m.isRequest() {
+		if m.IsRequest() {
 			var p struct {
 				Notifications struct {
 					ToolsListChanged bool `json:"toolsListChanged"`
 				} `json:"notifications"`
 			}
 			json.Unmarshal(m.Params, &p)
-			h.listens[idKey(m.ID)] = &listen{id: m.ID, line: line, tools: p.Notifications.ToolsListChanged}
+			h.listens[jsonrpc.IDKey(m.ID)] = &listen{id: m.ID, line: line, tools: p.Notifications.ToolsListChanged}
 		}
 	case "notifications/cancelled":
 		var p struct {
@@ -496,13 +496,13 @@ func (h *Host) noteClientLocked(m *message, line []byte) {
 		if json.Unmarshal(m.Params, &p) == nil {
 			// A cancelled request is the client's to forget: a later restart
 			// must not answer it again.
-			delete(h.listens, idKey(p.RequestID))
-			if cl := h.inflight[idKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
-				delete(h.inflight, idKey(p.RequestID))
+			delete(h.listens, jsonrpc.IDKey(p.RequestID))
+			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
+				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
 			}
 		}
 	}
-	if m.isRequest() && len(m.Params) > 0 {
+	if m.IsRequest() && len(m.Params) > 0 {
 		var p struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
@@ -526,22 +526,22 @@ const (
 	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
-func (h *Host) unavailableLocked(m *message) []byte {
-	return errorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded",
+func (h *Host) unavailableLocked(m *jsonrpc.Message) []byte {
+	return jsonrpc.ErrorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded",
 		map[string]any{"reason": "server_unavailable", "method": m.Method, "requestId": m.ID, "detail": h.downReason})
 }
 
 // forwardLocked sends a client message to the current child, after the
 // catalog checks for tools/call. h.mu is held and the state is ready.
-func (h *Host) forwardLocked(m *message, line []byte) {
+func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
 	if h.child == nil {
-		if m.isRequest() {
+		if m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))
 		}
 		return
 	}
 	cl := &call{id: m.ID, method: m.Method, child: h.child, sent: time.Now()}
-	if m.Method == "tools/call" && m.isRequest() {
+	if m.Method == "tools/call" && m.IsRequest() {
 		var p callParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
 			refusal, g := h.authorizeLocked(m, &p)
@@ -565,8 +565,8 @@ func (h *Host) forwardLocked(m *message, line []byte) {
 			h.audit.event(audit.TypeToolCalled, h.child.epoch, h.run, fields)
 		}
 	}
-	if m.isRequest() {
-		h.inflight[idKey(m.ID)] = cl
+	if m.IsRequest() {
+		h.inflight[jsonrpc.IDKey(m.ID)] = cl
 	}
 	h.child.send(append(line, '\n'))
 }
@@ -579,23 +579,23 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		id := over.id()
 		h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
 		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "over the message limit"})
-		if k := idKey(id); hasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
+		if k := jsonrpc.IDKey(id); jsonrpc.HasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
 			delete(h.inflight, k)
-			h.toClient(errorLine(id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+			h.toClient(jsonrpc.ErrorLine(id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
 		}
 		return
 	}
-	m, err := parseMessage(line)
+	m, err := jsonrpc.Parse(line)
 	if err != nil {
 		h.logf("epoch %s: dropped a stdout line that is not JSON-RPC (%v): %.200q", c.epoch, err, line)
 		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"bytes": strconv.Itoa(len(line)), "reason": "not JSON-RPC"})
 		return
 	}
 	h.observeOnce(c)
-	if m.isResponse() && isPrivateID(m.ID) {
+	if m.IsResponse() && isPrivateID(m.ID) {
 		h.mu.Lock()
-		ch, ok := h.private[idKey(m.ID)]
-		delete(h.private, idKey(m.ID))
+		ch, ok := h.private[jsonrpc.IDKey(m.ID)]
+		delete(h.private, jsonrpc.IDKey(m.ID))
 		h.mu.Unlock()
 		if ok {
 			ch <- line
@@ -610,8 +610,8 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 	}
 
 	switch {
-	case m.isResponse():
-		k := idKey(m.ID)
+	case m.IsResponse():
+		k := jsonrpc.IDKey(m.ID)
 		cl, ok := h.inflight[k]
 		if !ok || cl.child != c {
 			h.logf("epoch %s: dropped a response to id %s, which no client request is waiting for", c.epoch, k)
@@ -632,19 +632,19 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 			h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
 				"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
 		}
-		if m.Result {
+		if m.HasResult {
 			line = h.rewriteResultLocked(c, cl.method, line)
 		}
 		h.toClient(line)
-	case m.isRequest():
+	case m.IsRequest():
 		h.nextPrivate++
 		hid, _ := json.Marshal(fmt.Sprintf("%s%s:s%d", privatePrefix, c.epoch, h.nextPrivate))
-		out, err := replaceID(line, hid)
+		out, err := jsonrpc.ReplaceID(line, hid)
 		if err != nil {
 			h.logf("epoch %s: dropped a server request: %v", c.epoch, err)
 			return
 		}
-		h.serverReqs[idKey(hid)] = &serverReq{child: c, id: m.ID}
+		h.serverReqs[jsonrpc.IDKey(hid)] = &serverReq{child: c, id: m.ID}
 		h.toClient(out)
 	default: // notification
 		switch m.Method {
@@ -674,7 +674,7 @@ func subscriptionID(params json.RawMessage) string {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	json.Unmarshal(params, &p)
-	return idKey(p.Meta[metaSubscriptionID])
+	return jsonrpc.IDKey(p.Meta[metaSubscriptionID])
 }
 
 // rewriteResultLocked adjusts the few results the host must: initialize
@@ -823,7 +823,7 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			data["currentEpoch"] = next
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
-		h.toClient(errorLine(cl.id, CodeServerRestarted, msg, data))
+		h.toClient(jsonrpc.ErrorLine(cl.id, CodeServerRestarted, msg, data))
 		fields := map[string]any{"reason": reason, "method": cl.method, "request_id": string(cl.id)}
 		if cl.tool != "" {
 			fields[audit.FieldTool] = cl.tool
@@ -837,7 +837,7 @@ func (h *Host) goDownLocked(reason string) {
 	h.downReason = reason
 	h.setState(StateDown)
 	for _, line := range h.held {
-		if m, err := parseMessage(line); err == nil && m.isRequest() {
+		if m, err := jsonrpc.Parse(line); err == nil && m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))
 		}
 	}
@@ -859,25 +859,25 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 	}
 	ch := make(chan []byte, 1)
 	idb, _ := json.Marshal(id)
-	h.private[idKey(idb)] = ch
+	h.private[jsonrpc.IDKey(idb)] = ch
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		delete(h.private, idKey(idb))
+		delete(h.private, jsonrpc.IDKey(idb))
 		h.mu.Unlock()
 	}()
 	var p any
 	if params != nil {
 		p = params
 	}
-	c.send(requestLine(id, method, p))
+	c.send(jsonrpc.RequestLine(id, method, p))
 	ctx, cancel := context.WithTimeout(ctx, h.opts.InitTimeout)
 	defer cancel()
 	select {
 	case line := <-ch:
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *rpcError       `json:"error"`
+			Error  *jsonrpc.Error  `json:"error"`
 		}
 		if err := json.Unmarshal(line, &resp); err != nil {
 			return nil, fmt.Errorf("%s: %v", method, err)
@@ -1017,24 +1017,6 @@ func (h *Host) drain(timeout time.Duration) {
 	}
 }
 
-// lenientID returns the id of a refused message when it can be read by its
-// exact member name and is of a type JSON-RPC allows, so that the refusal
-// reaches the request it answers; else nil (id null).
-func lenientID(line []byte) json.RawMessage {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(line, &members) != nil {
-		return nil
-	}
-	id := bytes.TrimSpace(members["id"])
-	if len(id) == 0 {
-		return nil
-	}
-	if c := id[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
-		return id
-	}
-	return nil
-}
-
 // cancelServerRequestsLocked tells the client that the requests child c
 // sent it (sampling, elicitation, roots) are over: the epoch that asked is
 // gone and an answer would be dropped (MCP cancellation,
@@ -1046,7 +1028,7 @@ func (h *Host) cancelServerRequestsLocked(c *child) {
 		}
 		delete(h.serverReqs, k)
 		id := strings.TrimPrefix(k, "s") // host ids are strings: idKey is "s" + the id
-		h.toClient(requestLine(nil, "notifications/cancelled", map[string]any{
+		h.toClient(jsonrpc.RequestLine(nil, "notifications/cancelled", map[string]any{
 			"requestId": id, "reason": "execution epoch " + string(c.epoch) + " ended"}))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"strconv"
 	"time"
 
@@ -307,7 +308,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 	held := h.held
 	h.held = nil
 	for _, line := range held {
-		if m, err := parseMessage(line); err == nil {
+		if m, err := jsonrpc.Parse(line); err == nil {
 			h.forwardLocked(m, line)
 		}
 	}
@@ -322,14 +323,14 @@ func (h *Host) announceLocked() {
 	if h.stateless {
 		for _, l := range h.listens {
 			if l.tools {
-				h.toClient(requestLine(nil, "notifications/tools/list_changed",
+				h.toClient(jsonrpc.RequestLine(nil, "notifications/tools/list_changed",
 					map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}}))
 			}
 		}
 		return
 	}
 	if h.initialized {
-		h.toClient(requestLine(nil, "notifications/tools/list_changed", nil))
+		h.toClient(jsonrpc.RequestLine(nil, "notifications/tools/list_changed", nil))
 	}
 }
 
@@ -386,7 +387,7 @@ func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessag
 		return &ProtocolMismatchError{Session: want, Server: res.ProtocolVersion}
 	}
 	if initialized {
-		c.send(requestLine(nil, "notifications/initialized", nil))
+		c.send(jsonrpc.RequestLine(nil, "notifications/initialized", nil))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing/iotest"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
 
 // collect runs readLines over in and returns each line, or "OVER:<id>" for
@@ -144,34 +145,7 @@ func TestAdvertiseListChanged(t *testing.T) {
 	}
 }
 
-func TestMessageEnvelope(t *testing.T) {
-	for _, tc := range []struct {
-		line                string
-		req, note, response bool
-	}{
-		{`{"jsonrpc":"2.0","id":0,"method":"initialize"}`, true, false, false},
-		{`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`, true, false, false},
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, true, false},
-		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, false, true, false},
-		{`{"jsonrpc":"2.0","id":3,"result":{}}`, false, false, true},
-		{`{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, false, false, true},
-	} {
-		m, err := parseMessage([]byte(tc.line))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.line, err)
-		}
-		if m.isRequest() != tc.req || m.isNotification() != tc.note || m.isResponse() != tc.response {
-			t.Errorf("%s: request %v notification %v response %v", tc.line, m.isRequest(), m.isNotification(), m.isResponse())
-		}
-	}
-	for _, bad := range []string{``, `[]`, `"x"`, `{"id":`} {
-		if _, err := parseMessage([]byte(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-	if idKey([]byte(`1`)) == idKey([]byte(`"1"`)) {
-		t.Error(`ids 1 and "1" share a key`)
-	}
+func TestPrivateID(t *testing.T) {
 	for id, want := range map[string]bool{
 		`"mcpepoch:1"`: true, `"mcpepoch:"`: true, `"mcpepoch"`: false, `"x:mcpepoch:1"`: false, `1`: false, `null`: false,
 	} {
@@ -208,7 +182,7 @@ func check(t *testing.T, h *Host, name, args string) (int, map[string]json.RawMe
 		params += `,"arguments":` + args
 	}
 	params += "}"
-	m, err := parseMessage([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":` + params + `}`))
+	m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":` + params + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,136 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// clientMembers are the envelope members read from a client message;
+// tools/call's params members follow.
+var (
+	clientMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	callMembers   = []string{"name", "arguments", "_meta"}
+)
+
+// ProtocolError is a client message that is refused: one a reader might
+// read differently from the server (a member named twice, or in another
+// case, as Go's encoding/json would match it but servers do not), or an id
+// of a type JSON-RPC does not allow.
+type ProtocolError struct {
+	Code int // CodeInvalidRequest or CodeInvalidParams
+	Msg  string
+}
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+// ParseClient reads a client message strictly (JSON-RPC 2.0 §4, §5): member
+// names match exactly, as the servers match them, and a member that is
+// read must appear once and in no other case; the id must be a string, an
+// integer between -2^53 and 2^53, or null; for a tools/call request, params
+// must be an object whose name is a non-empty string. It returns a plain
+// error for a line that is not one valid JSON object, and a
+// *ProtocolError for one that is refused (with the message too when only
+// tools/call params are at fault).
+func ParseClient(line []byte) (*Message, error) {
+	if len(line) == 0 || line[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	if !json.Valid(line) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	members, err := strictObject(line, clientMembers)
+	if err != nil {
+		return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
+	}
+	m := &Message{ID: members["id"], Params: members["params"]}
+	_, m.HasResult = members["result"]
+	_, m.HasError = members["error"]
+	if raw, ok := members["method"]; ok {
+		if err := json.Unmarshal(raw, &m.Method); err != nil {
+			return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: method is not a string"}
+		}
+	}
+	if err := checkID(m.ID); err != nil {
+		return nil, err
+	}
+	if m.Method == "tools/call" && m.IsRequest() {
+		params, err := strictObject(m.Params, callMembers)
+		if err != nil {
+			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params: " + err.Error()}
+		}
+		var name string
+		if json.Unmarshal(params["name"], &name) != nil || name == "" {
+			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params.name must be a non-empty string"}
+		}
+	}
+	return m, nil
+}
+
+// checkID refuses an id that is not a string, an exact integer of at most
+// 2^53 or null.
+func checkID(id json.RawMessage) error {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return nil
+	}
+	switch c := id[0]; {
+	case c == '"', bytes.Equal(id, []byte("null")):
+	case c == '-', c >= '0' && c <= '9':
+		// JSON-RPC 2.0 §4: numbers SHOULD NOT have fractional parts.
+		// Servers re-encode ids they cannot hold exactly (0.5, 1e400,
+		// 2^64), and an answer under another id never reaches the
+		// client: refuse what is not an integer of at most 2^53.
+		r, ok := numberRat(id)
+		if !ok || !r.IsInt() || r.Num().CmpAbs(maxExactID) > 0 {
+			return &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: a numeric id must be an integer between -2^53 and 2^53"}
+		}
+	default:
+		return &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: id must be a string, a number or null"}
+	}
+	return nil
+}
+
+// strictObject decodes the JSON object b into its members by exact name.
+// It fails when b is not one object, or when a member named in watch
+// appears twice or under a name differing from it only in case.
+func strictObject(b []byte, watch []string) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := t.(string)
+		for _, w := range watch {
+			if key != w && strings.EqualFold(key, w) {
+				return nil, fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
+			}
+		}
+		if _, dup := out[key]; dup && slices.Contains(watch, key) {
+			return nil, fmt.Errorf("member %q appears twice", key)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("data after the object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the object")
+	}
+	return out, nil
+}
