@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // FileCache remembers the digests of single files — entry, lockfiles,
@@ -106,7 +107,7 @@ func (c *FileCache) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+	if err := layout.MkdirAll(filepath.Dir(c.path)); err != nil {
 		return err
 	}
 	if err := atomicfile.Write(c.path, b, 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // ErrStatCacheCorrupt is wrapped by the error LoadStatCache returns for a
@@ -341,7 +342,7 @@ func decodeStatCache(data []byte) (*StatCache, error) {
 // directory, fsync, rename), creating the directory if needed, and marks the
 // cache clean.
 func (c *StatCache) Save(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("save stat cache: %w", err)
 	}
 	if err := atomicfile.Write(path, c.encode(), 0o600); err != nil {

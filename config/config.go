@@ -39,6 +39,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // FileName is the name of the settings file in the project root.
@@ -156,7 +157,7 @@ func Load(dir string) (*Config, error) {
 // Command and Dir are left to the caller.
 func (c *Config) Spec(root string) build.Spec {
 	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Deps: c.Deps,
-		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: filepath.Join(root, ".mcpepoch", "cache")}
+		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: layout.Cache(root)}
 }
 
 // Grace returns Host.Grace as a duration, 5s when unset.

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // Values of Grant.ExpiresWhen other than a duration.
@@ -253,7 +254,7 @@ func (s *Store) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+	if err := layout.MkdirAll(filepath.Dir(s.path)); err != nil {
 		return err
 	}
 	return atomicfile.Write(s.path, append(b, '\n'), 0o600)

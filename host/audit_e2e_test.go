@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
@@ -165,7 +166,7 @@ func aSession(t *testing.T, p *gProject, env ...string) *gSession {
 func TestAuditTampering(t *testing.T) {
 	p := gNewProject(t, nil)
 	aSession(t, p)
-	logPath := host.AuditPath(p.dir)
+	logPath := layout.Audit(p.dir)
 	if out, code := p.verify(); code != 0 {
 		t.Fatalf("untouched log: exit %d\n%s", code, out)
 	}

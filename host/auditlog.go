@@ -1,12 +1,12 @@
 package host
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // auditor appends the host's events to the project's audit log,
@@ -26,12 +26,9 @@ type auditor struct {
 	done   chan struct{}
 }
 
-// AuditPath returns the audit log's path in project root dir.
-func AuditPath(dir string) string { return filepath.Join(dir, ".mcpepoch", "audit.jsonl") }
-
 func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
-	p := AuditPath(dir)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	p := layout.Audit(dir)
+	if err := layout.MkdirAll(filepath.Dir(p)); err != nil {
 		return nil, err
 	}
 	l, err := audit.Open(p, nil)

@@ -7,7 +7,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"os"
 	"os/user"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -24,11 +23,6 @@ const (
 	CodeAuthorizationRequired = -31010 // no grant covers the call
 	CodeAuthorizationStale    = -31011 // the grant covering it names an older execution epoch
 )
-
-// GrantsPath returns where the host of agent run keeps its grants.
-func GrantsPath(dir, run string) string {
-	return filepath.Join(dir, ".mcpepoch", "grants", run+".json")
-}
 
 // Pending is a call refused for lack of a grant, shown by mcpepoch approve.
 type Pending struct {

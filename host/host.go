@@ -21,6 +21,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -223,11 +224,11 @@ func (h *Host) Run(ctx context.Context) error {
 	defer h.out.close(time.Second)
 
 	var err error
-	if h.grants, err = grant.Open(GrantsPath(h.opts.Dir, h.run)); err != nil {
+	if h.grants, err = grant.Open(layout.GrantStore(h.opts.Dir, h.run)); err != nil {
 		return err
 	}
 	if h.audit, err = openAuditor(h.opts.Dir, h.logf); err != nil {
-		return &AuditError{Path: AuditPath(h.opts.Dir), Err: err}
+		return &AuditError{Path: layout.Audit(h.opts.Dir), Err: err}
 	}
 	defer h.audit.close()
 	h.audit.event(audit.TypeClientConnected, "", h.run, map[string]any{"label": h.opts.Label, "pid": strconv.Itoa(os.Getpid())})
@@ -370,14 +371,12 @@ func (h *Host) record(c *child) ExecutionRecord {
 	}
 }
 
-func (h *Host) recordPath() string {
-	return filepath.Join(h.opts.Dir, ".mcpepoch", "hosts", h.run+".json")
-}
+func (h *Host) recordPath() string { return layout.HostRecord(h.opts.Dir, h.run) }
 
 func (h *Host) writeRecord(c *child) {
 	p := h.recordPath()
 	b, _ := json.MarshalIndent(h.record(c), "", "  ")
-	err := os.MkdirAll(filepath.Dir(p), 0o700)
+	err := layout.MkdirAll(filepath.Dir(p))
 	if err == nil {
 		err = atomicfile.Write(p, append(b, '\n'), 0o600)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -127,7 +128,7 @@ func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request)
 // the host's own view follows in server_replaced.
 func (h *Host) buildFields(req notify.Request) map[string]any {
 	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
-	if req.Manifest == manifest.Path(h.opts.Dir) {
+	if req.Manifest == layout.Manifest(h.opts.Dir) {
 		if m, err := manifest.Read(req.Manifest); err == nil && m.Build.ID == req.Build {
 			f["changed"] = m.Changed()
 			f["status"] = m.Build.Status
@@ -501,7 +502,7 @@ func (h *Host) Status() Status {
 		s.Execution = &r
 		s.Running = h.child.observed
 		var latest *build.Identity
-		m, err := manifest.Read(manifest.Path(h.opts.Dir))
+		m, err := manifest.Read(layout.Manifest(h.opts.Dir))
 		if err == nil && m.Build.Status == manifest.StatusOK {
 			latest = m.Identity()
 		}

@@ -5,9 +5,10 @@ package manifest
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // Lock takes the exclusive advisory lock (flock) that serializes manifest
@@ -15,11 +16,10 @@ import (
 // blocks until the lock is free; the returned function releases it. The lock
 // is released by the kernel if the process dies.
 func Lock(root string) (unlock func(), err error) {
-	dir := filepath.Join(root, Dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := layout.MkdirAll(layout.Dir(root)); err != nil {
 		return nil, err
 	}
-	p := filepath.Join(dir, "manifest.lock")
+	p := layout.ManifestLock(root)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err

@@ -48,13 +48,11 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // Schema is the schema version this package writes and accepts.
 const Schema = 1
-
-// Dir is the project-relative directory that holds mcpepoch's files.
-const Dir = ".mcpepoch"
 
 // Build status values.
 const (
@@ -110,9 +108,6 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
-
-// Path returns the manifest's path in project root dir.
-func Path(root string) string { return filepath.Join(root, Dir, "manifest.toml") }
 
 // Read reads and validates the manifest at path. A missing file yields an
 // error satisfying errors.Is(err, fs.ErrNotExist); anything else wrong is a
@@ -183,7 +178,7 @@ func Write(path string, f *File) error {
 	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
 	return atomicfile.Write(path, buf.Bytes(), 0o644)

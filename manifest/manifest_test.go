@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 func identity(t *testing.T, dir, entry string) *build.Identity {
@@ -26,7 +27,7 @@ func TestWriteReadRoundTripAndChanged(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "server.bin"), []byte("v1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := Path(dir)
+	p := layout.Manifest(dir)
 	first := New("lbl", "01JQ7R9KQ6K2Y8W4JH0M3T5V7X", time.Now(), 0, identity(t, dir, "server.bin"), nil)
 	if err := Write(p, first); err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestWriteReadRoundTripAndChanged(t *testing.T) {
 
 func TestReadCorruptNamesFileAndField(t *testing.T) {
 	dir := t.TempDir()
-	p := Path(dir)
+	p := layout.Manifest(dir)
 	os.MkdirAll(filepath.Dir(p), 0o700)
 	for _, tc := range []struct{ text, field string }{
 		{"schema = 1\n[build\n", ""},

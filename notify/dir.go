@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // MaxSocketPath is the longest socket path this package creates, in bytes.
@@ -100,7 +102,7 @@ func (e dirEnv) candidateDirs(projectRoot string) ([]sockDir, error) {
 	if !filepath.IsAbs(projectRoot) || filepath.Clean(projectRoot) != projectRoot {
 		return nil, fmt.Errorf("project root %q is not an absolute clean path", projectRoot)
 	}
-	def := filepath.Join(projectRoot, ".mcpepoch", "sock")
+	def := layout.Sock(projectRoot)
 	if fits(def) {
 		return []sockDir{{dir: def}}, nil
 	}
@@ -185,10 +187,11 @@ func (e dirEnv) makeDir(projectRoot string) (string, error) {
 		return "", err
 	}
 	if d := ds[0]; d.base == "" {
-		// <root>/.mcpepoch is shared with the run manifest; only its sock
-		// subdirectory is private. The project root itself must exist.
+		// <root>/.mcpepoch is made as every command makes it (see
+		// package layout); the sock subdirectory is checked and tightened
+		// below. The project root itself must exist.
 		parent := filepath.Dir(d.dir)
-		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(parent, layout.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("socket directory: %w", err)
 		}
 		if err := e.mkdirPrivate(d.dir); err != nil {

@@ -231,3 +231,13 @@ func TestListenRejectsBadNames(t *testing.T) {
 		t.Errorf("Listen with a missing project root succeeded")
 	}
 }
+
+func TestListenFirstMakesStateDirPrivate(t *testing.T) {
+	// A host whose socket is the first thing made in the project makes
+	// <root>/.mcpepoch 0700, as every other command does (package layout).
+	root := newRoot(t)
+	serve(t, root, statusHandler)
+	if fi, err := os.Lstat(filepath.Join(root, ".mcpepoch")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf(".mcpepoch made by Listen is %v, %v; want 0700", fi.Mode(), err)
+	}
+}

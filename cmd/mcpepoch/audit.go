@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // runAudit checks or shows the project's audit log.
@@ -37,7 +37,7 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		if err != nil {
 			return err
 		}
-		p = host.AuditPath(root)
+		p = layout.Audit(root)
 	}
 	rep, err := audit.Verify(p, audit.HeadPath(p))
 	if err != nil {
@@ -74,7 +74,7 @@ func runAuditShow(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	recs, err := audit.Read(host.AuditPath(root))
+	recs, err := audit.Read(layout.Audit(root))
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // TestAuditHeadDeleted: records cut from the end of the audit log and the
@@ -16,7 +16,7 @@ import (
 // verifies as intact.
 func TestAuditHeadDeleted(t *testing.T) {
 	root := shortRoot(t)
-	path := host.AuditPath(root)
+	path := layout.Audit(root)
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	l, err := audit.Open(path, nil)
 	if err != nil {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -30,7 +30,7 @@ func runGrants(args []string, stdio Stdio) error {
 	}
 	// A corrupt grants file is reported, one line each, and the others are
 	// still listed; the exit status then says something was not read.
-	stores, err := grant.ReadAll(filepath.Join(root, ".mcpepoch", "grants"))
+	stores, err := grant.ReadAll(layout.Grants(root))
 	corrupt := 0
 	if err != nil {
 		var errs []error

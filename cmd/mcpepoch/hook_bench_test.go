@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
@@ -155,7 +156,7 @@ func BenchmarkComputeWarm(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		prev, err := manifest.Read(manifest.Path(dir))
+		prev, err := manifest.Read(layout.Manifest(dir))
 		if err != nil {
 			b.Fatal(err)
 		}

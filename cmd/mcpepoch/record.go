@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -95,7 +96,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	mpath := manifest.Path(root)
+	mpath := layout.Manifest(root)
 	prev, err := manifest.Read(mpath)
 	if err != nil && !manifest.IsNotExist(err) {
 		unlock()
@@ -304,7 +305,7 @@ func revokedNote(n int) string {
 // of it: hosts record builds in the audit log, but one writer per file, so
 // the hook keeps its own hash-chained log (package audit).
 func logBuild(root string, m *manifest.File) error {
-	l, err := audit.Open(filepath.Join(root, manifest.Dir, "builds.jsonl"), nil)
+	l, err := audit.Open(layout.Builds(root), nil)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // modulePath is the module the demo builds mcpepoch from.
@@ -344,7 +345,7 @@ func (d *demo) firstRecord(ctx context.Context) error {
 	if err := expectLine(lines, "no host listening for this project: nothing restarted"); err != nil {
 		return d.fail("%v", err)
 	}
-	m, err := os.ReadFile(filepath.Join(d.proj, ".mcpepoch", "manifest.toml"))
+	m, err := os.ReadFile(layout.Manifest(d.proj))
 	if err != nil {
 		return d.fail("run manifest: %v", err)
 	}
