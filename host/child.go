@@ -188,18 +188,23 @@ type overflow struct {
 const overflowKeep = 4096
 
 var (
-	idInHead = regexp.MustCompile(`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+	idInHead = regexp.MustCompile(`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*[,}]`)
 	idInTail = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
 )
 
 // id returns the top-level JSON-RPC id of the over-long message when it
-// stands first or last in the object (as the SDKs write it), else nil.
+// stands first or last in the object (as the SDKs write it) and is valid
+// JSON, else nil. The patterns only find where an id stands: what they
+// match may still be spelled in a way JSON forbids (a leading zero, a raw
+// control character, an unknown escape), and such an id is never echoed.
 func (o *overflow) id() json.RawMessage {
-	if m := idInHead.FindSubmatch(o.head); m != nil {
-		return json.RawMessage(m[1])
-	}
-	if m := idInTail.FindSubmatch(o.tail); m != nil {
-		return json.RawMessage(m[1])
+	for _, m := range [][][]byte{idInHead.FindSubmatch(o.head), idInTail.FindSubmatch(o.tail)} {
+		if m != nil {
+			if json.Valid(m[1]) {
+				return json.RawMessage(m[1])
+			}
+			return nil
+		}
 	}
 	return nil
 }

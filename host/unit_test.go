@@ -70,6 +70,11 @@ func TestOverflowID(t *testing.T) {
 		{` { "jsonrpc" : "2.0" , "id" : "a\"b" , "result":"` + pad + `"}`, `"a\"b"`},
 		{`{"jsonrpc":"2.0","result":{"a":"` + pad + `"},"id":12}`, `12`},
 		{`{"result":{"a":"` + pad + `"},"id":"z","jsonrpc":"2.0"}` + "  ", `"z"`},
+		// Ids JSON forbids, or only the start of a number, are not read.
+		{`{"jsonrpc":"2.0","id":007,"result":{"a":"` + pad + `"}}`, ``},
+		{`{"jsonrpc":"2.0","id":"a` + "\t" + `b","result":{"a":"` + pad + `"}}`, ``},
+		{`{"jsonrpc":"2.0","result":{"a":"` + pad + `"},"id":"\q"}`, ``},
+		{`{"jsonrpc":"2.0","id":12.5,"result":{"a":"` + pad + `"}}`, ``},
 		// An id inside params is not the message's.
 		{`{"jsonrpc":"2.0","method":"x","params":{"id":5,"a":"` + pad + `"}}`, ``},
 		{`{"jsonrpc":"2.0","method":"x","params":{"a":"` + pad + `","id":5}}`, ``},

@@ -10,10 +10,11 @@ type Error struct {
 }
 
 // ErrorLine encodes an error response to id, newline-terminated. An absent
-// or null id is sent as null (the answer to a line whose id could not be
-// read).
+// or null id, or one that is not valid JSON, is sent as null (the answer to
+// a line whose id could not be read, JSON-RPC 2.0 §5): an id is never
+// echoed in a spelling JSON forbids.
 func ErrorLine(id json.RawMessage, code int, msg string, data any) []byte {
-	if !HasID(id) {
+	if !HasID(id) || !json.Valid(id) {
 		id = json.RawMessage("null")
 	}
 	return line(struct {
