@@ -3,6 +3,7 @@ package testenv
 import (
 	"strconv"
 	"testing"
+	"time"
 )
 
 const zombieTest = true
@@ -33,5 +34,23 @@ func TestParseStat(t *testing.T) {
 	}
 	if st, err := readStat(1); err != nil || st.state == "" {
 		t.Errorf("readStat(1) = %+v, %v", st, err)
+	}
+}
+
+// waitExec waits until process pid runs a program named comm, failing the
+// test after 5 s.
+func waitExec(t *testing.T, pid int, comm string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st, err := readStat(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.comm == comm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs %s, not %s, after 5 s", pid, st.comm, comm)
+		}
 	}
 }

@@ -112,10 +112,20 @@ func TestRunExitCode(t *testing.T) {
 }
 
 func TestGroupGone(t *testing.T) {
-	// The leader forks a child it never reaps (a zombie once it ends),
-	// reports its pid, then becomes a long sleep.
-	cmd := exec.Command("sh", "-c", `sleep 0 & echo $!; exec sleep 30`)
+	// The leader forks a child it never reaps, reports the child's pid,
+	// then becomes a long sleep. The child blocks reading fd 3 until the
+	// test closes the pipe's other end, which it does only once the leader
+	// is sleep: a child that ended while the leader was still the shell
+	// could be reaped by the shell before its exec, and no zombie be left.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	cmd := exec.Command("sh", "-c", `read x <&3 & echo $!; exec sleep 30`)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = []*os.File{r}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +133,7 @@ func TestGroupGone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	r.Close()
 	pgid := cmd.Process.Pid
 	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL); cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
@@ -133,6 +144,10 @@ func TestGroupGone(t *testing.T) {
 		t.Fatal("GroupGone = true for a running group")
 	}
 	child := strings.TrimSpace(line)
+	if zombieTest {
+		waitExec(t, pgid, "sleep")
+	}
+	w.Close() // the child reads EOF and ends
 	if zombieTest {
 		deadline := time.Now().Add(5 * time.Second)
 		for !isZombie(t, child) {
