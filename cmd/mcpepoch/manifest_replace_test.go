@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
-	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
 // TestRecordReplacesManifestByRename: record replaces the run manifest with
@@ -35,7 +35,7 @@ func TestRecordReplacesManifestByRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	record()
-	path := manifest.Path(dir)
+	path := layout.Manifest(dir)
 	old, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
