@@ -8,13 +8,11 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
-// Revision is a catalog revision: the digest of what the tools say they are,
-// "sha256:" and the hex SHA-256 of the RFC 8785 canonical JSON of the tools
-// array, in the order the server listed them. It is not a build.Digest of
-// code: the same catalog can be served by different code, and the reverse.
-type Revision string
+// Revision is a catalog revision (localapi.Revision).
+type Revision = localapi.Revision
 
 // Catalog is the tools/list of one epoch.
 type Catalog struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -25,15 +26,7 @@ const (
 )
 
 // Pending is a call refused for lack of a grant, shown by mcpepoch approve.
-type Pending struct {
-	Tool        string      `json:"tool"`
-	Reason      string      `json:"reason"` // authorization_required | authorization_stale
-	Epoch       epoch.Epoch `json:"epoch"`
-	Credentials []string    `json:"credentialScope,omitempty"`
-	PerCall     bool        `json:"perCall,omitempty"`
-	At          time.Time   `json:"at"`
-	Count       int         `json:"count"`
-}
+type Pending = localapi.Pending
 
 // snapshot is what a human saw when approving: the base of the next review's
 // "what changed".
@@ -143,49 +136,13 @@ func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
 }
 
 // IdentityLine is one artifact on the review screen.
-type IdentityLine struct {
-	Role     build.Role   `json:"role"`
-	Path     string       `json:"path"`
-	Digest   build.Digest `json:"digest"`
-	Approved build.Digest `json:"approvedDigest,omitempty"` // at the last approved epoch
-	Changed  bool         `json:"changed"`
-}
+type IdentityLine = localapi.IdentityLine
 
 // Review is what mcpepoch approve shows a person before they approve.
-type Review struct {
-	AgentRun        string            `json:"agentRun"`
-	Label           string            `json:"label"`
-	State           State             `json:"state"`
-	Epoch           epoch.Epoch       `json:"epoch"`
-	PID             int               `json:"pid"`
-	ApprovedEpoch   epoch.Epoch       `json:"lastApprovedEpoch,omitempty"`
-	Identity        []IdentityLine    `json:"identity"`
-	CatalogRevision Revision          `json:"catalogRevision,omitempty"`
-	Tools           []json.RawMessage `json:"tools"`
-	CatalogChanges  []grant.Change    `json:"catalogChanges"`
-	// Credentials maps each tool of the catalog to the credential scopes it
-	// uses; PerCall lists the scopes that need an approval per call.
-	Credentials map[string][]string `json:"credentials"`
-	PerCall     []string            `json:"perCallScopes,omitempty"`
-	Exempt      []string            `json:"exemptTools,omitempty"`
-	Pending     []*Pending          `json:"pending"`
-	Grants      []*grant.Grant      `json:"grants"`
-}
+type Review = localapi.Review
 
 // ApproveRequest is the payload of an "approve" request.
-type ApproveRequest struct {
-	// Epoch is the epoch the person reviewed; the approval is refused if it
-	// is no longer the running one.
-	Epoch       epoch.Epoch `json:"epoch"`
-	Tools       []string    `json:"tools"`
-	All         bool        `json:"all"` // every tool of the current catalog
-	Credentials []string    `json:"credentials"`
-	Expires     string      `json:"expires"` // grant.ExpiresRunEnds (default), grant.ExpiresPerCall or a duration
-	// Catalog is the catalog revision the person reviewed; the approval is
-	// refused if the server's catalog changed since (a server can change it
-	// within an epoch). Empty skips the check, for older clients.
-	Catalog Revision `json:"catalog,omitempty"`
-}
+type ApproveRequest = localapi.ApproveRequest
 
 // reviewLocked builds the review screen's data.
 func (h *Host) reviewLocked() Review {

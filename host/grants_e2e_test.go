@@ -36,6 +36,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -939,7 +940,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 		defer cancel()
 		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
 	}
-	resp, err := send(notify.TypeReview, nil)
+	resp, err := send(localapi.TypeReview, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -951,7 +952,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 	p.must("restart")
 	epB, _ := p.epoch(s.run)
 	req := host.ApproveRequest{Epoch: rv.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}}
-	_, err = send(notify.TypeApprove, req)
+	_, err = send(localapi.TypeApprove, req)
 	var re *notify.RemoteError
 	if !errors.As(err, &re) || re.Code != "approval_refused" || !strings.Contains(re.Message, "epoch changed since the review") {
 		t.Fatalf("approval of a review of the replaced epoch: %v", err)
@@ -962,7 +963,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 	s.rpcError("slow_write", map[string]any{"key": "k"}, host.CodeAuthorizationRequired, "authorization_required:")
 
 	req.Epoch = epB
-	resp, err = send(notify.TypeApprove, req)
+	resp, err = send(localapi.TypeApprove, req)
 	if err != nil {
 		t.Fatalf("approval of the running epoch: %v", err)
 	}

@@ -23,35 +23,30 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // State is a state of the host's state machine (see the package doc).
-type State string
+type State = localapi.State
 
 // The host's states.
 const (
-	StateReady           State = "ready"
-	StateIdentityPending State = "identity-pending"
-	StateCatalogReady    State = "catalog-ready"
-	StateDown            State = "down" // no child: it exited, or could not start
+	StateReady           = localapi.StateReady
+	StateIdentityPending = localapi.StateIdentityPending
+	StateCatalogReady    = localapi.StateCatalogReady
+	StateDown            = localapi.StateDown
 )
 
-// Mode is what the host does when a build signal finds new code.
-type Mode string
+// Mode is what the host does when a build signal finds new code
+// (localapi.Mode).
+type Mode = localapi.Mode
 
-// Restart modes (seed: "do not leave the replacement unnoticed", its three
-// options).
+// Restart modes.
 const (
-	// ModeKeep keeps the client's connection and announces the new epoch
-	// (notifications/tools/list_changed) before any new call reaches it.
-	ModeKeep Mode = "keep"
-	// ModeClose stops the server and closes the connection with a message on
-	// stderr, so the client reconnects and initializes again.
-	ModeClose Mode = "close"
-	// ModeManual records the signal and restarts nothing until
-	// mcpepoch restart asks.
-	ModeManual Mode = "manual"
+	ModeKeep   = localapi.ModeKeep
+	ModeClose  = localapi.ModeClose
+	ModeManual = localapi.ModeManual
 )
 
 // Options configure a Host.
@@ -256,7 +251,7 @@ func (h *Host) Run(ctx context.Context) error {
 		return err
 	}
 	defer ln.Close()
-	go ln.Serve(h.ctx, h.handle)
+	go ln.Serve(h.ctx, h.localAPI().Serve)
 	h.logf("agent run %s: listening on %s", h.run, ln.Path())
 
 	go func() {
@@ -340,22 +335,9 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	return c, nil
 }
 
-// ExecutionRecord is the host's record of the running epoch, in the seed's
-// shape, kept in .mcpepoch/hosts/<agent run>.json while the host lives.
-type ExecutionRecord struct {
-	V                int          `json:"v"` // format version, 1
-	ServerLabel      string       `json:"serverLabel"`
-	LaunchCommand    []string     `json:"launchCommand"`
-	EntryDigest      build.Digest `json:"entryDigest"`
-	LockfileDigest   build.Digest `json:"lockfileDigest,omitempty"`
-	Runtime          string       `json:"runtime"`
-	RuntimeDigest    build.Digest `json:"runtimeDigest,omitempty"`
-	WorkingDirectory string       `json:"workingDirectory"`
-	Epoch            epoch.Epoch  `json:"epoch"`
-	ProcessID        int          `json:"processId"`
-	StartedAt        time.Time    `json:"startedAt"`
-	AgentRun         string       `json:"agentRun"`
-}
+// ExecutionRecord is the host's record of the running epoch, kept in
+// .mcpepoch/hosts/<agent run>.json while the host lives.
+type ExecutionRecord = localapi.ExecutionRecord
 
 func (h *Host) record(c *child) ExecutionRecord {
 	rt := c.identity.Runtime.Path

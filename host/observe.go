@@ -2,23 +2,14 @@ package host
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
 // Observed is what the host saw of a running server process from outside
-// it, after its first message: on Linux, /proc/<pid>/exe, cmdline and cwd.
-// It shows what really runs after a wrapper's exec, and a binary replaced
-// on disk under a running process.
-type Observed struct {
-	Exe        string       `json:"exe"`
-	ExeDeleted bool         `json:"exeDeleted,omitempty"` // the image was deleted or replaced on disk
-	ExeDigest  build.Digest `json:"exeDigest,omitempty"`  // of the image the process runs, read through /proc
-	Cmdline    []string     `json:"cmdline,omitempty"`
-	Cwd        string       `json:"cwd,omitempty"`
-	At         time.Time    `json:"at"`
-}
+// it (localapi.Observed).
+type Observed = localapi.Observed
 
 // drift compares what runs with what the identity and the latest build say
 // and returns, in words, every way they differ (empty: running = built).

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -48,76 +49,105 @@ const closeDelay = 300 * time.Millisecond
 // connection on purpose (ModeClose).
 var ErrClosed = errors.New("execution epoch changed: connection closed so the client reconnects and initializes again")
 
-// handle answers one request from the socket.
-func (h *Host) handle(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
-	resp := notify.Response{Label: h.opts.Label, Run: h.run}
-	fail := func(code string, err error) notify.Response {
-		resp.Type, resp.Code, resp.Error = notify.TypeError, code, err.Error()
-		return resp
-	}
-	var out Outcome
-	var err error
-	switch req.Type {
-	case notify.TypeBuildComplete, notify.TypeBuildFailed:
-		h.audit.event(audit.TypeBuildRecorded, "", h.run, h.buildFields(req))
-		if req.Type == notify.TypeBuildFailed {
-			out, err = h.current()
-			break
-		}
-		out, err = h.restart(ctx, "build "+req.Build, restartSignal)
-	case notify.TypeRestart:
-		out, err = h.restart(ctx, "mcpepoch restart", restartManual)
-	case notify.TypeStatus:
-		return payload(resp, notify.TypeStatus, h.Status())
-	case notify.TypeReview:
+// localAPI is the host's side of the local API: one handler per request
+// type of the dispatch table (localapi.Routes), which says who may send it.
+func (h *Host) localAPI() *localapi.Mux {
+	m := localapi.NewMux(localapi.Routes())
+	m.Handle(localapi.TypeBuildComplete, h.serveBuild)
+	m.Handle(localapi.TypeBuildFailed, h.serveBuild)
+	m.Handle(localapi.TypeRestart, h.serveRestart)
+	m.Handle(localapi.TypeStatus, func(context.Context, notify.Peer, notify.Request) notify.Response {
+		return localapi.WithPayload(h.response(), localapi.TypeStatus, h.Status())
+	})
+	m.Handle(localapi.TypeReview, func(context.Context, notify.Peer, notify.Request) notify.Response {
 		h.mu.Lock()
 		r := h.reviewLocked()
 		h.mu.Unlock()
-		return payload(resp, notify.TypeReview, r)
-	case notify.TypeApprove:
-		var a ApproveRequest
-		if err := json.Unmarshal(req.Payload, &a); err != nil {
-			return fail(notify.CodeBadRequest, fmt.Errorf("approve payload: %v", err))
-		}
-		g, err := h.approve(peer, a)
-		if err != nil {
-			return fail("approval_refused", err)
-		}
-		return payload(resp, notify.TypeApprove, g)
-	case notify.TypeRevoke:
-		var r struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(req.Payload, &r); err != nil || r.ID == "" {
-			return fail(notify.CodeBadRequest, fmt.Errorf("revoke payload: want {\"id\": …}"))
-		}
-		g, err := h.revoke(peer, r.ID)
-		if err != nil {
-			return fail("not_found", err)
-		}
-		return payload(resp, notify.TypeRevoke, g)
-	default:
-		return fail(notify.CodeUnknownType, fmt.Errorf("unknown request type %q", req.Type))
+		return localapi.WithPayload(h.response(), localapi.TypeReview, r)
+	})
+	m.Handle(localapi.TypeApprove, h.serveApprove)
+	m.Handle(localapi.TypeRevoke, h.serveRevoke)
+	return m
+}
+
+// response is the start of every answer: the host's label and run id.
+func (h *Host) response() notify.Response {
+	return notify.Response{Label: h.opts.Label, Run: h.run}
+}
+
+// fail is the error answer with code and err's text.
+func (h *Host) fail(code string, err error) notify.Response {
+	resp := h.response()
+	resp.Type, resp.Code, resp.Error = notify.TypeError, code, err.Error()
+	return resp
+}
+
+// serveBuild answers a build signal: recorded in the audit log as the
+// hook's claim, then (build_complete) a restart if the identity changed.
+func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
+	h.audit.event(audit.TypeBuildRecorded, "", h.run, h.buildFields(req))
+	if req.Type == localapi.TypeBuildFailed {
+		out, err := h.current()
+		return h.outcome(out, err)
 	}
+	out, err := h.restart(ctx, "build "+req.Build, restartSignal)
+	return h.outcome(out, err)
+}
+
+// serveRestart answers mcpepoch restart: a new epoch now.
+func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request) notify.Response {
+	out, err := h.restart(ctx, "mcpepoch restart", restartManual)
+	return h.outcome(out, err)
+}
+
+// serveApprove records a person's approval and answers with the grant.
+func (h *Host) serveApprove(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+	a, err := localapi.DecodePayload[ApproveRequest](req.Payload)
 	if err != nil {
-		return fail("restart_failed", err)
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve payload: %v", err))
 	}
+	g, err := h.approve(peer, a)
+	if err != nil {
+		return h.fail(localapi.CodeApprovalRefused, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeApprove, g)
+}
+
+// serveRevoke ends one grant and answers with it.
+func (h *Host) serveRevoke(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+	r, err := localapi.DecodePayload[localapi.RevokeRequest](req.Payload)
+	if err != nil || r.ID == "" {
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("revoke payload: want {\"id\": …}"))
+	}
+	g, err := h.revoke(peer, r.ID)
+	if err != nil {
+		return h.fail(localapi.CodeNotFound, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeRevoke, g)
+}
+
+// outcome is the answer to a build signal or restart request.
+func (h *Host) outcome(out Outcome, err error) notify.Response {
+	if err != nil {
+		return h.fail(localapi.CodeRestartFailed, err)
+	}
+	resp := h.response()
 	switch {
 	case out.Restarted:
-		resp.Type, resp.GrantsRevoked = notify.TypeRestarted, out.GrantsRevoked
+		resp.Type, resp.GrantsRevoked = string(localapi.OutcomeRestarted), out.GrantsRevoked
 		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
 		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
 	case out.Closed:
-		resp.Type, resp.GrantsRevoked = notify.TypeClosed, out.GrantsRevoked
+		resp.Type, resp.GrantsRevoked = string(localapi.OutcomeClosed), out.GrantsRevoked
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
 	case out.Held:
-		resp.Type = notify.TypeHeld
+		resp.Type = string(localapi.OutcomeHeld)
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
 	default:
-		resp.Type = notify.TypeUnchanged
+		resp.Type = string(localapi.OutcomeUnchanged)
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
 	}
-	if resp.Type == notify.TypeUnchanged || resp.Type == notify.TypeHeld {
+	if !out.Restarted && !out.Closed {
 		resp.Drift = h.Status().Drift
 	}
 	return resp
@@ -135,16 +165,6 @@ func (h *Host) buildFields(req notify.Request) map[string]any {
 		}
 	}
 	return f
-}
-
-// payload answers with v encoded in Payload.
-func payload(resp notify.Response, typ string, v any) notify.Response {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return notify.ErrorResponse(notify.CodeInternal, err.Error())
-	}
-	resp.Type, resp.Payload = typ, b
-	return resp
 }
 
 // current reports the running epoch without changing anything.
@@ -457,28 +477,7 @@ func (h *Host) refreshCatalog(c *child, line []byte) {
 }
 
 // Status is what mcpepoch status shows of a host.
-type Status struct {
-	AgentRun     string           `json:"agentRun"`
-	Label        string           `json:"label"`
-	State        State            `json:"state"`
-	SinceSeconds float64          `json:"secondsInState"`
-	Reason       string           `json:"reason,omitempty"`
-	Mode         Mode             `json:"restartMode"`
-	HeldRestart  bool             `json:"restartHeld,omitempty"`
-	Execution    *ExecutionRecord `json:"execution,omitempty"`
-	Catalog      Revision         `json:"catalogRevision,omitempty"`
-	Tools        []string         `json:"tools,omitempty"`
-	Era          string           `json:"protocolEra,omitempty"`
-	Protocol     string           `json:"protocolVersion,omitempty"`
-	InFlight     int              `json:"inFlight"`
-	Held         int              `json:"held"`
-	Crashes      int              `json:"quickCrashes,omitempty"`
-	// Running is what the host observed of the process (Linux only).
-	Running *Observed `json:"running,omitempty"`
-	// Drift lists every way what runs differs from what was built; empty
-	// means running = built as far as the host can see.
-	Drift []string `json:"drift"`
-}
+type Status = localapi.Status
 
 // Status returns a snapshot of the host.
 func (h *Host) Status() Status {

@@ -36,7 +36,7 @@ func TestHomeCandidate(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0700", d, fi.Mode(), err)
 		}
 	}
-	results := Broadcast(timeout(t), root, Request{Type: TypeStatus})
+	results := Broadcast(timeout(t), root, Request{Type: "status"})
 	if len(results) != 1 || results[0].Err != nil || results[0].Response.Run != l.Name() {
 		t.Errorf("Broadcast = %+v, want the host %s", results, l.Name())
 	}

@@ -144,7 +144,7 @@ func TestLongProjectRoot(t *testing.T) {
 			}
 
 			setXDG(tc.hookXDG)
-			results := Broadcast(timeout(t), root, Request{Type: TypeStatus})
+			results := Broadcast(timeout(t), root, Request{Type: "status"})
 			if len(results) != 1 || results[0].Err != nil || results[0].Response.Run != l.Name() {
 				t.Errorf("Broadcast = %+v, want the host %s", results, l.Name())
 			}
@@ -172,7 +172,7 @@ func TestModes(t *testing.T) {
 	if _, err := Hosts(root); err == nil || !strings.Contains(err.Error(), "group or world accessible") || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Hosts with a 0750 directory: %v", err)
 	}
-	results := Broadcast(timeout(t), root, Request{Type: TypeStatus})
+	results := Broadcast(timeout(t), root, Request{Type: "status"})
 	if len(results) != 1 || results[0].Socket != "" || results[0].Err == nil {
 		t.Errorf("Broadcast with a 0750 directory = %+v, want one error result", results)
 	}

@@ -1,5 +1,7 @@
-// Package notify owns the versioned hook↔host protocol: newline-delimited JSON
-// over one unix domain socket per host.
+// Package notify owns the framing of the versioned hook↔host protocol:
+// newline-delimited JSON over one unix domain socket per host. What the
+// messages mean (request types, payloads, outcomes, error codes, who may
+// send what) is the local API's, in package localapi.
 //
 // Every host (mcpepoch host) of a project listens on its own socket
 // <Dir(root)>/<run id>.sock, where the run id is the host's 26-character ULID.
@@ -33,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -46,54 +47,11 @@ const ProtocolVersion = 1
 // terminating newline (1 MiB).
 const MaxLine = 1 << 20
 
-// Request types. A request's Type may be any non-empty string; these are the
-// ones the hook and host agree on today. The host's [Handler] decides what
-// to do with any other type (usually an error response with code
-// [CodeUnknownType]).
-const (
-	// TypeBuildComplete tells a host that a build finished: Build, Manifest
-	// and ExitCode are set. The host recomputes its server's identity and
-	// answers TypeRestarted, TypeUnchanged, TypeHeld or TypeError.
-	TypeBuildComplete = "build_complete"
-	// TypeStatus asks a host for its current state; the answer has the same
-	// type and sets Label, Run, Epoch and PID.
-	TypeStatus = "status"
-	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
-	// host restarts nothing and answers TypeUnchanged with its running epoch.
-	TypeBuildFailed = "build_failed"
-	// TypeRestart asks a host to start its server under a new epoch now,
-	// whether or not the identity changed (mcpepoch restart).
-	TypeRestart = "restart"
-	// TypeReview asks a host for what a person must see before approving:
-	// the answer (TypeReview) carries the host's review in Payload.
-	TypeReview = "review"
-	// TypeApprove records a person's approval (Payload: the approval); the
-	// answer (TypeApprove) carries the new grant in Payload.
-	TypeApprove = "approve"
-	// TypeRevoke ends a grant (Payload: {"id": …}); the answer (TypeRevoke)
-	// carries the revoked grant in Payload.
-	TypeRevoke = "revoke"
-)
-
-// Response types.
-const (
-	// TypeRestarted: the host restarted its server under a new epoch
-	// (OldEpoch, NewEpoch, OldPID, NewPID are set).
-	TypeRestarted = "restarted"
-	// TypeUnchanged: the recomputed identity equals the running one; nothing
-	// was restarted (Epoch and PID are set).
-	TypeUnchanged = "unchanged"
-	// TypeHeld: the identity changed but the host holds the restart (for
-	// example until a human approves it); Epoch and PID name what still runs.
-	TypeHeld = "held"
-	// TypeClosed: the identity changed and the host, in restart mode
-	// "close", stopped its server (OldEpoch, OldPID) and is closing the
-	// client's connection so that the client reconnects.
-	TypeClosed = "closed"
-	// TypeError: the request failed; Code and Error say why. Clients turn it
-	// into a [*RemoteError].
-	TypeError = "error"
-)
+// TypeError is the type of an error response: the request failed, Code
+// and Error say why. Clients turn it into a [*RemoteError]. The other
+// request and response types are the local API's (package localapi); this
+// package carries any non-empty type.
+const TypeError = "error"
 
 // Error codes carried in Response.Code when Type is [TypeError].
 const (
@@ -105,7 +63,7 @@ const (
 	// CodeUnsupportedVersion: the request's "v" is not the host's
 	// ProtocolVersion. Clients turn it into a [*VersionError].
 	CodeUnsupportedVersion = "unsupported_version"
-	// CodeUnknownType: the host does not know the request's type.
+	// CodeUnknownType: the host does not serve the request's type.
 	CodeUnknownType = "unknown_type"
 	// CodeInternal: the host failed while handling a valid request.
 	CodeInternal = "internal"
@@ -116,26 +74,27 @@ type Request struct {
 	// V is the protocol version; Send and Broadcast set it to
 	// ProtocolVersion when it is zero.
 	V int `json:"v"`
-	// Type is the command, e.g. TypeBuildComplete or TypeStatus. Required.
+	// Type is the command, e.g. "build_complete" or "status" (package
+	// localapi names them). Required.
 	Type string `json:"type"`
-	// Build is the ULID of the build (TypeBuildComplete only, required
-	// there).
+	// Build is the ULID of the build ("build_complete" only, required
+	// there; package localapi checks it).
 	Build string `json:"build,omitempty"`
 	// Manifest is the absolute path of the run manifest the build wrote
-	// (TypeBuildComplete only, required there).
+	// ("build_complete" only, required there).
 	Manifest string `json:"manifest,omitempty"`
-	// ExitCode is the build's exit status (TypeBuildComplete only); 0 means
-	// success.
+	// ExitCode is the build's exit status ("build_complete" and
+	// "build_failed"); 0 means success.
 	ExitCode int `json:"exitCode,omitempty"`
 	// Payload carries the arguments of request types added later; it must
 	// be valid JSON when set.
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// Validate checks the shape of r: V must be ProtocolVersion (a missing "v"
-// is a plain error, another version a [*VersionError]), Type must be set, and
-// a TypeBuildComplete request needs Build as a canonical ULID and Manifest as
-// an absolute, clean path. The error names the offending field.
+// Validate checks the framing of r: V must be ProtocolVersion (a missing
+// "v" is a plain error, another version a [*VersionError]) and Type must be
+// set. The fields a request type needs are its route's to check (package
+// localapi). The error names the offending field.
 func (r Request) Validate() error {
 	if r.V == 0 {
 		return errors.New(`missing field "v"`)
@@ -146,20 +105,6 @@ func (r Request) Validate() error {
 	if r.Type == "" {
 		return errors.New(`missing field "type"`)
 	}
-	if r.Type == TypeBuildComplete {
-		if r.Build == "" {
-			return errors.New(`missing field "build"`)
-		}
-		if !isULID(r.Build) {
-			return fmt.Errorf(`field "build": %q is not a ULID`, r.Build)
-		}
-		if r.Manifest == "" {
-			return errors.New(`missing field "manifest"`)
-		}
-		if !filepath.IsAbs(r.Manifest) || filepath.Clean(r.Manifest) != r.Manifest {
-			return fmt.Errorf(`field "manifest": %q is not an absolute clean path`, r.Manifest)
-		}
-	}
 	return nil
 }
 
@@ -168,8 +113,8 @@ func (r Request) Validate() error {
 type Response struct {
 	// V is the protocol version; a host always sets it to ProtocolVersion.
 	V int `json:"v"`
-	// Type is one of TypeRestarted, TypeUnchanged, TypeHeld, TypeStatus,
-	// TypeError, or a type added later.
+	// Type is TypeError or one of the local API's response types (package
+	// localapi: an outcome such as "restarted", or the request's own type).
 	Type string `json:"type"`
 	// Label is the human-readable name of the host's server (from the
 	// project configuration), for messages such as "build complete: …".

@@ -65,7 +65,7 @@ func serveListener(t *testing.T, l *Listener, h Handler) {
 // statusHandler answers every request with a status response naming the
 // request type in Label and this process in PID.
 func statusHandler(ctx context.Context, peer Peer, req Request) Response {
-	return Response{Type: TypeStatus, Label: req.Type, Epoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9", PID: os.Getpid()}
+	return Response{Type: "status", Label: req.Type, Epoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9", PID: os.Getpid()}
 }
 
 func timeout(t *testing.T) context.Context {
@@ -119,20 +119,20 @@ func TestRoundTrip(t *testing.T) {
 		mu.Lock()
 		gotReq, gotPeer = req, peer
 		mu.Unlock()
-		return Response{Type: TypeRestarted, Label: "weather", OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9",
+		return Response{Type: "restarted", Label: "weather", OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9",
 			NewEpoch: "01J9Z6Y3N4D5X8QK2M7R3T1V0A", OldPID: 4711, NewPID: 4790}
 	})
 	if want := filepath.Join(root, ".mcpepoch", "sock", l.Name()+".sock"); l.Path() != want {
 		t.Fatalf("Path = %q, want %q", l.Path(), want)
 	}
-	req := Request{Type: TypeBuildComplete, Build: ulid.Make().String(),
+	req := Request{Type: "build_complete", Build: ulid.Make().String(),
 		Manifest: filepath.Join(root, ".mcpepoch", "manifest.toml"), ExitCode: 3,
 		Payload: json.RawMessage(`{"changed":["dist/server.js"]}`)}
 	resp, err := Send(timeout(t), l.Path(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Response{V: 1, Type: TypeRestarted, Label: "weather", Run: l.Name(), OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9",
+	want := Response{V: 1, Type: "restarted", Label: "weather", Run: l.Name(), OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9",
 		NewEpoch: "01J9Z6Y3N4D5X8QK2M7R3T1V0A", OldPID: 4711, NewPID: 4790}
 	if fmt.Sprint(resp) != fmt.Sprint(want) {
 		t.Errorf("response\n got %+v\nwant %+v", resp, want)
@@ -157,14 +157,14 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestWireShape(t *testing.T) {
-	b, err := json.Marshal(Response{V: 1, Type: TypeRestarted, Run: "R", OldEpoch: "a", NewEpoch: "b", OldPID: 1, NewPID: 2})
+	b, err := json.Marshal(Response{V: 1, Type: "restarted", Run: "R", OldEpoch: "a", NewEpoch: "b", OldPID: 1, NewPID: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"v":1,"type":"restarted","run":"R","oldEpoch":"a","newEpoch":"b","oldPid":1,"newPid":2}`; string(b) != want {
 		t.Errorf("response JSON\n got %s\nwant %s", b, want)
 	}
-	b, err = json.Marshal(Request{V: 1, Type: TypeBuildComplete, Build: "B", Manifest: "/m", ExitCode: 2})
+	b, err = json.Marshal(Request{V: 1, Type: "build_complete", Build: "B", Manifest: "/m", ExitCode: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestSeveralRequestsOnOneConnection(t *testing.T) {
 	var calls atomic.Int32
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
 		n := calls.Add(1)
-		return Response{Type: TypeStatus, Label: fmt.Sprintf("%s#%d", req.Type, n)}
+		return Response{Type: "status", Label: fmt.Sprintf("%s#%d", req.Type, n)}
 	})
 	c, err := Dial(timeout(t), l.Path())
 	if err != nil {
@@ -215,7 +215,6 @@ func TestMalformedLines(t *testing.T) {
 		calls.Add(1)
 		return statusHandler(ctx, peer, req)
 	})
-	build := ulid.Make().String()
 	c, r := rawConn(t, l.Path())
 	for _, tc := range []struct{ line, want string }{
 		{"not json", "not a valid request object"},
@@ -225,11 +224,6 @@ func TestMalformedLines(t *testing.T) {
 		{"{}", `missing field "v"`},
 		{`{"v":"1","type":"status"}`, "Request.v"},
 		{`{"v":1}`, `missing field "type"`},
-		{`{"v":1,"type":"build_complete","manifest":"/m"}`, `missing field "build"`},
-		{`{"v":1,"type":"build_complete","build":"nope","manifest":"/m"}`, `field "build": "nope" is not a ULID`},
-		{`{"v":1,"type":"build_complete","build":"` + strings.ToLower(build) + `","manifest":"/m"}`, `field "build"`},
-		{`{"v":1,"type":"build_complete","build":"` + build + `"}`, `missing field "manifest"`},
-		{`{"v":1,"type":"build_complete","build":"` + build + `","manifest":"rel/m.toml"}`, `field "manifest": "rel/m.toml" is not an absolute`},
 		{`{"v":1,"type":"status","payload":}`, "not a valid request object"},
 		{`{"v":1,"type":"status"} trailing`, "not a valid request object"},
 	} {
@@ -242,7 +236,7 @@ func TestMalformedLines(t *testing.T) {
 		t.Errorf("handler called %d times for malformed lines", n)
 	}
 	// The same connection still serves a good request.
-	if resp := exchange(t, c, r, `{"v":1,"type":"status"}`); resp.Type != TypeStatus || resp.Label != "status" {
+	if resp := exchange(t, c, r, `{"v":1,"type":"status"}`); resp.Type != "status" || resp.Label != "status" {
 		t.Errorf("good request after bad ones: %+v", resp)
 	}
 
@@ -263,7 +257,7 @@ func TestMalformedLines(t *testing.T) {
 		t.Errorf("line of MaxLine bytes: %+v", resp)
 	}
 	// The host still serves new connections.
-	if resp, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil || resp.Label != "status" {
+	if resp, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil || resp.Label != "status" {
 		t.Errorf("after malformed input: %+v, %v", resp, err)
 	}
 }
@@ -277,8 +271,8 @@ func TestHandlerFailures(t *testing.T) {
 		case "empty":
 			return Response{}
 		case "badpayload":
-			return Response{Type: TypeStatus, Payload: json.RawMessage("{")}
-		case TypeStatus:
+			return Response{Type: "status", Payload: json.RawMessage("{")}
+		case "status":
 			return statusHandler(ctx, peer, req)
 		}
 		return ErrorResponse(CodeUnknownType, fmt.Sprintf("unknown request type %q", req.Type))
@@ -298,7 +292,7 @@ func TestHandlerFailures(t *testing.T) {
 			t.Errorf("%s: response %+v", tc.typ, resp)
 		}
 	}
-	if _, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil {
+	if _, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil {
 		t.Errorf("after handler failures: %v", err)
 	}
 }
@@ -312,7 +306,7 @@ func TestVersionMismatch(t *testing.T) {
 	})
 
 	// A client from the future talks to this host.
-	resp, err := Send(timeout(t), l.Path(), Request{V: 2, Type: TypeStatus})
+	resp, err := Send(timeout(t), l.Path(), Request{V: 2, Type: "status"})
 	ve, ok := errors.AsType[*VersionError](err)
 	if !ok || ve.Ours != 2 || ve.Theirs != 1 {
 		t.Fatalf("err = %v, want VersionError{Ours: 2, Theirs: 1}", err)
@@ -342,7 +336,7 @@ func TestVersionMismatch(t *testing.T) {
 			c.Close()
 		}
 	}()
-	resp, err = Send(timeout(t), path, Request{Type: TypeStatus})
+	resp, err = Send(timeout(t), path, Request{Type: "status"})
 	if ve, ok := errors.AsType[*VersionError](err); !ok || ve.Ours != 1 || ve.Theirs != 2 {
 		t.Fatalf("err = %v, want VersionError{Ours: 1, Theirs: 2}", err)
 	}
@@ -386,7 +380,7 @@ func TestSendHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = Send(ctx, path, Request{Type: TypeStatus})
+	_, err = Send(ctx, path, Request{Type: "status"})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want DeadlineExceeded", err)
 	}
@@ -396,7 +390,7 @@ func TestSendHonoursContext(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err = Send(ctx, path, Request{Type: TypeStatus})
+	_, err = Send(ctx, path, Request{Type: "status"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want Canceled", err)
 	}
@@ -417,7 +411,7 @@ func TestSendWaitsForStartingHost(t *testing.T) {
 		}
 		errc <- err
 	})
-	resp, err := Send(timeout(t), filepath.Join(dir, name+".sock"), Request{Type: TypeStatus})
+	resp, err := Send(timeout(t), filepath.Join(dir, name+".sock"), Request{Type: "status"})
 	if lerr := <-errc; lerr != nil {
 		t.Fatal(lerr)
 	}
@@ -427,7 +421,7 @@ func TestSendWaitsForStartingHost(t *testing.T) {
 
 	// With nothing ever listening, Send gives up after about a second.
 	start := time.Now()
-	_, err = Send(timeout(t), filepath.Join(dir, ulid.Make().String()+".sock"), Request{Type: TypeStatus})
+	_, err = Send(timeout(t), filepath.Join(dir, ulid.Make().String()+".sock"), Request{Type: "status"})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("err = %v, want ENOENT", err)
 	}
@@ -464,7 +458,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 		t.Fatalf("Listen over a stale socket: %v", err)
 	}
 	serveListener(t, l, statusHandler)
-	if resp, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil || resp.Run != name {
+	if resp, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil || resp.Run != name {
 		t.Errorf("Send: %+v, %v", resp, err)
 	}
 }
@@ -476,7 +470,7 @@ func TestListenNeverStealsLiveSocket(t *testing.T) {
 	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), l.Path()) {
 		t.Fatalf("second Listen: err = %v, want ErrInUse naming %s", err, l.Path())
 	}
-	if resp, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil || resp.Run != l.Name() {
+	if resp, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil || resp.Run != l.Name() {
 		t.Errorf("first host after second Listen: %+v, %v", resp, err)
 	}
 
@@ -518,7 +512,7 @@ func TestCloseRemovesSocket(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Serve(ctx, statusHandler) }()
-	if _, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil {
+	if _, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -537,7 +531,7 @@ func TestCloseRemovesSocket(t *testing.T) {
 
 func TestBroadcast(t *testing.T) {
 	root := newRoot(t)
-	if got := Broadcast(timeout(t), root, Request{Type: TypeStatus}); got == nil || len(got) != 0 {
+	if got := Broadcast(timeout(t), root, Request{Type: "status"}); got == nil || len(got) != 0 {
 		t.Errorf("Broadcast with no socket directory = %#v, want empty slice", got)
 	}
 	if got, err := Hosts(root); err != nil || len(got) != 0 {
@@ -568,7 +562,7 @@ func TestBroadcast(t *testing.T) {
 		t.Fatalf("Hosts = %v, want 3 live and 1 stale", hosts)
 	}
 
-	results := Broadcast(timeout(t), root, Request{Type: TypeStatus})
+	results := Broadcast(timeout(t), root, Request{Type: "status"})
 	want := []*Listener{a, b, c}
 	if len(results) != len(want) {
 		t.Fatalf("Broadcast = %+v, want %d results", results, len(want))
@@ -582,7 +576,7 @@ func TestBroadcast(t *testing.T) {
 			if re, ok := errors.AsType[*RemoteError](r.Err); !ok || re.Message != "identity failed" {
 				t.Errorf("result %d err = %v, want RemoteError", i, r.Err)
 			}
-		} else if r.Err != nil || r.Response.Type != TypeStatus || r.Response.PID != os.Getpid() {
+		} else if r.Err != nil || r.Response.Type != "status" || r.Response.PID != os.Getpid() {
 			t.Errorf("result %d = %+v", i, r)
 		}
 	}
@@ -615,7 +609,7 @@ func TestHelperProcess(t *testing.T) {
 	case "send":
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp, err := Send(ctx, os.Getenv("NOTIFY_SOCKET"), Request{Type: TypeStatus})
+		resp, err := Send(ctx, os.Getenv("NOTIFY_SOCKET"), Request{Type: "status"})
 		re, isRemote := errors.AsType[*RemoteError](err)
 		switch {
 		case err == nil:
@@ -661,7 +655,7 @@ func TestBroadcastRemovesDeadHost(t *testing.T) {
 	}
 	path := strings.TrimSpace(line)
 
-	results := Broadcast(timeout(t), root, Request{Type: TypeStatus})
+	results := Broadcast(timeout(t), root, Request{Type: "status"})
 	if len(results) != 1 || results[0].Err != nil || results[0].Socket != path ||
 		results[0].Response.Run != name || results[0].Response.PID != cmd.Process.Pid {
 		t.Fatalf("Broadcast to host process %d = %+v", cmd.Process.Pid, results)
@@ -674,7 +668,7 @@ func TestBroadcastRemovesDeadHost(t *testing.T) {
 	if _, err := os.Lstat(path); err != nil {
 		t.Fatalf("killed host left no socket to clean: %v", err)
 	}
-	if results := Broadcast(timeout(t), root, Request{Type: TypeStatus}); len(results) != 0 {
+	if results := Broadcast(timeout(t), root, Request{Type: "status"}); len(results) != 0 {
 		t.Errorf("Broadcast after the host died = %+v, want none", results)
 	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {

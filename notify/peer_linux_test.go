@@ -109,7 +109,7 @@ func TestPeerCheckRefusesOtherUID(t *testing.T) {
 		t.Errorf("handler ran %d times for a foreign peer", n)
 	}
 	// The host goes on serving its own user.
-	if resp, err := Send(timeout(t), l.Path(), Request{Type: TypeStatus}); err != nil || resp.Type != TypeStatus {
+	if resp, err := Send(timeout(t), l.Path(), Request{Type: "status"}); err != nil || resp.Type != "status" {
 		t.Errorf("own user after refusal: %+v, %v", resp, err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -52,16 +52,16 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	results := notify.Broadcast(cctx, root, notify.Request{Type: notify.TypeReview})
+	results := notify.Broadcast(cctx, root, notify.Request{Type: localapi.TypeReview})
 	cancel()
-	var reviews []host.Review
+	var reviews []localapi.Review
 	sockets := map[string]string{} // agent run → the socket its review came from
 	for _, r := range results {
 		if r.Err != nil {
 			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
 			continue
 		}
-		var rv host.Review
+		var rv localapi.Review
 		if err := json.Unmarshal(r.Response.Payload, &rv); err != nil {
 			fmt.Fprintf(stdio.Err, "host %s: unreadable review: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
 			continue
@@ -91,7 +91,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		printReview(stdio.Out, rv)
 		// Catalog names the revision on the screen: the host refuses the
 		// approval if the server changed its catalog since.
-		req := host.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires}
+		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires}
 		if *tools != "" {
 			req.Tools = splitList(*tools)
 		}
@@ -107,7 +107,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		}
 		payload, _ := json.Marshal(req)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := notify.Send(cctx, sockets[rv.AgentRun], notify.Request{Type: notify.TypeApprove, Payload: payload})
+		resp, err := notify.Send(cctx, sockets[rv.AgentRun], notify.Request{Type: localapi.TypeApprove, Payload: payload})
 		cancel()
 		if err != nil {
 			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
@@ -135,7 +135,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 
 // perCallTools returns the tools of tools that use a credential scope the
 // review lists as needing an approval per call.
-func perCallTools(rv host.Review, tools []string) []string {
+func perCallTools(rv localapi.Review, tools []string) []string {
 	var out []string
 	for _, t := range tools {
 		if len(perCallScopes(rv, []string{t})) > 0 {
@@ -146,7 +146,7 @@ func perCallTools(rv host.Review, tools []string) []string {
 }
 
 // perCallScopes returns the per-call credential scopes tools use, sorted.
-func perCallScopes(rv host.Review, tools []string) []string {
+func perCallScopes(rv localapi.Review, tools []string) []string {
 	var out []string
 	for _, t := range tools {
 		for _, c := range rv.Credentials[t] {
@@ -161,7 +161,7 @@ func perCallScopes(rv host.Review, tools []string) []string {
 
 // askApproval settles the tools and credential scopes with the person and
 // asks for a yes.
-func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.ApproveRequest) (bool, error) {
+func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localapi.ApproveRequest) (bool, error) {
 	if !req.All && len(req.Tools) == 0 {
 		for _, p := range rv.Pending {
 			if p.Epoch == rv.Epoch && !slices.Contains(req.Tools, p.Tool) {
@@ -229,7 +229,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv host.Review, req *host.Approv
 // since the last approval, the catalog with its hints, pending requests.
 // Everything the server chose (names, annotations) and everything the host
 // reports goes through printable.
-func printReview(w io.Writer, rv host.Review) {
+func printReview(w io.Writer, rv localapi.Review) {
 	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n",
 		printable(rv.AgentRun), printable(rv.Label), printable(string(rv.Epoch)), rv.PID, printable(string(rv.State)))
 	if rv.ApprovedEpoch == "" {
@@ -300,7 +300,7 @@ func printReview(w io.Writer, rv host.Review) {
 }
 
 // catalogNames returns the names of the review's tools.
-func catalogNames(rv host.Review) []string {
+func catalogNames(rv localapi.Review) []string {
 	var out []string
 	for _, t := range rv.Tools {
 		var d struct {

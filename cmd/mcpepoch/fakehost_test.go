@@ -21,7 +21,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -97,19 +97,19 @@ func payload(t *testing.T, v any) json.RawMessage {
 
 // hostileReview is a review whose server named its tools to deceive, and
 // whose publish tool uses a credential scope that needs a per-call approval.
-func hostileReview(t *testing.T, run string) host.Review {
+func hostileReview(t *testing.T, run string) localapi.Review {
 	ep := epoch.New(time.Now())
-	return host.Review{
-		AgentRun: run, Label: "inv\x1b]0;pwned\x07", State: host.StateReady, Epoch: ep, PID: 42,
-		Identity:        []host.IdentityLine{{Role: build.RoleEntry, Path: "dist/\u202eelif.js", Digest: build.Digest("sha256:" + strings.Repeat("a", 64))}},
-		CatalogRevision: host.Revision("sha256:" + strings.Repeat("c", 64)),
+	return localapi.Review{
+		AgentRun: run, Label: "inv\x1b]0;pwned\x07", State: localapi.StateReady, Epoch: ep, PID: 42,
+		Identity:        []localapi.IdentityLine{{Role: build.RoleEntry, Path: "dist/\u202eelif.js", Digest: build.Digest("sha256:" + strings.Repeat("a", 64))}},
+		CatalogRevision: localapi.Revision("sha256:" + strings.Repeat("c", 64)),
 		Tools: []json.RawMessage{
 			payload(t, map[string]any{"name": hostile, "description": "reads\r\x1b[2J"}),
 			json.RawMessage("{\"name\":\"publish_preview\",\"annotations\":{\"title\":\"safe \u202e\u009b2J\x7f\"}}"),
 		},
 		Credentials: map[string][]string{hostile: {}, "publish_preview": {"payments"}},
 		PerCall:     []string{"payments"},
-		Pending:     []*host.Pending{{Tool: hostile, Reason: grant.AuthorizationRequired, Epoch: ep, At: time.Now(), Count: 1}},
+		Pending:     []*localapi.Pending{{Tool: hostile, Reason: grant.AuthorizationRequired, Epoch: ep, At: time.Now(), Count: 1}},
 		Grants:      []*grant.Grant{},
 	}
 }
@@ -121,18 +121,18 @@ func TestApproveAll(t *testing.T) {
 	root := shortRoot(t)
 	var (
 		mu  sync.Mutex
-		got []host.ApproveRequest
-		rv  host.Review
+		got []localapi.ApproveRequest
+		rv  localapi.Review
 	)
 	run := ""
 	run = fakeHost(t, root, func(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
 		mu.Lock()
 		defer mu.Unlock()
 		switch req.Type {
-		case notify.TypeReview:
-			return notify.Response{Type: notify.TypeReview, Payload: payload(t, rv)}
-		case notify.TypeApprove:
-			var ar host.ApproveRequest
+		case localapi.TypeReview:
+			return notify.Response{Type: localapi.TypeReview, Payload: payload(t, rv)}
+		case localapi.TypeApprove:
+			var ar localapi.ApproveRequest
 			if err := json.Unmarshal(req.Payload, &ar); err != nil {
 				return notify.ErrorResponse(notify.CodeBadRequest, err.Error())
 			}
@@ -140,7 +140,7 @@ func TestApproveAll(t *testing.T) {
 			g := grant.Grant{ID: epoch.NewID(time.Now()), AgentRun: rv.AgentRun, ExecutionEpoch: ar.Epoch,
 				ToolScope: []string{hostile, "publish_preview"}, CredentialScope: []string{"payments"},
 				ExpiresWhen: ar.Expires, ApprovedBy: "alice"}
-			return notify.Response{Type: notify.TypeApprove, Payload: payload(t, g)}
+			return notify.Response{Type: localapi.TypeApprove, Payload: payload(t, g)}
 		}
 		return notify.ErrorResponse(notify.CodeUnknownType, req.Type)
 	})
@@ -184,12 +184,12 @@ func TestStatusHostile(t *testing.T) {
 	root := shortRoot(t)
 	var good string
 	good = fakeHost(t, root, func(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
-		s := host.Status{AgentRun: good, Label: "lbl\x1b[31m", State: host.StateReady, Reason: "",
-			Execution: &host.ExecutionRecord{LaunchCommand: []string{"node", "dist/\u202eserver.js"}, WorkingDirectory: root,
+		s := localapi.Status{AgentRun: good, Label: "lbl\x1b[31m", State: localapi.StateReady, Reason: "",
+			Execution: &localapi.ExecutionRecord{LaunchCommand: []string{"node", "dist/\u202eserver.js"}, WorkingDirectory: root,
 				EntryDigest: build.Digest("sha256:" + strings.Repeat("a", 64)), Runtime: "node\r", Epoch: epoch.New(time.Now()), ProcessID: 7},
-			Catalog: host.Revision("sha256:" + strings.Repeat("b", 64)), Tools: []string{hostile},
+			Catalog: localapi.Revision("sha256:" + strings.Repeat("b", 64)), Tools: []string{hostile},
 			Drift: []string{"running ≠ built: " + hostile}}
-		return notify.Response{Type: notify.TypeStatus, Payload: payload(t, s)}
+		return notify.Response{Type: localapi.TypeStatus, Payload: payload(t, s)}
 	})
 	bad := fakeHost(t, root, func(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
 		return notify.ErrorResponse(notify.CodeInternal, "boom\x1b[2J")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -53,7 +54,7 @@ func runGrants(args []string, stdio Stdio) error {
 	// them. Ask which hosts are alive.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	alive := map[string]bool{}
-	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeStatus}) {
+	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeStatus}) {
 		if r.Err == nil {
 			alive[r.Response.Run] = true
 		}
@@ -122,11 +123,11 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	payload, _ := json.Marshal(map[string]string{"id": fs.Arg(0)})
+	payload, _ := json.Marshal(localapi.RevokeRequest{ID: fs.Arg(0)})
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeRevoke, Payload: payload}) {
-		if r.Err == nil && r.Response.Type == notify.TypeRevoke {
+	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
+		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
 			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
 			return nil
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -145,9 +146,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "build complete: %s changed\n", strings.Join(out.Changed, ", "))
 	}
 
-	req := notify.Request{Type: notify.TypeBuildComplete, Build: m.Build.ID, Manifest: mpath, ExitCode: *exitCode}
+	req := notify.Request{Type: localapi.TypeBuildComplete, Build: m.Build.ID, Manifest: mpath, ExitCode: *exitCode}
 	if failed {
-		req.Type = notify.TypeBuildFailed
+		req.Type = localapi.TypeBuildFailed
 	}
 	bctx, cancel := context.WithTimeout(ctx, *timeout)
 	results := notify.Broadcast(bctx, root, req)
@@ -169,18 +170,18 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 			o.Result, o.Error = "error", r.Err.Error()
 			hostErr = true
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+printableText(r.Err.Error())+": running server state unknown"))
-		case r.Response.Type == notify.TypeRestarted:
+		case r.Response.Type == string(localapi.OutcomeRestarted):
 			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
 			o.GrantsRevoked = r.Response.GrantsRevoked
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(statusLine(r.Response)))
-		case r.Response.Type == notify.TypeClosed:
+		case r.Response.Type == string(localapi.OutcomeClosed):
 			o.Result, o.OldEpoch, o.OldPID = "closed", r.Response.OldEpoch, r.Response.OldPID
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
 				r.Response.OldEpoch, r.Response.OldPID)))
-		case r.Response.Type == notify.TypeUnchanged || r.Response.Type == notify.TypeHeld:
+		case r.Response.Type == string(localapi.OutcomeUnchanged) || r.Response.Type == string(localapi.OutcomeHeld):
 			o.Result, o.NewEpoch, o.NewPID = r.Response.Type, r.Response.Epoch, r.Response.PID
 			line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", r.Response.PID, r.Response.Epoch)
-			if r.Response.Type == notify.TypeHeld {
+			if r.Response.Type == string(localapi.OutcomeHeld) {
 				line += " (restart held: run 'mcpepoch restart')"
 			}
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(line))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -23,7 +24,7 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	results := notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeRestart})
+	results := notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeRestart})
 	if len(results) == 0 {
 		fmt.Fprintln(stdio.Err, "no host listening for this project: nothing restarted")
 		return silentExit(exitNoHost)
@@ -38,7 +39,7 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 		case r.Err != nil:
 			failed = true
 			fmt.Fprintf(stdio.Err, "%shost error: %s\n", who, printableText(r.Err.Error()))
-		case r.Response.Type == notify.TypeRestarted:
+		case r.Response.Type == string(localapi.OutcomeRestarted):
 			fmt.Fprintf(stdio.Err, "%s%s\n", who, statusLine(r.Response))
 		default:
 			failed = true

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -26,8 +26,8 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	results := notify.Broadcast(ctx, root, notify.Request{Type: notify.TypeStatus})
-	all := []host.Status{}
+	results := notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeStatus})
+	all := []localapi.Status{}
 	failed := 0
 	for _, r := range results {
 		if r.Err != nil {
@@ -35,7 +35,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 			failed++
 			continue
 		}
-		var s host.Status
+		var s localapi.Status
 		if err := json.Unmarshal(r.Response.Payload, &s); err != nil {
 			fmt.Fprintf(stdio.Err, "host %s: unreadable status: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
 			failed++

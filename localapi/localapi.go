@@ -1,0 +1,141 @@
+// Package localapi is the host's local API as both sides see it: the request
+// type names, the payloads of requests and responses, the error codes a host
+// answers with, the restart outcome, and the dispatch table in which every
+// request type declares who may send it.
+//
+// The framing (one JSON line per message, "v", size limits, the socket and
+// its peer-credential check) belongs to package notify; this package gives
+// its Request and Response their meaning. A host registers one handler per
+// request type on a [Mux] built from [Routes]; a client (mcpepoch status,
+// record, approve …) reads the same names and payload types from here, so
+// the command line never needs the gateway's package to speak to it. The
+// split follows tailscale's client/tailscale/apitype (wire types) and
+// ipn/localapi (the server's routes).
+//
+// # Requests
+//
+//	type            sent by                    payload in → out
+//	build_complete  mcpepoch record             Build, Manifest, ExitCode → an [Outcome]
+//	build_failed    mcpepoch record             ExitCode → unchanged
+//	restart         mcpepoch restart            – → an [Outcome]
+//	status          mcpepoch status, grants     – → [Status]
+//	review          mcpepoch approve            – → [Review]
+//	approve         mcpepoch approve            [ApproveRequest] → grant.Grant
+//	revoke          mcpepoch revoke             [RevokeRequest] → grant.Grant
+//
+// Every route today is [PermitSameUser]: notify's listener has already
+// refused any peer of another uid.
+package localapi
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// Request types: the values of notify.Request.Type a host serves.
+const (
+	// TypeBuildComplete tells a host that a build finished: Build, Manifest
+	// and ExitCode are set. The host recomputes its server's identity and
+	// answers with an [Outcome] as the response type.
+	TypeBuildComplete = "build_complete"
+	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
+	// host restarts nothing and answers [OutcomeUnchanged] with its running
+	// epoch.
+	TypeBuildFailed = "build_failed"
+	// TypeRestart asks a host to start its server under a new epoch now,
+	// whether or not the identity changed (mcpepoch restart); the answer is
+	// [OutcomeRestarted] or an error.
+	TypeRestart = "restart"
+	// TypeStatus asks a host for its current state; the answer has the same
+	// type and carries a [Status] in Payload.
+	TypeStatus = "status"
+	// TypeReview asks a host for what a person must see before approving:
+	// the answer (TypeReview) carries a [Review] in Payload.
+	TypeReview = "review"
+	// TypeApprove records a person's approval (Payload: [ApproveRequest]);
+	// the answer (TypeApprove) carries the new grant.Grant in Payload.
+	TypeApprove = "approve"
+	// TypeRevoke ends a grant (Payload: [RevokeRequest]); the answer
+	// (TypeRevoke) carries the revoked grant.Grant in Payload.
+	TypeRevoke = "revoke"
+)
+
+// Error codes a host's handlers answer with, beside notify's framing codes
+// (notify.CodeBadRequest, notify.CodeForbidden, notify.CodeUnknownType …).
+const (
+	// CodeRestartFailed: the host could not recompute the identity or
+	// start the server under the new epoch; Error says why.
+	CodeRestartFailed = "restart_failed"
+	// CodeApprovalRefused: the host refused an approval (the reviewed
+	// epoch or catalog is no longer the running one, an unknown tool …).
+	CodeApprovalRefused = "approval_refused"
+	// CodeNotFound: a revoke named no live grant of this host.
+	CodeNotFound = "not_found"
+)
+
+// Outcome is what a build signal or a restart request led to at one host.
+// A host answers TypeBuildComplete, TypeBuildFailed and TypeRestart with a
+// response whose Type is the outcome; mcpepoch record --json reports it as
+// a host's "result".
+type Outcome string
+
+// The five outcomes.
+const (
+	// OutcomeRestarted: a new server process runs under a new epoch
+	// (OldEpoch, NewEpoch, OldPID, NewPID, GrantsRevoked are set; OldEpoch
+	// is empty when no server was running).
+	OutcomeRestarted Outcome = "restarted"
+	// OutcomeUnchanged: the recomputed identity equals the running one, or
+	// the build failed; nothing was restarted (Epoch and PID are set, Drift
+	// lists any way what runs differs from what was built).
+	OutcomeUnchanged Outcome = "unchanged"
+	// OutcomeHeld: the identity changed but the host, in restart mode
+	// manual, holds the restart until mcpepoch restart; Epoch and PID name
+	// what still runs.
+	OutcomeHeld Outcome = "held"
+	// OutcomeClosed: the identity changed and the host, in restart mode
+	// close, stopped its server (OldEpoch, OldPID) and is closing the
+	// client's connection so that the client reconnects.
+	OutcomeClosed Outcome = "closed"
+	// OutcomeError: the host answered with an error, gave an answer that is
+	// no outcome, or could not be asked; the running server's state is not
+	// known. Its value is notify.TypeError.
+	OutcomeError Outcome = notify.TypeError
+)
+
+// OutcomeOf is the outcome of one exchange with a host: OutcomeError when
+// err is set or the response's type is not one of the other four outcomes.
+func OutcomeOf(resp notify.Response, err error) Outcome {
+	if err != nil {
+		return OutcomeError
+	}
+	switch o := Outcome(resp.Type); o {
+	case OutcomeRestarted, OutcomeUnchanged, OutcomeHeld, OutcomeClosed:
+		return o
+	}
+	return OutcomeError
+}
+
+// checkBuild is the shape check of a TypeBuildComplete request: Build is a
+// canonical ULID and Manifest an absolute, clean path. The error names the
+// offending field.
+func checkBuild(r notify.Request) error {
+	if r.Build == "" {
+		return errors.New(`missing field "build"`)
+	}
+	if id, err := ulid.ParseStrict(r.Build); err != nil || id.String() != r.Build {
+		return fmt.Errorf(`field "build": %q is not a ULID`, r.Build)
+	}
+	if r.Manifest == "" {
+		return errors.New(`missing field "manifest"`)
+	}
+	if !filepath.IsAbs(r.Manifest) || filepath.Clean(r.Manifest) != r.Manifest {
+		return fmt.Errorf(`field "manifest": %q is not an absolute clean path`, r.Manifest)
+	}
+	return nil
+}

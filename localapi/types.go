@@ -1,0 +1,163 @@
+package localapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+)
+
+// State is a state of the host's state machine (package host's doc).
+type State string
+
+// The host's states.
+const (
+	StateReady           State = "ready"
+	StateIdentityPending State = "identity-pending"
+	StateCatalogReady    State = "catalog-ready"
+	StateDown            State = "down" // no child: it exited, or could not start
+)
+
+// Mode is what a host does when a build signal finds new code.
+type Mode string
+
+// Restart modes (seed: "do not leave the replacement unnoticed", its three
+// options).
+const (
+	// ModeKeep keeps the client's connection and announces the new epoch
+	// (notifications/tools/list_changed) before any new call reaches it.
+	ModeKeep Mode = "keep"
+	// ModeClose stops the server and closes the connection with a message on
+	// stderr, so the client reconnects and initializes again.
+	ModeClose Mode = "close"
+	// ModeManual records the signal and restarts nothing until
+	// mcpepoch restart asks.
+	ModeManual Mode = "manual"
+)
+
+// Revision is a catalog revision: the digest of what the tools say they are,
+// "sha256:" and the hex SHA-256 of the RFC 8785 canonical JSON of the tools
+// array, in the order the server listed them. It is not a build.Digest of
+// code: the same catalog can be served by different code, and the reverse.
+type Revision string
+
+// Observed is what the host saw of a running server process from outside
+// it, after its first message: on Linux, /proc/<pid>/exe, cmdline and cwd.
+// It shows what really runs after a wrapper's exec, and a binary replaced
+// on disk under a running process.
+type Observed struct {
+	Exe        string       `json:"exe"`
+	ExeDeleted bool         `json:"exeDeleted,omitempty"` // the image was deleted or replaced on disk
+	ExeDigest  build.Digest `json:"exeDigest,omitempty"`  // of the image the process runs, read through /proc
+	Cmdline    []string     `json:"cmdline,omitempty"`
+	Cwd        string       `json:"cwd,omitempty"`
+	At         time.Time    `json:"at"`
+}
+
+// ExecutionRecord is the host's record of the running epoch, in the seed's
+// shape, kept in .mcpepoch/hosts/<agent run>.json while the host lives and
+// shown in [Status].
+type ExecutionRecord struct {
+	V                int          `json:"v"` // format version, 1
+	ServerLabel      string       `json:"serverLabel"`
+	LaunchCommand    []string     `json:"launchCommand"`
+	EntryDigest      build.Digest `json:"entryDigest"`
+	LockfileDigest   build.Digest `json:"lockfileDigest,omitempty"`
+	Runtime          string       `json:"runtime"`
+	RuntimeDigest    build.Digest `json:"runtimeDigest,omitempty"`
+	WorkingDirectory string       `json:"workingDirectory"`
+	Epoch            epoch.Epoch  `json:"epoch"`
+	ProcessID        int          `json:"processId"`
+	StartedAt        time.Time    `json:"startedAt"`
+	AgentRun         string       `json:"agentRun"`
+}
+
+// Status is the payload of a host's answer to [TypeStatus]: what
+// mcpepoch status shows of a host.
+type Status struct {
+	AgentRun     string           `json:"agentRun"`
+	Label        string           `json:"label"`
+	State        State            `json:"state"`
+	SinceSeconds float64          `json:"secondsInState"`
+	Reason       string           `json:"reason,omitempty"`
+	Mode         Mode             `json:"restartMode"`
+	HeldRestart  bool             `json:"restartHeld,omitempty"`
+	Execution    *ExecutionRecord `json:"execution,omitempty"`
+	Catalog      Revision         `json:"catalogRevision,omitempty"`
+	Tools        []string         `json:"tools,omitempty"`
+	Era          string           `json:"protocolEra,omitempty"`
+	Protocol     string           `json:"protocolVersion,omitempty"`
+	InFlight     int              `json:"inFlight"`
+	Held         int              `json:"held"`
+	Crashes      int              `json:"quickCrashes,omitempty"`
+	// Running is what the host observed of the process (Linux only).
+	Running *Observed `json:"running,omitempty"`
+	// Drift lists every way what runs differs from what was built; empty
+	// means running = built as far as the host can see.
+	Drift []string `json:"drift"`
+}
+
+// Pending is a call refused for lack of a grant, shown by mcpepoch approve.
+type Pending struct {
+	Tool        string      `json:"tool"`
+	Reason      string      `json:"reason"` // authorization_required | authorization_stale
+	Epoch       epoch.Epoch `json:"epoch"`
+	Credentials []string    `json:"credentialScope,omitempty"`
+	PerCall     bool        `json:"perCall,omitempty"`
+	At          time.Time   `json:"at"`
+	Count       int         `json:"count"`
+}
+
+// IdentityLine is one artifact on the review screen.
+type IdentityLine struct {
+	Role     build.Role   `json:"role"`
+	Path     string       `json:"path"`
+	Digest   build.Digest `json:"digest"`
+	Approved build.Digest `json:"approvedDigest,omitempty"` // at the last approved epoch
+	Changed  bool         `json:"changed"`
+}
+
+// Review is the payload of a host's answer to [TypeReview]: what
+// mcpepoch approve shows a person before they approve.
+type Review struct {
+	AgentRun        string            `json:"agentRun"`
+	Label           string            `json:"label"`
+	State           State             `json:"state"`
+	Epoch           epoch.Epoch       `json:"epoch"`
+	PID             int               `json:"pid"`
+	ApprovedEpoch   epoch.Epoch       `json:"lastApprovedEpoch,omitempty"`
+	Identity        []IdentityLine    `json:"identity"`
+	CatalogRevision Revision          `json:"catalogRevision,omitempty"`
+	Tools           []json.RawMessage `json:"tools"`
+	CatalogChanges  []grant.Change    `json:"catalogChanges"`
+	// Credentials maps each tool of the catalog to the credential scopes it
+	// uses; PerCall lists the scopes that need an approval per call.
+	Credentials map[string][]string `json:"credentials"`
+	PerCall     []string            `json:"perCallScopes,omitempty"`
+	Exempt      []string            `json:"exemptTools,omitempty"`
+	Pending     []*Pending          `json:"pending"`
+	Grants      []*grant.Grant      `json:"grants"`
+}
+
+// ApproveRequest is the payload of a [TypeApprove] request.
+type ApproveRequest struct {
+	// Epoch is the epoch the person reviewed; the approval is refused if it
+	// is no longer the running one.
+	Epoch       epoch.Epoch `json:"epoch"`
+	Tools       []string    `json:"tools"`
+	All         bool        `json:"all"` // every tool of the current catalog
+	Credentials []string    `json:"credentials"`
+	Expires     string      `json:"expires"` // grant.ExpiresRunEnds (default), grant.ExpiresPerCall or a duration
+	// Catalog is the catalog revision the person reviewed; the approval is
+	// refused if the server's catalog changed since (a server can change it
+	// within an epoch). Empty skips the check, for older clients.
+	Catalog Revision `json:"catalog,omitempty"`
+}
+
+// RevokeRequest is the payload of a [TypeRevoke] request.
+type RevokeRequest struct {
+	// ID is the grant to end (grant.Grant.ID). Required.
+	ID string `json:"id"`
+}
