@@ -18,6 +18,12 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *maxLine <= 0 {
+		return usageError("--max-message %d: want a positive number of bytes", *maxLine)
+	}
+	if *grace < 0 {
+		return usageError("--grace %s: want a duration of zero or more (0: host.grace in mcpepoch.toml, else 5s)", *grace)
+	}
 	command := fs.Args()
 	root, cfg, err := loadProject(*dirFlag)
 	if err != nil {
