@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // TestRecordReplacesManifestByRename: record replaces the run manifest with
