@@ -79,6 +79,7 @@ func aSequence(recs []audit.Record, steps []aStep) (bool, int) {
 // session, in order: server_started A, approval_granted A, tool_called A,
 // server_replaced A → B, authorization_denied (stale_epoch) B.
 func TestAuditSeedSequence(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 	s.list()
@@ -164,6 +165,7 @@ func aSession(t *testing.T, p *gProject, env ...string) *gSession {
 // TestAuditTampering: every kind of change to a real session's log makes
 // mcpepoch audit verify exit 5 and name the line.
 func TestAuditTampering(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	aSession(t, p)
 	logPath := layout.Audit(p.dir)
@@ -247,6 +249,7 @@ func TestAuditTampering(t *testing.T) {
 // in tool arguments appears in no file under .mcpepoch/, during the session
 // or after it.
 func TestAuditSecretNeverWritten(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 12)
 	rand.Read(b)
 	secret := "s3cr3t-" + hex.EncodeToString(b)
@@ -328,6 +331,7 @@ func aNoSecret(t *testing.T, p *gProject, secret string) {
 // times; the log still verifies, and a new host on the same project
 // appends to it and it verifies again.
 func TestAuditCrashSafety(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	var runs []string
 	for round := range 3 {
@@ -439,6 +443,7 @@ func aContiguous(t *testing.T, recs []audit.Record) {
 // go-sdk client and the TypeScript SDK's), call tools at once; they share
 // one log that verifies, with contiguous seqs and both runs' records.
 func TestAuditTwoHosts(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()

@@ -61,6 +61,7 @@ func (p *project) rebuild(env map[string]string) {
 // call reaches new code: a schema that gained a required field, a removed
 // tool, a changed default.
 func TestToolChanged(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Run("required-field", func(t *testing.T) {
@@ -160,6 +161,7 @@ func TestToolChanged(t *testing.T) {
 // Both eras see list_changed and the new tool after a rebuild: go-sdk in
 // each era, and the TypeScript SDK (handshake era only).
 func TestListChangedAfterRebuild(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run("go-sdk-"+era.name, func(t *testing.T) {
 			p := newProject(t, map[string]string{"FIXTURE_REVISION": "A"})
@@ -222,6 +224,7 @@ func TestListChangedAfterRebuild(t *testing.T) {
 // A server that does not advertise tools.listChanged is still announced as
 // advertising it, and the client still gets the notification.
 func TestListChangedAdvertised(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"FIXTURE_NO_LISTCHANGED": "1"}
 
 	// The fixture really does not advertise it.

@@ -35,6 +35,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -496,6 +497,7 @@ func wantData(t *testing.T, data map[string]any, want map[string]any) {
 // a rebuild, without reaching the new server, until a person approves it
 // again for the new epoch.
 func TestGrantSeedRebuild(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 
@@ -589,6 +591,7 @@ func TestGrantSeedRebuild(t *testing.T) {
 // identical bytes, so a restart drops the grant; a build signal that finds
 // nothing changed restarts nothing and keeps it.
 func TestGrantIdenticalBytesRestart(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 	s.list()
@@ -646,6 +649,7 @@ func TestGrantIdenticalBytesRestart(t *testing.T) {
 // TestGrantScope: a grant covers the tools it names with the credential
 // scopes it names, nothing else.
 func TestGrantScope(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
@@ -689,6 +693,7 @@ func TestGrantScope(t *testing.T) {
 // TestGrantPerCall: a per-call credential scope needs a decision for each
 // call.
 func TestGrantPerCall(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
@@ -713,6 +718,7 @@ func TestGrantPerCall(t *testing.T) {
 // the server's own record that every call that reached a server was made
 // under a grant for the epoch that executed it.
 func TestGrantRestartRacingApproval(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
@@ -845,6 +851,7 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 // TestApproveAll: --all covers exactly the current catalog, with the
 // credential scopes its tools use.
 func TestApproveAll(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "echo_extra"})
 	s := gConnect(t, p)
 	names := s.list()
@@ -876,6 +883,7 @@ func TestApproveAll(t *testing.T) {
 // the person last approved: the changed entry and the seed's schema default
 // target: preview → production.
 func TestApproveReviewShowsDefaultChange(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, map[string]string{"FIXTURE_TARGET_DEFAULT": "preview"})
 	s := gConnect(t, p)
 	s.list()
@@ -925,6 +933,7 @@ func TestApproveReviewShowsDefaultChange(t *testing.T) {
 // approval are sent on the host's socket as mcpepoch approve sends them,
 // with a restart in between.
 func TestApproveStaleReviewRefused(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
@@ -979,6 +988,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 // (the next call is stale and names the crashed epoch) and the audit log
 // records the replacement.
 func TestGrantEndsWithCrashedEpoch(t *testing.T) {
+	t.Parallel()
 	p := gNewProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
@@ -1016,4 +1026,48 @@ func TestGrantEndsWithCrashedEpoch(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// When the client disconnects, the agent run is over: every live grant of
+// the run is revoked with reason run_ended, in the grants file and in the
+// audit log, before the host records client_closed.
+func TestGrantsRevokedWhenClientDisconnects(t *testing.T) {
+	t.Parallel()
+	p := gNewProject(t, nil)
+	s := gConnect(t, p)
+	s.list()
+	p.ready(s.run)
+	id, ep, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
+	s.text("slow_write", map[string]any{"key": "k"})
+	s.close() // waits for the host to exit
+
+	store, err := grant.Open(layout.GrantStore(p.dir, s.run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g *grant.Grant
+	for _, x := range store.Grants {
+		if x.ID == id {
+			g = x
+		}
+	}
+	if g == nil || g.RevokedAt == nil || g.RevokedReason != grant.RevokedRunEnded {
+		t.Fatalf("grant %s after the client disconnected: %+v, want revoked with reason %s", id, g, grant.RevokedRunEnded)
+	}
+	recs := p.records()
+	revoked, closed := -1, -1
+	for i, r := range recs {
+		switch {
+		case r.Type == audit.TypeGrantRevoked && r.Fields["grant"] == id:
+			if r.Fields["reason"] != grant.RevokedRunEnded || r.Epoch != string(ep) || r.Run != s.run {
+				t.Errorf("grant_revoked record: epoch %s run %s fields %v, want epoch %s run %s reason %s", r.Epoch, r.Run, r.Fields, ep, s.run, grant.RevokedRunEnded)
+			}
+			revoked = i
+		case r.Type == audit.TypeClientClosed && r.Run == s.run && r.Epoch == "":
+			closed = i
+		}
+	}
+	if revoked < 0 || closed < 0 || revoked > closed {
+		t.Fatalf("audit log: grant_revoked of %s at %d, client_closed at %d: want the revocation recorded before the run closes\n%s", id, revoked, closed, gFormat(recs))
+	}
 }

@@ -447,8 +447,9 @@ func (c *raw) signalLocked() {
 	c.changed = make(chan struct{})
 }
 
-// waitFor waits until cond (called with c.mu held) holds; after timeout
-// it fails the test, saying what it waited for.
+// waitFor waits until cond (called with c.mu held) holds; after timeout,
+// or at once when the host has exited and cond still does not hold, it
+// fails the test, saying what it waited for.
 func (c *raw) waitFor(timeout time.Duration, what string, cond func() bool) {
 	c.t.Helper()
 	timer := time.NewTimer(timeout)
@@ -456,15 +457,29 @@ func (c *raw) waitFor(timeout time.Duration, what string, cond func() bool) {
 	for {
 		c.mu.Lock()
 		ok, ch := cond(), c.changed
+		exited := closed(c.done) // done is closed under c.mu, after the last line
 		c.mu.Unlock()
 		if ok {
 			return
+		}
+		if exited {
+			c.t.Fatalf("the host exited (%v) before %s; host stderr:\n%s", c.waitErr, what, c.stderr.String())
 		}
 		select {
 		case <-ch:
 		case <-timer.C:
 			c.t.Fatalf("waited %s for %s; host stderr:\n%s", timeout, what, c.stderr.String())
 		}
+	}
+}
+
+// closed reports whether ch is closed.
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

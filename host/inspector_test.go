@@ -13,6 +13,7 @@ import (
 // testdata/inspector) uses the host as a one-shot server: one host per
 // invocation.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	testenv.LookNode(t)
 	dir := filepath.Join(testenv.RepoRoot(t), "host", "testdata", "inspector")
 	testenv.NPM(t, dir)

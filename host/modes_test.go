@@ -14,6 +14,7 @@ import (
 // nothing, the hook says so, calls keep reaching the old epoch, and
 // mcpepoch restart performs the held restart.
 func TestRestartModeManual(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	c := startRaw(t, p, []string{"--restart", "manual"})
 	c.initialize()
@@ -47,6 +48,7 @@ func TestRestartModeManual(t *testing.T) {
 // reason on stderr, so the client reconnects and initializes again; the hook
 // says the connection was closed, not that a server restarted.
 func TestRestartModeClose(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	c := startRaw(t, p, []string{"--restart", "close"})
 	c.initialize()

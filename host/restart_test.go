@@ -25,6 +25,7 @@ import (
 // A write in flight when the epoch changes gets exactly one server_restarted
 // error, promptly, and is never run again by the new epoch.
 func TestRestartFailsInflightWriteOnce(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
 	c := startRaw(t, p, nil)
@@ -85,6 +86,7 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // calls in flight at the old epoch with server_restarted, later ones by the
 // new epoch.
 func TestRestartBurstAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	const n, slow = 10, 5 // calls; the first slow ones are in flight at the restart
 	setup := func(t *testing.T) *project {
 		p := newProject(t, nil)
@@ -202,6 +204,7 @@ func TestRestartBurstAnsweredOnce(t *testing.T) {
 // forwarded, and runs on the new epoch once it is ready, after the
 // list_changed that announces it.
 func TestCallHeldDuringIdentityPending(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	c := startRaw(t, p, nil)
 	c.initialize()
@@ -226,6 +229,7 @@ func TestCallHeldDuringIdentityPending(t *testing.T) {
 // Five builds signalled within 200 ms leave one server running, on the last
 // build.
 func TestBuildSignalBurst(t *testing.T) {
+	t.Parallel()
 	needProc(t)
 	p := newProject(t, map[string]string{"FIXTURE_REVISION": "R0"})
 	c := startRaw(t, p, nil)
@@ -259,6 +263,7 @@ func TestBuildSignalBurst(t *testing.T) {
 // A server that binds a fixed port can be restarted: the old process is
 // gone before the new one starts.
 func TestRestartFixedPort(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -292,6 +297,7 @@ func TestRestartFixedPort(t *testing.T) {
 
 // Answers a stopped server writes after the restart never reach the client.
 func TestLateAnswersDropped(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	copyFile(t, buildServer(t, &lateBin, "host/testdata/lateserver"), p.path("bin/lateserver"))
 	c := startRaw(t, p, nil, "./bin/lateserver")
@@ -319,6 +325,7 @@ func TestLateAnswersDropped(t *testing.T) {
 // A server that ignores stdin EOF and SIGTERM is killed once the grace
 // period is over: on restart, and however the host ends, leaving no orphan.
 func TestStubbornServerKilled(t *testing.T) {
+	t.Parallel()
 	needProc(t)
 	const grace = time.Second
 	// The host waits 500 ms after closing stdin, then grace after SIGTERM.
@@ -379,6 +386,7 @@ func TestStubbornServerKilled(t *testing.T) {
 // back-off; then the host stays down, answers server_unavailable and does
 // not spin.
 func TestCrashLoopBounded(t *testing.T) {
+	t.Parallel()
 	needProc(t)
 	p := newProject(t, nil)
 	p.server("echo $$ >> starts.log\n", map[string]string{"FIXTURE_CRASH_AFTER_MS": "50"})

@@ -11,6 +11,7 @@ import (
 // A server that writes a banner and a cut-off line on stdout: the client
 // sees only JSON-RPC messages and the session goes on.
 func TestStdoutNoiseDropped(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"FIXTURE_BANNER": "fixture v1 starting, not JSON"})
 	c := startRaw(t, p, nil)
 	c.initialize()
@@ -31,6 +32,7 @@ func TestStdoutNoiseDropped(t *testing.T) {
 // A client request id in the host's private namespace is refused, and the
 // session goes on.
 func TestReservedID(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	c := startRaw(t, p, nil)
 	c.initialize()
@@ -53,6 +55,7 @@ func TestReservedID(t *testing.T) {
 // Messages over --max-message are refused with message_too_large in both
 // directions, answered under their id, and the session goes on.
 func TestMaxMessage(t *testing.T) {
+	t.Parallel()
 	const max = 64 << 10
 	flags := []string{"--max-message", fmt.Sprint(max)}
 
@@ -92,6 +95,7 @@ func TestMaxMessage(t *testing.T) {
 // A line that is not JSON gets a parse error with id null, not silence,
 // and the session goes on.
 func TestClientGarbage(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	c := startRaw(t, p, nil)
 	c.initialize()

@@ -1,8 +1,8 @@
 package host_test
 
-// Regression tests for the gateway's reading of client messages, its ids,
-// its writes to the client and its recovery paths. Each test reproduces
-// one way the host used to fail; the comment above it says how.
+// End-to-end tests of the client side of the gateway: how it reads client
+// messages, matches ids, writes to the client and recovers. Each test's
+// comment says what it checks and how the host behaved when it failed.
 
 import (
 	"bufio"
@@ -277,7 +277,7 @@ func (p *project) waitCatalog() host.Status {
 	return st
 }
 
-// TestRegressGrantBypassMemberNames: a tools/call the host could read
+// TestCallReadDifferentlyIsRefused: a tools/call the host could read
 // differently from the server is refused, never forwarded. The host read
 // client messages with encoding/json, which matches member names
 // case-insensitively (the last of "method" and "Method" won), and a params
@@ -287,7 +287,8 @@ func (p *project) waitCatalog() host.Status {
 // and "NAME version" lines ran slow_write on the old host; the duplicates
 // are read one way by the host and may be read the other way by a server
 // that keeps the first member.
-func TestRegressGrantBypassMemberNames(t *testing.T) {
+func TestCallReadDifferentlyIsRefused(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
 	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n") // no exempt: every tool needs a grant
@@ -350,11 +351,12 @@ func TestRegressGrantBypassMemberNames(t *testing.T) {
 	}
 }
 
-// TestRegressIDsByValue: a server that re-encodes the client's id (go-sdk
+// TestReencodedIDsAnswered: a server that re-encodes the client's id (go-sdk
 // and the TypeScript SDK answer 1.0 as 1, "\u0070" as "p") still has its
 // answer delivered. The host keyed requests in flight by the id's text and
 // dropped these answers as unrequested.
-func TestRegressIDsByValue(t *testing.T) {
+func TestReencodedIDsAnswered(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	c := startRaw(t, p, nil)
 	c.initialize()
@@ -385,13 +387,14 @@ type askLog struct {
 	Message  json.RawMessage `json:"message"`
 }
 
-// TestRegressServerRequestsAcrossRestart: requests servers send to the
+// TestServerRequestsReachTheirEpoch: requests servers send to the
 // client are matched to the epoch that sent them even when two epochs use
 // the same id. The host passed server ids through and remembered only the
 // last epoch to use an id, so the client's answer to the old server's
 // roots/list (id 1) reached the new server as its answer to
 // sampling/createMessage (also id 1), and the real answer was dropped.
-func TestRegressServerRequestsAcrossRestart(t *testing.T) {
+func TestServerRequestsReachTheirEpoch(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	copyFile(t, buildServer(t, &askBin, "host/testdata/askserver"), p.path("bin/askserver"))
 	script := func(rev string) {
@@ -461,11 +464,12 @@ func TestRegressServerRequestsAcrossRestart(t *testing.T) {
 	}
 }
 
-// TestRegressClientStopsReading: a client that stops reading stdout does
+// TestClientNotReadingFreezesNothing: a client that stops reading stdout does
 // not freeze the host. The host wrote to the client under the lock that
 // status, restarts and approvals take; once the pipe was full it blocked
 // there, and mcpepoch status and record hung.
-func TestRegressClientStopsReading(t *testing.T) {
+func TestClientNotReadingFreezesNothing(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	h := startPipeHost(t, p)
 	h.send(rgInitialize)
@@ -522,11 +526,12 @@ func TestRegressClientStopsReading(t *testing.T) {
 	}
 }
 
-// TestRegressClientClosesStdout: a client that closes its end of the
+// TestClientClosingStdoutEndsCleanly: a client that closes its end of the
 // host's stdout ends the session cleanly. The host died of SIGPIPE on its
 // next write to the client (here the list_changed of a restart), leaving
 // its socket, its execution record and no client_closed record.
-func TestRegressClientClosesStdout(t *testing.T) {
+func TestClientClosingStdoutEndsCleanly(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	h := startPipeHost(t, p)
 	h.send(rgInitialize)
@@ -568,12 +573,13 @@ func TestRegressClientClosesStdout(t *testing.T) {
 	}
 }
 
-// TestRegressRestartDuringInitialize: a restart while the client's
+// TestRestartDuringInitializeInvisible: a restart while the client's
 // initialize is in flight is invisible to the client: the new server
 // answers its initialize, once. The host failed it with server_restarted
 // (-31001) and replayed it privately to the new server, so the client
 // never got an initialize result.
-func TestRegressRestartDuringInitialize(t *testing.T) {
+func TestRestartDuringInitializeInvisible(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	// The first server takes 3 s to start, so the restart is sure to find
 	// the initialize in flight.
@@ -611,7 +617,7 @@ func TestRegressRestartDuringInitialize(t *testing.T) {
 	}
 }
 
-// TestRegressCancelledNotFailedByRestart: a request the client cancelled
+// TestCancelledRequestNotFailedByRestart: a request the client cancelled
 // is the client's to forget; a later restart does not answer it with
 // server_restarted. The host kept it in flight until the server answered,
 // and a server that honours the cancellation never does (MCP: "receivers
@@ -619,7 +625,8 @@ func TestRegressRestartDuringInitialize(t *testing.T) {
 // restart answered it with -31001. The lateserver never answers its hang
 // call, as such a server; go-sdk answers a cancelled call with an error
 // itself, so the fixture case checks only that the restart adds no error.
-func TestRegressCancelledNotFailedByRestart(t *testing.T) {
+func TestCancelledRequestNotFailedByRestart(t *testing.T) {
+	t.Parallel()
 	t.Run("lateserver", func(t *testing.T) {
 		p := newProject(t, nil)
 		copyFile(t, buildServer(t, &lateBin, "host/testdata/lateserver"), p.path("bin/lateserver"))
@@ -664,11 +671,12 @@ func TestRegressCancelledNotFailedByRestart(t *testing.T) {
 	})
 }
 
-// TestRegressOneShotClient: a client that writes its requests and closes
+// TestOneShotClientGetsAnswers: a client that writes its requests and closes
 // stdin at once (printf … | mcpepoch host) gets its answers. The host
 // stopped the server as soon as stdin ended, dropping the answers on their
 // way.
-func TestRegressOneShotClient(t *testing.T) {
+func TestOneShotClientGetsAnswers(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	in := rgInitialize + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
@@ -702,10 +710,11 @@ func TestRegressOneShotClient(t *testing.T) {
 	}
 }
 
-// TestRegressCrashRecoveryRetried: a crash restart that fails (the binary
+// TestCrashRecoveryRetriesFailedStart: a crash restart that fails (the binary
 // briefly missing mid-build) is retried with backoff. The host tried once
 // and stayed down until the next build signal.
-func TestRegressCrashRecoveryRetried(t *testing.T) {
+func TestCrashRecoveryRetriesFailedStart(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	// The host runs the binary itself: a missing binary is a failed start,
 	// not a wrapper that exits.

@@ -23,11 +23,11 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestRegressLineQueue: pushing never blocks on a peer that does not read;
+// TestLineQueueNeverBlocks: pushing never blocks on a peer that does not read;
 // lines are written in order; the first write error is reported once and
 // later lines are dropped. Without the queue, the host wrote to the client
 // under a lock that status, restarts and approvals need.
-func TestRegressLineQueue(t *testing.T) {
+func TestLineQueueNeverBlocks(t *testing.T) {
 	w := &blockingWriter{release: make(chan struct{})}
 	q := newLineQueue(w, nil)
 	pushed := make(chan struct{})
