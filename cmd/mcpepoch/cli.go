@@ -88,7 +88,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runIdentity(ctx, rest, stdio)
 	case "template":
 		return runTemplate(rest, stdio)
-	case "version":
+	case "version", "--version", "-version":
 		fmt.Fprintln(stdio.Out, version())
 		return nil
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// Launcher of the mcpepoch npm package: runs the prebuilt mcpepoch binary of
+// this platform, installed as one of the optional dependencies
+// @mcpepoch/{linux,darwin}-{x64,arm64}.
+//
+// It stays out of the way of a stdio MCP gateway: the binary inherits the
+// launcher's stdin, stdout and stderr file descriptors (no byte passes
+// through this process), every signal the launcher receives that a terminal
+// or a client sends (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) is
+// sent on to the binary, and the launcher ends the way the binary ended: with
+// its exit status, or killed by the same signal.
+"use strict";
+
+const { spawn } = require("node:child_process");
+const os = require("node:os");
+
+// packages maps `${process.platform} ${process.arch}` to the package that
+// holds that platform's binary.
+const packages = {
+  "linux x64": "@mcpepoch/linux-x64",
+  "linux arm64": "@mcpepoch/linux-arm64",
+  "darwin x64": "@mcpepoch/darwin-x64",
+  "darwin arm64": "@mcpepoch/darwin-arm64",
+};
+
+const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"];
+
+function fail(message) {
+  process.stderr.write(`mcpepoch: error: ${message}\n`);
+  process.exit(1);
+}
+
+function binaryPath() {
+  const key = `${process.platform} ${process.arch}`;
+  const pkg = packages[key];
+  if (!pkg) {
+    fail(
+      `no prebuilt binary for ${process.platform}/${process.arch} ` +
+        "(there are for linux and darwin, x64 and arm64; Windows is not supported); " +
+        "build one from a clone with: go install ./cmd/mcpepoch",
+    );
+  }
+  try {
+    return require.resolve(`${pkg}/bin/mcpepoch`);
+  } catch {
+    fail(
+      `${pkg} is not installed: npm installs it as an optional dependency of mcpepoch, ` +
+        "unless optional dependencies were left out (--omit=optional, --no-optional); " +
+        "install again without that flag",
+    );
+  }
+}
+
+const child = spawn(binaryPath(), process.argv.slice(2), { stdio: "inherit" });
+
+const relay = {};
+for (const sig of forwarded) {
+  relay[sig] = () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(sig);
+    }
+  };
+  process.on(sig, relay[sig]);
+}
+
+child.on("error", (err) => fail(`cannot run ${child.spawnfile}: ${err.message}`));
+
+child.on("exit", (code, signal) => {
+  if (signal) {
+    // End the same way: drop our handler and send ourselves the signal.
+    for (const sig of forwarded) process.removeListener(sig, relay[sig]);
+    process.kill(process.pid, signal);
+    // Should the signal not end this process, end it as a shell would.
+    setTimeout(() => process.exit(128 + (os.constants.signals[signal] || 0)), 500);
+    return;
+  }
+  process.exit(code);
+});
