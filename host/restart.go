@@ -18,16 +18,18 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// Outcome is what a restart request led to.
-type Outcome struct {
-	Restarted bool // a new child runs under NewEpoch
-	Held      bool // ModeManual: new code found, nothing restarted
-	Closed    bool // ModeClose: the server was stopped and the connection is closing
-	OldEpoch  epoch.Epoch
-	NewEpoch  epoch.Epoch // the running epoch when nothing restarted
-	OldPID    int
-	NewPID    int
-	Changed   []string // what differed, as build.Changes reports it
+// restartOutcome is what a build signal or restart request led to.
+type restartOutcome struct {
+	// Outcome is one of localapi's five: restarted (a new child runs under
+	// NewEpoch), unchanged, held (ModeManual: new code found, nothing
+	// restarted), closed (ModeClose: the server was stopped and the
+	// connection is closing); a failed restart is an error, not a value.
+	Outcome  localapi.Outcome
+	OldEpoch epoch.Epoch
+	NewEpoch epoch.Epoch // the running epoch when nothing restarted
+	OldPID   int
+	NewPID   int
+	Changed  []string // what differed, as build.Changes reports it
 	// GrantsRevoked counts the grants of the old epoch the restart revoked.
 	GrantsRevoked int
 }
@@ -127,28 +129,25 @@ func (h *Host) serveRevoke(_ context.Context, peer notify.Peer, req notify.Reque
 }
 
 // outcome is the answer to a build signal or restart request.
-func (h *Host) outcome(out Outcome, err error) notify.Response {
+func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 	if err != nil {
 		return h.fail(localapi.CodeRestartFailed, err)
 	}
 	resp := h.response()
-	switch {
-	case out.Restarted:
-		resp.Type, resp.GrantsRevoked = string(localapi.OutcomeRestarted), out.GrantsRevoked
+	resp.Type = string(out.Outcome)
+	switch out.Outcome {
+	case localapi.OutcomeRestarted:
+		resp.GrantsRevoked = out.GrantsRevoked
 		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
 		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
-	case out.Closed:
-		resp.Type, resp.GrantsRevoked = string(localapi.OutcomeClosed), out.GrantsRevoked
+	case localapi.OutcomeClosed:
+		resp.GrantsRevoked = out.GrantsRevoked
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
-	case out.Held:
-		resp.Type = string(localapi.OutcomeHeld)
+	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-	default:
-		resp.Type = string(localapi.OutcomeUnchanged)
-		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-	}
-	if !out.Restarted && !out.Closed {
 		resp.Drift = h.Status().Drift
+	default:
+		return h.fail(notify.CodeInternal, fmt.Errorf("restart ended without an outcome (%q)", out.Outcome))
 	}
 	return resp
 }
@@ -168,13 +167,13 @@ func (h *Host) buildFields(req notify.Request) map[string]any {
 }
 
 // current reports the running epoch without changing anything.
-func (h *Host) current() (Outcome, error) {
+func (h *Host) current() (restartOutcome, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.child == nil {
-		return Outcome{}, fmt.Errorf("no server is running (%s)", h.downReason)
+		return restartOutcome{}, fmt.Errorf("no server is running (%s)", h.downReason)
 	}
-	return Outcome{NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
+	return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
 }
 
 // restart recomputes the identity of the launch command and, if it differs
@@ -191,30 +190,30 @@ func (h *Host) current() (Outcome, error) {
 //
 // Restarts are serialized by restartMu; signals that arrive during one
 // recompute afterwards, so a burst ends with one child on the last build.
-func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, error) {
+func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutcome, error) {
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
 
 	next, err := h.identity()
 	if err != nil {
-		return Outcome{}, err
+		return restartOutcome{}, err
 	}
 	h.mu.Lock()
 	old := h.child
-	var out Outcome
+	var out restartOutcome
 	if old != nil {
 		out.OldEpoch, out.OldPID = old.epoch, old.pid
 		out.Changed = build.Changes(old.identity, next)
 		if t == restartSignal && len(out.Changed) == 0 {
 			h.pendingManual = false
 			h.mu.Unlock()
-			return Outcome{NewEpoch: old.epoch, NewPID: old.pid}, nil
+			return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, nil
 		}
 		if t == restartSignal && h.opts.Mode == ModeManual {
 			h.pendingManual = true
 			h.mu.Unlock()
 			h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run mcpepoch restart)", old.epoch, why, out.Changed)
-			return Outcome{Held: true, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, nil
+			return restartOutcome{Outcome: localapi.OutcomeHeld, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, nil
 		}
 	}
 	if t != restartCrash {
@@ -264,7 +263,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 				time.Sleep(closeDelay)
 				h.cancel(ErrClosed)
 			}()
-			return Outcome{Closed: true, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
+			return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
 		}
 	}
 
@@ -294,7 +293,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (Outcome, err
 		params, h.catalog, h.tools = nil, nil, nil
 	}
 	h.mu.Unlock()
-	out.Restarted, out.NewEpoch, out.NewPID = true, newEpoch, c.pid
+	out.Outcome, out.NewEpoch, out.NewPID = localapi.OutcomeRestarted, newEpoch, c.pid
 
 	if params != nil && !stateless {
 		if err := h.reinitialize(ctx, c, params, initialized); err != nil {
