@@ -29,8 +29,11 @@ const statCacheMagic = "mcpepoch-statcache-v1\n"
 // racyWindow is how close to the start of the walk that recorded an entry a
 // file's mtime or ctime may be before the entry is not trusted. It covers
 // file systems with one-second (HFS+, ext3) and two-second (FAT) time
-// granularity and kernels that stamp files from a coarse clock.
-const racyWindow = 2 * time.Second
+// granularity and kernels that stamp files from a coarse clock. It is a
+// variable only so that the package's tests, which must wait for files to
+// leave the window, can shorten it (statcache_window_test.go); nothing else
+// changes it.
+var racyWindow = 2 * time.Second
 
 // statKeySize is the encoded size of a statKey: dev, ino, size, mtime,
 // ctime (8 bytes each) and mode (4).
