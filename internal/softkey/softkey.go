@@ -7,11 +7,14 @@
 package softkey
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/binary"
 	"math/big"
 
@@ -141,4 +144,40 @@ func (k *WebAuthnKey) SignAssertion(authData, clientDataJSON []byte) []byte {
 		panic("softkey: " + err.Error())
 	}
 	return sig
+}
+
+// SSHSIG returns an armored SSHSIG envelope (ssh-keygen -Y sign) over
+// message in namespace, hashed with sha512 as ssh-keygen does, signed by k
+// with the given flags and counter.
+func (k *SSHKey) SSHSIG(namespace string, message []byte, flags byte, counter uint32) []byte {
+	return ArmorSSHSIG(k.pub, namespace, k.Sign(SSHSIGSignedData(namespace, message), flags, counter))
+}
+
+// SSHSIGSignedData returns what a key signs for an SSHSIG with sha512 over
+// message (OpenSSH PROTOCOL.sshsig).
+func SSHSIGSignedData(namespace string, message []byte) []byte {
+	h := sha512.Sum512(message)
+	return append([]byte("SSHSIG"), ssh.Marshal(struct {
+		Namespace, Reserved, Hash string
+		H                         []byte
+	}{namespace, "", "sha512", h[:]})...)
+}
+
+// ArmorSSHSIG wraps a signature by pub into an armored sha512 SSHSIG.
+func ArmorSSHSIG(pub ssh.PublicKey, namespace string, sig *ssh.Signature) []byte {
+	blob := append([]byte("SSHSIG"), ssh.Marshal(struct {
+		Version                   uint32
+		PublicKey                 []byte
+		Namespace, Reserved, Hash string
+		Signature                 []byte
+	}{1, pub.Marshal(), namespace, "", "sha512", ssh.Marshal(sig)})...)
+	b64 := base64.StdEncoding.EncodeToString(blob)
+	var out bytes.Buffer
+	out.WriteString("-----BEGIN SSH SIGNATURE-----\n")
+	for len(b64) > 70 {
+		out.WriteString(b64[:70] + "\n")
+		b64 = b64[70:]
+	}
+	out.WriteString(b64 + "\n-----END SSH SIGNATURE-----\n")
+	return out.Bytes()
 }
