@@ -21,7 +21,7 @@ import (
 // The test binary doubles as a writer process: with AUDIT_TEST_CHILD set,
 // TestMain runs the writer instead of the tests.
 const (
-	childEnv    = "AUDIT_TEST_CHILD"  // "loop" or "count"
+	childEnv    = "AUDIT_TEST_CHILD"  // "loop", "count" or "full"
 	childLog    = "AUDIT_TEST_LOG"    // log path
 	childN      = "AUDIT_TEST_N"      // records to append ("count")
 	childWriter = "AUDIT_TEST_WRITER" // writer name, in each record
@@ -60,6 +60,8 @@ func runChild(mode string) error {
 				return err
 			}
 		}
+	case "full":
+		return runFullChild(l)
 	case "count":
 		n, err := strconv.Atoi(os.Getenv(childN))
 		if err != nil {

@@ -49,7 +49,7 @@
 //
 // # Head file
 //
-// After each record the Log rewrites a head file, by default audit.head next
+// After each step the Log rewrites a head file, by default audit.head next
 // to the log (HeadPath), holding the seq and hash of the last record:
 //
 //	{"hash":"sha256:…","seq":17,"v":1}
@@ -72,13 +72,18 @@
 //
 // # Writers and locking
 //
-// The log is opened with O_APPEND|O_CREATE, mode 0600, and every record is
-// fsynced before Append returns. Two hosts serving the same project may share
-// one log. Every append holds an exclusive flock(2) on a sibling lock file
-// (audit.lock next to audit.jsonl; see Open) for the whole step: find the
-// chain's tail, compute the record, append it, fsync, rewrite the head. A
-// Log that appended last knows the tail; any other Log reads it back from the
-// end of the file. Read and Verify hold a shared lock on the same file, so
+// The log is opened with O_APPEND|O_CREATE, mode 0600. AppendBatch appends
+// a whole batch of records in one step: one write(2) of all their lines,
+// one fsync, one rewrite of the head; Append is a batch of one. Records are
+// encoded by a canonical encoder written for their shape (no reflection for
+// the value types events carry), whose output equals json.Marshal followed
+// by jcs.Transform byte for byte (tested and fuzzed). Two hosts serving the
+// same project may share one log. Every step holds an exclusive flock(2)
+// on a sibling lock file (audit.lock next to audit.jsonl; see Open): find
+// the chain's tail, compute the records, append them, fsync, rewrite the
+// head. A step waits at most Options.LockTimeout for the lock. A Log that
+// appended last knows the tail; any other Log reads it back from the end
+// of the file. Read and Verify hold a shared lock on the same file, so
 // they never see a half-written record or a head that is ahead of the log.
 // The lock lives in its own file rather than on the log so that it still
 // orders writers when the log is moved aside and recreated, and it is opened
@@ -87,6 +92,33 @@
 // On platforms without flock (none of mcpepoch's targets) the lock orders the
 // appends of one Log only, and two processes sharing a log may break its
 // chain; Verify would report where.
+//
+// # Records that could not be written
+//
+// A step fails as a whole when the lock cannot be taken in time, when the
+// log is damaged beyond recovery, or when a write or fsync fails (ENOSPC,
+// EIO, EROFS, EFBIG…); the error is a *WriteError naming the file and the
+// OS error. Records are never written out of order or twice: the records
+// of a failed step that did not reach the file (all of them, or those past
+// a short write) are counted as lost, by type, with the times of the first
+// and the last. The first step that succeeds afterwards begins with a
+// records_lost record (TypeRecordsLost) carrying that count, chained like
+// any other record; Verify reports each one as a warning (WarnRecordsLost)
+// and mcpepoch audit show lists it. While no step succeeds the count is
+// kept in memory and, when it can be written, in a sidecar file next to
+// the log (LostPath: audit.lost), so that a writer that ends first, such
+// as the build hook, does not take it along; the next writer of the log
+// records it and removes the file. A record whose fields cannot be encoded
+// is refused by Append and counted as lost by AppendBatch.
+//
+// A writer that stopped between a batch and its head rewrite leaves the
+// head up to a batch behind (MaxBatch records). Open and Append take the
+// chain back, link by link, to the record the head names and rewrite the
+// head; Verify warns (head-behind).
+//
+// A head file without a log (audit.jsonl deleted or moved, audit.head kept)
+// is a problem for Verify (log-missing), and Open refuses to start a new
+// chain under it (HeadMismatchError).
 //
 // # Crash recovery
 //

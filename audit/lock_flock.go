@@ -3,26 +3,41 @@
 package audit
 
 import (
+	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes flock(2) on f, exclusive or shared, waiting as long as it
-// takes. The lock belongs to f's open file description: two opens of the
-// same file, even in one process, exclude each other.
-func lockFile(f *os.File, exclusive bool) error {
+// lockFile takes flock(2) on f, exclusive or shared, waiting at most
+// timeout (polling, as flock has no timeout of its own). The lock belongs
+// to f's open file description: two opens of the same file, even in one
+// process, exclude each other.
+func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	return control(f, func(fd int) error {
-		for {
-			if err := unix.Flock(fd, how); err != unix.EINTR {
-				return err
+	deadline := time.Now().Add(timeout)
+	wait := 100 * time.Microsecond
+	for {
+		err := control(f, func(fd int) error {
+			for {
+				if err := unix.Flock(fd, how|unix.LOCK_NB); err != unix.EINTR {
+					return err
+				}
 			}
+		})
+		if err != unix.EWOULDBLOCK {
+			return err
 		}
-	})
+		if time.Now().After(deadline) {
+			return fmt.Errorf("held by another writer for more than %v: %w", timeout, err)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 20*time.Millisecond)
+	}
 }
 
 // unlockFile releases the lock lockFile took.

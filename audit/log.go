@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,19 +54,29 @@ type Options struct {
 	HeadPath string
 	// Now returns the time written into each record. Default: time.Now.
 	Now func() time.Time
+	// LockTimeout bounds the wait for the exclusive lock; an append that
+	// cannot take it in time fails with a *WriteError (Op "lock").
+	// Default: DefaultLockTimeout.
+	LockTimeout time.Duration
 }
+
+// DefaultLockTimeout is how long an append waits for another writer's lock.
+const DefaultLockTimeout = 5 * time.Second
 
 // Log appends records to one log file. Its methods are safe for concurrent
 // use, and any number of Logs, in any processes, may append to the same
 // file (see the package doc).
 type Log struct {
-	mu       sync.Mutex
-	path     string
-	headPath string
-	now      func() time.Time
-	f        *os.File // the log, O_RDWR|O_APPEND
-	lock     *os.File // the lock file
-	closed   bool
+	mu          sync.Mutex
+	path        string
+	headPath    string
+	lostPath    string
+	now         func() time.Time
+	lockTimeout time.Duration
+	buf         []byte   // reused by commit
+	f           *os.File // the log, O_RDWR|O_APPEND
+	lock        *os.File // the lock file
+	closed      bool
 
 	// known is true while size and head describe the file as this Log left
 	// it at the end of its last locked step.
@@ -74,6 +85,9 @@ type Log struct {
 	head  Head
 
 	recoveries []Recovery
+
+	lost  tally // events not written, for the next records_lost record
+	carry carry // what the records_lost record being written carries
 }
 
 // Open opens the log at path, creating it (mode 0600) and its lock file
@@ -84,7 +98,7 @@ type Log struct {
 // end with the record the head file names (a truncated or replaced log), and
 // a *CorruptError if the end of the log cannot be recovered.
 func Open(path string, opts *Options) (*Log, error) {
-	l := &Log{path: path, headPath: HeadPath(path), now: time.Now}
+	l := &Log{path: path, headPath: HeadPath(path), lostPath: LostPath(path), now: time.Now, lockTimeout: DefaultLockTimeout}
 	if opts != nil {
 		if opts.HeadPath != "" {
 			l.headPath = opts.HeadPath
@@ -92,13 +106,16 @@ func Open(path string, opts *Options) (*Log, error) {
 		if opts.Now != nil {
 			l.now = opts.Now
 		}
+		if opts.LockTimeout > 0 {
+			l.lockTimeout = opts.LockTimeout
+		}
 	}
 	lk, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	l.lock = lk
-	err = l.locked(func() error {
+	err = l.locked(nil, func() error {
 		if err := l.catchUp(); err != nil {
 			return err
 		}
@@ -150,75 +167,190 @@ func (l *Log) Close() error {
 }
 
 // Append writes the record for ev, numbered one past the last record of the
-// log, fsyncs it and rewrites the head file, all under the exclusive lock.
-// It returns the record as written. If only the head file could not be
-// rewritten, the record is in the log and Append returns it with the error;
-// the next Append or Open rewrites the head. ev is validated as Event
-// describes; an event type of TypeLogRecovered is refused.
+// log, as AppendBatch does, and returns it as written. ev is validated as
+// Event describes; an event type of TypeLogRecovered or TypeRecordsLost is
+// refused.
 func (l *Log) Append(ev Event) (Record, error) {
-	if ev.Type == TypeLogRecovered {
-		return Record{}, fmt.Errorf("audit: event type %s is written only by the log itself", ev.Type)
-	}
-	if _, err := ev.members(); err != nil {
-		return Record{}, fmt.Errorf("audit: %v", err)
-	}
-	var rec Record
-	err := l.locked(func() error {
-		if err := l.catchUp(); err != nil {
-			return err
+	if ev.Type != TypeLogRecovered && ev.Type != TypeRecordsLost {
+		if _, err := seal(GenesisPrev, 1, time.Time{}, ev); err != nil {
+			return Record{}, fmt.Errorf("audit: %v", err)
 		}
-		var err error
-		rec, err = l.write(nil, ev)
-		return err
-	})
+	}
+	lines, err := l.appendBatch([]Event{ev}, true)
+	if len(lines) == 0 {
+		return Record{}, err
+	}
+	rec, _, perr := parseLine(lines[len(lines)-1])
+	if perr != nil {
+		return Record{}, fmt.Errorf("audit: sealed record does not parse: %v", perr)
+	}
 	return rec, err
 }
 
-// locked runs fn holding l.mu and the exclusive file lock.
-func (l *Log) locked(fn func() error) error {
+// AppendBatch writes one record per event, in order, numbered on from the
+// last record of the log, under the exclusive lock: one write(2) of all the
+// lines, one fsync, one rewrite of the head file (a batch of more than
+// MaxBatch events takes one such step per MaxBatch). It returns the head
+// after the batch.
+//
+// When the records cannot be written (the lock cannot be taken within
+// Options.LockTimeout, the log is damaged, or a write, fsync or head
+// rewrite fails: ENOSPC, EIO, EROFS…) the error is a *WriteError naming the
+// file and the OS error, or a *HeadMismatchError or *CorruptError. The
+// events that did not reach the log are then counted as lost, by type and
+// time, and the next step that succeeds, in this Log or (through the
+// sidecar file, see the package doc) in any other, first appends a
+// records_lost record (TypeRecordsLost) that names them. Events are
+// validated as Event describes; the types TypeLogRecovered and
+// TypeRecordsLost are refused; an event whose fields cannot be encoded
+// (see Event) is left out and counted as lost. AppendBatch with no events writes only a
+// pending records_lost record, if any: it is how a writer retries.
+func (l *Log) AppendBatch(evs []Event) (Head, error) {
+	_, err := l.appendBatch(evs, false)
+	return l.Head(), err
+}
+
+func (l *Log) appendBatch(evs []Event, keepLines bool) ([][]byte, error) {
+	for _, ev := range evs {
+		if ev.Type == TypeLogRecovered || ev.Type == TypeRecordsLost {
+			return nil, fmt.Errorf("audit: event type %s is written only by the log itself", ev.Type)
+		}
+		if err := ev.check(); err != nil {
+			return nil, fmt.Errorf("audit: %v", err)
+		}
+	}
+	var lines [][]byte
+	for {
+		n := min(len(evs), MaxBatch)
+		step := evs[:n]
+		err := l.locked(step, func() error {
+			if err := l.catchUp(); err != nil {
+				l.loseAll(step, err)
+				return err
+			}
+			recs, err := l.commit(nil, l.withLost(step))
+			if keepLines {
+				for _, r := range recs {
+					lines = append(lines, slices.Clone(r.line[:len(r.line)-1]))
+				}
+			}
+			return err
+		})
+		evs = evs[n:]
+		if err != nil {
+			if err != ErrClosed {
+				l.mu.Lock()
+				for _, ev := range evs {
+					l.lost.add(ev.Type, l.eventTime(ev), err)
+				}
+				l.mu.Unlock()
+			}
+			return lines, err
+		}
+		if len(evs) == 0 {
+			return lines, nil
+		}
+	}
+}
+
+// locked runs fn holding l.mu and the exclusive file lock. If the lock
+// cannot be taken, the events of evs are counted as lost; fn counts its own.
+func (l *Log) locked(evs []Event, fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
-	if err := lockFile(l.lock, true); err != nil {
-		return fmt.Errorf("audit: lock %s: %w", l.lock.Name(), err)
+	if err := lockFile(l.lock, true, l.lockTimeout); err != nil {
+		err = &WriteError{Path: l.lock.Name(), Op: "lock", Err: unwrapPath(err)}
+		for _, ev := range evs {
+			l.lost.add(ev.Type, l.eventTime(ev), err)
+		}
+		return err
 	}
 	defer unlockFile(l.lock)
 	return fn()
 }
 
-// write appends prefix and the record for ev, fsyncs, and rewrites the head.
-func (l *Log) write(prefix []byte, ev Event) (Record, error) {
-	line, err := seal(l.head.Hash, l.head.Seq+1, l.now(), ev)
-	if err != nil {
-		return Record{}, fmt.Errorf("audit: %v", err)
+func (l *Log) eventTime(ev Event) time.Time {
+	if !ev.Time.IsZero() {
+		return ev.Time
 	}
-	rec, _, err := parseLine(line[:len(line)-1])
-	if err != nil {
-		return Record{}, fmt.Errorf("audit: sealed record does not parse: %v", err)
-	}
-	if err := l.appendBytes(append(prefix, line...)); err != nil {
-		return Record{}, err
-	}
-	l.head = Head{Seq: rec.Seq, Hash: rec.Hash}
-	if err := writeHead(l.headPath, l.head); err != nil {
-		l.known = false
-		return rec, fmt.Errorf("audit: record seq %d appended but head not updated: %w", rec.Seq, err)
-	}
-	return rec, nil
+	return l.now()
 }
 
-// appendBytes appends b to the log and fsyncs it.
-func (l *Log) appendBytes(b []byte) error {
-	n, err := l.f.Write(b)
+// loseAll counts evs as lost; it runs under the lock.
+func (l *Log) loseAll(evs []Event, err error) {
+	for _, ev := range evs {
+		l.lost.add(ev.Type, l.eventTime(ev), err)
+	}
+	l.saveLost()
+}
+
+// commit seals the records for evs, appends prefix and them in one write,
+// fsyncs, and rewrites the head. On failure the records that did not
+// reach the file are counted as lost (a records_lost record among them
+// puts back what it carried), and the error is a *WriteError.
+func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
+	buf := append(l.buf[:0], prefix...)
+	recs := make([]sealed, 0, len(evs))
+	head := l.head
+	for _, ev := range evs {
+		var at time.Time
+		if ev.Type == TypeRecordsLost || ev.Time.IsZero() {
+			at = l.now()
+		} else {
+			at = ev.Time
+		}
+		var r sealed
+		var err error
+		buf, r, err = sealRecord(buf, head.Hash, head.Seq+1, at, ev)
+		if err != nil {
+			// A record that cannot be encoded is refused alone; it is
+			// counted so that the log says something was not written.
+			l.lost.add(ev.Type, at, fmt.Errorf("record not encodable: %v", err))
+			continue
+		}
+		recs = append(recs, r)
+		head = Head{Seq: r.seq, Hash: r.hash}
+	}
+	l.buf = buf[:0]
+	if len(buf) == 0 {
+		return nil, nil
+	}
+	n, err := l.f.Write(buf)
+	l.size += int64(n)
+	op := "write"
+	if err == nil {
+		op = "fsync"
+		err = l.f.Sync()
+	}
+	if err != nil {
+		l.known = false
+		werr := &WriteError{Path: l.path, Op: op, Err: unwrapPath(err)}
+		werr.Lost = l.failed(recs, n-len(prefix), werr)
+		return recs, werr
+	}
+	l.head = head
+	l.accounted(recs)
+	if err := writeHead(l.headPath, l.head); err != nil {
+		l.known = false
+		return recs, &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),
+			Detail: fmt.Sprintf("records up to seq %d appended, head not updated", l.head.Seq)}
+	}
+	return recs, nil
+}
+
+// appendNewline closes the last line of the log.
+func (l *Log) appendNewline() error {
+	n, err := l.f.Write([]byte("\n"))
 	l.size += int64(n)
 	if err == nil {
 		err = l.f.Sync()
 	}
 	if err != nil {
 		l.known = false
-		return fmt.Errorf("audit: append to %s: %w", l.path, err)
+		return &WriteError{Path: l.path, Op: "write", Err: unwrapPath(err)}
 	}
 	return nil
 }
@@ -256,10 +388,14 @@ func (l *Log) catchUp() error {
 		// the cut log verify as intact, so the gap goes into the chain.
 		headMissing = t.last.Seq > 0
 	case h == t.last:
-	case h.Seq == t.last.Seq-1 && h.Hash == t.lastPrev:
+	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
 		headStale = true
+		behind := "one record"
+		if n := t.last.Seq - h.Seq; n > 1 {
+			behind = fmt.Sprintf("%d records", n)
+		}
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
-			Detail: fmt.Sprintf("head was one record behind (seq %d); the writer stopped before updating it", h.Seq)})
+			Detail: fmt.Sprintf("head was %s behind (seq %d); the writer stopped before updating it", behind, h.Seq)})
 	default:
 		return &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
 	}
@@ -281,21 +417,22 @@ func (l *Log) catchUp() error {
 			// The last record is complete and lacks only its newline.
 			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
 		}
-		rec, err := l.write(prefix, Event{Type: TypeLogRecovered, Fields: fields})
+		recs, err := l.commit(prefix, []Event{{Type: TypeLogRecovered, Fields: fields}})
 		if err != nil {
 			return err
 		}
+		rec := recs[0]
 		if len(t.torn) > 0 {
-			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: rec.Seq, Torn: t.torn})
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: rec.seq, Torn: t.torn})
 		}
 		if headMissing {
-			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: rec.Seq,
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: rec.seq,
 				Detail: fmt.Sprintf("head file was missing with the log at seq %d; recorded as seq %d (%s %s=%s)",
-					t.last.Seq, rec.Seq, TypeLogRecovered, FieldHead, HeadMissing)})
+					t.last.Seq, rec.seq, TypeLogRecovered, FieldHead, HeadMissing)})
 		}
 	case prefix != nil:
 		// The last record is complete and lacks only its newline.
-		if err := l.appendBytes(prefix); err != nil {
+		if err := l.appendNewline(); err != nil {
 			return err
 		}
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
@@ -334,10 +471,11 @@ func (l *Log) reopenIfReplaced() error {
 
 // tail is what scanTail found at the end of a log.
 type tail struct {
-	last     Head   // the last complete record; {0, GenesisPrev} if none
-	lastPrev string // its prev
-	endsNL   bool   // the file is empty or ends with "\n"
-	torn     []TornLine
+	last      Head   // the last complete record; {0, GenesisPrev} if none
+	lastPrev  string // its prev
+	lastStart int64  // the offset of its line
+	endsNL    bool   // the file is empty or ends with "\n"
+	torn      []TornLine
 }
 
 // scanTail reads the log backwards from size to its last complete record,
@@ -369,6 +507,7 @@ func scanTail(f *os.File, size int64) (tail, error) {
 			}
 			t.last = Head{Seq: rec.Seq, Hash: rec.Hash}
 			t.lastPrev = rec.Prev
+			t.lastStart = start
 			break
 		}
 		t.torn = append([]TornLine{{Offset: start, Bytes: end - start, Digest: digestOf(line)}}, t.torn...)
@@ -382,6 +521,42 @@ func scanTail(f *os.File, size int64) (tail, error) {
 		end = start - 1
 	}
 	return t, nil
+}
+
+// maxHeadLag is how many records the head file may lag the log after a
+// writer stopped between a batch and its head rewrite: a batch, and the
+// records_lost and log_recovered records that may precede it.
+const maxHeadLag = MaxBatch + 2
+
+// chainReaches reports whether the records before the log's last one
+// (t) chain back, link by link, to the record h names. Lines that are not
+// records are passed over; Verify judges them.
+func chainReaches(f *os.File, t tail, h Head) bool {
+	if h.Seq == t.last.Seq-1 {
+		return h.Hash == t.lastPrev
+	}
+	want := Head{Seq: t.last.Seq - 1, Hash: t.lastPrev}
+	end := t.lastStart - 1
+	for lines := 0; end >= 0 && lines < 2*maxHeadLag; lines++ {
+		start, line, err := lineBefore(f, end)
+		if err != nil {
+			return false
+		}
+		if rec, sum, perr := parseLine(line); perr == nil {
+			if sum != rec.Hash || rec.Seq != want.Seq || rec.Hash != want.Hash {
+				return false
+			}
+			if rec.Seq == h.Seq {
+				return rec.Hash == h.Hash
+			}
+			want = Head{Seq: rec.Seq - 1, Hash: rec.Prev}
+		}
+		if start == 0 {
+			return false
+		}
+		end = start - 1
+	}
+	return false
 }
 
 // lineBefore returns the line that ends at offset end (exclusive, at a
@@ -471,78 +646,4 @@ func syncDir(dir string) error {
 		return fmt.Errorf("audit: sync %s: %w", dir, err)
 	}
 	return nil
-}
-
-// RecoveryKind says what a Recovery repaired.
-type RecoveryKind string
-
-const (
-	// RecoveredTorn: lines that never became records were closed and named
-	// by a log_recovered record.
-	RecoveredTorn RecoveryKind = "torn"
-	// RecoveredNewline: the last record was complete but lacked its
-	// newline, which was appended.
-	RecoveredNewline RecoveryKind = "newline"
-	// RecoveredHead: the head file was one record behind and was
-	// rewritten, or it was missing and a log_recovered record with
-	// head=missing was appended (which rewrote it).
-	RecoveredHead RecoveryKind = "head"
-)
-
-// Recovery is one repair a Log made to a log a crash left behind. It is a
-// warning for the operator; String gives a one-line message.
-type Recovery struct {
-	Kind RecoveryKind
-	Path string // the file repaired
-	// Seq is the log_recovered record's seq (RecoveredTorn), the record
-	// that got its newline (RecoveredNewline), or the seq the head now
-	// names (RecoveredHead; for a missing head, the log_recovered record).
-	Seq    int64
-	Torn   []TornLine // RecoveredTorn only
-	Detail string     // RecoveredHead only
-}
-
-func (r Recovery) String() string {
-	switch r.Kind {
-	case RecoveredTorn:
-		var n int64
-		for _, t := range r.Torn {
-			n += t.Bytes
-		}
-		return fmt.Sprintf("%s: %d torn line(s), %d bytes from offset %d, never became records; closed and recorded as seq %d (%s)",
-			r.Path, len(r.Torn), n, r.Torn[0].Offset, r.Seq, TypeLogRecovered)
-	case RecoveredNewline:
-		return fmt.Sprintf("%s: seq %d was complete but lacked its newline; newline appended", r.Path, r.Seq)
-	default:
-		return fmt.Sprintf("%s: %s; rewritten to seq %d", r.Path, r.Detail, r.Seq)
-	}
-}
-
-// HeadMismatchError means the log does not end with the record its head
-// file names: its tail was cut off, or the log or the head was replaced.
-type HeadMismatchError struct {
-	LogPath, HeadPath string
-	Log               Head // the log's last complete record ({0, GenesisPrev} if none)
-	Head              Head // what the head file names
-}
-
-func (e *HeadMismatchError) Error() string {
-	if e.Head.Seq > e.Log.Seq {
-		return fmt.Sprintf("audit: %s ends at seq %d but %s records seq %d: the log was truncated; run mcpepoch audit verify",
-			e.LogPath, e.Log.Seq, e.HeadPath, e.Head.Seq)
-	}
-	return fmt.Sprintf("audit: %s ends at seq %d (%s) but %s records seq %d (%s): log or head was replaced; run mcpepoch audit verify",
-		e.LogPath, e.Log.Seq, e.Log.Hash, e.HeadPath, e.Head.Seq, e.Head.Hash)
-}
-
-// CorruptError means the end of the log cannot be recovered automatically:
-// its last record was altered, or too much of it is not records.
-type CorruptError struct {
-	Path   string
-	Offset int64 // byte offset of the line at fault
-	Reason string
-}
-
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("audit: %s: offset %d: %s; run mcpepoch audit verify", e.Path, e.Offset, e.Reason)
 }

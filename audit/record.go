@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,8 @@ type Event struct {
 	Epoch  string
 	Run    string
 	Fields map[string]any
+	// Time is when the event happened; zero means when it is written.
+	Time time.Time
 }
 
 // Record is one line of the log as read back.
@@ -162,59 +165,17 @@ func validType(t string) bool {
 	return true
 }
 
-// members returns the event's fields as JSON values, with integers beyond
-// ±2^53 turned into strings.
-func (ev Event) members() (map[string]any, error) {
+// check validates the event's type and field names (see Event).
+func (ev Event) check() error {
 	if !validType(ev.Type) {
-		return nil, fmt.Errorf("event type %q: want lowercase letters, digits and underscores", ev.Type)
-	}
-	m := make(map[string]any, len(ev.Fields)+9)
-	if len(ev.Fields) == 0 {
-		return m, nil
+		return fmt.Errorf("event type %q: want lowercase letters, digits and underscores", ev.Type)
 	}
 	for k := range ev.Fields {
 		if k == "" || isReserved(k) {
-			return nil, fmt.Errorf("event %s: field name %q is reserved", ev.Type, k)
+			return fmt.Errorf("event %s: field name %q is reserved", ev.Type, k)
 		}
 	}
-	b, err := json.Marshal(ev.Fields)
-	if err != nil {
-		return nil, fmt.Errorf("event %s: fields: %v", ev.Type, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("event %s: fields: %v", ev.Type, err)
-	}
-	for k, v := range m {
-		m[k] = exactNumbers(v)
-	}
-	return m, nil
-}
-
-// exactNumbers replaces, at any depth of v, integer literals whose
-// magnitude exceeds 2^53 by strings of their digits.
-func exactNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = exactNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = exactNumbers(e)
-		}
-	case json.Number:
-		s := string(x)
-		if strings.ContainsAny(s, ".eE") {
-			return x
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n > 1<<53 || n < -(1<<53) {
-			return s
-		}
-	}
-	return v
+	return nil
 }
 
 // canonical returns the JCS form of v.
@@ -234,37 +195,83 @@ func chainHash(prev string, body []byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// sealed is a record ready to be appended.
+type sealed struct {
+	line []byte // with its newline
+	seq  int64
+	hash string
+	typ  string
+	time time.Time
+}
+
 // seal returns the line (with its newline) of the record for ev that
 // follows a record with hash prev, numbered seq, written at t.
 func seal(prev string, seq int64, t time.Time, ev Event) ([]byte, error) {
-	m, err := ev.members()
-	if err != nil {
-		return nil, err
+	_, s, err := sealRecord(nil, prev, seq, t, ev)
+	return s.line, err
+}
+
+// sealRecord appends to buf the line of the record for ev (see seal),
+// canonicalising each member once, and returns buf and the record.
+func sealRecord(buf []byte, prev string, seq int64, t time.Time, ev Event) ([]byte, sealed, error) {
+	if err := ev.check(); err != nil {
+		return buf, sealed{}, err
 	}
-	m["v"] = Version
-	m["seq"] = seq
-	m["time"] = t.UTC().Format(TimeLayout)
-	m["type"] = ev.Type
+	t = t.UTC()
+	ms := make([]member, 0, len(ev.Fields)+7)
+	seen := make(map[string]bool, len(ev.Fields))
+	scratch := make([]byte, 0, 256)
+	for k, v := range ev.Fields {
+		vk := validKey(k)
+		if seen[vk] {
+			return buf, sealed{}, fmt.Errorf("event %s: duplicate field name %.40q", ev.Type, vk)
+		}
+		seen[vk] = true
+		start := len(scratch)
+		var err error
+		if scratch, err = appendValue(scratch, v, 1); err != nil {
+			return buf, sealed{}, fmt.Errorf("event %s: field %q: %v", ev.Type, k, err)
+		}
+		ms = append(ms, member{key: vk, val: scratch[start:len(scratch):len(scratch)]})
+	}
+	ms = append(ms,
+		member{"v", []byte(strconv.Itoa(Version))},
+		member{"seq", appendInt(nil, seq)},
+		member{"time", appendString(nil, t.Format(TimeLayout))},
+		member{"type", appendString(nil, ev.Type)},
+		member{"prev", appendString(nil, prev)})
 	if ev.Epoch != "" {
-		m["epoch"] = ev.Epoch
+		ms = append(ms, member{"epoch", appendString(nil, ev.Epoch)})
 	}
 	if ev.Run != "" {
-		m["run"] = ev.Run
+		ms = append(ms, member{"run", appendString(nil, ev.Run)})
 	}
-	m["prev"] = prev
-	body, err := canonical(m)
-	if err != nil {
-		return nil, fmt.Errorf("event %s: %v", ev.Type, err)
+	sortMembers(ms)
+	start := len(buf)
+	buf = appendMembers(buf, ms)
+	hash := chainHash(prev, buf[start:])
+	at, _ := slices.BinarySearchFunc(ms, "hash", func(m member, k string) int { return compareUTF16(m.key, k) })
+	ms = slices.Insert(ms, at, member{"hash", appendString(nil, hash)})
+	buf = appendMembers(buf[:start], ms)
+	if len(buf)-start+1 > MaxRecordSize {
+		return buf, sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
 	}
-	m["hash"] = chainHash(prev, body)
-	line, err := canonical(m)
-	if err != nil {
-		return nil, fmt.Errorf("event %s: %v", ev.Type, err)
+	buf = append(buf, '\n')
+	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t}, nil
+}
+
+// appendMembers appends the object of the sorted members ms.
+func appendMembers(b []byte, ms []member) []byte {
+	b = append(b, '{')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.val...)
 	}
-	if len(line)+1 > MaxRecordSize {
-		return nil, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(line)+1, MaxRecordSize)
-	}
-	return append(line, '\n'), nil
+	return append(b, '}')
 }
 
 // parseLine decodes one line (without its newline) into a Record and

@@ -224,8 +224,13 @@ func TestLogMovedAside(t *testing.T) {
 	}
 	os.Rename(HeadPath(path), HeadPath(path)+".old")
 	rec, err := l.Append(Event{Type: TypeClientClosed})
-	if err != nil || rec.Seq != 1 || rec.Prev != GenesisPrev {
+	if err != nil || rec.Seq != 2 {
 		t.Fatalf("Append to the new log: %+v %v", rec, err)
+	}
+	// The event refused above is lost, and the new log says so first.
+	recs, _ := Read(path)
+	if len(recs) != 2 || recs[0].Type != TypeRecordsLost || recs[0].Prev != GenesisPrev || recs[0].Fields["records"] != "1" {
+		t.Fatalf("new log: %+v", recs)
 	}
 	mustVerify(t, path)
 	if rep, _ := Verify(path+".old", ""); !rep.OK || rep.Records != 2 {

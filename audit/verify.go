@@ -24,6 +24,7 @@ const (
 	ProblemTruncated    ProblemKind = "truncated"     // the head names a record past the end of the log
 	ProblemHeadMismatch ProblemKind = "head-mismatch" // the head names a record the log does not have, or is malformed
 	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
+	ProblemLogMissing   ProblemKind = "log-missing"   // there is a head file but no log: the whole log was deleted
 )
 
 // Warnings: reported in Report.Warnings; the log still verifies.
@@ -33,6 +34,7 @@ const (
 	WarnMissingNewline ProblemKind = "missing-newline"  // the last record is complete but lacks its newline
 	WarnHeadBehind     ProblemKind = "head-behind"      // the head names the record before the last
 	WarnHeadWasMissing ProblemKind = "head-was-missing" // a log_recovered record says the head file was missing: a cut before it cannot be detected
+	WarnRecordsLost    ProblemKind = "records-lost"     // a records_lost record: the writer could not write some records (disk full, I/O error…)
 )
 
 // Problem is one finding of Verify. Its Error method gives the line the
@@ -105,6 +107,13 @@ func Verify(logPath, headPath string) (*Report, error) {
 	release := readLock(logPath)
 	defer release()
 	f, err := os.Open(logPath)
+	if errors.Is(err, os.ErrNotExist) && headPath != "" {
+		if h, ok, herr := ReadHead(headPath); ok || herr != nil {
+			// The head says records were written: the log was deleted.
+			return &Report{Last: Head{Hash: GenesisPrev}, Problems: []Problem{{Kind: ProblemLogMissing, Path: logPath,
+				Msg: fmt.Sprintf("log missing, but %s records seq %d: the log was deleted or moved", headPath, h.Seq)}}}, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -276,6 +285,9 @@ func (v *verifier) line(l rawLine) {
 	if rec.Type == TypeLogRecovered {
 		v.headRecovery(rec, l.n)
 	}
+	if rec.Type == TypeRecordsLost {
+		v.recordsLost(rec, l.n)
+	}
 	if !l.terminated {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})
@@ -306,6 +318,17 @@ func (v *verifier) headRecovery(rec Record, line int) {
 	v.warn(Problem{Kind: WarnHeadWasMissing, Line: line, Seq: rec.Seq,
 		Msg: fmt.Sprintf("%s: the head file was missing when the log was reopened after %s; records cut from the end of the log before this record cannot be detected (compare with a copy of the head kept elsewhere)",
 			TypeLogRecovered, after)})
+}
+
+// recordsLost reports a records_lost record as a warning naming the gap.
+func (v *verifier) recordsLost(rec Record, line int) {
+	t, err := parseLost(rec.Fields)
+	if err != nil {
+		v.problem(Problem{Kind: ProblemBadRecovery, Line: line, Seq: rec.Seq, Msg: fmt.Sprintf("%s record: %v", TypeRecordsLost, err)})
+		return
+	}
+	v.warn(Problem{Kind: WarnRecordsLost, Line: line, Seq: rec.Seq,
+		Msg: fmt.Sprintf("%s: %s were never written: %s", TypeRecordsLost, t.summary(), printable(t.err))})
 }
 
 // malformed reports the pending lines as problems.
@@ -351,6 +374,9 @@ func (v *verifier) checkHead(headPath string) {
 	case h.Seq == last.Seq-1:
 		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
 			Msg: fmt.Sprintf("%s records seq %d, one record behind (the writer stopped before updating it; the next Open rewrites it)", headPath, h.Seq)})
+	case h.Seq < last.Seq && last.Seq-h.Seq <= maxHeadLag:
+		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
+			Msg: fmt.Sprintf("%s records seq %d, %d records behind (the writer stopped between a batch and its head update; the next Open rewrites it)", headPath, h.Seq, last.Seq-h.Seq)})
 	case h.Seq < last.Seq:
 		v.problem(Problem{Kind: ProblemHeadMismatch, Seq: last.Seq,
 			Msg:      fmt.Sprintf("log continues past seq %d, which %s records", h.Seq, headPath),
@@ -377,7 +403,7 @@ func readLock(logPath string) func() {
 	if err != nil {
 		return func() {}
 	}
-	if lockFile(f, false) != nil {
+	if lockFile(f, false, DefaultLockTimeout) != nil {
 		f.Close()
 		return func() {}
 	}

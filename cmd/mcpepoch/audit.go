@@ -53,7 +53,17 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
 		return silentExit(exitAuditBroken)
 	}
-	fmt.Fprintf(stdio.Err, "%s: %d records, chain intact, head seq %d %s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash)
+	gaps := 0
+	for _, w := range rep.Warnings {
+		if w.Kind == audit.WarnRecordsLost {
+			gaps++
+		}
+	}
+	note := ""
+	if gaps > 0 {
+		note = fmt.Sprintf("; %d gap(s) of records that could not be written (see the warnings)", gaps)
+	}
+	fmt.Fprintf(stdio.Err, "%s: %d records, chain intact, head seq %d %s%s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash, note)
 	return nil
 }
 
@@ -96,5 +106,5 @@ var auditTypes = []string{
 	audit.TypeServerStarted, audit.TypeCatalogPublished, audit.TypeBuildRecorded, audit.TypeServerReplaced,
 	audit.TypeApprovalGranted, audit.TypeGrantRevoked, audit.TypeToolCalled, audit.TypeToolResult,
 	audit.TypeAuthorizationDenied, audit.TypeCallAborted, audit.TypeClientConnected, audit.TypeClientClosed,
-	audit.TypeChildOutputDropped, audit.TypeLogRecovered,
+	audit.TypeChildOutputDropped, audit.TypeLogRecovered, audit.TypeRecordsLost,
 }

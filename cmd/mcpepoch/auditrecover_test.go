@@ -51,3 +51,24 @@ func TestAuditHeadDeleted(t *testing.T) {
 		t.Errorf("audit show: exit %d, does not list the missing head:\n%s", code, stdout)
 	}
 }
+
+// TestAuditLogDeleted: audit.jsonl deleted while audit.head stays is a
+// broken chain (exit 5), not a file that cannot be read (exit 1).
+func TestAuditLogDeleted(t *testing.T) {
+	root := shortRoot(t)
+	path := host.AuditPath(root)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(audit.Event{Type: audit.TypeClientConnected}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	os.Remove(path)
+	_, stderr, code := runCLI(t, "audit", "verify", "--dir", root)
+	if code != 5 || !strings.Contains(stderr, "log missing, but "+audit.HeadPath(path)+" records seq 1") {
+		t.Errorf("audit verify: exit %d, want 5 naming the missing log:\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,96 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+func batchOf(n int, tool string) []Event {
+	evs := make([]Event, n)
+	for i := range evs {
+		evs[i] = Event{Type: TypeToolCalled, Epoch: "01JQBATCH", Fields: map[string]any{FieldTool: fmt.Sprint(tool, i)}}
+	}
+	return evs
+}
+
+// TestAppendBatchChains: a batch is numbered and chained like single
+// appends, and the head names its last record.
+func TestAppendBatchChains(t *testing.T) {
+	l, path := openTemp(t)
+	if _, err := l.Append(Event{Type: TypeClientConnected}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.AppendBatch(batchOf(50, "t"))
+	if err != nil || h.Seq != 51 {
+		t.Fatalf("AppendBatch: %+v %v", h, err)
+	}
+	if h2, err := l.AppendBatch(nil); err != nil || h2 != h {
+		t.Fatalf("empty batch: %+v %v", h2, err)
+	}
+	rep := mustVerify(t, path)
+	if rep.Records != 51 || rep.Last != h || len(rep.Warnings) != 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	if fh, _, _ := ReadHead(HeadPath(path)); fh != h {
+		t.Fatalf("head file %+v, want %+v", fh, h)
+	}
+}
+
+// TestHeadBehindBatch: a writer that stopped between a batch and its head
+// rewrite leaves the head many records behind; verify warns, and Open
+// takes the chain back to the head and rewrites it.
+func TestHeadBehindBatch(t *testing.T) {
+	l, path := openTemp(t)
+	l.AppendBatch(batchOf(3, "a"))
+	old, err := os.ReadFile(HeadPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.AppendBatch(batchOf(40, "b"))
+	l.Close()
+	os.WriteFile(HeadPath(path), old, 0o600)
+	rep := mustVerify(t, path)
+	if len(rep.Warnings) != 1 || rep.Warnings[0].Kind != WarnHeadBehind {
+		t.Fatalf("warnings: %v", rep.Warnings)
+	}
+	l, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if rs := l.Recoveries(); len(rs) != 1 || rs[0].Kind != RecoveredHead {
+		t.Fatalf("recoveries: %v", rs)
+	}
+	if rep := mustVerify(t, path); len(rep.Warnings) != 0 {
+		t.Fatalf("after Open: %v", rep.Warnings)
+	}
+
+	// A head that names a record the chain does not lead back to is not
+	// a lagging head.
+	l, _ = Open(path, nil)
+	l.AppendBatch(batchOf(5, "c"))
+	l.Close()
+	os.WriteFile(HeadPath(path), []byte(`{"hash":"sha256:1111111111111111111111111111111111111111111111111111111111111111","seq":40,"v":1}`+"\n"), 0o600)
+	if _, err := Open(path, nil); err == nil {
+		t.Fatal("Open accepted a head the chain does not reach")
+	}
+}
+
+// TestLogDeletedHeadKept: a log deleted while its head stays is a broken
+// chain, not a log that cannot be read.
+func TestLogDeletedHeadKept(t *testing.T) {
+	path := writeLog(t, 3)
+	os.Remove(path)
+	rep, err := Verify(path, HeadPath(path))
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Kind != ProblemLogMissing {
+		t.Fatalf("report: %+v", rep)
+	}
+	os.Remove(HeadPath(path))
+	if _, err := Verify(path, HeadPath(path)); err == nil {
+		t.Fatal("Verify of no log and no head succeeded")
+	}
+}
