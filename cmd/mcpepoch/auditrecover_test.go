@@ -56,7 +56,7 @@ func TestAuditHeadDeleted(t *testing.T) {
 // broken chain (exit 5), not a file that cannot be read (exit 1).
 func TestAuditLogDeleted(t *testing.T) {
 	root := shortRoot(t)
-	path := host.AuditPath(root)
+	path := layout.Audit(root)
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	l, err := audit.Open(path, nil)
 	if err != nil {
