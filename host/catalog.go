@@ -7,6 +7,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
@@ -78,4 +79,67 @@ func newCatalog(tools []json.RawMessage) (*Catalog, error) {
 		cat.Names = append(cat.Names, n.Name)
 	}
 	return cat, nil
+}
+
+// setCatalogLocked makes cat the catalog of child c.
+func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
+	h.catalog = cat
+	h.tools = compileTools(cat)
+	for name, t := range h.tools {
+		if t.schemaErr != nil {
+			h.logf("epoch %s: tool %s: inputSchema not checked: %v", c.epoch, name, t.schemaErr)
+		}
+	}
+	h.logf("epoch %s: catalog %s: %d tools %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), cat.Names)
+	h.audit.event(audit.TypeCatalogPublished, c.epoch, h.run, map[string]any{"catalog_revision": string(cat.Revision), "tools": cat.Names})
+}
+
+// fetchFirstCatalogLocked fetches the session's first catalog in the
+// background once the client has initialized (or discovered). h.mu is held.
+func (h *Host) fetchFirstCatalogLocked() {
+	if h.fetching || h.catalog != nil || h.child == nil {
+		return
+	}
+	h.fetching = true
+	c := h.child
+	go func() {
+		h.restartMu.Lock()
+		defer h.restartMu.Unlock()
+		var cat *Catalog
+		var err error
+		h.mu.Lock()
+		current := h.child == c && h.catalog == nil
+		h.mu.Unlock()
+		if current {
+			cat, err = h.fetchCatalog(h.ctx, c)
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.fetching = false
+		switch {
+		case err != nil:
+			h.logf("epoch %s: catalog not known, calls pass unchecked: %v", c.epoch, err)
+		case cat != nil && h.child == c && h.catalog == nil:
+			h.setCatalogLocked(c, cat)
+		}
+	}()
+}
+
+// refreshCatalog re-lists after child c itself announced a change, then
+// passes its notification on.
+func (h *Host) refreshCatalog(c *child, line []byte) {
+	h.restartMu.Lock()
+	defer h.restartMu.Unlock()
+	cat, err := h.fetchCatalog(h.ctx, c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.child != c {
+		return // replaced meanwhile: the restart announced its own catalog
+	}
+	if err != nil {
+		h.logf("epoch %s: re-list after the server's list_changed: %v", c.epoch, err)
+	} else {
+		h.setCatalogLocked(c, cat)
+	}
+	h.toClient(line)
 }

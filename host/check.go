@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
 
 // Error codes of the host's catalog checks (see protocol.go for the others).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
 
 // Error codes of the host's own JSON-RPC errors. They lie outside the range
@@ -74,4 +76,41 @@ func advertiseListChanged(line []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return append(out, '\n'), version, nil
+}
+
+// subscriptionID returns the idKey of params._meta's subscription id.
+func subscriptionID(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	return jsonrpc.IDKey(p.Meta[metaSubscriptionID])
+}
+
+// ackToolsListChanged rewrites a notifications/subscriptions/acknowledged
+// line to say tools list_changed is honoured: the host sends it on every
+// epoch change (MCP 2026-07-28 subscriptions/listen).
+func ackToolsListChanged(line []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil {
+		return line
+	}
+	var params map[string]json.RawMessage
+	json.Unmarshal(msg["params"], &params)
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var notes map[string]json.RawMessage
+	json.Unmarshal(params["notifications"], &notes)
+	if notes == nil {
+		notes = map[string]json.RawMessage{}
+	}
+	notes["toolsListChanged"] = json.RawMessage("true")
+	params["notifications"], _ = json.Marshal(notes)
+	msg["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return out
 }

@@ -1,0 +1,138 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// localAPI is the host's side of the local API: one handler per request
+// type of the dispatch table (localapi.Routes), which says who may send it.
+func (h *Host) localAPI() *localapi.Mux {
+	m := localapi.NewMux(localapi.Routes())
+	m.Handle(localapi.TypeBuildComplete, h.serveBuild)
+	m.Handle(localapi.TypeBuildFailed, h.serveBuild)
+	m.Handle(localapi.TypeRestart, h.serveRestart)
+	m.Handle(localapi.TypeStatus, func(context.Context, notify.Peer, notify.Request) notify.Response {
+		return localapi.WithPayload(h.response(), localapi.TypeStatus, h.Status())
+	})
+	m.Handle(localapi.TypeReview, func(context.Context, notify.Peer, notify.Request) notify.Response {
+		h.mu.Lock()
+		r := h.reviewLocked()
+		h.mu.Unlock()
+		return localapi.WithPayload(h.response(), localapi.TypeReview, r)
+	})
+	m.Handle(localapi.TypeApprove, h.serveApprove)
+	m.Handle(localapi.TypeRevoke, h.serveRevoke)
+	return m
+}
+
+// response is the start of every answer: the host's label and run id.
+func (h *Host) response() notify.Response {
+	return notify.Response{Label: h.opts.Label, Run: h.run}
+}
+
+// fail is the error answer with code and err's text.
+func (h *Host) fail(code string, err error) notify.Response {
+	resp := h.response()
+	resp.Type, resp.Code, resp.Error = notify.TypeError, code, err.Error()
+	return resp
+}
+
+// serveBuild answers a build signal: recorded in the audit log as the
+// hook's claim, then (build_complete) a restart if the identity changed.
+func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
+	h.audit.event(audit.TypeBuildRecorded, "", h.run, h.buildFields(req))
+	if req.Type == localapi.TypeBuildFailed {
+		out, err := h.current()
+		return h.outcome(out, err)
+	}
+	out, err := h.restart(ctx, "build "+req.Build, restartSignal)
+	return h.outcome(out, err)
+}
+
+// serveRestart answers mcpepoch restart: a new epoch now.
+func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request) notify.Response {
+	out, err := h.restart(ctx, "mcpepoch restart", restartManual)
+	return h.outcome(out, err)
+}
+
+// serveApprove records a person's approval and answers with the grant.
+func (h *Host) serveApprove(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+	a, err := localapi.DecodePayload[ApproveRequest](req.Payload)
+	if err != nil {
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve payload: %v", err))
+	}
+	g, err := h.approve(peer, a)
+	if err != nil {
+		return h.fail(localapi.CodeApprovalRefused, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeApprove, g)
+}
+
+// serveRevoke ends one grant and answers with it.
+func (h *Host) serveRevoke(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+	r, err := localapi.DecodePayload[localapi.RevokeRequest](req.Payload)
+	if err != nil || r.ID == "" {
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("revoke payload: want {\"id\": …}"))
+	}
+	g, err := h.revoke(peer, r.ID)
+	if err != nil {
+		return h.fail(localapi.CodeNotFound, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeRevoke, g)
+}
+
+// outcome is the answer to a build signal or restart request.
+func (h *Host) outcome(out restartOutcome, err error) notify.Response {
+	if err != nil {
+		return h.fail(localapi.CodeRestartFailed, err)
+	}
+	resp := h.response()
+	resp.Type = string(out.Outcome)
+	switch out.Outcome {
+	case localapi.OutcomeRestarted:
+		resp.GrantsRevoked = out.GrantsRevoked
+		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
+		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
+	case localapi.OutcomeClosed:
+		resp.GrantsRevoked = out.GrantsRevoked
+		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
+	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
+		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
+		resp.Drift = h.Status().Drift
+	default:
+		return h.fail(notify.CodeInternal, fmt.Errorf("restart ended without an outcome (%q)", out.Outcome))
+	}
+	return resp
+}
+
+// buildFields describes a build signal for the audit log: the hook's word
+// (build id, status, what its manifest says changed), recorded as a claim;
+// the host's own view follows in server_replaced.
+func (h *Host) buildFields(req notify.Request) map[string]any {
+	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
+	if req.Manifest == layout.Manifest(h.opts.Dir) {
+		if m, err := manifest.Read(req.Manifest); err == nil && m.Build.ID == req.Build {
+			f["changed"] = m.Changed()
+			f["status"] = m.Build.Status
+		}
+	}
+	return f
+}
+
+// current reports the running epoch without changing anything.
+func (h *Host) current() (restartOutcome, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.child == nil {
+		return restartOutcome{}, fmt.Errorf("no server is running (%s)", h.downReason)
+	}
+	return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
+}

@@ -1,0 +1,213 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+)
+
+// call is a client request forwarded to a child and not yet answered.
+type call struct {
+	id     json.RawMessage // as the client sent it
+	method string
+	child  *child
+	sent   time.Time
+	tool   string // tools/call only
+}
+
+// listen is a client's subscriptions/listen request (MCP 2026-07-28): it
+// lives as long as the subscription, so a restart re-sends it to the new
+// child under the client's own id instead of failing it.
+type listen struct {
+	id    json.RawMessage // the client's id: the subscription id
+	line  []byte
+	tools bool // the client asked for tools list_changed on it
+}
+
+// toClient queues one message for the client, adding the newline. It never
+// blocks: a client that stops reading must not stall the host, whose
+// socket, restarts and approvals take the same lock.
+func (h *Host) toClient(line []byte) {
+	if n := len(line); n == 0 || line[n-1] != '\n' {
+		line = append(line[:n:n], '\n')
+	}
+	h.out.push(line)
+}
+
+// fromClient handles one line from the client.
+func (h *Host) fromClient(line []byte, over *overflow) {
+	if over != nil {
+		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
+		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
+		return
+	}
+	m, err := jsonrpc.ParseClient(line)
+	var pe *jsonrpc.ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		h.logf("refused a client message: %v", err)
+		h.toClient(jsonrpc.ErrorLine(jsonrpc.LenientID(line), pe.Code, pe.Msg, nil))
+		return
+	case err != nil:
+		h.logf("refused a client line that is not JSON-RPC: %v", err)
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
+		return
+	}
+	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
+		h.logf("dropped a client message that is neither a request, a notification nor a response (id null, no method)")
+		return
+	}
+	if m.Method == "tools/call" && !m.IsRequest() {
+		h.logf("dropped a tools/call sent as a notification: a call must be a request, so that it is checked and answered")
+		return
+	}
+	if m.IsRequest() && isPrivateID(m.ID) {
+		h.toClient(jsonrpc.ErrorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host", nil))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.noteClientLocked(m, line)
+	if m.IsResponse() {
+		// An answer to a server→client request goes back, under the
+		// child's own id, to the epoch that asked, or nowhere.
+		k := jsonrpc.IDKey(m.ID)
+		r, ok := h.serverReqs[k]
+		delete(h.serverReqs, k)
+		if !ok || r.child != h.child {
+			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", m.ID)
+			return
+		}
+		out, err := jsonrpc.ReplaceID(line, r.id)
+		if err != nil {
+			h.logf("dropped the client's answer to server request %s: %v", m.ID, err)
+			return
+		}
+		r.child.send(append(out, '\n'))
+		return
+	}
+	switch {
+	case h.state == StateReady:
+		h.forwardLocked(m, line)
+	case h.state == StateDown:
+		if m.IsRequest() {
+			h.toClient(h.unavailableLocked(m))
+		}
+	case m.Method == "ping" && m.IsRequest():
+		h.toClient(jsonrpc.ResultLine(m.ID, struct{}{})) // legacy ping: the host is alive
+	default:
+		h.held = append(h.held, line)
+	}
+	// The session's first catalog is fetched once the client has
+	// initialized: on its notification, or on any later request from a
+	// client that skipped it.
+	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
+		h.fetchFirstCatalogLocked()
+	}
+}
+
+// noteClientLocked remembers what the host must replay or reuse: the
+// initialize params, the initialized notification, the stateless era's
+// _meta, subscriptions/listen requests and their cancellation.
+func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
+	switch m.Method {
+	case "initialize":
+		h.initParams, h.initLine, h.initDone = m.Params, line, false
+	case "notifications/initialized":
+		h.initialized = true
+	case "subscriptions/listen":
+		if m.IsRequest() {
+			var p struct {
+				Notifications struct {
+					ToolsListChanged bool `json:"toolsListChanged"`
+				} `json:"notifications"`
+			}
+			json.Unmarshal(m.Params, &p)
+			h.listens[jsonrpc.IDKey(m.ID)] = &listen{id: m.ID, line: line, tools: p.Notifications.ToolsListChanged}
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			// A cancelled request is the client's to forget: a later restart
+			// must not answer it again.
+			delete(h.listens, jsonrpc.IDKey(p.RequestID))
+			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
+				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
+			}
+		}
+	}
+	if m.IsRequest() && len(m.Params) > 0 {
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.Meta[metaProtocolVersion] != nil {
+			keep := map[string]json.RawMessage{}
+			for _, k := range []string{metaProtocolVersion, metaClientCapabilities, metaClientInfo} {
+				if v, ok := p.Meta[k]; ok {
+					keep[k] = v
+				}
+			}
+			h.meta, _ = json.Marshal(keep)
+		}
+	}
+}
+
+// Keys of the per-request _meta of MCP 2026-07-28.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+func (h *Host) unavailableLocked(m *jsonrpc.Message) []byte {
+	return jsonrpc.ErrorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded",
+		map[string]any{"reason": "server_unavailable", "method": m.Method, "requestId": m.ID, "detail": h.downReason})
+}
+
+// forwardLocked sends a client message to the current child, after the
+// catalog checks for tools/call. h.mu is held and the state is ready.
+func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
+	if h.child == nil {
+		if m.IsRequest() {
+			h.toClient(h.unavailableLocked(m))
+		}
+		return
+	}
+	cl := &call{id: m.ID, method: m.Method, child: h.child, sent: time.Now()}
+	if m.Method == "tools/call" && m.IsRequest() {
+		var p callParams
+		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
+			refusal, g := h.authorizeLocked(m, &p)
+			if refusal == nil {
+				refusal = h.checkCallLocked(m, &p)
+			}
+			if refusal != nil {
+				h.toClient(refusal)
+				return
+			}
+			if g != nil && g.ExpiresWhen == grant.ExpiresPerCall {
+				h.grants.Use(g, time.Now())
+				h.saveGrantsLocked()
+				h.audit.event(audit.TypeGrantRevoked, h.child.epoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedUsed})
+			}
+			cl.tool = p.Name
+			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: audit.ArgsDigest(p.Arguments)}
+			if g != nil {
+				fields["grant"] = g.ID
+			}
+			h.audit.event(audit.TypeToolCalled, h.child.epoch, h.run, fields)
+		}
+	}
+	if m.IsRequest() {
+		h.inflight[jsonrpc.IDKey(m.ID)] = cl
+	}
+	h.child.send(append(line, '\n'))
+}

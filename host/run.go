@@ -1,0 +1,142 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// Run is the host's life: start the server, listen for build signals, pass
+// messages until the client closes stdin or ctx ends, then stop the server's
+// whole process group. It returns an error when the host cannot start (bad
+// command, socket trouble) or when it closed the connection on purpose
+// (ModeClose, a protocol version mismatch).
+func (h *Host) Run(ctx context.Context) error {
+	h.ctx, h.cancel = context.WithCancelCause(ctx)
+	defer h.cancel(nil)
+	// A client that goes away makes writes to stdout fail with EPIPE instead
+	// of killing the host before it can stop the server and close its logs.
+	signal.Ignore(syscall.SIGPIPE)
+	h.out = newLineQueue(h.opts.Stdout, func(err error) {
+		h.logf("client stdout: %v: closing", err)
+		h.cancel(nil)
+	})
+	defer h.out.close(time.Second)
+
+	var err error
+	if h.grants, err = grant.Open(layout.GrantStore(h.opts.Dir, h.run)); err != nil {
+		return err
+	}
+	if h.audit, err = openAuditor(h.opts.Dir, h.logf); err != nil {
+		return &AuditError{Path: layout.Audit(h.opts.Dir), Err: err}
+	}
+	defer h.audit.close()
+	h.audit.event(audit.TypeClientConnected, "", h.run, map[string]any{"label": h.opts.Label, "pid": strconv.Itoa(os.Getpid())})
+
+	id, err := h.identity()
+	if err != nil {
+		return err
+	}
+	h.warnMissing(id)
+	c, err := h.start(id, epoch.New(time.Now()))
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.child = c
+	// The first epoch of a session starts ready with its catalog unknown:
+	// nothing has changed yet that a call could have been prepared against.
+	// The catalog is fetched once the client has initialized.
+	h.setState(StateReady)
+	h.mu.Unlock()
+
+	ln, err := notify.Listen(h.opts.Dir, h.run)
+	if err != nil {
+		h.stopCurrent()
+		return err
+	}
+	defer ln.Close()
+	go ln.Serve(h.ctx, h.localAPI().Serve)
+	h.logf("agent run %s: listening on %s", h.run, ln.Path())
+
+	go func() {
+		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
+		h.cancel(nil)
+	}()
+	<-h.ctx.Done()
+	cause := context.Cause(h.ctx)
+	if cause == context.Canceled {
+		cause = nil
+		h.logf("client closed the connection: stopping the server")
+		h.drain(2 * time.Second)
+	}
+	h.stopCurrent()
+	os.Remove(h.recordPath())
+	h.mu.Lock()
+	for _, g := range h.grants.Live(time.Now()) {
+		h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedRunEnded})
+	}
+	if n := h.grants.RevokeAll(grant.RevokedRunEnded, time.Now()); n > 0 {
+		h.saveGrantsLocked()
+	}
+	h.mu.Unlock()
+	h.audit.event(audit.TypeClientClosed, "", h.run, nil)
+	return cause
+}
+
+// AuditError reports an audit log the host cannot append to; the host does
+// not start without one.
+type AuditError struct {
+	Path string
+	Err  error
+}
+
+func (e *AuditError) Error() string {
+	return fmt.Sprintf("audit log %s: %v (check it with 'mcpepoch audit verify'; move it aside to start a new one)", e.Path, e.Err)
+}
+
+func (e *AuditError) Unwrap() error { return e.Err }
+
+// stopCurrent stops the current child, if any.
+func (h *Host) stopCurrent() {
+	h.mu.Lock()
+	c := h.child
+	h.child = nil
+	h.goDownLocked("the host is shutting down")
+	h.mu.Unlock()
+	if c != nil {
+		c.stop(h.opts.Grace)
+	}
+}
+
+// drain waits, up to timeout, for the answers to requests in flight after
+// the client closed its stdin: a one-shot client (echo … | mcpepoch host)
+// writes its requests and closes at once, and still gets its answers.
+func (h *Host) drain(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		n := 0
+		for _, cl := range h.inflight {
+			if cl.method != "subscriptions/listen" {
+				n++
+			}
+		}
+		down := h.child == nil
+		h.mu.Unlock()
+		if n == 0 || down {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,243 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+)
+
+// serverReq is a request a child sent to the client (sampling, roots,
+// elicitation), forwarded under a host id so that the client's answer
+// reaches the epoch that asked, and no other, even when two epochs used
+// the same id.
+type serverReq struct {
+	child *child
+	id    json.RawMessage // the child's own id
+}
+
+// fromChild handles one line from child c.
+func (h *Host) fromChild(c *child, line []byte, over *overflow) {
+	if over != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		id := over.id()
+		h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
+		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "over the message limit"})
+		if k := jsonrpc.IDKey(id); jsonrpc.HasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
+			cl := h.inflight[k]
+			delete(h.inflight, k)
+			h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+		}
+		return
+	}
+	m, err := jsonrpc.Parse(line)
+	if err != nil {
+		h.logf("epoch %s: dropped a stdout line that is not JSON-RPC (%v): %.200q", c.epoch, err, line)
+		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"bytes": strconv.Itoa(len(line)), "reason": "not JSON-RPC"})
+		return
+	}
+	h.observeOnce(c)
+	if m.IsResponse() && isPrivateID(m.ID) {
+		h.mu.Lock()
+		ch, ok := h.private[jsonrpc.IDKey(m.ID)]
+		delete(h.private, jsonrpc.IDKey(m.ID))
+		h.mu.Unlock()
+		if ok {
+			ch <- line
+		}
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c != h.child {
+		h.logf("epoch %s: dropped a late message from a stopped server: %.200q", c.epoch, line)
+		return
+	}
+
+	switch {
+	case m.IsResponse():
+		k := jsonrpc.IDKey(m.ID)
+		cl, ok := h.inflight[k]
+		if !ok || cl.child != c {
+			h.logf("epoch %s: dropped a response to id %s, which no client request is waiting for", c.epoch, k)
+			return
+		}
+		delete(h.inflight, k)
+		if cl.method == "subscriptions/listen" {
+			if l := h.listens[k]; l != nil && l.tools {
+				// The host announces every epoch change on this
+				// subscription whatever the server supports; a server
+				// without listChanged ends it at once, which must not end
+				// it for the client.
+				return
+			}
+			delete(h.listens, k) // the server ended the subscription
+		}
+		if cl.tool != "" {
+			h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
+				"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
+		}
+		if m.HasResult {
+			line = h.rewriteResultLocked(c, cl.method, line)
+		}
+		h.toClient(line)
+	case m.IsRequest():
+		h.nextPrivate++
+		hid, _ := json.Marshal(fmt.Sprintf("%s%s:s%d", privatePrefix, c.epoch, h.nextPrivate))
+		out, err := jsonrpc.ReplaceID(line, hid)
+		if err != nil {
+			h.logf("epoch %s: dropped a server request: %v", c.epoch, err)
+			return
+		}
+		h.serverReqs[jsonrpc.IDKey(hid)] = &serverReq{child: c, id: m.ID}
+		h.toClient(out)
+	default: // notification
+		switch m.Method {
+		case "notifications/tools/list_changed":
+			if h.state != StateReady {
+				return // the host announces the new catalog itself when the restart is done
+			}
+			go h.refreshCatalog(c, line)
+			return
+		case "notifications/subscriptions/acknowledged":
+			k := subscriptionID(m.Params)
+			if h.swallowAck[k] {
+				delete(h.swallowAck, k) // the client saw the first acknowledgement
+				return
+			}
+			if l := h.listens[k]; l != nil && l.tools {
+				line = ackToolsListChanged(line)
+			}
+		}
+		h.toClient(line)
+	}
+}
+
+// rewriteResultLocked adjusts the few results the host must: initialize
+// and server/discover always advertise tools.listChanged; tools/list
+// results mark the client informed and, in the stateless era, carry
+// ttlMs 0 so no client caches a catalog the next epoch may replace.
+func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte {
+	switch method {
+	case "initialize", "server/discover":
+		out, version, err := advertiseListChanged(line)
+		if err != nil {
+			h.logf("epoch %s: %s result passed unchanged: %v", c.epoch, method, err)
+			return line
+		}
+		if method == "initialize" {
+			h.protocol, h.initDone = version, true
+		} else {
+			h.stateless = true
+			h.fetchFirstCatalogLocked()
+		}
+		return out
+	case "tools/list":
+		var resp map[string]json.RawMessage
+		if json.Unmarshal(line, &resp) != nil {
+			return line
+		}
+		h.noteListedLocked(resp["result"])
+		if !h.stateless {
+			return line
+		}
+		var result map[string]json.RawMessage
+		if json.Unmarshal(resp["result"], &result) != nil {
+			return line
+		}
+		result["ttlMs"] = json.RawMessage("0")
+		resp["result"], _ = json.Marshal(result)
+		out, err := json.Marshal(resp)
+		if err != nil {
+			return line
+		}
+		return out
+	}
+	return line
+}
+
+// privateCall sends method to child c under a private id and waits for the
+// answer's result. In the stateless era the client's _meta (protocol
+// version, capabilities) is added to params, as every request needs it.
+func (h *Host) privateCall(ctx context.Context, c *child, method string, params map[string]any) (json.RawMessage, error) {
+	h.mu.Lock()
+	h.nextPrivate++
+	id := fmt.Sprintf("%s%s:%d", privatePrefix, c.epoch, h.nextPrivate)
+	if h.meta != nil && method != "initialize" {
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = h.meta
+	}
+	ch := make(chan []byte, 1)
+	idb, _ := json.Marshal(id)
+	h.private[jsonrpc.IDKey(idb)] = ch
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.private, jsonrpc.IDKey(idb))
+		h.mu.Unlock()
+	}()
+	var p any
+	if params != nil {
+		p = params
+	}
+	c.send(jsonrpc.RequestLine(id, method, p))
+	ctx, cancel := context.WithTimeout(ctx, h.opts.InitTimeout)
+	defer cancel()
+	select {
+	case line := <-ch:
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+			Error  *jsonrpc.Error  `json:"error"`
+		}
+		if err := json.Unmarshal(line, &resp); err != nil {
+			return nil, fmt.Errorf("%s: %v", method, err)
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("%s: server answered error %d: %s", method, resp.Error.Code, resp.Error.Message)
+		}
+		return resp.Result, nil
+	case <-c.done:
+		return nil, fmt.Errorf("%s: the server exited (%s)", method, c.exitStatus())
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: no answer within %s", method, h.opts.InitTimeout)
+		}
+		return nil, fmt.Errorf("%s: abandoned: the host is shutting down", method)
+	}
+}
+
+// toolError reports whether a tools/call response carries result.isError.
+func toolError(line []byte) bool {
+	var r struct {
+		Result struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	json.Unmarshal(line, &r)
+	return r.Result.IsError
+}
+
+// cancelServerRequestsLocked tells the client that the requests child c
+// sent it (sampling, elicitation, roots) are over: the epoch that asked is
+// gone and an answer would be dropped (MCP cancellation,
+// notifications/cancelled).
+func (h *Host) cancelServerRequestsLocked(c *child) {
+	for k, r := range h.serverReqs {
+		if r.child != c {
+			continue
+		}
+		delete(h.serverReqs, k)
+		id := strings.TrimPrefix(k, "s") // host ids are strings: idKey is "s" + the id
+		h.toClient(jsonrpc.RequestLine(nil, "notifications/cancelled", map[string]any{
+			"requestId": id, "reason": "execution epoch " + string(c.epoch) + " ended"}))
+	}
+}
