@@ -51,24 +51,14 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	results := notify.Broadcast(cctx, root, notify.Request{Type: localapi.TypeReview})
-	cancel()
+	results := askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeReview})
+	got, from, _ := payloads[localapi.Review](stdio.Err, root, "review", results)
 	var reviews []localapi.Review
 	sockets := map[string]string{} // agent run → the socket its review came from
-	for _, r := range results {
-		if r.Err != nil {
-			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
-			continue
-		}
-		var rv localapi.Review
-		if err := json.Unmarshal(r.Response.Payload, &rv); err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: unreadable review: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
-			continue
-		}
+	for i, rv := range got {
 		if strings.HasPrefix(rv.AgentRun, *run) {
 			reviews = append(reviews, rv)
-			sockets[rv.AgentRun] = r.Socket
+			sockets[rv.AgentRun] = from[i].Socket
 		}
 	}
 	if len(results) == 0 {

@@ -52,14 +52,12 @@ func runGrants(args []string, stdio Stdio) error {
 	// A host killed without a chance to revoke its run's grants leaves them
 	// looking live; they are not usable, since only that host could apply
 	// them. Ask which hosts are alive.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	alive := map[string]bool{}
-	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeStatus}) {
+	for _, r := range askHosts(context.Background(), root, 5*time.Second, notify.Request{Type: localapi.TypeStatus}) {
 		if r.Err == nil {
 			alive[r.Response.Run] = true
 		}
 	}
-	cancel()
 	all := []*grant.Grant{}
 	now := time.Now()
 	for _, s := range stores {
@@ -124,9 +122,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	payload, _ := json.Marshal(localapi.RevokeRequest{ID: fs.Arg(0)})
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
+	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
 			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
 			return nil

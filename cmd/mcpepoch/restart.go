@@ -22,30 +22,20 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	results := notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeRestart})
+	results := askHosts(ctx, root, *timeout, notify.Request{Type: localapi.TypeRestart})
 	if len(results) == 0 {
 		fmt.Fprintln(stdio.Err, "no host listening for this project: nothing restarted")
 		return silentExit(exitNoHost)
 	}
-	failed := false
-	for _, r := range results {
-		var who string
-		if len(results) > 1 {
-			who = fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
-		}
+	failed := perHost(stdio.Err, results, func(r notify.Result) ([]string, bool) {
 		switch {
 		case r.Err != nil:
-			failed = true
-			fmt.Fprintf(stdio.Err, "%shost error: %s\n", who, printableText(r.Err.Error()))
-		case r.Response.Type == string(localapi.OutcomeRestarted):
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, statusLine(r.Response))
-		default:
-			failed = true
-			fmt.Fprintf(stdio.Err, "%sunexpected answer %q\n", who, r.Response.Type)
+			return []string{"host error: " + printableText(r.Err.Error())}, false
+		case localapi.OutcomeOf(r.Response, nil) == localapi.OutcomeRestarted:
+			return []string{statusLine(r.Response)}, true
 		}
-	}
+		return []string{fmt.Sprintf("unexpected answer %q", r.Response.Type)}, false
+	}) > 0
 	if failed {
 		return silentExit(exitHostError)
 	}

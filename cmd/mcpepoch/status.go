@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,25 +23,8 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	results := notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeStatus})
-	all := []localapi.Status{}
-	failed := 0
-	for _, r := range results {
-		if r.Err != nil {
-			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
-			failed++
-			continue
-		}
-		var s localapi.Status
-		if err := json.Unmarshal(r.Response.Payload, &s); err != nil {
-			fmt.Fprintf(stdio.Err, "host %s: unreadable status: %v\n", printable(shortRun(r.Response.Run, r.Socket)), err)
-			failed++
-			continue
-		}
-		all = append(all, s)
-	}
+	results := askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeStatus})
+	all, _, failed := payloads[localapi.Status](stdio.Err, root, "status", results)
 	var done error
 	if failed > 0 {
 		done = silentExit(exitHostError)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// askHosts sends req to every live host of the project at root
+// (notify.Broadcast) and returns their results, giving them timeout in all.
+func askHosts(ctx context.Context, root string, timeout time.Duration, req notify.Request) []notify.Result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return notify.Broadcast(ctx, root, req)
+}
+
+// hostPrefix starts every line about r: "[host <run id>] " when n hosts
+// answered, nothing when one did.
+func hostPrefix(r notify.Result, n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
+}
+
+// perHost writes, for every result in turn, the lines line makes of it to
+// w, each line prefixed with hostPrefix. It returns how many results line
+// said failed. Lines are written as they are; line makes them printable.
+func perHost(w io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
+	for _, r := range results {
+		lines, ok := line(r)
+		if !ok {
+			failed++
+		}
+		who := hostPrefix(r, len(results))
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s%s\n", who, l)
+		}
+	}
+	return failed
+}
+
+// payloads decodes the Payload of every result as a T. A host that failed
+// to answer, or answered with a payload that does not decode, is reported on
+// w in one line ("host <run>: error: …", "host <run>: unreadable <what>:
+// …") and counted in failed. from[i] is the result vals[i] came from; vals
+// is never nil.
+func payloads[T any](w io.Writer, root, what string, results []notify.Result) (vals []T, from []notify.Result, failed int) {
+	vals = []T{}
+	for _, r := range results {
+		if r.Err != nil {
+			fmt.Fprintln(w, hostErrorLine(root, r))
+			failed++
+			continue
+		}
+		v, err := localapi.DecodePayload[T](r.Response.Payload)
+		if err != nil {
+			fmt.Fprintf(w, "host %s: unreadable %s: %v\n", printable(shortRun(r.Response.Run, r.Socket)), what, err)
+			failed++
+			continue
+		}
+		vals, from = append(vals, v), append(from, r)
+	}
+	return vals, from, failed
+}

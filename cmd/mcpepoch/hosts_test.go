@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// TestRestartOneLinePerHost asks three stand-in hosts for a restart: each
+// gets its own line, prefixed with its run id, and any host that did not
+// restart makes the exit status 4.
+func TestRestartOneLinePerHost(t *testing.T) {
+	root := shortRoot(t)
+	answer := func(resp notify.Response) notify.Handler {
+		return func(_ context.Context, _ notify.Peer, req notify.Request) notify.Response {
+			if req.Type != localapi.TypeRestart {
+				return notify.ErrorResponse(notify.CodeUnknownType, req.Type)
+			}
+			return resp
+		}
+	}
+	ok := fakeHost(t, root, answer(notify.Response{Type: string(localapi.OutcomeRestarted),
+		OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9", NewEpoch: "01J9Z6Y3N4D5X8QK2M7R3T1V0A", OldPID: 1, NewPID: 2}))
+	held := fakeHost(t, root, answer(notify.Response{Type: string(localapi.OutcomeHeld)}))
+	broken := fakeHost(t, root, answer(notify.ErrorResponse(localapi.CodeRestartFailed, "no server")))
+
+	_, stderr, code := runCLI(t, "restart", "--dir", root)
+	if code != exitHostError {
+		t.Errorf("exit %d, want %d", code, exitHostError)
+	}
+	for _, want := range []string{
+		"[host " + ok + "] server restarted: epoch 01J9Z6W0C2H6F0S8A1B3E5G7K9 → 01J9Z6Y3N4D5X8QK2M7R3T1V0A, pid 1 → 2\n",
+		"[host " + held + `] unexpected answer "held"` + "\n",
+		"[host " + broken + "] host error: host error restart_failed: no server\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if n := strings.Count(stderr, "\n"); n != 3 {
+		t.Errorf("stderr has %d lines, want 3", n)
+	}
+}
