@@ -1,0 +1,118 @@
+package project
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+)
+
+// MakefileNames are the names GNU make looks for, in its order.
+var MakefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
+
+// Makefile is what a line scan of the root Makefile finds. It does not
+// expand variables or follow includes: it is for naming targets and
+// checking recipes, not for running them.
+type Makefile struct {
+	Path     string    // relative to the project root
+	Targets  []*Target // explicit targets, in file order (no pattern rules, no .SPECIAL)
+	Includes []string  // operands of include / -include lines, as written
+}
+
+// Target is one explicit rule.
+type Target struct {
+	Name   string
+	Line   int      // 1-based line of the rule
+	Recipe []string // recipe lines without the leading tab, continuations joined
+}
+
+// Target returns the target called name, or nil.
+func (m *Makefile) Target(name string) *Target {
+	for _, t := range m.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func (p *Project) readMakefile() error {
+	rel := p.firstExisting(MakefileNames...)
+	if rel == "" {
+		return nil
+	}
+	b, err := p.readFile(rel)
+	if err != nil {
+		return err
+	}
+	p.Makefile = parseMakefile(rel, b)
+	return nil
+}
+
+func parseMakefile(rel string, b []byte) *Makefile {
+	m := &Makefile{Path: rel}
+	var cur *Target
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), maxFile)
+	n := 0
+	var cont string
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if cont != "" {
+			line = cont + line
+			cont = ""
+		}
+		if strings.HasSuffix(line, "\\") {
+			cont = strings.TrimSuffix(line, "\\") + " "
+			continue
+		}
+		if strings.HasPrefix(line, "\t") {
+			if cur != nil {
+				cur.Recipe = append(cur.Recipe, strings.TrimPrefix(line, "\t"))
+			}
+			continue
+		}
+		cur = nil
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if inc, ok := strings.CutPrefix(trimmed, "include "); ok {
+			m.Includes = append(m.Includes, strings.Fields(inc)...)
+			continue
+		}
+		if inc, ok := strings.CutPrefix(trimmed, "-include "); ok {
+			m.Includes = append(m.Includes, strings.Fields(inc)...)
+			continue
+		}
+		cur = m.rule(trimmed, n)
+	}
+	return m
+}
+
+// rule records the explicit targets of a rule line and returns the last
+// one, which takes the recipe lines that follow; nil for anything else.
+func (m *Makefile) rule(line string, n int) *Target {
+	i := strings.IndexByte(line, ':')
+	if i <= 0 || strings.ContainsAny(line[:i], "=$%") || strings.HasPrefix(line[i:], ":=") || strings.HasPrefix(line[i:], "::=") {
+		return nil
+	}
+	var last *Target
+	for _, name := range strings.Fields(line[:i]) {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		t := m.Target(name)
+		if t == nil {
+			t = &Target{Name: name, Line: n}
+			m.Targets = append(m.Targets, t)
+		}
+		last = t
+	}
+	if last != nil {
+		if _, recipe, ok := strings.Cut(line[i+1:], ";"); ok {
+			last.Recipe = append(last.Recipe, strings.TrimSpace(recipe))
+		}
+	}
+	return last
+}

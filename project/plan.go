@@ -1,0 +1,225 @@
+package project
+
+import (
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Kind is the language a project's server is written in, as the build
+// files tell it.
+type Kind string
+
+const (
+	KindNode   Kind = "node"   // package.json
+	KindGo     Kind = "go"     // go.mod with a package main
+	KindPython Kind = "python" // pyproject.toml
+	KindOther  Kind = ""       // none of these
+)
+
+// Plan is the wiring a project most likely wants: how the server is
+// launched and built, and what a watcher should watch. Every field is a
+// guess from the build files; Reasons says what each came from.
+type Plan struct {
+	Kind    Kind
+	Label   string   // the server's name in client configs
+	Command []string // launch command, relative to the root
+	Entry   string   // the file Command's runtime loads, relative; "" when unknown
+	Build   Build
+	// Sources are doublestar globs, relative to the root, whose changes
+	// call for a build. They never match .mcpepoch/.
+	Sources []string
+	Reasons []string // one line per guess, for init to show
+}
+
+// Build is how the project is built.
+type Build struct {
+	// Runner is "task" when the Taskfile has the task Target, "make" when
+	// the Makefile has the target, else "" (no build tool wired yet).
+	Runner  string
+	Target  string   // the task or make target, "build" by default
+	Command []string // the build command a new task or target should run; nil when nothing needs building
+}
+
+// Plan returns the most likely wiring of p.
+func (p *Project) Plan() Plan {
+	var pl Plan
+	switch {
+	case p.Package != nil:
+		p.planNode(&pl)
+	case p.GoMod != nil && len(p.GoMod.Mains) > 0:
+		p.planGo(&pl)
+	case p.PyProject != nil:
+		p.planPython(&pl)
+	}
+	if pl.Label == "" {
+		pl.Label = filepath.Base(p.Root)
+		pl.Reasons = append(pl.Reasons, "label: the directory's name")
+	}
+	pl.Build.Target = "build"
+	switch {
+	case p.Taskfile != nil && p.Taskfile.Task("build") != nil:
+		pl.Build.Runner = "task"
+		pl.Reasons = append(pl.Reasons, "build: the task build of "+p.Taskfile.Path)
+	case p.Makefile != nil && p.Makefile.Target("build") != nil:
+		pl.Build.Runner = "make"
+		pl.Reasons = append(pl.Reasons, "build: the target build of "+p.Makefile.Path)
+	}
+	pl.Sources = append(pl.Sources, p.Lockfiles...)
+	if p.Config {
+		pl.Sources = append(pl.Sources, "mcpepoch.toml")
+	}
+	return pl
+}
+
+func (p *Project) planNode(pl *Plan) {
+	pkg := p.Package
+	pl.Kind = KindNode
+	pl.Label = npmBase(pkg.Name)
+	if pl.Label != "" {
+		pl.Reasons = append(pl.Reasons, "label: package.json name")
+	}
+	outDir := "dist"
+	if p.TSConfig != nil && p.TSConfig.OutDir != "" {
+		outDir = path.Clean(strings.TrimPrefix(filepath.ToSlash(p.TSConfig.OutDir), "./"))
+	}
+	switch {
+	case len(pkg.Bin) > 0:
+		names := make([]string, 0, len(pkg.Bin))
+		for n := range pkg.Bin {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		pl.Entry = cleanRel(pkg.Bin[names[0]])
+		pl.Reasons = append(pl.Reasons, "entry: package.json bin "+names[0])
+	case pkg.Main != "":
+		pl.Entry = cleanRel(pkg.Main)
+		pl.Reasons = append(pl.Reasons, "entry: package.json main")
+	default:
+		pl.Entry = outDir + "/index.js"
+		pl.Reasons = append(pl.Reasons, "entry: "+pl.Entry+", the compiler's default output for src/index.ts")
+	}
+	pl.Command = []string{"node", pl.Entry}
+	switch {
+	case pkg.Scripts["build"] != "":
+		pl.Build.Command = []string{"npm", "run", "--silent", "build"}
+		pl.Reasons = append(pl.Reasons, "build command: package.json script build")
+	case p.TSConfig != nil:
+		pl.Build.Command = []string{"node_modules/.bin/tsc"}
+		pl.Reasons = append(pl.Reasons, "build command: tsc, for tsconfig.json")
+	}
+	src := "src"
+	if p.TSConfig != nil && p.TSConfig.RootDir != "" {
+		src = path.Clean(strings.TrimPrefix(filepath.ToSlash(p.TSConfig.RootDir), "./"))
+	}
+	if pl.Build.Command == nil {
+		// Plain JavaScript run as written: the code is the source.
+		src = path.Dir(pl.Entry)
+	}
+	pl.Sources = append(pl.Sources, src+"/**/*", "package.json")
+	if p.TSConfig != nil {
+		pl.Sources = append(pl.Sources, "tsconfig.json")
+	}
+}
+
+func (p *Project) planGo(pl *Plan) {
+	g := p.GoMod
+	pl.Kind = KindGo
+	main := g.Mains[0]
+	base := path.Base(g.Module)
+	for _, m := range g.Mains {
+		if path.Base(m) == base {
+			main = m
+		}
+	}
+	name := base
+	if main != "." {
+		name = path.Base(main)
+	}
+	pl.Label = name
+	pl.Reasons = append(pl.Reasons, "label and binary: the package main in "+main)
+	pl.Entry = "bin/" + name
+	pl.Command = []string{"./" + pl.Entry}
+	pl.Build.Command = []string{"go", "build", "-o", pl.Entry, "./" + strings.TrimPrefix(main, "./")}
+	if main == "." {
+		pl.Build.Command[len(pl.Build.Command)-1] = "."
+	}
+	pl.Reasons = append(pl.Reasons, "build command: go build into "+pl.Entry)
+	pl.Sources = append(pl.Sources, "**/*.go", "go.mod")
+}
+
+func (p *Project) planPython(pl *Plan) {
+	py := p.PyProject
+	pl.Kind = KindPython
+	pl.Label = py.Name
+	if pl.Label != "" {
+		pl.Reasons = append(pl.Reasons, "label: pyproject.toml name")
+	}
+	names := make([]string, 0, len(py.Scripts))
+	for n := range py.Scripts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	uv := slices.Contains(p.Lockfiles, "uv.lock")
+	switch {
+	case len(names) > 0 && uv:
+		pl.Command = []string{"uv", "run", names[0]}
+		pl.Reasons = append(pl.Reasons, "command: uv run the script "+names[0]+" of pyproject.toml")
+	case len(names) > 0:
+		pl.Command = []string{".venv/bin/" + names[0]}
+		pl.Reasons = append(pl.Reasons, "command: the script "+names[0]+" of pyproject.toml in .venv")
+	}
+	if len(names) > 0 {
+		if mod, _, ok := strings.Cut(py.Scripts[names[0]], ":"); ok {
+			pl.Entry = strings.ReplaceAll(strings.TrimSpace(mod), ".", "/") + ".py"
+		}
+	}
+	pl.Sources = append(pl.Sources, "**/*.py", "pyproject.toml")
+}
+
+// npmBase returns an npm package name without its @scope/.
+func npmBase(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// cleanRel cleans a relative path as written in package.json ("./dist/x.js").
+func cleanRel(p string) string { return path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "./")) }
+
+// HasHook reports whether the task runs the mcpepoch hook: a defer that
+// calls a task named …record of an include whose Taskfile is named
+// mcpepoch…, or a deferred command that runs mcpepoch record.
+func (tf *Taskfile) HasHook(t *Task) bool {
+	for _, c := range t.Cmds {
+		if c.Defer && c.Cmd != "" && strings.Contains(c.Cmd, "mcpepoch") && strings.Contains(c.Cmd, "record") {
+			return true
+		}
+		if c.Defer && c.Task != "" {
+			ns, name, ok := strings.Cut(c.Task, ":")
+			if !ok || name != "record" {
+				continue
+			}
+			for _, inc := range tf.Includes {
+				if inc.Namespace == ns && strings.Contains(path.Base(inc.Taskfile), "mcpepoch") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// HasHook reports whether the target's recipe runs the mcpepoch hook
+// ($(MCPEPOCH_RECORD), or mcpepoch record on a recipe line).
+func (t *Target) HasHook() bool {
+	for _, line := range t.Recipe {
+		if strings.Contains(line, "$(MCPEPOCH_RECORD)") || strings.Contains(line, "${MCPEPOCH_RECORD}") ||
+			(strings.Contains(line, "mcpepoch") && strings.Contains(line, " record")) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,163 @@
+package project
+
+import (
+	"fmt"
+
+	"github.com/go-task/task/v3/taskfile/ast"
+	"go.yaml.in/yaml/v3"
+)
+
+// TaskfileNames are the names go-task looks for in a directory, in its
+// order (go-task v3.54: taskfile.DefaultTaskfiles).
+var TaskfileNames = []string{
+	"Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
+	"Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml", "taskfile.dist.yaml",
+}
+
+// Taskfile is the root Taskfile, as go-task's taskfile/ast decodes it
+// (included Taskfiles are named, not read).
+type Taskfile struct {
+	Path     string    // relative to the project root
+	Tasks    []*Task   // in file order
+	Includes []Include // in file order
+	// AST is the whole decoded Taskfile, for what Task does not carry.
+	AST *ast.Taskfile
+}
+
+// Include is one entry of the Taskfile's includes.
+type Include struct {
+	Namespace string
+	Taskfile  string // as written
+}
+
+// Task is one task of the root Taskfile.
+type Task struct {
+	Name      string
+	Line      int      // 1-based line of the task's key
+	Sources   []string // globs as written; an exclude is "!glob"
+	Generates []string
+	Cmds      []Cmd
+	Watch     bool // watch: true
+	// DroppedDefers are the 1-based lines of `cmds` entries written as a
+	// mapping with both `cmd:` and `defer: true`: go-task v3.54 reads
+	// `defer: true` as a deferred command "true" and silently drops the
+	// `cmd:` (its Cmd.UnmarshalYAML).
+	DroppedDefers []int
+}
+
+// Cmd is one entry of a task's cmds.
+type Cmd struct {
+	Cmd   string // the command, "" for a task call
+	Task  string // the called task, "" for a command
+	Defer bool
+}
+
+// Task returns the task called name, or nil.
+func (tf *Taskfile) Task(name string) *Task {
+	for _, t := range tf.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func (p *Project) readTaskfile() error {
+	rel := p.firstExisting(TaskfileNames...)
+	if rel == "" {
+		return nil
+	}
+	b, err := p.readFile(rel)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return p.fileError(rel, err)
+	}
+	var tf ast.Taskfile
+	if err := doc.Decode(&tf); err != nil {
+		return p.fileError(rel, err)
+	}
+	out := &Taskfile{Path: rel, AST: &tf}
+	if tf.Includes != nil {
+		for ns, inc := range tf.Includes.All() {
+			out.Includes = append(out.Includes, Include{Namespace: ns, Taskfile: inc.Taskfile})
+		}
+	}
+	lines := taskLines(&doc)
+	if tf.Tasks != nil {
+		for name, t := range tf.Tasks.All(nil) {
+			task := &Task{Name: name, Watch: t.Watch, Line: lines[name].line, DroppedDefers: lines[name].dropped}
+			task.Sources = globs(t.Sources)
+			task.Generates = globs(t.Generates)
+			for _, c := range t.Cmds {
+				task.Cmds = append(task.Cmds, Cmd{Cmd: c.Cmd, Task: c.Task, Defer: c.Defer})
+			}
+			out.Tasks = append(out.Tasks, task)
+		}
+	}
+	if tf.Version == nil {
+		return p.fileError(rel, fmt.Errorf("no version: go-task needs version: '3'"))
+	}
+	p.Taskfile = out
+	return nil
+}
+
+func globs(gs []*ast.Glob) []string {
+	var out []string
+	for _, g := range gs {
+		if g.Negate {
+			out = append(out, "!"+g.Glob)
+		} else {
+			out = append(out, g.Glob)
+		}
+	}
+	return out
+}
+
+type taskPos struct {
+	line    int
+	dropped []int
+}
+
+// taskLines finds, in the YAML document, the line of each task's key and
+// the cmds entries that go-task would drop (see Task.DroppedDefers).
+func taskLines(doc *yaml.Node) map[string]taskPos {
+	out := map[string]taskPos{}
+	tasks := mapValue(doc, "tasks")
+	if tasks == nil || tasks.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(tasks.Content); i += 2 {
+		key, val := tasks.Content[i], tasks.Content[i+1]
+		pos := taskPos{line: key.Line}
+		if cmds := mapValue(val, "cmds"); cmds != nil && cmds.Kind == yaml.SequenceNode {
+			for _, c := range cmds.Content {
+				d := mapValue(c, "defer")
+				if mapValue(c, "cmd") != nil && d != nil && d.Kind == yaml.ScalarNode {
+					pos.dropped = append(pos.dropped, c.Line)
+				}
+			}
+		}
+		out[key.Value] = pos
+	}
+	return out
+}
+
+// mapValue returns the value of key in mapping node n (or in the mapping a
+// document node holds), or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
