@@ -1,10 +1,7 @@
 package build
 
 import (
-	"crypto/sha256"
 	"debug/buildinfo"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,29 +33,12 @@ func deps(spec Spec, dir string, id *Identity) error {
 			continue
 		}
 		seen[full] = true
-		var cache *StatCache
-		var cachePath string
-		if spec.CacheDir != "" {
-			sum := sha256.Sum256([]byte(full))
-			cachePath = filepath.Join(spec.CacheDir, "tree-"+hex.EncodeToString(sum[:8])+".cache")
-			c, err := LoadStatCache(cachePath)
-			if err != nil {
-				id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s ignored: %v", cachePath, err))
-			}
-			cache = c
-		}
-		t, err := TreeDigest(full, TreeOptions{Cache: cache, Rehash: spec.Rehash, SkipDirs: TreeSkipDirs})
+		a, t, err := treeArtifact(spec, dir, full, RoleDeps, TreeOptions{SkipDirs: TreeSkipDirs}, id)
 		if err != nil {
-			return &InputError{Field: "deps", Path: display(dir, full), Err: err}
+			return err
 		}
-		if cache != nil && cache.Dirty() {
-			if err := cache.Save(cachePath); err != nil {
-				id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s not saved: %v", cachePath, err))
-			}
-		}
-		id.Deps = append(id.Deps, Artifact{Role: RoleDeps, Path: display(dir, full), Digest: t.Digest,
-			Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons),
-			Why: "the dependency tree the runtime loads: lockfiles describe intent, not the bytes on disk"})
+		a.Why = "the dependency tree the runtime loads: lockfiles describe intent, not the bytes on disk"
+		id.Deps = append(id.Deps, a)
 		for _, n := range t.NativeAddons {
 			n.Path = display(dir, full) + "/" + n.Path
 			id.Native = append(id.Native, n)

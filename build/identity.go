@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,6 +17,7 @@ type Role string
 // The roles an Artifact can have.
 const (
 	RoleEntry    Role = "entry"    // the file the runtime loads, or the executable itself
+	RoleCode     Role = "code"     // the project's own code besides the entry: a tree (dist/) or a file (a preload)
 	RoleLockfile Role = "lockfile" // a dependency lockfile (package-lock.json, go.sum, …)
 	RoleRuntime  Role = "runtime"  // the interpreter or executable the launch command resolves to
 	RoleWrapper  Role = "wrapper"  // a script between the launch command and the runtime (shebang, sh -c, npx)
@@ -52,8 +52,8 @@ type Artifact struct {
 	// Missing is set when the file does not exist (only Compute with
 	// Spec.BestEffort returns such files) or the variable is unset.
 	Missing bool `json:"missing,omitempty"`
-	// Files and Native are set for RoleDeps: the tree's regular files and
-	// its native addons (*.node), listed separately in Identity.Native.
+	// Files and Native are set for a tree (RoleDeps, RoleCode): its regular
+	// files and its native addons (*.node), listed in Identity.Native.
 	Files  int `json:"files,omitempty"`
 	Native int `json:"native,omitempty"`
 	// Why says, for people, why this input is part of the identity.
@@ -74,9 +74,14 @@ type GoInfo struct {
 
 // Identity is what a launch command will execute, described by content.
 type Identity struct {
-	Dir       string     `json:"dir"`     // absolute working directory of the server
-	Command   []string   `json:"command"` // launch command as given
-	Entry     Artifact   `json:"entry"`
+	Dir     string   `json:"dir"`     // absolute working directory of the server
+	Command []string `json:"command"` // launch command as given
+	Entry   Artifact `json:"entry"`
+	// Code is the project's own code the runtime loads besides the entry:
+	// the code tree the entry belongs to (dist/ for dist/server.js), files
+	// node preloads, the source a server run from source compiles, or
+	// what Spec.Code names.
+	Code      []Artifact `json:"code"`
 	Lockfiles []Artifact `json:"lockfiles"` // sorted by Path
 	Runtime   Artifact   `json:"runtime"`
 	Wrappers  []Artifact `json:"wrappers"` // in launch order
@@ -85,6 +90,9 @@ type Identity struct {
 	EnvFiles  []Artifact `json:"envFiles"` // by path
 	// Native lists the native addons found in the dependency trees.
 	Native []TreeFile `json:"native"`
+	// Source, when the server runs from source (go run, tsx, ts-node, bun
+	// or node on a .ts file), says so and what source is hashed, for people.
+	Source string `json:"source,omitempty"`
 	// Go is set when the entry or the runtime is a Go binary.
 	Go *GoInfo `json:"go,omitempty"`
 	// Inferred lists, in words, what Compute had to guess ("runtime node
@@ -123,6 +131,13 @@ type Spec struct {
 	EnvNames []string
 	// EnvFiles names files such as .env whose content feeds the server.
 	EnvFiles []string
+	// Code names the project's own code trees or files. Nil: inferred from
+	// the entry and the launch command (see Identity.Code); empty: none.
+	Code []string
+	// Unbuilt records an entry, preload or code tree that the command names
+	// and that does not exist as Missing instead of failing: the host may
+	// start before the first build.
+	Unbuilt bool
 	// Deps names dependency trees. Nil: node_modules and .venv's
 	// site-packages in Dir, and $VIRTUAL_ENV's, where they exist.
 	Deps []string
@@ -190,16 +205,20 @@ func Compute(spec Spec) (*Identity, error) {
 			}
 		}()
 	}
-	entryPath, runtimePath, err := resolve(spec, dir, id, fc)
+	entryPath, runtimePath, launch, err := resolve(spec, dir, id, fc)
 	if err != nil {
 		return nil, err
 	}
 
-	id.Entry, err = artifact(fc, RoleEntry, dir, entryPath, spec.BestEffort)
+	id.Entry, err = artifact(fc, RoleEntry, dir, entryPath, spec.BestEffort || spec.Unbuilt)
 	if err != nil {
 		return nil, err
 	}
 	id.Entry.Why = "the file the runtime loads first"
+	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
+	if err := hashCode(spec, dir, entryPath, fc, code, spec.BestEffort || spec.Unbuilt, id); err != nil {
+		return nil, err
+	}
 	if runtimePath != "" {
 		id.Runtime, err = artifact(fc, RoleRuntime, dir, runtimePath, spec.BestEffort)
 		if err != nil {
@@ -253,111 +272,6 @@ func Compute(spec Spec) (*Identity, error) {
 	return id, nil
 }
 
-// resolve finds the entry file and the runtime binary, noting in id what it
-// inferred, and hashes the wrappers on the way.
-func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime string, err error) {
-	entry = spec.Entry
-	path := spec.Path
-	if path == "" {
-		path = lookupEnv(spec, "PATH")
-	}
-	if len(spec.Command) > 0 {
-		rt, found, wrappers, err := resolveCommand(spec.Command, dir, path, id)
-		if err != nil {
-			return "", "", &InputError{Field: "command", Path: spec.Command[0], Err: err}
-		}
-		for _, w := range wrappers {
-			a, err := artifact(fc, RoleWrapper, dir, w, false)
-			if err != nil {
-				return "", "", err
-			}
-			a.Why = "a script the launch command runs before the runtime"
-			id.Wrappers = append(id.Wrappers, a)
-		}
-		runtime = rt
-		if entry == "" {
-			for _, arg := range spec.Command[1:] {
-				if isRegular(abs(dir, arg)) {
-					entry = arg
-					id.Inferred = append(id.Inferred, "entry "+arg+": first argument of the command naming a file")
-					break
-				}
-			}
-		}
-		if entry == "" && found != "" {
-			entry = found
-		}
-		if entry == "" {
-			entry = runtime
-			id.Inferred = append(id.Inferred, "entry: the executable itself, no argument names a file")
-		}
-		if len(wrappers) == 0 && runtime != spec.Command[0] {
-			id.Inferred = append(id.Inferred, "runtime "+spec.Command[0]+" resolved to "+runtime)
-		}
-		return entry, runtime, nil
-	}
-	if entry == "" {
-		return "", "", &InputError{Field: "entry", Err: errors.New("no entry file and no launch command given (set --entry or --command, or entry/command in mcpepoch.toml)")}
-	}
-	// No command: infer the runtime from the entry.
-	var name string
-	switch strings.ToLower(filepath.Ext(entry)) {
-	case ".js", ".mjs", ".cjs":
-		name = "node"
-	case ".py":
-		name = "python3"
-	default:
-		if fi, err := os.Stat(abs(dir, entry)); err == nil && fi.Mode()&0o111 != 0 {
-			id.Inferred = append(id.Inferred, "runtime: "+entry+" is an executable, it is its own runtime")
-			return entry, abs(dir, entry), nil
-		}
-		id.Inferred = append(id.Inferred, "runtime: unknown for "+entry+" (set command)")
-		return entry, "", nil
-	}
-	runtime, err = lookPath(name, dir, path)
-	if err != nil {
-		return "", "", &InputError{Field: "runtime", Path: name, Err: err}
-	}
-	id.Inferred = append(id.Inferred, "runtime "+name+" inferred from the entry's extension, resolved to "+runtime)
-	return entry, runtime, nil
-}
-
-// lookPath resolves name as exec.LookPath would for a child started in dir
-// with the given PATH, then follows symlinks, so that the digest is of the
-// bytes that run.
-func lookPath(name, dir, path string) (string, error) {
-	var p string
-	if strings.Contains(name, "/") {
-		p = abs(dir, name)
-		fi, err := os.Stat(p)
-		if err != nil {
-			return "", err
-		}
-		if fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("not an executable file")
-		}
-	} else {
-		for _, d := range filepath.SplitList(path) {
-			if d == "" {
-				d = "."
-			}
-			c := abs(dir, filepath.Join(d, name))
-			if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				p = c
-				break
-			}
-		}
-		if p == "" {
-			return "", exec.ErrNotFound
-		}
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", err
-	}
-	return real, nil
-}
-
 func abs(dir, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
@@ -403,11 +317,12 @@ func display(dir, p string) string {
 	return filepath.ToSlash(rel)
 }
 
-// Artifacts returns every input of id in a fixed order: entry, lockfiles
-// (by path), runtime, wrappers, dependency trees, env files, environment
-// variables. The runtime is omitted when unknown.
+// Artifacts returns every input of id in a fixed order: entry, code,
+// lockfiles (by path), runtime, wrappers, dependency trees, env files,
+// environment variables. The runtime is omitted when unknown.
 func (id *Identity) Artifacts() []Artifact {
 	out := []Artifact{id.Entry}
+	out = append(out, id.Code...)
 	out = append(out, id.Lockfiles...)
 	if id.Runtime.Path != "" {
 		out = append(out, id.Runtime)

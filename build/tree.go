@@ -78,6 +78,10 @@ type TreeOptions struct {
 	// use it for caches a runtime writes into the tree itself, such as
 	// Python's "__pycache__".
 	SkipDirs []string
+	// SkipFiles names regular files, by slash path relative to root, left
+	// out of the listing: a code tree leaves out the entry, which is an
+	// input of its own.
+	SkipFiles []string
 	// KeepListing makes TreeDigest return the listing in Tree.Listing.
 	KeepListing bool
 }
@@ -144,7 +148,7 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 	if err != nil {
 		return Tree{}, err
 	}
-	skipKey := skipKey(opt.SkipDirs)
+	skipKey := skipKey(opt.SkipDirs, opt.SkipFiles)
 	w := &treeWalk{opt: opt}
 	w.cond = sync.NewCond(&w.mu)
 	if len(opt.SkipDirs) > 0 {
@@ -154,6 +158,12 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		}
 	}
 	c := opt.Cache
+	if len(opt.SkipFiles) > 0 {
+		w.skipFiles = make(map[string]bool, len(opt.SkipFiles))
+		for _, n := range opt.SkipFiles {
+			w.skipFiles[n] = true
+		}
+	}
 	if c != nil && c.root == real && c.skip == skipKey && !opt.Rehash {
 		w.old = c.dirs
 		w.racyFrom = c.stamp - int64(racyWindow)
@@ -228,11 +238,18 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 	return t, nil
 }
 
-// skipKey is the form of TreeOptions.SkipDirs a StatCache records.
-func skipKey(names []string) string {
+// skipKey is the form of TreeOptions.SkipDirs and SkipFiles a StatCache
+// records.
+func skipKey(names, files []string) string {
 	s := slices.Clone(names)
 	slices.Sort(s)
-	return strings.Join(slices.Compact(s), "\x00")
+	key := strings.Join(slices.Compact(s), "\x00")
+	if len(files) > 0 {
+		f := slices.Clone(files)
+		slices.Sort(f)
+		key += "\x00\x00" + strings.Join(slices.Compact(f), "\x00")
+	}
+	return key
 }
 
 // dirTask is a directory to walk.
@@ -252,10 +269,12 @@ type dirResult struct {
 
 // treeWalk is the state the workers share.
 type treeWalk struct {
-	opt      TreeOptions
-	skip     map[string]bool
-	old      map[string]*dirRecord // cached directories, or nil
-	racyFrom int64                 // stat data changed at or after this (Unix ns) is not trusted
+	opt  TreeOptions
+	skip map[string]bool
+	// skipFiles holds TreeOptions.SkipFiles.
+	skipFiles map[string]bool
+	old       map[string]*dirRecord // cached directories, or nil
+	racyFrom  int64                 // stat data changed at or after this (Unix ns) is not trusted
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -373,6 +392,9 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 		rel := name
 		if t.rel != "" {
 			rel = t.rel + "/" + name
+		}
+		if st.kind == 'f' && w.skipFiles[rel] {
+			continue
 		}
 		k := kidRecord{name: name, kind: st.kind, key: st.key}
 		fresh := false

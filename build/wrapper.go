@@ -35,15 +35,19 @@ const maxWrapperDepth = 6
 // Inferred says so, so set entry in mcpepoch.toml for such servers. On
 // Linux the host also reads /proc/<pid>/exe after launch to see what really
 // runs. It returns the runtime binary, the entry when one was found, and
-// the wrappers in launch order.
-func resolveCommand(command []string, dir, path string, id *Identity) (runtime, entry string, wrappers []string, err error) {
+// the wrappers in launch order, and, when direct, the arguments the runtime
+// itself is given (not direct: the runtime runs a script as its
+// interpreter, or npx).
+func resolveCommand(command []string, dir, path string, id *Identity) (runtime, entry string, wrappers, args []string, direct bool, err error) {
 	exe, err := lookPath(command[0], dir, path)
 	if err != nil {
-		return "", "", nil, err
+		return "", "", nil, nil, false, err
 	}
-	args := command[1:]
+	args = command[1:]
+	direct = true
 	if filepath.Base(command[0]) == "npx" {
 		entry = npxEntry(args, dir, id)
+		direct = false
 	}
 	// follow moves on to the plain command line words, which a wrapper
 	// runs; it reports false, noting why, when it cannot.
@@ -67,7 +71,7 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 				}
 			}
 		}
-		exe, args = next, words[1:]
+		exe, args, direct = next, words[1:], true
 		return true
 	}
 	for depth := 0; depth < maxWrapperDepth; depth++ {
@@ -115,9 +119,9 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 		}
 		next, err := lookPath(name, dir, path)
 		if err != nil {
-			return "", "", nil, err
+			return "", "", nil, nil, false, err
 		}
-		exe, args = next, nil
+		exe, args, direct = next, nil, false
 		if shells[filepath.Base(next)] {
 			if words, ok := lastExec(script); ok && follow(display(dir, script), words) {
 				continue
@@ -127,7 +131,7 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 			entry = script // the script is the entry of its interpreter
 		}
 	}
-	return exe, entry, wrappers, nil
+	return exe, entry, wrappers, args, direct, nil
 }
 
 // npxEntry resolves "npx [flags] NAME" to node_modules/.bin/NAME.

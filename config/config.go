@@ -8,6 +8,7 @@
 //	command   = ["node", "dist/server.js"]   # launch command
 //	entry     = "dist/server.js"             # entry file (else inferred)
 //	lockfiles = ["package-lock.json"]        # lockfiles (else detected)
+//	code      = ["dist", "lib"]              # the project's own code trees (else the entry's, e.g. dist)
 //	deps      = ["node_modules"]             # dependency trees (else node_modules, .venv detected)
 //	env       = ["INVENTORY_MODE"]           # more variables whose value digests join the identity
 //	env_files = [".env"]                     # files whose content joins the identity
@@ -51,6 +52,7 @@ type Config struct {
 	Command   []string `toml:"command"`
 	Entry     string   `toml:"entry"`
 	Lockfiles []string `toml:"lockfiles"`
+	Code      []string `toml:"code"`
 	Deps      []string `toml:"deps"`
 	Env       []string `toml:"env"`
 	EnvFiles  []string `toml:"env_files"`
@@ -127,7 +129,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, deps, env, env_files, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -156,7 +158,7 @@ func Load(dir string) (*Config, error) {
 // Spec returns the identity inputs the file names, for build.Compute.
 // Command and Dir are left to the caller.
 func (c *Config) Spec(root string) build.Spec {
-	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Deps: c.Deps,
+	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Code: c.Code, Deps: c.Deps,
 		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: layout.Cache(root)}
 }
 

@@ -48,6 +48,9 @@ func (h *Host) Run(ctx context.Context) error {
 		return err
 	}
 	h.warnMissing(id)
+	if id.Source != "" {
+		h.logf("note: %s", id.Source)
+	}
 	c, err := h.start(id, epoch.New(time.Now()))
 	if err != nil {
 		return err

@@ -22,15 +22,15 @@
 //	status    = "ok"                         # "ok" or "failed"
 //	exit_code = 0                            # the build's own exit status
 //
-//	[[artifact]]                             # entry, lockfiles, runtime, wrappers, deps, env files, env
-//	role    = "entry"                        # entry | lockfile | runtime | wrapper | deps | env-file | env
+//	[[artifact]]                             # entry, code, lockfiles, runtime, wrappers, deps, env files, env
+//	role    = "entry"                        # entry | code | lockfile | runtime | wrapper | deps | env-file | env
 //	path    = "dist/server.js"               # relative to dir, or absolute outside it
 //	digest  = "sha256:9e4c…"                 # empty when missing; for env, of the value (never stored)
 //	size    = 10240                          # bytes
 //	version = ""                             # runtime only: "v20.20.2"
 //	missing = false                          # true: the file was absent (failed builds), or the variable unset
-//	files   = 0                              # deps only: regular files in the tree
-//	native  = 0                              # deps only: native addons (*.node) in the tree
+//	files   = 0                              # trees (deps, code) only: regular files in the tree
+//	native  = 0                              # trees (deps, code) only: native addons (*.node) in the tree
 //	changed = true                           # digest differs from the previous build's
 package manifest
 
@@ -149,7 +149,7 @@ func (f *File) validate() *CorruptError {
 	for i, a := range f.Artifacts {
 		field := fmt.Sprintf("artifact[%d]", i)
 		switch a.Role {
-		case build.RoleEntry, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile:
+		case build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile:
 		default:
 			return &CorruptError{Field: field + ".role", Err: fmt.Errorf("unknown role %q", a.Role)}
 		}
@@ -224,6 +224,8 @@ func (f *File) Identity() *build.Identity {
 		switch a.Role {
 		case build.RoleEntry:
 			id.Entry = ba
+		case build.RoleCode:
+			id.Code = append(id.Code, ba)
 		case build.RoleLockfile:
 			id.Lockfiles = append(id.Lockfiles, ba)
 		case build.RoleRuntime:

@@ -59,11 +59,13 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	default:
 		return usageError("--restart %q: want keep, close or manual", m)
 	}
+	spec := cfg.Spec(root)
+	spec.Unbuilt = true // the client may start the host before the first build
 	h := host.New(host.Options{
 		Mode:   host.Mode(m),
 		Policy: grant.NewPolicy(cfg),
 		Dir:    root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
-		Spec:  cfg.Spec(root),
+		Spec:  spec,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 	})
 	return h.Run(ctx)

@@ -40,7 +40,11 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if *asJSON {
 		return writeJSON(stdio.Out, id)
 	}
-	fmt.Fprintf(stdio.Out, "launch command: %s\nworking directory: %s\n\n", strings.Join(id.Command, " "), id.Dir)
+	fmt.Fprintf(stdio.Out, "launch command: %s\nworking directory: %s\n", strings.Join(id.Command, " "), id.Dir)
+	if id.Source != "" {
+		fmt.Fprintf(stdio.Out, "runs from source: %s\n", id.Source)
+	}
+	fmt.Fprintln(stdio.Out)
 	for _, a := range id.Artifacts() {
 		d := string(a.Digest)
 		if a.Missing {
@@ -55,7 +59,7 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 		if a.Version != "" {
 			extra = append(extra, "version "+a.Version)
 		}
-		if a.Role == build.RoleDeps {
+		if a.Role == build.RoleDeps || a.Role == build.RoleCode && a.Files > 0 {
 			extra = append(extra, fmt.Sprintf("%d files, %d bytes, %d native addons", a.Files, a.Size, a.Native))
 		} else if a.Role != build.RoleEnv && !a.Missing {
 			extra = append(extra, fmt.Sprintf("%d bytes", a.Size))

@@ -22,15 +22,20 @@ import (
 
 // recordOutput is what record --json prints on stdout.
 type recordOutput struct {
-	Manifest  string              `json:"manifest"`
-	Build     manifest.Build      `json:"build"`
-	Label     string              `json:"label"`
-	Command   []string            `json:"command,omitempty"`
-	Dir       string              `json:"dir"`
-	Changed   []string            `json:"changed"`
-	Artifacts []manifest.Artifact `json:"artifacts"`
-	Inferred  []string            `json:"inferred,omitempty"`
-	Hosts     []hostOutcome       `json:"hosts"`
+	Manifest string         `json:"manifest"`
+	Build    manifest.Build `json:"build"`
+	Label    string         `json:"label"`
+	Command  []string       `json:"command,omitempty"`
+	Dir      string         `json:"dir"`
+	Changed  []string       `json:"changed"`
+	// FirstBuild is set when no build was recorded before: everything in
+	// Changed is new.
+	FirstBuild bool                `json:"firstBuild,omitempty"`
+	Artifacts  []manifest.Artifact `json:"artifacts"`
+	Inferred   []string            `json:"inferred,omitempty"`
+	// Source says so when the server runs from source (go run, tsx, …).
+	Source string        `json:"source,omitempty"`
+	Hosts  []hostOutcome `json:"hosts"`
 }
 
 type hostOutcome struct {
@@ -132,7 +137,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 
 	p := newPainter(stdio.Err)
 	out := recordOutput{Manifest: mpath, Build: m.Build, Label: m.Label, Command: m.Command, Dir: m.Dir,
-		Changed: m.Changed(), Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
+		Changed: m.Changed(), FirstBuild: prev == nil, Source: id.Source, Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
 	if out.Changed == nil {
 		out.Changed = []string{}
 	}
@@ -140,10 +145,15 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	switch {
 	case failed:
 		fmt.Fprintf(stdio.Err, "%s\n", p.bad(fmt.Sprintf("build failed (exit %d): running server unchanged", *exitCode)))
+	case out.FirstBuild:
+		fmt.Fprintf(stdio.Err, "build complete: first build recorded\n")
 	case len(out.Changed) == 0:
 		fmt.Fprintf(stdio.Err, "build complete: nothing changed\n")
 	default:
 		fmt.Fprintf(stdio.Err, "build complete: %s changed\n", strings.Join(out.Changed, ", "))
+	}
+	if id.Source != "" {
+		fmt.Fprintf(stdio.Err, "note: %s\n", id.Source)
 	}
 
 	req := notify.Request{Type: localapi.TypeBuildComplete, Build: m.Build.ID, Manifest: mpath, ExitCode: *exitCode}

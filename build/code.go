@@ -1,0 +1,291 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// CodeSkipDirs are directory names left out of code trees: the caches of
+// TreeSkipDirs, and directories that are dependency trees, version control
+// or mcpepoch's own files rather than the project's code.
+var CodeSkipDirs = []string{"__pycache__", ".cache", "node_modules", ".venv", ".git", ".mcpepoch"}
+
+// codeInput is a code tree or file to hash.
+type codeInput struct {
+	path string // absolute
+	why  string
+}
+
+// inferCode returns the project's own code the runtime loads besides the
+// entry (seed: "if the runtime loads code the lockfile does not cover,
+// include the resolved tree"): spec.Code when set; else the source a
+// "go run" compiles (its module), or the code tree the entry belongs to,
+// and the files node preloads. It notes in id what it inferred, and sets
+// id.Source for a server that runs from source.
+func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity) []codeInput {
+	if spec.Code != nil {
+		var out []codeInput
+		for _, c := range spec.Code {
+			out = append(out, codeInput{path: abs(dir, c), why: "named in code in mcpepoch.toml: the project's own code the runtime loads"})
+		}
+		return out
+	}
+	if l.goRun != nil {
+		return goRunSource(dir, l, id)
+	}
+	var out []codeInput
+	source := entry != "" && sourceExts[strings.ToLower(filepath.Ext(entry))]
+	if tree, why := codeTree(spec, dir, entry, runtime, l, source, id); tree != "" {
+		out = append(out, codeInput{path: tree, why: why})
+		if source {
+			id.Source = fmt.Sprintf("the server runs from source (%s): the source tree %s is hashed, not a build output", entry, display(dir, tree))
+		}
+	} else if source {
+		id.Source = fmt.Sprintf("the server runs from source (%s): only that file is hashed (name the tree it imports in code in mcpepoch.toml)", entry)
+	}
+	for _, p := range l.preloads {
+		if !isPathSpec(p.spec) {
+			id.Inferred = append(id.Inferred, fmt.Sprintf("preload %s %s: a package, part of the dependency trees", p.flag, p.spec))
+			continue
+		}
+		full := abs(dir, strings.TrimPrefix(p.spec, "file://"))
+		if slices.ContainsFunc(out, func(c codeInput) bool { return inside(c.path, full) }) {
+			id.Inferred = append(id.Inferred, fmt.Sprintf("preload %s %s: inside the code tree already hashed", p.flag, p.spec))
+			continue
+		}
+		out = append(out, codeInput{path: full, why: fmt.Sprintf("a module %s loads before the entry (%s)", l.runtime, p.flag)})
+	}
+	return out
+}
+
+// codeTree returns the first-party code tree the entry belongs to: for a
+// Python entry its outermost package directory (else its own directory),
+// for others the top directory of the entry below its package (the
+// nearest directory with a package.json, else the project root): dist for
+// dist/server.js. Never the project root itself, unless the server runs
+// from source (source). Empty when the entry is a compiled executable, lies
+// outside the project or in a dependency tree.
+func codeTree(spec Spec, dir, entry, runtime string, l launchArgs, source bool, id *Identity) (string, string) {
+	if entry == "" {
+		return "", ""
+	}
+	full := abs(dir, entry)
+	switch {
+	case full == runtime:
+		return "", "" // a compiled executable carries its own code
+	case !inside(dir, full):
+		id.Inferred = append(id.Inferred, "code: the entry lies outside "+dir+", no code tree inferred (name one in code in mcpepoch.toml)")
+		return "", ""
+	case inDeps(spec, dir, full):
+		return "", ""
+	}
+	if l.runtime == "python" || strings.EqualFold(filepath.Ext(full), ".py") {
+		pkg := filepath.Dir(full)
+		for d := pkg; d != dir && inside(dir, d); d = filepath.Dir(d) {
+			if isRegular(filepath.Join(d, "__init__.py")) {
+				pkg = d
+			}
+		}
+		if pkg == dir {
+			id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root, no code tree inferred (name its modules in code in mcpepoch.toml)")
+			return "", ""
+		}
+		id.Inferred = append(id.Inferred, "code "+display(dir, pkg)+": the package directory of "+entry)
+		return pkg, "the package the entry belongs to: the project's own code, which no lockfile covers"
+	}
+	base := dir
+	for d := filepath.Dir(full); d != dir && inside(dir, d); d = filepath.Dir(d) {
+		if isRegular(filepath.Join(d, "package.json")) {
+			base = d
+			break
+		}
+	}
+	tree := base
+	if rel, _ := filepath.Rel(base, full); strings.Contains(rel, string(filepath.Separator)) {
+		tree = filepath.Join(base, strings.Split(rel, string(filepath.Separator))[0])
+	}
+	if tree == dir && !source {
+		id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root, no code tree inferred (name one in code in mcpepoch.toml)")
+		return "", ""
+	}
+	id.Inferred = append(id.Inferred, "code "+display(dir, tree)+": the directory "+entry+" belongs to")
+	if source {
+		return tree, "the source tree the server runs: compiled as it is loaded"
+	}
+	return tree, "the code tree the entry belongs to: the project's own code, which no lockfile covers"
+}
+
+// goRunSource returns the module "go run" compiles: the directory holding
+// the go.mod above its package, else the package directory.
+func goRunSource(dir string, l launchArgs, id *Identity) []codeInput {
+	pkg := l.goRun[0]
+	if strings.HasSuffix(pkg, ".go") {
+		pkg = filepath.Dir(pkg)
+	}
+	if !isPathSpec(pkg) && !filepath.IsAbs(pkg) && !strings.HasSuffix(l.goRun[0], ".go") {
+		id.Source = "the server runs from source (go run " + pkg + "), a package outside the project: its source is not hashed"
+		return nil
+	}
+	p := abs(dir, pkg)
+	root := p
+	for d := p; ; d = filepath.Dir(d) {
+		if isRegular(filepath.Join(d, "go.mod")) {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	id.Source = fmt.Sprintf("the server runs from source (go run %s): the module %s is compiled at each launch, its source tree is hashed", strings.Join(l.goRun, " "), display(dir, root))
+	return []codeInput{{path: root, why: "the Go source go run compiles at each launch"}}
+}
+
+// inDeps reports whether p lies in a dependency tree: node_modules or a
+// .venv anywhere, or one of spec.Deps.
+func inDeps(spec Spec, dir, p string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part == "node_modules" || part == ".venv" {
+			return true
+		}
+	}
+	for _, d := range spec.Deps {
+		if inside(abs(dir, d), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether p is root or lies below it (both clean).
+func inside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// hashCode hashes the code inputs into id.Code: a directory as a tree (the
+// TreeDigest of deps, with a stat cache of its own), a file as a file.
+// A tree leaves out the entry, an input of its own, so that a change of the
+// entry alone is named as the entry. Missing inputs are errors unless
+// missingOK.
+func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missingOK bool, id *Identity) error {
+	for _, c := range in {
+		fi, err := os.Stat(c.path)
+		var a Artifact
+		switch {
+		case err != nil && errors.Is(err, fs.ErrNotExist) && missingOK:
+			a, err = Artifact{Role: RoleCode, Path: display(dir, c.path), Missing: true}, nil
+		case err != nil:
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return &InputError{Field: string(RoleCode), Path: display(dir, c.path), Err: err}
+		case fi.IsDir():
+			var skip []string
+			if e := abs(dir, entry); entry != "" && e != c.path && inside(c.path, e) {
+				rel, _ := filepath.Rel(c.path, e)
+				skip = []string{filepath.ToSlash(rel)}
+			}
+			a, _, err = treeArtifact(spec, dir, c.path, RoleCode, TreeOptions{SkipDirs: CodeSkipDirs, SkipFiles: skip}, id)
+		default:
+			a, err = artifact(fc, RoleCode, dir, c.path, false)
+		}
+		if err != nil {
+			return err
+		}
+		a.Why = c.why
+		if !slices.ContainsFunc(id.Code, func(o Artifact) bool { return o.Path == a.Path }) {
+			id.Code = append(id.Code, a)
+		}
+	}
+	return nil
+}
+
+// treeArtifact digests the tree at full (absolute) as an artifact of role,
+// with its stat cache in spec.CacheDir when set.
+func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *Identity) (Artifact, Tree, error) {
+	var cache *StatCache
+	var cachePath string
+	if spec.CacheDir != "" {
+		sum := sha256.Sum256([]byte(full))
+		prefix := "tree-"
+		if role != RoleDeps {
+			prefix = string(role) + "-"
+		}
+		cachePath = filepath.Join(spec.CacheDir, prefix+hex.EncodeToString(sum[:8])+".cache")
+		c, err := LoadStatCache(cachePath)
+		if err != nil {
+			id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s ignored: %v", cachePath, err))
+		}
+		cache = c
+	}
+	opt.Cache, opt.Rehash = cache, spec.Rehash
+	t, err := TreeDigest(full, opt)
+	if err != nil {
+		return Artifact{}, Tree{}, &InputError{Field: string(role), Path: display(dir, full), Err: err}
+	}
+	if cache != nil && cache.Dirty() {
+		if err := cache.Save(cachePath); err != nil {
+			id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s not saved: %v", cachePath, err))
+		}
+	}
+	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
+}
+
+// scriptPath resolves the script a runtime was given the way it finds it:
+// node and bun try the extensions .js, .mjs, .cjs and a directory's
+// package.json "main" or index.js; python runs a directory's __main__.py.
+// It returns s itself when nothing exists, so that the caller reports the
+// file the command names.
+func scriptPath(dir, s string, l launchArgs) string {
+	full := abs(dir, s)
+	if isRegular(full) {
+		return s
+	}
+	var tries []string
+	switch l.runtime {
+	case "node", "bun":
+		for _, ext := range []string{".js", ".mjs", ".cjs"} {
+			tries = append(tries, s+ext)
+		}
+		if b, err := os.ReadFile(filepath.Join(full, "package.json")); err == nil && len(b) < 1<<20 {
+			var pj struct {
+				Main string `json:"main"`
+			}
+			if json.Unmarshal(b, &pj) == nil && pj.Main != "" {
+				tries = append(tries, filepath.Join(s, pj.Main), filepath.Join(s, pj.Main+".js"))
+			}
+		}
+		tries = append(tries, filepath.Join(s, "index.js"))
+	case "python":
+		tries = append(tries, filepath.Join(s, "__main__.py"))
+	}
+	for _, t := range tries {
+		if isRegular(abs(dir, t)) {
+			return t
+		}
+	}
+	return s
+}
+
+// pythonModule finds the file "python -m NAME" runs from the working
+// directory (the first entry of sys.path): NAME as a path plus ".py", or
+// its __main__.py when it is a package.
+func pythonModule(dir, name string) (string, bool) {
+	p := filepath.Join(strings.Split(name, ".")...)
+	for _, t := range []string{p + ".py", filepath.Join(p, "__main__.py")} {
+		if isRegular(filepath.Join(dir, t)) {
+			return t, true
+		}
+	}
+	return "", false
+}

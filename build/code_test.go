@@ -1,0 +1,127 @@
+package build
+
+import (
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// codePaths returns the paths of id's code artifacts.
+func codePaths(id *Identity) []string {
+	var out []string
+	for _, a := range id.Code {
+		out = append(out, a.Path)
+	}
+	return out
+}
+
+// The entry and code the launch command leads to, for the runtimes whose
+// options are understood, with fake runtimes that are never run.
+func TestCodeInferred(t *testing.T) {
+	t.Parallel()
+	files := []idFile{
+		{path: "dist/server.js", content: "require('./lib/tool');\n"},
+		{path: "dist/lib/tool.js", content: "module.exports = 1;\n"},
+		{path: "dist/index.js", content: "require('./server');\n"},
+		{path: "preload.cjs", content: "globalThis.x = 1;\n"},
+		{path: "server.js", content: "console.log(1);\n"},
+		{path: "pkg/__init__.py", content: ""},
+		{path: "pkg/server/__init__.py", content: ""},
+		{path: "pkg/server/__main__.py", content: "print(1)\n"},
+		{path: "pkg/server/tools.py", content: "X = 1\n"},
+		{path: "scripts/serve.py", content: "print(1)\n"},
+		{path: "src/server.ts", content: "import './lib/tool.js';\n"},
+		{path: "src/lib/tool.ts", content: "export {};\n"},
+		{path: "go.mod", content: "module example.com/srv\n"},
+		{path: "cmd/srv/main.go", content: "package main\nfunc main() {}\n"},
+		{path: "packages/api/package.json", content: "{}\n"},
+		{path: "packages/api/dist/main.js", content: "1;\n"},
+		{path: "packages/web/dist/main.js", content: "2;\n"},
+	}
+	for _, tc := range []struct {
+		name    string
+		command []string
+		entry   string
+		code    []string
+		source  string // substring of Identity.Source; empty: not from source
+	}{
+		{"node script", []string{"node", "dist/server.js"}, "dist/server.js", []string{"dist"}, ""},
+		{"node preload", []string{"node", "-r", "./preload.cjs", "--title", "x", "dist/server.js"}, "dist/server.js", []string{"dist", "preload.cjs"}, ""},
+		{"node --require=", []string{"node", "--require=./preload.cjs", "dist/server.js"}, "dist/server.js", []string{"dist", "preload.cjs"}, ""},
+		{"node preload inside the tree", []string{"node", "--import", "./dist/lib/tool.js", "dist/server.js"}, "dist/server.js", []string{"dist"}, ""},
+		{"node without extension", []string{"node", "dist/server"}, "dist/server.js", []string{"dist"}, ""},
+		{"node directory", []string{"node", "dist"}, "dist/index.js", []string{"dist"}, ""},
+		{"node in the root", []string{"node", "server.js"}, "server.js", nil, ""},
+		{"package below the root", []string{"node", "packages/api/dist/main.js"}, "packages/api/dist/main.js", []string{"packages/api/dist"}, ""},
+		{"no package.json", []string{"node", "packages/web/dist/main.js"}, "packages/web/dist/main.js", []string{"packages"}, ""},
+		{"python -m", []string{"python3", "-u", "-m", "pkg.server"}, "pkg/server/__main__.py", []string{"pkg"}, ""},
+		{"python package file", []string{"python3", "-X", "dev", "pkg/server/tools.py"}, "pkg/server/tools.py", []string{"pkg"}, ""},
+		{"python script directory", []string{"python3", "scripts/serve.py"}, "scripts/serve.py", []string{"scripts"}, ""},
+		{"bun from source", []string{"bun", "run", "src/server.ts"}, "src/server.ts", []string{"src"}, "runs from source (src/server.ts): the source tree src"},
+		{"node type stripping", []string{"node", "--experimental-strip-types", "src/server.ts"}, "src/server.ts", []string{"src"}, "runs from source"},
+		{"go run", []string{"go", "run", "-tags", "x", "./cmd/srv"}, "", []string{"."}, "runs from source (go run ./cmd/srv): the module ."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := idTempDir(t)
+			idWrite(t, dir, files...)
+			bin := idFakeBin(t, "a", "python3", "bun", "go")
+			id, err := Compute(Spec{Dir: dir, Command: tc.command, Versions: idVersions, Environ: []string{"PATH=" + bin}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.entry != "" && id.Entry.Path != tc.entry {
+				t.Errorf("entry %s, want %s\ninferred: %q", id.Entry.Path, tc.entry, id.Inferred)
+			}
+			if got := codePaths(id); !slices.Equal(got, tc.code) {
+				t.Errorf("code %q, want %q\ninferred: %q", got, tc.code, id.Inferred)
+			}
+			if tc.source == "" && id.Source != "" || !strings.Contains(id.Source, tc.source) {
+				t.Errorf("source %q, want %q", id.Source, tc.source)
+			}
+		})
+	}
+}
+
+// A launch command naming a script that does not exist is an error naming
+// the file, not an identity of the runtime alone; a failed build records it
+// as missing, and so does the host before the first build (Unbuilt).
+func TestCodeMissingScript(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "preload.cjs", content: "1;\n"}, idFile{path: "dist/server.js", content: "1;\n"})
+	bin := idFakeBin(t, "a", "python3")
+	for _, command := range [][]string{
+		{"node", "dist/missing.js"},
+		{"node", "-r", "./gone.cjs", "dist/server.js"},
+		{"python3", "-m", "json", "-u"}, // not found in the project: resolved on sys.path, not an error
+		{"sh", "-c", "exec node build/server.js"},
+		{"./tsx", "src/missing.ts"},
+	} {
+		idWrite(t, dir, idFile{path: "tsx", content: "#!/bin/sh\nexec node \"$@\"\n", mode: 0o755})
+		spec := Spec{Dir: dir, Command: command, Versions: idVersions, Environ: []string{"PATH=" + bin + ":/bin:/usr/bin"}}
+		_, err := Compute(spec)
+		var ie *InputError
+		if command[0] == "python3" {
+			if err != nil {
+				t.Errorf("%q: %v", command, err)
+			}
+			continue
+		}
+		if !errors.As(err, &ie) || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%q: err %v, want an *InputError for a missing file", command, err)
+			continue
+		}
+		spec.Unbuilt = true
+		id, err := Compute(spec)
+		if err != nil {
+			t.Errorf("%q, Unbuilt: %v", command, err)
+			continue
+		}
+		if !slices.ContainsFunc(id.Artifacts(), func(a Artifact) bool { return a.Missing && a.Path == ie.Path }) {
+			t.Errorf("%q, Unbuilt: %s not recorded as missing: %+v", command, ie.Path, id.Artifacts())
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// resolve finds the entry file and the runtime binary, noting in id what it
+// inferred, and hashes the wrappers on the way. launch is what the
+// runtime's own arguments say it loads.
+func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime string, launch launchArgs, err error) {
+	entry = spec.Entry
+	path := spec.Path
+	if path == "" {
+		path = lookupEnv(spec, "PATH")
+	}
+	if len(spec.Command) == 0 {
+		entry, runtime, err = resolveEntryOnly(spec, dir, path, id)
+		return entry, runtime, launchArgs{}, err
+	}
+	rt, found, wrappers, rtArgs, direct, err := resolveCommand(spec.Command, dir, path, id)
+	if err != nil {
+		return "", "", launchArgs{}, &InputError{Field: "command", Path: spec.Command[0], Err: err}
+	}
+	for _, w := range wrappers {
+		a, err := artifact(fc, RoleWrapper, dir, w, false)
+		if err != nil {
+			return "", "", launchArgs{}, err
+		}
+		a.Why = "a script the launch command runs before the runtime"
+		id.Wrappers = append(id.Wrappers, a)
+	}
+	runtime = rt
+	if direct {
+		launch = parseLaunch(rt, rtArgs)
+	}
+	if entry == "" {
+		entry = inferEntry(spec, dir, launch, id)
+	}
+	if entry == "" && found != "" {
+		entry = found
+	}
+	if entry == "" {
+		entry = runtime
+		id.Inferred = append(id.Inferred, "entry: the executable itself, no argument names a file")
+	}
+	if len(wrappers) == 0 && runtime != spec.Command[0] {
+		id.Inferred = append(id.Inferred, "runtime "+spec.Command[0]+" resolved to "+runtime)
+	}
+	return entry, runtime, launch, nil
+}
+
+// inferEntry finds the entry among the launch command's arguments: the
+// script the runtime's options lead to (node -r x.cjs dist/server.js:
+// dist/server.js; python -m pkg: pkg/__main__.py), else the first argument
+// naming an existing file, else the first that has a code file's extension
+// (.js, .py, …) and does not exist, so that a server not built yet is
+// reported rather than given an identity of its runtime alone.
+func inferEntry(spec Spec, dir string, l launchArgs, id *Identity) string {
+	switch {
+	case l.script != "":
+		e := scriptPath(dir, l.script, l)
+		id.Inferred = append(id.Inferred, "entry "+e+": the script "+l.runtime+" runs")
+		return e
+	case l.module != "":
+		if e, ok := pythonModule(dir, l.module); ok {
+			id.Inferred = append(id.Inferred, "entry "+e+": the module python -m "+l.module+" runs")
+			return e
+		}
+		id.Inferred = append(id.Inferred, "python -m "+l.module+": not found in "+dir+", loaded from sys.path (the dependency trees)")
+		return ""
+	case l.goRun != nil:
+		return ""
+	}
+	for _, arg := range spec.Command[1:] {
+		if isRegular(abs(dir, arg)) {
+			id.Inferred = append(id.Inferred, "entry "+arg+": first argument of the command naming a file")
+			return arg
+		}
+	}
+	for _, arg := range spec.Command[1:] {
+		if !strings.HasPrefix(arg, "-") && !strings.ContainsAny(arg, " \t\n") && codeExts[strings.ToLower(filepath.Ext(arg))] {
+			id.Inferred = append(id.Inferred, "entry "+arg+": an argument of the command naming a code file")
+			return arg
+		}
+	}
+	return ""
+}
+
+// resolveEntryOnly infers the runtime from an entry given without a launch
+// command.
+func resolveEntryOnly(spec Spec, dir, path string, id *Identity) (entry, runtime string, err error) {
+	entry = spec.Entry
+	if entry == "" {
+		return "", "", &InputError{Field: "entry", Err: errors.New("no entry file and no launch command given (set --entry or --command, or entry/command in mcpepoch.toml)")}
+	}
+	// No command: infer the runtime from the entry.
+	var name string
+	switch strings.ToLower(filepath.Ext(entry)) {
+	case ".js", ".mjs", ".cjs":
+		name = "node"
+	case ".py":
+		name = "python3"
+	default:
+		if fi, err := os.Stat(abs(dir, entry)); err == nil && fi.Mode()&0o111 != 0 {
+			id.Inferred = append(id.Inferred, "runtime: "+entry+" is an executable, it is its own runtime")
+			return entry, abs(dir, entry), nil
+		}
+		id.Inferred = append(id.Inferred, "runtime: unknown for "+entry+" (set command)")
+		return entry, "", nil
+	}
+	runtime, err = lookPath(name, dir, path)
+	if err != nil {
+		return "", "", &InputError{Field: "runtime", Path: name, Err: err}
+	}
+	id.Inferred = append(id.Inferred, "runtime "+name+" inferred from the entry's extension, resolved to "+runtime)
+	return entry, runtime, nil
+}
+
+// lookPath resolves name as exec.LookPath would for a child started in dir
+// with the given PATH, then follows symlinks, so that the digest is of the
+// bytes that run.
+func lookPath(name, dir, path string) (string, error) {
+	var p string
+	if strings.Contains(name, "/") {
+		p = abs(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("not an executable file")
+		}
+	} else {
+		for _, d := range filepath.SplitList(path) {
+			if d == "" {
+				d = "."
+			}
+			c := abs(dir, filepath.Join(d, name))
+			if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				p = c
+				break
+			}
+		}
+		if p == "" {
+			return "", exec.ErrNotFound
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return real, nil
+}

@@ -1,0 +1,66 @@
+package main
+
+// End-to-end tests of the project's own code in the identity: the real
+// Node example, split into two modules and built with the real TypeScript
+// compiler, served through `mcpepoch host` to a real MCP client.
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// splitRevision moves the example's REVISION into src/lib/revision.ts,
+// which tsc compiles to dist/lib/revision.js, so that a rebuild can change
+// that module alone.
+func (p *project) splitRevision(rev string) {
+	p.t.Helper()
+	p.edit(func(s string) string {
+		return revisionRE.ReplaceAllString(s, `import { REVISION } from "./lib/revision.js";`)
+	})
+	p.setLibRevision(rev)
+}
+
+// setLibRevision rewrites src/lib/revision.ts.
+func (p *project) setLibRevision(rev string) {
+	p.t.Helper()
+	name := p.path("src/lib/revision.ts")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(`export const REVISION = "`+rev+`";`+"\n"), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// A rebuild that changes only dist/lib/revision.js, not the entry
+// dist/server.js, is new code: the hook names dist as changed, the host
+// restarts the server, and the client is answered by the new code.
+func TestCodeTreeChangeRestartsServer(t *testing.T) {
+	p := newProject(t)
+	p.splitRevision("A")
+	p.build()
+	c := p.host()
+	p.record()
+	if got, want := call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"}), "sku=bolt quantity=0 revision=A"; got != want {
+		t.Fatalf("lookup = %q, want %q", got, want)
+	}
+	entry, _ := sha256File(t, p.path("dist/server.js"))
+
+	p.setLibRevision("B")
+	p.build()
+	if now, _ := sha256File(t, p.path("dist/server.js")); now != entry {
+		t.Fatal("the rebuild changed dist/server.js: this test needs the entry byte-identical")
+	}
+	stderr := p.record()
+	wantLine(t, stderr, "build complete: dist changed")
+	if rs := restarts(stderr); len(rs) != 1 {
+		t.Fatalf("%d restart lines, want 1:\n%s", len(rs), stderr)
+	}
+	if got, want := call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"}), "sku=bolt quantity=0 revision=B"; got != want {
+		t.Errorf("lookup after the rebuild = %q, want %q", got, want)
+	}
+	if d := p.onlyHost().Drift; len(d) != 0 {
+		t.Errorf("status drift after the restart: %q", d)
+	}
+}
