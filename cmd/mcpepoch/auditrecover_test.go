@@ -15,6 +15,7 @@ import (
 // audit verify warns about and audit show lists, instead of a log that
 // verifies as intact.
 func TestAuditHeadDeleted(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	path := layout.Audit(root)
 	os.MkdirAll(filepath.Dir(path), 0o700)

@@ -338,6 +338,7 @@ func gone(pid int) bool {
 // TestRecordNodeExample records builds of the Node example and checks the
 // manifest against digests computed here from the same files.
 func TestRecordNodeExample(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	stderr := p.record()
 	wantLine(t, stderr, "no host listening for this project: nothing restarted")
@@ -421,6 +422,7 @@ func TestRecordNodeExample(t *testing.T) {
 // client: the client is told the catalog changed, sees the new tool, and is
 // answered by the new code, under a new epoch and process.
 func TestHostRestartSeenByClient(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	c := p.host()
 	if got, want := toolNames(t, c), []string{"inventory_lookup", "inventory_adjust"}; !slices.Equal(got, want) {
@@ -496,6 +498,7 @@ func TestHostRestartSeenByClient(t *testing.T) {
 // TestIdenticalRebuildKeepsEpoch rebuilds without a source change: the bytes
 // are the same, so the host keeps its process and epoch.
 func TestIdenticalRebuildKeepsEpoch(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	c := p.host()
 	before := p.onlyHost()
@@ -542,6 +545,7 @@ func TestIdenticalRebuildKeepsEpoch(t *testing.T) {
 // TestLongProjectPath puts the project under a path too long for a unix
 // socket inside it (sun_path holds ~104 bytes): hook and host still meet.
 func TestLongProjectPath(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for len(dir) <= 150 {
 		dir = filepath.Join(dir, "a-rather-long-directory-name-for-a-project")
@@ -576,6 +580,7 @@ func TestLongProjectPath(t *testing.T) {
 // TestTwoHostsOneHook connects two clients, each through its own host, to
 // one project: one hook run restarts both and prints one line for each.
 func TestTwoHostsOneHook(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	c1 := p.host()
 	c2 := p.host()

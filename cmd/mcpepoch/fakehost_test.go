@@ -118,6 +118,7 @@ func hostileReview(t *testing.T, run string) localapi.Review {
 // server chose, the approval names the reviewed catalog revision, and --all
 // says that per-call tools still need their own approvals.
 func TestApproveAll(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	var (
 		mu  sync.Mutex
@@ -181,6 +182,7 @@ func TestApproveAll(t *testing.T) {
 // TestStatusHostile: status escapes what hosts report, and exits 4 when a
 // host answered with an error, after listing the others.
 func TestStatusHostile(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	var good string
 	good = fakeHost(t, root, func(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
@@ -219,6 +221,7 @@ func TestStatusHostile(t *testing.T) {
 // TestStatusSocketDirError: a socket directory that fails its check is
 // named as such, and status exits 4.
 func TestStatusSocketDirError(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	dir := filepath.Join(root, ".mcpepoch", "sock")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -241,6 +244,7 @@ func TestStatusSocketDirError(t *testing.T) {
 // the others are listed with what they hold escaped, and the exit status
 // is 2.
 func TestGrantsCorruptAndHostile(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	dir := filepath.Join(root, ".mcpepoch", "grants")
 	os.MkdirAll(dir, 0o700)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestTaskBuildHook(t *testing.T) {
+	t.Parallel()
 	task := testenv.Task(t)
 	testBuildHook(t, func(p *project) (testenv.Output, int) {
 		p.t.Helper()
@@ -24,6 +25,7 @@ func TestTaskBuildHook(t *testing.T) {
 }
 
 func TestMakeBuildHook(t *testing.T) {
+	t.Parallel()
 	mk, err := exec.LookPath("make")
 	if err != nil {
 		t.Skip("make is not on PATH: install make to run this test")

@@ -156,6 +156,7 @@ rl.on('close', () => process.exit(0));
 // and not by a host whose server really ran with it (manifest, caches,
 // execution records, audit log, status).
 func TestIdentityNodeOptionsNeverStored(t *testing.T) {
+	t.Parallel()
 	testenv.LookNode(t)
 	dir := ideTempDir(t)
 	const marker = "preload-e2e-4c7a1d"
@@ -315,6 +316,7 @@ func ideSHA256(t *testing.T, p string) string {
 // no longer what was built, and mcpepoch status says so until the next
 // build restarts the server.
 func TestDriftBinaryReplacedWhileRunning(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skipf("running ≠ built is read from /proc/<pid>/exe, which %s does not have; status says \"not observed\" there", runtime.GOOS)
 	}

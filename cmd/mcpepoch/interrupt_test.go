@@ -22,6 +22,7 @@ import (
 const interruptBound = 10 * time.Second
 
 func TestInterruptWhileHashing(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Mcpepoch(t)
 	for _, tc := range []struct {
 		name     string
@@ -121,6 +122,7 @@ func TestInterruptWhileHashing(t *testing.T) {
 // A lockfile that is not a regular file is refused at once, with the file
 // named, instead of being read forever (/dev/zero) or blocking (a FIFO).
 func TestRecordRefusesSpecialFiles(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Mcpepoch(t)
 	dir := shortRoot(t)
 	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte("exec cat\n"), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 // execution records). Under the usual umask 022 a directory made 0755 by
 // one of them would stay 0755.
 func TestStateDirPrivateWhicheverCommandFirst(t *testing.T) {
+	t.Parallel()
 	for _, first := range [][]string{
 		{"record"},
 		{"host", "--", "sh", "server.sh"},

@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -13,9 +15,31 @@ import (
 
 // TestMain lets the test binary act as the mcpepoch command in scripts.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(wideParallel{m}, map[string]func(){
 		"mcpepoch": func() { os.Exit(main1()) },
 	})
+}
+
+// minParallel is how many tests run at once, at least, when go test is
+// given no -parallel flag (whose default is GOMAXPROCS). Most tests here
+// spend their time waiting on child processes (node, the host, make,
+// task), not on the CPU, so more of them than there are cores fit.
+const minParallel = 6
+
+// wideParallel runs the tests with -parallel raised to minParallel unless
+// the flag was given.
+type wideParallel struct{ m *testing.M }
+
+func (w wideParallel) Run() int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if n := runtime.GOMAXPROCS(0); !given && n < minParallel {
+		if err := flag.Set("test.parallel", strconv.Itoa(minParallel)); err != nil {
+			panic(err)
+		}
+	}
+	return w.m.Run()
 }
 
 // TestScript runs the CLI behaviours in testdata/script/*.txtar, one
@@ -27,6 +51,7 @@ func TestMain(m *testing.M) {
 // for the next stdout/stderr/cmp commands. $TEMPLATES is the templates/
 // directory of the repository.
 func TestScript(t *testing.T) {
+	t.Parallel()
 	templates, err := filepath.Abs(filepath.Join("..", "..", "templates"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import "testing"
 
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want, text string }{
 		{"read_file", "read_file", "read_file"},
 		{"café ✓ <ok> \"q\"", "café ✓ <ok> \"q\"", "café ✓ <ok> \"q\""},

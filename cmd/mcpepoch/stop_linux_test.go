@@ -21,6 +21,9 @@ import (
 // server's orphaned process is reparented to it, and it never reaps it while
 // the host stops. The killed orphan stays a zombie: it runs no code, holds
 // no port or file, and must count as gone.
+//
+// It does not run in parallel: becoming a subreaper is process-wide, and
+// the orphans of other tests would be reparented to the test process too.
 func TestClientCloseStopsServerGroupUnreapedOrphans(t *testing.T) {
 	p := newProject(t)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {

@@ -24,6 +24,7 @@ import (
 const stopBound = 5 * time.Second
 
 func TestClientCloseStopsServerGroup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		command []string
@@ -41,6 +42,7 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 		{"detached process holding stdout", []string{"sh", "-c", "setsid sleep 300 & echo $! > detached.pid; exec node dist/server.js"}, []string{"node"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newProject(t)
 			h := startRawHost(t, p, tc.command...)
 			t.Cleanup(func() { killPIDFile(t, p.path("detached.pid")) }) // before the host's cleanup
@@ -166,6 +168,10 @@ func startRawHost(t *testing.T, p *project, command ...string) *rawHost {
 	return h
 }
 
+// responseTimeout is how long a test waits for the host to answer a
+// request before it fails.
+const responseTimeout = 15 * time.Second
+
 // send writes one JSON-RPC message.
 func (h *rawHost) send(msg string) {
 	h.t.Helper()
@@ -177,7 +183,7 @@ func (h *rawHost) send(msg string) {
 // response waits for the response with the given id, skipping notifications.
 func (h *rawHost) response(id int) json.RawMessage {
 	h.t.Helper()
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(responseTimeout)
 	for {
 		select {
 		case line := <-h.lines:
@@ -199,7 +205,7 @@ func (h *rawHost) response(id int) json.RawMessage {
 		case <-h.done:
 			h.t.Fatalf("host exited before answering request %d\n%s", id, h.stderr.String())
 		case <-timeout:
-			h.t.Fatalf("no answer to request %d within 30 s\n%s", id, h.stderr.String())
+			h.t.Fatalf("no answer to request %d within %s\n%s", id, responseTimeout, h.stderr.String())
 		}
 	}
 }
