@@ -37,8 +37,11 @@ type Client struct {
 	closeOnce sync.Once
 }
 
-// opTimeout bounds every driver command beyond its own timeout.
-const opTimeout = 30 * time.Second
+// opTimeout bounds every driver command beyond its own timeout. It is
+// what a test waits for an answer that never comes before it fails: long
+// enough for node, the host and the server to start on a loaded machine,
+// short enough that a broken test fails in seconds.
+const opTimeout = 15 * time.Second
 
 // Driver starts "node testdata/node/driver.mjs -- argv…" in dir, with the
 // test's environment (see [Environ]) plus env, and waits for the MCP
@@ -270,7 +273,9 @@ func ToolNames(tools []Tool) []string {
 }
 
 // callTimeout is the timeout of a tools/call request inside the client.
-const callTimeout = 60 * time.Second
+// The example's tools answer in milliseconds; a call caught in a restart
+// waits for the new server to start.
+const callTimeout = 20 * time.Second
 
 // Call sends tools/call name with args (nil for none) and returns the
 // result, or the error the client reported.
