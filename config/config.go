@@ -41,6 +41,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // FileName is the name of the settings file in the project root.
@@ -108,15 +109,28 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// MaxSize is the largest settings file Load reads, in bytes.
+const MaxSize = 1 << 20
+
 // Load reads FileName in dir. A missing file yields a zero Config and no
-// error. Syntax errors, unknown keys and bad values are returned as *Error.
+// error. Syntax errors, unknown keys and bad values are returned as *Error,
+// and so is a path that is not a regular file (a FIFO, a device; a
+// symbolic link to a regular file is followed) or a file over MaxSize. Load
+// never blocks on what the path names.
 func Load(dir string) (*Config, error) {
 	p := filepath.Join(dir, FileName)
 	var c Config
-	md, err := toml.DecodeFile(p, &c)
+	b, err := safefile.ReadFile(p, MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Config{}, nil
 	}
+	if r := safefile.Refusal(err); r != nil {
+		return nil, &Error{Path: p, Err: r}
+	}
+	if err != nil {
+		return nil, err
+	}
+	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {

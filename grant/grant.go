@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // Values of Grant.ExpiresWhen other than a duration.
@@ -178,15 +178,24 @@ type CorruptError struct {
 func (e *CorruptError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 func (e *CorruptError) Unwrap() error { return e.Err }
 
+// MaxFileSize is the largest grants file Open reads, in bytes.
+const MaxFileSize = 16 << 20
+
 // Open reads the store at path, or returns an empty one if there is no file.
 // A file that is not a version 1 store, or holds an entry that is not a
 // grant (null, or without id, executionEpoch or toolScope), is a
-// *CorruptError naming the file and the entry's index.
+// *CorruptError naming the file and the entry's index; so is a path that is
+// not a regular file (a FIFO, a device, a symbolic link: only the host
+// writes the store, by rename) or a file over MaxFileSize. Open never
+// blocks on what path names.
 func Open(path string) (*Store, error) {
 	s := &Store{path: path}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFileNoFollow(path, MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
+	}
+	if r := safefile.Refusal(err); r != nil {
+		return nil, &CorruptError{Path: path, Err: r}
 	}
 	if err != nil {
 		return nil, err

@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -49,6 +48,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // Schema is the schema version this package writes and accepts.
@@ -109,11 +109,20 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
+// MaxSize is the largest manifest Read accepts, in bytes. A real one holds
+// a few dozen artifacts and is a few KiB.
+const MaxSize = 4 << 20
+
 // Read reads and validates the manifest at path. A missing file yields an
 // error satisfying errors.Is(err, fs.ErrNotExist); anything else wrong is a
-// *CorruptError.
+// *CorruptError, including a path that is not a regular file (a FIFO, a
+// device, a symbolic link: only record writes the manifest, by rename) or
+// a file over MaxSize. Read never blocks on what path names.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFileNoFollow(path, MaxSize)
+	if r := safefile.Refusal(err); r != nil {
+		return nil, &CorruptError{Path: path, Err: r}
+	}
 	if err != nil {
 		return nil, err
 	}
