@@ -2,6 +2,12 @@
 // server process, even when the code's digests did not change (seed:
 // "replace the execution identity when the code changes"; a new process is
 // a new epoch).
+//
+// Three other things are named the same way, by a ULID minted at the moment
+// they begin, and each has its own type so that one is never passed for
+// another: an agent run (RunID), a build recorded by the hook (BuildID) and
+// a grant (GrantID). All four are plain strings on the wire (JSON, TOML,
+// audit records): the types change no format.
 package epoch
 
 import (
@@ -19,7 +25,7 @@ type Epoch string
 
 // New returns a fresh Epoch for a launch at t.
 func New(t time.Time) Epoch {
-	return Epoch(ulid.MustNew(ulid.Timestamp(t), rand.Reader).String())
+	return Epoch(newULID(t))
 }
 
 // Parse checks that s is a ULID and returns it as an Epoch.
@@ -33,8 +39,33 @@ func Parse(s string) (Epoch, error) {
 // String returns e unchanged.
 func (e Epoch) String() string { return string(e) }
 
-// NewID returns a fresh ULID string for things that are not epochs but are
-// named the same way: build ids and agent run ids.
-func NewID(t time.Time) string {
+// RunID names an agent run: one client's session with one host, from the
+// client launching `mcpepoch host` until it disconnects. Grants, the host's
+// socket and its execution record are keyed by it.
+type RunID string
+
+// BuildID names one build recorded by the hook (`mcpepoch record`): the
+// run manifest's build.id, the build_complete and build_failed requests'
+// "build", and the builds log.
+type BuildID string
+
+// GrantID names one grant (grant.Grant.ID), as listed by `mcpepoch grants`
+// and ended by `mcpepoch revoke`.
+type GrantID string
+
+// NewRunID returns a fresh RunID for an agent run beginning at t.
+func NewRunID(t time.Time) RunID { return RunID(newULID(t)) }
+
+// NewBuildID returns a fresh BuildID for a build recorded at t.
+func NewBuildID(t time.Time) BuildID { return BuildID(newULID(t)) }
+
+// NewGrantID returns a fresh GrantID for a grant issued at t.
+func NewGrantID(t time.Time) GrantID { return GrantID(newULID(t)) }
+
+func (r RunID) String() string   { return string(r) }
+func (b BuildID) String() string { return string(b) }
+func (g GrantID) String() string { return string(g) }
+
+func newULID(t time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(t), rand.Reader).String()
 }

@@ -50,13 +50,13 @@ const (
 
 // Grant is one approval. JSON field names follow the seed's example.
 type Grant struct {
-	ID              string      `json:"id"` // ULID
-	AgentRun        string      `json:"agentRun"`
-	ServerLabel     string      `json:"serverLabel"`
-	ExecutionEpoch  epoch.Epoch `json:"executionEpoch"`
-	ToolScope       []string    `json:"toolScope"`
-	CredentialScope []string    `json:"credentialScope"`
-	IssuedAt        time.Time   `json:"issuedAt"`
+	ID              epoch.GrantID `json:"id"`
+	AgentRun        epoch.RunID   `json:"agentRun"`
+	ServerLabel     string        `json:"serverLabel"`
+	ExecutionEpoch  epoch.Epoch   `json:"executionEpoch"`
+	ToolScope       []string      `json:"toolScope"`
+	CredentialScope []string      `json:"credentialScope"`
+	IssuedAt        time.Time     `json:"issuedAt"`
 	// ExpiresWhen is "agent-run-ends", "per-call" or a Go duration ("30m")
 	// counted from IssuedAt.
 	ExpiresWhen string `json:"expiresWhen"`
@@ -273,7 +273,7 @@ func (s *Store) Save() error {
 func (s *Store) Add(g *Grant) { s.Grants = append(s.Grants, g) }
 
 // Revoke ends the live grant with id; it reports whether there was one.
-func (s *Store) Revoke(id, reason string, now time.Time) bool {
+func (s *Store) Revoke(id epoch.GrantID, reason string, now time.Time) bool {
 	for _, g := range s.Grants {
 		if g.ID == id && g.RevokedAt == nil {
 			g.RevokedAt, g.RevokedReason = &now, reason

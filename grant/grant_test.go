@@ -37,7 +37,7 @@ var (
 
 // newGrant returns a live grant of epochA issued at t0, running until the
 // agent run ends.
-func newGrant(id string, ep epoch.Epoch, tools, creds []string) *grant.Grant {
+func newGrant(id epoch.GrantID, ep epoch.Epoch, tools, creds []string) *grant.Grant {
 	return &grant.Grant{ID: id, AgentRun: "run1", ServerLabel: "inventory-local", ExecutionEpoch: ep,
 		ToolScope: tools, CredentialScope: creds, IssuedAt: t0, ExpiresWhen: grant.ExpiresRunEnds,
 		ApprovedBy: "alice", CatalogRevision: "sha256:aa"}

@@ -35,7 +35,7 @@ func (h *Host) localAPI() *localapi.Mux {
 
 // response is the start of every answer: the host's label and run id.
 func (h *Host) response() notify.Response {
-	return notify.Response{Label: h.opts.Label, Run: h.run}
+	return notify.Response{Label: h.opts.Label, Run: string(h.run)}
 }
 
 // fail is the error answer with code and err's text.
@@ -119,7 +119,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 func (h *Host) buildFields(req notify.Request) map[string]any {
 	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
 	if req.Manifest == layout.Manifest(h.opts.Dir) {
-		if m, err := manifest.Read(req.Manifest); err == nil && m.Build.ID == req.Build {
+		if m, err := manifest.Read(req.Manifest); err == nil && string(m.Build.ID) == req.Build {
 			f["changed"] = m.Changed()
 			f["status"] = m.Build.Status
 		}

@@ -457,8 +457,8 @@ func TestAuditTwoHosts(t *testing.T) {
 	deadline := time.Now().Add(gWait)
 	for tsRun == "" {
 		for _, h := range p.hosts() {
-			if h.AgentRun != s.run {
-				tsRun = h.AgentRun
+			if string(h.AgentRun) != s.run {
+				tsRun = string(h.AgentRun)
 			}
 		}
 		if tsRun == "" && time.Now().After(deadline) {

@@ -46,13 +46,13 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 
 // event queues one record. Fields must hold no secret: names and digests
 // only (audit package doc).
-func (a *auditor) event(typ string, ep epoch.Epoch, run string, fields map[string]any) {
+func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
 	if !a.closed {
-		a.queue = append(a.queue, audit.Event{Type: typ, Epoch: string(ep), Run: run, Fields: fields})
+		a.queue = append(a.queue, audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields})
 		a.cond.Signal()
 	}
 	a.mu.Unlock()

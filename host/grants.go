@@ -52,7 +52,7 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 		return nil, nil // no grant could cover it: the catalog check answers unknown_tool
 	}
 	h.notePendingLocked(p.Name, d, ep)
-	approve := "mcpepoch approve --run " + h.run + " --tools " + p.Name
+	approve := "mcpepoch approve --run " + string(h.run) + " --tools " + p.Name
 	for _, c := range d.Credentials {
 		approve += " --credential " + c
 	}
@@ -118,7 +118,7 @@ func (h *Host) saveGrantsLocked() {
 // identical bytes included) and returns how many.
 func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
 	now := time.Now()
-	var ids []string
+	var ids []epoch.GrantID
 	for _, g := range h.grants.Grants {
 		if g.ExecutionEpoch == ep && g.RevokedAt == nil {
 			ids = append(ids, g.ID)
@@ -267,7 +267,7 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	slices.Sort(creds)
 	now := time.Now()
 	g := &grant.Grant{
-		ID: epoch.NewID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,
+		ID: epoch.NewGrantID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
 	}
@@ -291,7 +291,7 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 }
 
 // revoke ends one live grant by id.
-func (h *Host) revoke(peer notify.Peer, id string) (*grant.Grant, error) {
+func (h *Host) revoke(peer notify.Peer, id epoch.GrantID) (*grant.Grant, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.grants.Revoke(id, grant.RevokedByUser, time.Now()) {

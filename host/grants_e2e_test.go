@@ -194,7 +194,7 @@ func (p *gProject) status(run string) host.Status {
 	p.t.Helper()
 	all := p.hosts()
 	for _, s := range all {
-		if s.AgentRun == run {
+		if string(s.AgentRun) == run {
 			return s
 		}
 	}
@@ -268,7 +268,7 @@ func (p *gProject) grant(id string) grant.Grant {
 	p.t.Helper()
 	gs := p.grants()
 	for _, g := range gs {
-		if g.ID == id {
+		if string(g.ID) == id {
 			return g
 		}
 	}
@@ -532,7 +532,7 @@ func TestGrantSeedRebuild(t *testing.T) {
 		t.Fatalf("slow_write after approval: %q", got)
 	}
 	g := p.grant(gid)
-	if g.ExecutionEpoch != epA || g.AgentRun != s.run || !slices.Equal(g.ToolScope, []string{"slow_write"}) ||
+	if g.ExecutionEpoch != epA || string(g.AgentRun) != s.run || !slices.Equal(g.ToolScope, []string{"slow_write"}) ||
 		!slices.Equal(g.CredentialScope, []string{gStaging}) || g.ExpiresWhen != grant.ExpiresRunEnds ||
 		g.RevokedAt != nil || g.ServerLabel != "inventory-local" || g.ApprovedBy == "" {
 		t.Fatalf("grant after approval: %+v", g)
@@ -791,7 +791,7 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 	s.close() // the host writes what is queued before it exits
 	grants := map[string]grant.Grant{}
 	for _, g := range p.grants() {
-		grants[g.ID] = g
+		grants[string(g.ID)] = g
 	}
 	recs := p.records("--run", s.run)
 	pidOf := map[string]string{} // epoch → pid of its server
@@ -1041,13 +1041,13 @@ func TestGrantsRevokedWhenClientDisconnects(t *testing.T) {
 	s.text("slow_write", map[string]any{"key": "k"})
 	s.close() // waits for the host to exit
 
-	store, err := grant.Open(layout.GrantStore(p.dir, s.run))
+	store, err := grant.Open(layout.GrantStore(p.dir, epoch.RunID(s.run)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var g *grant.Grant
 	for _, x := range store.Grants {
-		if x.ID == id {
+		if string(x.ID) == id {
 			g = x
 		}
 	}

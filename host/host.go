@@ -76,7 +76,7 @@ type Options struct {
 // time.
 type Host struct {
 	opts Options
-	run  string // agent run id: a ULID assigned when the client connects
+	run  epoch.RunID // assigned when the client connects
 
 	out *lineQueue // the client's stdout, written by one goroutine
 
@@ -155,7 +155,7 @@ func New(opts Options) *Host {
 	opts.Spec.Dir, opts.Spec.Command = opts.Dir, opts.Command
 	now := time.Now()
 	return &Host{
-		opts: opts, run: epoch.NewID(now),
+		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},

@@ -63,7 +63,7 @@ func (h *Host) Run(ctx context.Context) error {
 	h.setState(StateReady)
 	h.mu.Unlock()
 
-	ln, err := notify.Listen(h.opts.Dir, h.run)
+	ln, err := notify.Listen(h.opts.Dir, string(h.run))
 	if err != nil {
 		h.stopCurrent()
 		return err

@@ -42,7 +42,7 @@ func (h *Host) Status() Status {
 		s.Drift = drift(h.child, observe(h.child.pid, false), latest)
 		if err == nil && m.Build.Status == manifest.StatusFailed {
 			if e := m.Identity().Entry; e.Digest != "" && e.Digest == h.child.identity.Entry.Digest {
-				s.Drift = append(s.Drift, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+m.Build.ID+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
+				s.Drift = append(s.Drift, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+string(m.Build.ID)+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
 			}
 		}
 	}

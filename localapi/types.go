@@ -71,13 +71,13 @@ type ExecutionRecord struct {
 	Epoch            epoch.Epoch  `json:"epoch"`
 	ProcessID        int          `json:"processId"`
 	StartedAt        time.Time    `json:"startedAt"`
-	AgentRun         string       `json:"agentRun"`
+	AgentRun         epoch.RunID  `json:"agentRun"`
 }
 
 // Status is the payload of a host's answer to [TypeStatus]: what
 // mcpepoch status shows of a host.
 type Status struct {
-	AgentRun     string           `json:"agentRun"`
+	AgentRun     epoch.RunID      `json:"agentRun"`
 	Label        string           `json:"label"`
 	State        State            `json:"state"`
 	SinceSeconds float64          `json:"secondsInState"`
@@ -122,7 +122,7 @@ type IdentityLine struct {
 // Review is the payload of a host's answer to [TypeReview]: what
 // mcpepoch approve shows a person before they approve.
 type Review struct {
-	AgentRun        string            `json:"agentRun"`
+	AgentRun        epoch.RunID       `json:"agentRun"`
 	Label           string            `json:"label"`
 	State           State             `json:"state"`
 	Epoch           epoch.Epoch       `json:"epoch"`
@@ -159,5 +159,5 @@ type ApproveRequest struct {
 // RevokeRequest is the payload of a [TypeRevoke] request.
 type RevokeRequest struct {
 	// ID is the grant to end (grant.Grant.ID). Required.
-	ID string `json:"id"`
+	ID epoch.GrantID `json:"id"`
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
@@ -73,10 +74,10 @@ type File struct {
 
 // Build describes one run of the hook.
 type Build struct {
-	ID        string    `toml:"id" json:"id"`
-	Completed time.Time `toml:"completed" json:"completed"`
-	Status    string    `toml:"status" json:"status"`
-	ExitCode  int       `toml:"exit_code" json:"exitCode"`
+	ID        epoch.BuildID `toml:"id" json:"id"`
+	Completed time.Time     `toml:"completed" json:"completed"`
+	Status    string        `toml:"status" json:"status"`
+	ExitCode  int           `toml:"exit_code" json:"exitCode"`
 }
 
 // Artifact is one hashed input, as build.Artifact plus Changed.
@@ -196,7 +197,7 @@ func Write(path string, f *File) error {
 // New describes identity id as built by hook run buildID at t with the
 // build's exit code, marking each artifact changed relative to prev (nil:
 // every artifact changed).
-func New(label, buildID string, t time.Time, exitCode int, id *build.Identity, prev *File) *File {
+func New(label string, buildID epoch.BuildID, t time.Time, exitCode int, id *build.Identity, prev *File) *File {
 	f := &File{
 		Schema:   Schema,
 		Label:    label,

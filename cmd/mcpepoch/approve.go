@@ -14,6 +14,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -54,9 +55,9 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	results := askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeReview})
 	got, from, _ := payloads[localapi.Review](stdio.Err, root, "review", results)
 	var reviews []localapi.Review
-	sockets := map[string]string{} // agent run → the socket its review came from
+	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
 	for i, rv := range got {
-		if strings.HasPrefix(rv.AgentRun, *run) {
+		if strings.HasPrefix(string(rv.AgentRun), *run) {
 			reviews = append(reviews, rv)
 			sockets[rv.AgentRun] = from[i].Socket
 		}
@@ -71,7 +72,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if len(reviews) > 1 && *yes {
 		var runs []string
 		for _, r := range reviews {
-			runs = append(runs, r.AgentRun)
+			runs = append(runs, string(r.AgentRun))
 		}
 		return usageError("%d agent runs serve this project (%s): pick one with --run", len(reviews), printableList(runs, ", "))
 	}
@@ -91,7 +92,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 				return err
 			}
 			if !ok {
-				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", printable(rv.AgentRun))
+				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
 				continue
 			}
 		}
@@ -106,14 +107,14 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		json.Unmarshal(resp.Payload, &g)
 		approvedAny = true
 		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s\n",
-			printable(g.ID), printable(g.AgentRun), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
+			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
 			orDash(g.CredentialScope), printable(g.ExpiresWhen))
 		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
 			if pc := perCallTools(rv, g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a
 				// per-call scope is covered only by per-call grants.
 				fmt.Fprintf(stdio.Err, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
-					printableList(pc, ", "), orDash(perCallScopes(rv, pc)), printable(g.AgentRun))
+					printableList(pc, ", "), orDash(perCallScopes(rv, pc)), printable(string(g.AgentRun)))
 			}
 		}
 	}
@@ -209,7 +210,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 		}
 	}
 	fmt.Fprintf(w, "approve tools %s with credential scope %s for agent run %s, epoch %s, until %s? [y/N] ",
-		printableList(tools, ", "), orDash(req.Credentials), printable(rv.AgentRun), printable(string(rv.Epoch)), printable(req.Expires))
+		printableList(tools, ", "), orDash(req.Credentials), printable(string(rv.AgentRun)), printable(string(rv.Epoch)), printable(req.Expires))
 	line, _ := in.ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
@@ -221,7 +222,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 // reports goes through printable.
 func printReview(w io.Writer, rv localapi.Review) {
 	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n",
-		printable(rv.AgentRun), printable(rv.Label), printable(string(rv.Epoch)), rv.PID, printable(string(rv.State)))
+		printable(string(rv.AgentRun)), printable(rv.Label), printable(string(rv.Epoch)), rv.PID, printable(string(rv.State)))
 	if rv.ApprovedEpoch == "" {
 		fmt.Fprintln(w, "identity (no earlier approval in this run):")
 	} else {

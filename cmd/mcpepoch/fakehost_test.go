@@ -100,7 +100,7 @@ func payload(t *testing.T, v any) json.RawMessage {
 func hostileReview(t *testing.T, run string) localapi.Review {
 	ep := epoch.New(time.Now())
 	return localapi.Review{
-		AgentRun: run, Label: "inv\x1b]0;pwned\x07", State: localapi.StateReady, Epoch: ep, PID: 42,
+		AgentRun: epoch.RunID(run), Label: "inv\x1b]0;pwned\x07", State: localapi.StateReady, Epoch: ep, PID: 42,
 		Identity:        []localapi.IdentityLine{{Role: build.RoleEntry, Path: "dist/\u202eelif.js", Digest: build.Digest("sha256:" + strings.Repeat("a", 64))}},
 		CatalogRevision: localapi.Revision("sha256:" + strings.Repeat("c", 64)),
 		Tools: []json.RawMessage{
@@ -138,7 +138,7 @@ func TestApproveAll(t *testing.T) {
 				return notify.ErrorResponse(notify.CodeBadRequest, err.Error())
 			}
 			got = append(got, ar)
-			g := grant.Grant{ID: epoch.NewID(time.Now()), AgentRun: rv.AgentRun, ExecutionEpoch: ar.Epoch,
+			g := grant.Grant{ID: epoch.NewGrantID(time.Now()), AgentRun: rv.AgentRun, ExecutionEpoch: ar.Epoch,
 				ToolScope: []string{hostile, "publish_preview"}, CredentialScope: []string{"payments"},
 				ExpiresWhen: ar.Expires, ApprovedBy: "alice"}
 			return notify.Response{Type: localapi.TypeApprove, Payload: payload(t, g)}
@@ -186,7 +186,7 @@ func TestStatusHostile(t *testing.T) {
 	root := shortRoot(t)
 	var good string
 	good = fakeHost(t, root, func(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
-		s := localapi.Status{AgentRun: good, Label: "lbl\x1b[31m", State: localapi.StateReady, Reason: "",
+		s := localapi.Status{AgentRun: epoch.RunID(good), Label: "lbl\x1b[31m", State: localapi.StateReady, Reason: "",
 			Execution: &localapi.ExecutionRecord{LaunchCommand: []string{"node", "dist/\u202eserver.js"}, WorkingDirectory: root,
 				EntryDigest: build.Digest("sha256:" + strings.Repeat("a", 64)), Runtime: "node\r", Epoch: epoch.New(time.Now()), ProcessID: 7},
 			Catalog: localapi.Revision("sha256:" + strings.Repeat("b", 64)), Tools: []string{hostile},

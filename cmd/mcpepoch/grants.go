@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -62,7 +63,7 @@ func runGrants(args []string, stdio Stdio) error {
 	now := time.Now()
 	for _, s := range stores {
 		for _, g := range s.Grants {
-			if g.Live(now) && !alive[g.AgentRun] {
+			if g.Live(now) && !alive[string(g.AgentRun)] {
 				t := now
 				g.RevokedAt, g.RevokedReason = &t, "host_gone" // shown, not written: the file is the host's
 			}
@@ -101,7 +102,7 @@ func runGrants(args []string, stdio Stdio) error {
 			until += " (" + g.ExpiresAt.Local().Format(time.DateTime) + ")"
 		}
 		fmt.Fprintf(stdio.Out, "%s  %-22s run %s  epoch %s  tools %s  credential %s  until %s  by %s\n",
-			printable(g.ID), printable(state), printable(g.AgentRun), printable(string(g.ExecutionEpoch)),
+			printable(string(g.ID)), printable(state), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)),
 			printableList(g.ToolScope, ","), orDash(g.CredentialScope), printable(until), printable(g.ApprovedBy))
 	}
 	return done
@@ -121,7 +122,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	payload, _ := json.Marshal(localapi.RevokeRequest{ID: fs.Arg(0)})
+	payload, _ := json.Marshal(localapi.RevokeRequest{ID: epoch.GrantID(fs.Arg(0))})
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
 			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))

@@ -128,7 +128,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	now := time.Now()
-	m := manifest.New(name, epoch.NewID(now), now, *exitCode, id, prev)
+	m := manifest.New(name, epoch.NewBuildID(now), now, *exitCode, id, prev)
 	err = manifest.Write(mpath, m)
 	unlock()
 	if err != nil {
@@ -156,7 +156,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "note: %s\n", id.Source)
 	}
 
-	req := notify.Request{Type: localapi.TypeBuildComplete, Build: m.Build.ID, Manifest: mpath, ExitCode: *exitCode}
+	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(m.Build.ID), Manifest: mpath, ExitCode: *exitCode}
 	if failed {
 		req.Type = localapi.TypeBuildFailed
 	}

@@ -42,7 +42,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	// Every string below comes from a host, and some from the server or
 	// the project's files: all of it goes through printable.
 	for _, s := range all {
-		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", printable(s.AgentRun), printable(s.Label), printable(string(s.State)),
+		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", printable(string(s.AgentRun)), printable(s.Label), printable(string(s.State)),
 			time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
 		if s.Reason != "" {
 			fmt.Fprintf(stdio.Out, "  reason:   %s\n", printable(s.Reason))

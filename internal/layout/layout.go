@@ -26,6 +26,8 @@ package layout
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/mcpepoch/mcpepoch/epoch"
 )
 
 // DirName is the name of the state directory inside a project root.
@@ -62,14 +64,18 @@ func Hosts(root string) string { return filepath.Join(root, DirName, "hosts") }
 
 // HostRecord returns the execution record of the host of agent run,
 // <root>/.mcpepoch/hosts/<run>.json.
-func HostRecord(root, run string) string { return filepath.Join(Hosts(root), run+".json") }
+func HostRecord(root string, run epoch.RunID) string {
+	return filepath.Join(Hosts(root), string(run)+".json")
+}
 
 // Grants returns the grant stores' directory, <root>/.mcpepoch/grants.
 func Grants(root string) string { return filepath.Join(root, DirName, "grants") }
 
 // GrantStore returns the grant store of agent run,
 // <root>/.mcpepoch/grants/<run>.json.
-func GrantStore(root, run string) string { return filepath.Join(Grants(root), run+".json") }
+func GrantStore(root string, run epoch.RunID) string {
+	return filepath.Join(Grants(root), string(run)+".json")
+}
 
 // Cache returns the identity caches' directory, <root>/.mcpepoch/cache.
 func Cache(root string) string { return filepath.Join(root, DirName, "cache") }
