@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -66,4 +68,43 @@ func payloads[T any](w io.Writer, root, what string, results []notify.Result) (v
 		vals, from = append(vals, v), append(from, r)
 	}
 	return vals, from, failed
+}
+
+// signalOutcome reads one host's answer to a build signal: what record
+// --json reports of it, and the lines record prints (coloured by p): the
+// outcome, then for a server left running every way it differs from the
+// build.
+func signalOutcome(p painter, r notify.Result) (hostOutcome, []string) {
+	o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err)}
+	resp := r.Response
+	if r.Err != nil {
+		o.Error = r.Err.Error()
+		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
+			return o, []string{p.bad("host speaks another protocol version: " + printableText(o.Error))}
+		}
+		return o, []string{p.bad("host error: " + printableText(o.Error) + ": running server state unknown")}
+	}
+	switch o.Result {
+	case localapi.OutcomeRestarted:
+		o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = resp.OldEpoch, resp.NewEpoch, resp.OldPID, resp.NewPID
+		o.GrantsRevoked = resp.GrantsRevoked
+		return o, []string{p.ok(statusLine(resp))}
+	case localapi.OutcomeClosed:
+		o.OldEpoch, o.OldPID = resp.OldEpoch, resp.OldPID
+		return o, []string{p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
+			printable(resp.OldEpoch), resp.OldPID))}
+	case localapi.OutcomeUnchanged, localapi.OutcomeHeld:
+		o.NewEpoch, o.NewPID = resp.Epoch, resp.PID
+		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
+		if o.Result == localapi.OutcomeHeld {
+			line += " (restart held: run 'mcpepoch restart')"
+		}
+		lines := []string{p.warn(line)}
+		for _, d := range resp.Drift {
+			lines = append(lines, p.bad(printable(d)))
+		}
+		return o, lines
+	}
+	o.Error = fmt.Sprintf("unexpected answer %q", resp.Type)
+	return o, []string{p.bad("host gave an unexpected answer " + strconv.Quote(resp.Type))}
 }

@@ -39,15 +39,15 @@ type recordOutput struct {
 }
 
 type hostOutcome struct {
-	Socket   string `json:"socket"`
-	Run      string `json:"run,omitempty"`
-	Label    string `json:"label,omitempty"`
-	Result   string `json:"result"` // restarted | unchanged | held | closed | error
-	OldEpoch string `json:"oldEpoch,omitempty"`
-	NewEpoch string `json:"newEpoch,omitempty"`
-	OldPID   int    `json:"oldPid,omitempty"`
-	NewPID   int    `json:"newPid,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Socket   string           `json:"socket"`
+	Run      string           `json:"run,omitempty"`
+	Label    string           `json:"label,omitempty"`
+	Result   localapi.Outcome `json:"result"`
+	OldEpoch string           `json:"oldEpoch,omitempty"`
+	NewEpoch string           `json:"newEpoch,omitempty"`
+	OldPID   int              `json:"oldPid,omitempty"`
+	NewPID   int              `json:"newPid,omitempty"`
+	Error    string           `json:"error,omitempty"`
 	// GrantsRevoked counts grants of the ended epoch the host revoked.
 	GrantsRevoked int `json:"grantsRevoked"`
 }
@@ -160,51 +160,12 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if failed {
 		req.Type = localapi.TypeBuildFailed
 	}
-	bctx, cancel := context.WithTimeout(ctx, *timeout)
-	results := notify.Broadcast(bctx, root, req)
-	cancel()
-	hostErr := false
-	for _, r := range results {
-		o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label}
-		var who string
-		if len(results) > 1 {
-			who = fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
-		}
-		var ve *notify.VersionError
-		switch {
-		case errors.As(r.Err, &ve):
-			o.Result, o.Error = "error", r.Err.Error()
-			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host speaks another protocol version: "+printableText(r.Err.Error())))
-		case r.Err != nil:
-			o.Result, o.Error = "error", r.Err.Error()
-			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host error: "+printableText(r.Err.Error())+": running server state unknown"))
-		case r.Response.Type == string(localapi.OutcomeRestarted):
-			o.Result, o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = "restarted", r.Response.OldEpoch, r.Response.NewEpoch, r.Response.OldPID, r.Response.NewPID
-			o.GrantsRevoked = r.Response.GrantsRevoked
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.ok(statusLine(r.Response)))
-		case r.Response.Type == string(localapi.OutcomeClosed):
-			o.Result, o.OldEpoch, o.OldPID = "closed", r.Response.OldEpoch, r.Response.OldPID
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
-				r.Response.OldEpoch, r.Response.OldPID)))
-		case r.Response.Type == string(localapi.OutcomeUnchanged) || r.Response.Type == string(localapi.OutcomeHeld):
-			o.Result, o.NewEpoch, o.NewPID = r.Response.Type, r.Response.Epoch, r.Response.PID
-			line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", r.Response.PID, r.Response.Epoch)
-			if r.Response.Type == string(localapi.OutcomeHeld) {
-				line += " (restart held: run 'mcpepoch restart')"
-			}
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.warn(line))
-			for _, d := range r.Response.Drift {
-				fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad(printable(d)))
-			}
-		default:
-			o.Result, o.Error = "error", fmt.Sprintf("unexpected answer %q", r.Response.Type)
-			hostErr = true
-			fmt.Fprintf(stdio.Err, "%s%s\n", who, p.bad("host gave an unexpected answer "+strconv.Quote(r.Response.Type)))
-		}
+	results := askHosts(ctx, root, *timeout, req)
+	hostErr := perHost(stdio.Err, results, func(r notify.Result) ([]string, bool) {
+		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
-	}
+		return lines, o.Result != localapi.OutcomeError
+	}) > 0
 	if len(results) == 0 {
 		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
 		if err := logBuild(root, m); err != nil {
