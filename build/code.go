@@ -22,6 +22,10 @@ var CodeSkipDirs = []string{"__pycache__", ".cache", "node_modules", ".venv", ".
 type codeInput struct {
 	path string // absolute
 	why  string
+	// named is set for what mcpepoch.toml names: when it does not exist,
+	// it is recorded missing rather than an error (a deleted file is a
+	// change, reported as gone).
+	named bool
 }
 
 // inferCode returns the project's own code the runtime loads besides the
@@ -34,7 +38,7 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 	if spec.Code != nil {
 		var out []codeInput
 		for _, c := range spec.Code {
-			out = append(out, codeInput{path: abs(dir, c), why: "named in code in mcpepoch.toml: the project's own code the runtime loads"})
+			out = append(out, codeInput{path: abs(dir, c), why: "named in code in mcpepoch.toml: the project's own code the runtime loads", named: true})
 		}
 		return out
 	}
@@ -181,7 +185,7 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 		fi, err := os.Stat(c.path)
 		var a Artifact
 		switch {
-		case err != nil && errors.Is(err, fs.ErrNotExist) && missingOK:
+		case err != nil && errors.Is(err, fs.ErrNotExist) && (missingOK || c.named):
 			a, err = Artifact{Role: RoleCode, Path: display(dir, c.path), Missing: true}, nil
 		case err != nil:
 			var pe *fs.PathError

@@ -233,7 +233,13 @@ func Compute(spec Spec) (*Identity, error) {
 	locks := spec.Lockfiles
 	if locks == nil {
 		for _, name := range LockfileNames {
-			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			switch {
+			case err == nil && !fi.Mode().IsRegular():
+				// A lockfile's name on a directory, a FIFO or a device: not
+				// silently left out of the identity.
+				return nil, &InputError{Field: string(RoleLockfile), Path: name, Err: fmt.Errorf("not a regular file (%s); name the lockfiles in mcpepoch.toml if it is not one", fi.Mode().Type())}
+			case err == nil:
 				locks = append(locks, name)
 				id.Inferred = append(id.Inferred, "lockfile "+name+" detected in "+dir)
 			}
@@ -386,8 +392,8 @@ func ChangedArtifacts(prev, next *Identity) []Artifact {
 }
 
 // Changes names what ChangedArtifacts returns, for people: the path, with
-// "$" before a variable's name and " (gone)" after an input next lacks, each
-// name once.
+// "$" before a variable's name and " (gone)" after an input next lacks or
+// records as missing, each name once.
 func Changes(prev, next *Identity) []string {
 	var out []string
 	nextHas := map[string]bool{}
@@ -399,7 +405,7 @@ func Changes(prev, next *Identity) []string {
 		if a.Role == RoleEnv {
 			name = "$" + name
 		}
-		if !nextHas[string(a.Role)+" "+a.Path] {
+		if a.Missing || !nextHas[string(a.Role)+" "+a.Path] {
 			name += " (gone)"
 		}
 		if !slices.Contains(out, name) { // a binary is its own entry and runtime

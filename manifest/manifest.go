@@ -32,6 +32,10 @@
 //	files   = 0                              # trees (deps, code) only: regular files in the tree
 //	native  = 0                              # trees (deps, code) only: native addons (*.node) in the tree
 //	changed = true                           # digest differs from the previous build's
+//
+//	[[gone]]                                 # an input the previous build had and this one lacks
+//	role    = "lockfile"
+//	path    = "package-lock.json"
 package manifest
 
 import (
@@ -70,6 +74,15 @@ type File struct {
 	Inferred  []string   `toml:"inferred,omitempty" json:"inferred,omitempty"`
 	Build     Build      `toml:"build" json:"build"`
 	Artifacts []Artifact `toml:"artifact" json:"artifact"`
+	// Gone lists the inputs the previous build had and this one lacks (a
+	// deleted lockfile or node_modules, an unset variable): changes too.
+	Gone []Gone `toml:"gone,omitempty" json:"gone,omitempty"`
+}
+
+// Gone names an input of the previous build that this build lacks.
+type Gone struct {
+	Role build.Role `toml:"role" json:"role"`
+	Path string     `toml:"path" json:"path"`
 }
 
 // Build describes one run of the hook.
@@ -173,6 +186,11 @@ func (f *File) validate() *CorruptError {
 			return &CorruptError{Field: field + ".digest", Err: err}
 		}
 	}
+	for i, g := range f.Gone {
+		if g.Path == "" || g.Role == "" {
+			return &CorruptError{Field: fmt.Sprintf("gone[%d]", i), Err: errors.New("role and path are required")}
+		}
+	}
 	return nil
 }
 
@@ -214,8 +232,16 @@ func New(label string, buildID epoch.BuildID, t time.Time, exitCode int, id *bui
 		prevID = prev.Identity()
 	}
 	changed := map[string]bool{}
+	has := map[string]bool{}
+	for _, a := range id.Artifacts() {
+		has[string(a.Role)+" "+a.Path] = true
+	}
 	for _, c := range build.ChangedArtifacts(prevID, id) {
-		changed[string(c.Role)+" "+c.Path] = true
+		k := string(c.Role) + " " + c.Path
+		changed[k] = true
+		if !has[k] {
+			f.Gone = append(f.Gone, Gone{Role: c.Role, Path: c.Path})
+		}
 	}
 	for _, a := range id.Artifacts() {
 		f.Artifacts = append(f.Artifacts, Artifact{
@@ -254,17 +280,28 @@ func (f *File) Identity() *build.Identity {
 }
 
 // Changed returns the paths of the artifacts marked changed, in file order,
-// each once ("$NAME" for a variable).
+// then those gone, with " (gone)" after those gone or missing, each once ("$NAME" for a
+// variable), as build.Changes names them.
 func (f *File) Changed() []string {
 	var out []string
-	for _, a := range f.Artifacts {
-		name := a.Path
-		if a.Role == build.RoleEnv {
+	add := func(role build.Role, name, suffix string) {
+		if role == build.RoleEnv {
 			name = "$" + name
 		}
-		if a.Changed && !slices.Contains(out, name) {
+		if name += suffix; !slices.Contains(out, name) {
 			out = append(out, name)
 		}
+	}
+	for _, a := range f.Artifacts {
+		switch {
+		case a.Changed && a.Missing:
+			add(a.Role, a.Path, " (gone)")
+		case a.Changed:
+			add(a.Role, a.Path, "")
+		}
+	}
+	for _, g := range f.Gone {
+		add(g.Role, g.Path, " (gone)")
 	}
 	return out
 }
