@@ -16,6 +16,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"math/big"
 
 	"github.com/go-webauthn/webauthn/protocol/webauthncbor"
@@ -180,4 +181,21 @@ func ArmorSSHSIG(pub ssh.PublicKey, namespace string, sig *ssh.Signature) []byte
 	}
 	out.WriteString(b64 + "\n-----END SSH SIGNATURE-----\n")
 	return out.Bytes()
+}
+
+// Assertion returns what navigator.credentials.get resolves to, in its
+// toJSON form (WebAuthn §5.1.8), for an assertion over challenge made at
+// origin for rpID, with the given authenticator flags and counter, and
+// userHandle as the user.id.
+func (k *WebAuthnKey) Assertion(origin, rpID string, challenge, userHandle []byte, flags byte, counter uint32) []byte {
+	b64 := base64.RawURLEncoding.EncodeToString
+	cd, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": b64(challenge), "origin": origin, "crossOrigin": false})
+	ad := AuthenticatorData(rpID, flags, counter)
+	out, _ := json.Marshal(map[string]any{
+		"id": b64(k.CredentialID), "rawId": b64(k.CredentialID), "type": "public-key",
+		"authenticatorAttachment": "cross-platform", "clientExtensionResults": map[string]any{},
+		"response": map[string]string{"clientDataJSON": b64(cd), "authenticatorData": b64(ad),
+			"signature": b64(k.SignAssertion(ad, cd)), "userHandle": b64(userHandle)},
+	})
+	return out
 }

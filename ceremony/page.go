@@ -1,0 +1,43 @@
+package ceremony
+
+import (
+	"bytes"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+)
+
+//go:embed page.html
+var pageFS embed.FS
+
+var pageTmpl = template.Must(template.ParseFS(pageFS, "page.html"))
+
+// pageView is what page.html renders.
+type pageView struct {
+	Kind      string // "approval" or "enrollment"
+	Request   *Request
+	ShortCode string
+	Name      string // enrollment: the authenticator's name
+	FirstUse  bool   // enrollment: nothing enrolled yet
+	Options   string // JSON of the ceremony's options for the browser
+	Error     string // why the ceremony cannot start
+	Nonce     string // CSP nonce of the page's script and style
+}
+
+// render writes the page with a Content-Security-Policy that allows only
+// its own inline script and style and requests to itself.
+func render(w http.ResponseWriter, v pageView) {
+	n := make([]byte, 16)
+	rand.Read(n)
+	v.Nonce = base64.StdEncoding.EncodeToString(n)
+	var b bytes.Buffer
+	if err := pageTmpl.Execute(&b, v); err != nil {
+		http.Error(w, "page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+v.Nonce+"'; style-src 'nonce-"+v.Nonce+"'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
