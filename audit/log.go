@@ -88,6 +88,7 @@ type Log struct {
 
 	lost  tally // events not written, for the next records_lost record
 	carry carry // what the records_lost record being written carries
+	gaps  int   // records_lost records written
 }
 
 // Open opens the log at path, creating it (mode 0600) and its lock file

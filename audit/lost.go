@@ -212,8 +212,17 @@ func (l *Log) withLost(evs []Event) []Event {
 	return append([]Event{{Type: TypeRecordsLost, Fields: t.fields()}}, evs...)
 }
 
+// Gaps returns how many records_lost records this Log has written since
+// Open.
+func (l *Log) Gaps() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gaps
+}
+
 // settle marks the carried count as recorded in the log.
 func (l *Log) settle() {
+	l.gaps++
 	if l.carry.file {
 		os.Remove(l.lostPath)
 	}

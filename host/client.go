@@ -183,6 +183,10 @@ func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
 	}
 	cl := &call{id: m.ID, method: m.Method, child: h.child, sent: time.Now()}
 	if m.Method == "tools/call" && m.IsRequest() {
+		if refusal := h.audit.refusal(m); refusal != nil {
+			h.toClient(refusal) // no action without its audit record
+			return
+		}
 		var p callParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
 			refusal, g := h.authorizeLocked(m, &p)
