@@ -87,7 +87,7 @@ var canonicalCases = []map[string]any{
 	{"tool": "read_file", "args_digest": "hmac-sha256:00ff", "grant": "g1"},
 	{"is_error": false, "ok": true, "none": nil, "duration_ms": "12"},
 	{"n": 1 << 53, "big": 1<<53 + 1, "neg": -(1<<53 + 1), "i64": int64(math.MaxInt64), "u64": uint64(math.MaxUint64), "i32": int32(-7), "u": uint(3), "u32": uint32(9)},
-	{"f": 1.5, "f0": 0.0, "fneg": -0.0, "fbig": 1e20, "fhuge": 1e21, "ftiny": 1e-7, "f32": float32(0.1), "fint": 3.0},
+	{"f": 1.5, "f0": 0.0, "fneg": math.Copysign(0, -1), "fbig": 1e20, "fhuge": 1e21, "ftiny": 1e-7, "f32": float32(0.1), "fint": 3.0},
 	{"num": json.Number("12"), "numf": json.Number("1.50"), "nume": json.Number("1E3"), "numbig": json.Number("123456789012345678901"), "numneg0": json.Number("-0")},
 	{"changed": []string{"entry", "deps (gone)"}, "nilslice": []string(nil), "empty": []string{}},
 	{"nested": map[string]any{"b": []any{1, "x", map[string]any{"z": true, "a": nil}}, "a": map[string]string{"k": "v"}}},
@@ -134,7 +134,7 @@ func compareSeal(t *testing.T, name, prev string, seq int64, at time.Time, ev Ev
 // json.Marshal and jcs.Transform write.
 func FuzzCanonicalMatchesJCS(f *testing.F) {
 	f.Add("tool", "read_file", "k2", "v\x00\"\\", int64(5), 1.5, "12")
-	f.Add("\U0001F600", "\uFFFF", "\uE000", "a\xffb", int64(1<<53+1), -0.0, "1e400")
+	f.Add("\U0001F600", "\uFFFF", "\uE000", "a\xffb", int64(1<<53+1), math.Copysign(0, -1), "1e400")
 	f.Add("é", "<&>\u2028", "z", "", int64(math.MinInt64), 1e21, "-0.0e+01")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string, n int64, fl float64, num string) {
 		if k1 == "" || k2 == "" || isReserved(k1) || isReserved(k2) || validKey(k1) == validKey(k2) {

@@ -133,7 +133,7 @@ func TestShortCodeShape(t *testing.T) {
 	if len(c) != 9 || c[4] != '-' || strings.ContainsAny(c, "ILOU") {
 		t.Fatalf("short code %q: want XXXX-XXXX in Crockford base32", c)
 	}
-	if NewNonce() == NewNonce() {
+	if a, b := NewNonce(), NewNonce(); a == b {
 		t.Fatal("two nonces alike")
 	}
 }
