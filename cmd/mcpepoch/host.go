@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
 func runHost(ctx context.Context, args []string, stdio Stdio) error {
@@ -54,15 +55,15 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	if m == "" {
 		m = cfg.Host.Restart
 	}
-	switch host.Mode(m) {
-	case "", host.ModeKeep, host.ModeClose, host.ModeManual:
+	switch localapi.Mode(m) {
+	case "", localapi.ModeKeep, localapi.ModeClose, localapi.ModeManual:
 	default:
 		return usageError("--restart %q: want keep, close or manual", m)
 	}
 	spec := cfg.Spec(root)
 	spec.Unbuilt = true // the client may start the host before the first build
 	h := host.New(host.Options{
-		Mode:   host.Mode(m),
+		Mode:   localapi.Mode(m),
 		Policy: grant.NewPolicy(cfg),
 		Dir:    root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
 		Spec:  spec,
