@@ -13,10 +13,10 @@ type Observed = localapi.Observed
 
 // drift compares what runs with what the identity and the latest build say
 // and returns, in words, every way they differ (empty: running = built).
-// live is a fresh observation (nil where the platform has none).
-func drift(c *child, live *Observed, latest *build.Identity) []string {
+// obs is the observation after c's first message and live a fresh one
+// (each nil where the platform has none).
+func drift(c *child, obs, live *Observed, latest *build.Identity) []string {
 	var out []string
-	obs := c.observed
 	if live != nil && live.ExeDeleted {
 		out = append(out, "running ≠ built: the executable of pid "+itoa(c.pid)+" was deleted or replaced on disk since it started ("+live.Exe+")")
 	}

@@ -13,8 +13,27 @@ import (
 // Status is what mcpepoch status shows of a host.
 type Status = localapi.Status
 
-// Status returns a snapshot of the host.
+// Status returns a snapshot of the host. The state is copied under h.mu;
+// the manifest and /proc are read after it is released (see lock.go: a
+// manifest replaced by a FIFO, or a slow disk, must not stall the client's
+// traffic, which takes the same lock).
 func (h *Host) Status() Status {
+	s, c, obs := h.statusLocked()
+	if c != nil {
+		r := h.record(c)
+		s.Execution = &r
+		s.Running = obs
+		s.Drift = h.drift(c, obs)
+	}
+	if s.Drift == nil {
+		s.Drift = []string{}
+	}
+	return s
+}
+
+// statusLocked copies what Status shows of the state machine, and returns
+// the current child with its first observation.
+func (h *Host) statusLocked() (Status, *child, *Observed) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := Status{AgentRun: h.run, Label: h.opts.Label, State: h.state, Mode: h.opts.Mode,
@@ -30,27 +49,28 @@ func (h *Host) Status() Status {
 	if h.state == StateDown {
 		s.Reason = h.downReason
 	}
-	if h.child != nil {
-		r := h.record(h.child)
-		s.Execution = &r
-		s.Running = h.child.observed
-		var latest *build.Identity
-		m, err := manifest.Read(layout.Manifest(h.opts.Dir))
-		if err == nil && m.Build.Status == manifest.StatusOK {
-			latest = m.Identity()
-		}
-		s.Drift = drift(h.child, observe(h.child.pid, false), latest)
-		if err == nil && m.Build.Status == manifest.StatusFailed {
-			if e := m.Identity().Entry; e.Digest != "" && e.Digest == h.child.identity.Entry.Digest {
-				s.Drift = append(s.Drift, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+string(m.Build.ID)+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
-			}
-		}
-	}
-	if s.Drift == nil {
-		s.Drift = []string{}
-	}
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
 	}
-	return s
+	if h.child == nil {
+		return s, nil, nil
+	}
+	return s, h.child, h.child.observed
+}
+
+// drift reads the latest build's manifest and /proc for child c and says
+// how what runs differs from what was built. h.mu must not be held.
+func (h *Host) drift(c *child, obs *Observed) []string {
+	var latest *build.Identity
+	m, err := manifest.Read(layout.Manifest(h.opts.Dir))
+	if err == nil && m.Build.Status == manifest.StatusOK {
+		latest = m.Identity()
+	}
+	out := drift(c, obs, observe(c.pid, false), latest)
+	if err == nil && m.Build.Status == manifest.StatusFailed {
+		if e := m.Identity().Entry; e.Digest != "" && e.Digest == c.identity.Entry.Digest {
+			out = append(out, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+string(m.Build.ID)+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
+		}
+	}
+	return out
 }
