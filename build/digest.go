@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // Digest is a content digest in the form "sha256:<64 lowercase hex>".
@@ -71,9 +73,11 @@ func (d Digest) Short() string {
 
 // FileDigest reads the regular file at path and returns its Digest and size
 // in bytes. Symlinks are followed. It returns the *os.PathError of the failed
-// open or read, so callers can name the file in their message.
+// open or read, so callers can name the file in their message; a path that
+// is not a regular file (a FIFO, a device) is refused without blocking
+// (internal/safefile).
 func FileDigest(path string) (Digest, int64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return "", 0, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // FileCache remembers the digests of single files — entry, lockfiles,
@@ -48,11 +49,16 @@ type fileCacheFormat struct {
 	Files map[string]fileCacheEntry `json:"files"`
 }
 
+// maxCacheFile is the largest cache file LoadFileCache and LoadStatCache
+// read, in bytes; a larger one (or one that is not a regular file) is
+// ignored and rebuilt.
+const maxCacheFile = 256 << 20
+
 // LoadFileCache reads the cache at path. It always returns a usable cache;
 // the error says why an existing file was ignored.
 func LoadFileCache(path string) (*FileCache, error) {
 	c := &FileCache{path: path, files: map[string]fileCacheEntry{}}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFileNoFollow(path, maxCacheFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // ErrStatCacheCorrupt is wrapped by the error LoadStatCache returns for a
@@ -165,7 +165,7 @@ func (c *StatCache) Dirty() bool { return c.dirty }
 // the SHA-256 of everything before it. Stat data is dev, ino, size, mtime,
 // ctime as 64-bit and mode as 32-bit integers.
 func LoadStatCache(path string) (*StatCache, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFileNoFollow(path, maxCacheFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return NewStatCache(), nil
 	}

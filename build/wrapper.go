@@ -3,9 +3,10 @@ package build
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // shells run their "-c" argument as a command line.
@@ -226,8 +227,8 @@ func splitPlain(s string) ([]string, bool) {
 // lastExec returns the words of a shell script's last non-blank,
 // non-comment line when it is "exec CMD ARGS" with plain words.
 func lastExec(script string) ([]string, bool) {
-	b, err := os.ReadFile(script)
-	if err != nil || len(b) > 1<<20 {
+	b, err := safefile.ReadFile(script, 1<<20)
+	if err != nil {
 		return nil, false
 	}
 	var last string
@@ -244,7 +245,7 @@ func lastExec(script string) ([]string, bool) {
 
 // shebang reads the "#!" line of an executable script.
 func shebang(p string) (interp string, args []string, ok bool) {
-	f, err := os.Open(p)
+	f, err := safefile.Open(p)
 	if err != nil {
 		return "", nil, false
 	}
