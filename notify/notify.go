@@ -67,6 +67,9 @@ const (
 	CodeUnknownType = "unknown_type"
 	// CodeInternal: the host failed while handling a valid request.
 	CodeInternal = "internal"
+	// CodeBusy: the host already serves MaxConns connections; the
+	// connection is closed after this response. Try again later.
+	CodeBusy = "busy"
 )
 
 // Request is one line from the hook (or another client) to a host.

@@ -17,11 +17,23 @@ import (
 	"time"
 )
 
+// MaxConns is how many connections a Listener serves at once. A connection
+// over it is answered with one error response of code CodeBusy and closed;
+// while MaxConns such refusals are still being written, further ones are
+// closed without a response. With a request line limited to MaxLine and a
+// 64 KiB read buffer, all connections together hold at most about
+// MaxConns × (MaxLine + 64 KiB) = 17 MiB of input.
+const MaxConns = 16
+
 // Timeouts a Listener applies to each connection.
 const (
 	// idleTimeout is how long a connection may wait before sending its
 	// next request line.
 	idleTimeout = time.Minute
+	// lineTimeout is how long the rest of a request line may take once its
+	// first byte arrived: a peer that sends half a line and stops holds its
+	// connection, and what it buffered, no longer than this.
+	lineTimeout = 10 * time.Second
 	// writeTimeout bounds the writing of one response line.
 	writeTimeout = 10 * time.Second
 	// drainTimeout bounds the reading of unread input before a connection
@@ -152,14 +164,18 @@ func (l *Listener) Close() error {
 // one error response with code CodeForbidden and the connection is closed.
 // Otherwise Serve reads request lines and answers each with h, in order,
 // until the peer closes, a line exceeds MaxLine (answered with
-// CodeBadRequest, then closed), or the peer stays silent for a minute.
+// CodeBadRequest, then closed), the peer stays silent for a minute, or a
+// line it started is not complete within 10 seconds. At most MaxConns
+// connections are served at once; one more gets CodeBusy.
 func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	context.AfterFunc(ctx, func() { l.Close() })
 	var (
-		mu    sync.Mutex
-		conns = map[*net.UnixConn]struct{}{}
-		wg    sync.WaitGroup
+		mu       sync.Mutex
+		conns    = map[*net.UnixConn]struct{}{}
+		wg       sync.WaitGroup
+		serving  = make(chan struct{}, MaxConns)
+		refusing = make(chan struct{}, MaxConns)
 	)
 	defer func() {
 		cancel()
@@ -190,12 +206,19 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 			return fmt.Errorf("accept on %s: %w", l.path, err)
 		}
 		delay = 0
+		select {
+		case serving <- struct{}{}:
+		default:
+			l.busy(c, refusing, &wg)
+			continue
+		}
 		mu.Lock()
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-serving }()
 			l.serveConn(ctx, c, h)
 			mu.Lock()
 			delete(conns, c)
@@ -203,6 +226,25 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 			c.Close()
 		}()
 	}
+}
+
+// busy refuses c, a connection over MaxConns, with CodeBusy. The refusal
+// takes a slot in refusing for as long as refuse drains c; with every slot
+// taken, c is closed at once.
+func (l *Listener) busy(c *net.UnixConn, refusing chan struct{}, wg *sync.WaitGroup) {
+	select {
+	case refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { <-refusing }()
+		defer c.Close()
+		l.refuse(c, ErrorResponse(CodeBusy, fmt.Sprintf("the host already serves %d connections, the most it serves at once; try again", MaxConns)))
+	}()
 }
 
 // serveConn runs the protocol on one accepted connection.
@@ -219,6 +261,10 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 	br := bufio.NewReaderSize(c, 64<<10)
 	for {
 		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		c.SetReadDeadline(time.Now().Add(lineTimeout))
 		line, err := readLine(br)
 		if errors.Is(err, errLineTooLong) {
 			l.refuse(c, ErrorResponse(CodeBadRequest, "request "+err.Error()))
