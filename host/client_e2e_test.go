@@ -644,6 +644,9 @@ func TestCancelledRequestNotFailedByRestart(t *testing.T) {
 		waitFor(t, waitLong, "the host to drop the late answer", func() bool {
 			return strings.Contains(c.stderr.String(), "dropped a late message from a stopped server")
 		})
+		if e := c.stderr.String(); strings.Contains(e, `late\"`) || !strings.Contains(e, "bytes, id "+string(id)+"; contents not logged") {
+			t.Errorf("the host's log of the late answer shows its contents or lacks its size and id:\n%s", e)
+		}
 		c.roundTrip("ping", nil)
 		if rs := c.responses(id); len(rs) != 0 {
 			t.Errorf("the cancelled call was answered: %v", rs)

@@ -57,7 +57,13 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c != h.child {
-		h.logf("epoch %s: dropped a late message from a stopped server: %.200q", c.epoch, line)
+		// Only size and id: a result may hold anything, and clients keep
+		// the host's stderr in their logs.
+		id := "none"
+		if jsonrpc.HasID(m.ID) {
+			id = string(m.ID)
+		}
+		h.logf("epoch %s: dropped a late message from a stopped server (%d bytes, id %.64s; contents not logged)", c.epoch, len(line), id)
 		return
 	}
 
