@@ -10,6 +10,12 @@
 // authorization_stale; a call with no grant at all as
 // authorization_required. Annotations (readOnlyHint …) never take part.
 //
+// The approval rules are this package's alone (rules.go): what a call
+// needs and whether a grant covers it ([Policy.Need], [Store.Check]), what
+// an approval grants ([Policy.Scope]) and what a review covers
+// ([Policy.Review]). The host applies them; a channel that asks a person
+// (the terminal's mcpepoch approve) only collects the decision.
+//
 // The host is the only writer of a Store: one JSON file per agent run,
 // .mcpepoch/grants/<run>.json, mode 0600, written atomically. Grants hold
 // credential scope names, never secrets.
@@ -21,12 +27,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
-
-	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -100,59 +102,6 @@ func (g *Grant) SetExpiry() {
 		t := g.IssuedAt.Add(d)
 		g.ExpiresAt = &t
 	}
-}
-
-// covers reports whether g's scopes include tool and every credential scope
-// in creds.
-func (g *Grant) covers(tool string, creds []string) bool {
-	if !slices.Contains(g.ToolScope, tool) {
-		return false
-	}
-	for _, c := range creds {
-		if !slices.Contains(g.CredentialScope, c) {
-			return false
-		}
-	}
-	return true
-}
-
-// Policy says which tools need a grant and which credential scopes a tool
-// uses, from mcpepoch.toml. The zero Policy requires a grant for every tool.
-type Policy struct {
-	exempt []string
-	creds  map[string]config.Credential
-}
-
-// NewPolicy returns the policy of cfg (already validated by config.Load).
-func NewPolicy(cfg *config.Config) *Policy {
-	return &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials}
-}
-
-// Needs reports whether a call to tool needs a grant: every tool does,
-// unless grants.exempt names it (doublestar glob).
-func (p *Policy) Needs(tool string) bool {
-	for _, g := range p.exempt {
-		if ok, _ := doublestar.Match(g, tool); ok {
-			return false
-		}
-	}
-	return true
-}
-
-// Credentials returns the credential scopes tool uses, sorted, and whether
-// any of them requires approval per call.
-func (p *Policy) Credentials(tool string) (scopes []string, perCall bool) {
-	for name, c := range p.creds {
-		for _, g := range c.Tools {
-			if ok, _ := doublestar.Match(g, tool); ok {
-				scopes = append(scopes, name)
-				perCall = perCall || c.PerCall
-				break
-			}
-		}
-	}
-	slices.Sort(scopes)
-	return scopes, perCall
 }
 
 // Store is the grants of one agent run.
@@ -316,63 +265,6 @@ func (s *Store) Live(now time.Time) []*Grant {
 		}
 	}
 	return out
-}
-
-// Decision is the outcome of Check.
-type Decision struct {
-	// Grant is the grant that covers the call; nil when refused or when the
-	// tool needs none.
-	Grant *Grant
-	// Refusal is "" when the call may proceed, else "authorization_required"
-	// or "authorization_stale".
-	Refusal string
-	// Stale is the revoked grant that would have covered the call under an
-	// older epoch (authorization_stale only).
-	Stale *Grant
-	// Credentials are the credential scopes the tool uses; PerCall reports
-	// that one of them needs a fresh approval for each call.
-	Credentials []string
-	PerCall     bool
-}
-
-// Refusals of Check.
-const (
-	AuthorizationRequired = "authorization_required"
-	AuthorizationStale    = "authorization_stale"
-)
-
-// Check decides whether a call to tool under epoch ep is covered at now.
-// A tool the policy exempts needs nothing. Otherwise a live grant of this
-// epoch must name the tool and every credential scope it uses; if one of
-// those scopes is per-call, only a live per-call grant covers it (the
-// caller marks it used with Use once the call is dispatched). Without such
-// a grant, the call is authorization_stale when a grant revoked by an epoch
-// change would have covered it, else authorization_required.
-func (s *Store) Check(p *Policy, tool string, ep epoch.Epoch, now time.Time) Decision {
-	var d Decision
-	if !p.Needs(tool) {
-		return d
-	}
-	d.Credentials, d.PerCall = p.Credentials(tool)
-	for _, g := range s.Grants {
-		if !g.Live(now) || g.ExecutionEpoch != ep || !g.covers(tool, d.Credentials) {
-			continue
-		}
-		if d.PerCall && g.ExpiresWhen != ExpiresPerCall {
-			continue
-		}
-		d.Grant = g
-		return d
-	}
-	for i := len(s.Grants) - 1; i >= 0; i-- {
-		g := s.Grants[i]
-		if g.RevokedReason == RevokedEpochChanged && g.ExecutionEpoch != ep && g.covers(tool, d.Credentials) {
-			d.Refusal, d.Stale = AuthorizationStale, g
-			return d
-		}
-	}
-	d.Refusal = AuthorizationRequired
-	return d
 }
 
 // Use marks a per-call grant used; other grants are left alone.

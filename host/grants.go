@@ -147,7 +147,7 @@ type ApproveRequest = localapi.ApproveRequest
 // reviewLocked builds the review screen's data.
 func (h *Host) reviewLocked() Review {
 	r := Review{AgentRun: h.run, Label: h.opts.Label, State: h.state, Tools: []json.RawMessage{},
-		Credentials: map[string][]string{}, Pending: h.pending, Grants: h.grants.Grants}
+		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Grants}
 	if r.Pending == nil {
 		r.Pending = []*Pending{}
 	}
@@ -179,28 +179,7 @@ func (h *Host) reviewLocked() Review {
 		if h.approved != nil {
 			base = h.approved.tools
 		}
-		r.CatalogChanges = grant.DiffCatalogs(base, h.catalog.Tools)
-		perCall := map[string]bool{}
-		for _, name := range h.catalog.Names {
-			if !h.policy.Needs(name) {
-				r.Exempt = append(r.Exempt, name)
-				continue
-			}
-			scopes, pc := h.policy.Credentials(name)
-			r.Credentials[name] = scopes
-			if pc {
-				for _, s := range scopes {
-					perCall[s] = true
-				}
-			}
-		}
-		for s := range perCall {
-			r.PerCall = append(r.PerCall, s)
-		}
-		slices.Sort(r.PerCall)
-	}
-	if r.CatalogChanges == nil {
-		r.CatalogChanges = []grant.Change{}
+		r.Coverage = h.policy.Review(base, h.catalog.Tools, h.catalog.Names)
 	}
 	return r
 }
@@ -229,42 +208,11 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	if req.Catalog != "" && req.Catalog != h.catalog.Revision {
 		return nil, fmt.Errorf("the server's tool catalog changed since the review (reviewed %s, now %s): review again", build.Digest(req.Catalog).Short(), build.Digest(h.catalog.Revision).Short())
 	}
-	tools := req.Tools
-	if req.All {
-		tools = slices.Clone(h.catalog.Names)
+	a := grant.Approval{Tools: req.Tools, All: req.All, Credentials: req.Credentials, Expires: req.Expires}
+	tools, creds, err := h.policy.Scope(a, h.child.epoch, h.catalog.Names)
+	if err != nil {
+		return nil, err
 	}
-	if len(tools) == 0 {
-		return nil, errors.New("no tools named: give --tools or --all")
-	}
-	var needs []string
-	for _, t := range tools {
-		if !slices.Contains(h.catalog.Names, t) {
-			return nil, fmt.Errorf("tool %q is not in the current catalog of epoch %s", t, h.child.epoch)
-		}
-		scopes, _ := h.policy.Credentials(t)
-		for _, s := range scopes {
-			if !slices.Contains(req.Credentials, s) && !slices.Contains(needs, s) {
-				needs = append(needs, s)
-			}
-		}
-	}
-	if len(needs) > 0 && !req.All {
-		return nil, fmt.Errorf("the tools use credential scope %v, which the approval does not name: add --credential for each", needs)
-	}
-	if req.Expires != grant.ExpiresPerCall && !req.All {
-		for _, t := range tools {
-			if scopes, perCall := h.policy.Credentials(t); perCall {
-				return nil, fmt.Errorf("tool %s uses credential scope %v, which needs an approval for each call: approve it with --expires per-call", t, scopes)
-			}
-		}
-	}
-	creds := slices.Clone(req.Credentials)
-	if req.All {
-		for _, s := range needs {
-			creds = append(creds, s)
-		}
-	}
-	slices.Sort(creds)
 	now := time.Now()
 	g := &grant.Grant{
 		ID: epoch.NewGrantID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,

@@ -131,14 +131,13 @@ type Review struct {
 	Identity        []IdentityLine    `json:"identity"`
 	CatalogRevision Revision          `json:"catalogRevision,omitempty"`
 	Tools           []json.RawMessage `json:"tools"`
-	CatalogChanges  []grant.Change    `json:"catalogChanges"`
-	// Credentials maps each tool of the catalog to the credential scopes it
-	// uses; PerCall lists the scopes that need an approval per call.
-	Credentials map[string][]string `json:"credentials"`
-	PerCall     []string            `json:"perCallScopes,omitempty"`
-	Exempt      []string            `json:"exemptTools,omitempty"`
-	Pending     []*Pending          `json:"pending"`
-	Grants      []*grant.Grant      `json:"grants"`
+	// Coverage is what the review covers of the catalog: its changes since
+	// the last approval (catalogChanges), each tool's credential scopes
+	// (credentials), the per-call scopes (perCallScopes) and the exempt
+	// tools (exemptTools). The approval rules are package grant's.
+	grant.Coverage
+	Pending []*Pending     `json:"pending"`
+	Grants  []*grant.Grant `json:"grants"`
 }
 
 // ApproveRequest is the payload of a [TypeApprove] request.

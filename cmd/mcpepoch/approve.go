@@ -110,11 +110,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
 			orDash(g.CredentialScope), printable(g.ExpiresWhen))
 		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
-			if pc := perCallTools(rv, g.ToolScope); len(pc) > 0 {
+			if pc := rv.PerCallTools(g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a
 				// per-call scope is covered only by per-call grants.
 				fmt.Fprintf(stdio.Err, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
-					printableList(pc, ", "), orDash(perCallScopes(rv, pc)), printable(string(g.AgentRun)))
+					printableList(pc, ", "), orDash(rv.PerCallScopes(pc)), printable(string(g.AgentRun)))
 			}
 		}
 	}
@@ -122,32 +122,6 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return silentExit(exitHostError)
 	}
 	return nil
-}
-
-// perCallTools returns the tools of tools that use a credential scope the
-// review lists as needing an approval per call.
-func perCallTools(rv localapi.Review, tools []string) []string {
-	var out []string
-	for _, t := range tools {
-		if len(perCallScopes(rv, []string{t})) > 0 {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// perCallScopes returns the per-call credential scopes tools use, sorted.
-func perCallScopes(rv localapi.Review, tools []string) []string {
-	var out []string
-	for _, t := range tools {
-		for _, c := range rv.Credentials[t] {
-			if slices.Contains(rv.PerCall, c) && !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // askApproval settles the tools and credential scopes with the person and
@@ -194,20 +168,10 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 	}
 	tools := req.Tools
 	if req.All {
-		tools = nil
-		for name := range rv.Credentials {
-			tools = append(tools, name)
-		}
-		slices.Sort(tools)
+		tools = rv.Granted()
 	}
 	if len(req.Credentials) == 0 {
-		for _, t := range tools {
-			for _, c := range rv.Credentials[t] {
-				if !slices.Contains(req.Credentials, c) {
-					req.Credentials = append(req.Credentials, c)
-				}
-			}
-		}
+		req.Credentials = rv.Scopes(tools)
 	}
 	fmt.Fprintf(w, "approve tools %s with credential scope %s for agent run %s, epoch %s, until %s? [y/N] ",
 		printableList(tools, ", "), orDash(req.Credentials), printable(string(rv.AgentRun)), printable(string(rv.Epoch)), printable(req.Expires))
@@ -263,7 +227,7 @@ func printReview(w io.Writer, rv localapi.Review) {
 			cred = "exempt: needs no grant"
 		} else if c := rv.Credentials[d.Name]; len(c) > 0 {
 			cred = printableList(c, ", ")
-			if len(perCallScopes(rv, []string{d.Name})) > 0 {
+			if len(rv.PerCallScopes([]string{d.Name})) > 0 {
 				cred += " (approval per call)"
 			}
 		}

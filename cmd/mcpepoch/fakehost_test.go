@@ -107,10 +107,12 @@ func hostileReview(t *testing.T, run string) localapi.Review {
 			payload(t, map[string]any{"name": hostile, "description": "reads\r\x1b[2J"}),
 			json.RawMessage("{\"name\":\"publish_preview\",\"annotations\":{\"title\":\"safe \u202e\u009b2J\x7f\"}}"),
 		},
-		Credentials: map[string][]string{hostile: {}, "publish_preview": {"payments"}},
-		PerCall:     []string{"payments"},
-		Pending:     []*localapi.Pending{{Tool: hostile, Reason: grant.AuthorizationRequired, Epoch: ep, At: time.Now(), Count: 1}},
-		Grants:      []*grant.Grant{},
+		Coverage: grant.Coverage{
+			Credentials: map[string][]string{hostile: {}, "publish_preview": {"payments"}},
+			PerCall:     []string{"payments"},
+		},
+		Pending: []*localapi.Pending{{Tool: hostile, Reason: grant.AuthorizationRequired, Epoch: ep, At: time.Now(), Count: 1}},
+		Grants:  []*grant.Grant{},
 	}
 }
 
