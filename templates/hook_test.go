@@ -9,11 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // The tests in this file run the build hook templates under the real make and
 // task programs, with a stand-in for mcpepoch that records its arguments. They
-// are skipped when the program is not installed.
+// are skipped when the program is not installed, and fail in CI (see
+// testenv.Missing).
 
 // hookDir returns a temporary project holding the template name, the file
 // main (as mainName) and an executable stub that writes its arguments, one a
@@ -78,15 +81,6 @@ func stubArgs(t *testing.T, out string) []string {
 	return strings.Fields(string(b))
 }
 
-func lookPath(t *testing.T, prog string) string {
-	t.Helper()
-	p, err := exec.LookPath(prog)
-	if err != nil {
-		t.Skipf("%s not installed: %v", prog, err)
-	}
-	return p
-}
-
 const makefile = `include mcpepoch.mk
 
 .PHONY: build
@@ -95,7 +89,7 @@ build:
 `
 
 func TestMakeHook(t *testing.T) {
-	mk := lookPath(t, "make")
+	mk := testenv.Make(t)
 	for _, tc := range []struct {
 		name     string
 		code     int // the build's exit status
@@ -155,7 +149,7 @@ tasks:
 `
 
 func TestTaskfileHook(t *testing.T) {
-	task := lookPath(t, "task")
+	task := testenv.Task(t)
 	for _, tc := range []struct {
 		name     string
 		code     int

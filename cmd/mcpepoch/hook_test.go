@@ -6,7 +6,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,10 +25,7 @@ func TestTaskBuildHook(t *testing.T) {
 
 func TestMakeBuildHook(t *testing.T) {
 	t.Parallel()
-	mk, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not on PATH: install make to run this test")
-	}
+	mk := testenv.Make(t)
 	testBuildHook(t, func(p *project) (testenv.Output, int) {
 		p.t.Helper()
 		return testenv.Run(p.t, p.dir, []string{"MCPEPOCH=" + p.bin}, mk, "build")

@@ -4,10 +4,11 @@
 // (testdata/node/driver.mjs, see [Driver]).
 //
 // Every helper takes the calling test and fails it (t.Fatal) when the
-// machine has the program but it does not work; it skips the test (t.Skip)
-// only when a program is not installed at all, and says which and how to
-// get it. Every process it starts is bounded by a timeout and is killed in
-// t.Cleanup, so a test cannot hang on it.
+// machine has the program but it does not work. When a program is not
+// installed at all it says which and how to get it, and skips the test, or
+// fails it in CI, which installs them all (see [Missing]). Every process it
+// starts is bounded by a timeout and is killed in t.Cleanup, so a test
+// cannot hang on it.
 package testenv
 
 import (
@@ -63,17 +64,17 @@ func declares(b []byte, path string) bool {
 	return false
 }
 
-// LookNode returns the paths of node and npm, skipping the test when either
-// is not on PATH.
+// LookNode returns the paths of node and npm; when either is not on PATH
+// it ends the test with [Missing].
 func LookNode(t testing.TB) (node, npm string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: install Node.js 20 or later (with npm) to run this test")
+		Missing(t, "node is not on PATH: install Node.js 20 or later (with npm) to run this test")
 	}
 	npm, err = exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not on PATH: install npm (it ships with Node.js) to run this test")
+		Missing(t, "npm is not on PATH: install npm (it ships with Node.js) to run this test")
 	}
 	return node, npm
 }
@@ -346,7 +347,8 @@ func removeStaleBinaries() {
 const TaskVersion = "v3.54.0"
 
 // Task returns the path of the go-task CLI: "task" on PATH, else
-// $(go env GOPATH)/bin/task. It skips the test when neither exists.
+// $(go env GOPATH)/bin/task. When neither exists it ends the test with
+// [Missing].
 func Task(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("task"); err == nil {
@@ -360,6 +362,6 @@ func Task(t testing.TB) string {
 			}
 		}
 	}
-	t.Skip("task CLI not installed: go install github.com/go-task/task/v3/cmd/task@" + TaskVersion)
+	Missing(t, "task CLI not installed: go install github.com/go-task/task/v3/cmd/task@"+TaskVersion)
 	return ""
 }

@@ -180,3 +180,29 @@ func TestGroupGone(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMissingFailsInCI runs a test that needs a missing program in a child
+// test process: with CI=true it fails, naming the program; without CI it is
+// skipped with the same reason.
+func TestMissingFailsInCI(t *testing.T) {
+	if os.Getenv("TESTENV_MISSING_CHILD") == "1" {
+		Missing(t, "frobnicate is not on PATH")
+		t.Fatal("Missing returned")
+	}
+	for _, tc := range []struct {
+		ci, want string
+		fails    bool
+	}{
+		{"true", "--- FAIL: TestMissingFailsInCI", true},
+		{"1", "--- FAIL: TestMissingFailsInCI", true},
+		{"", "--- SKIP: TestMissingFailsInCI", false},
+		{"false", "--- SKIP: TestMissingFailsInCI", false},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMissingFailsInCI$", "-test.v")
+		cmd.Env = append(Environ(), "TESTENV_MISSING_CHILD=1", "CI="+tc.ci)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != tc.fails || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "frobnicate is not on PATH") {
+			t.Errorf("CI=%q: exit %v, want failure %v and %q with the reason\n%s", tc.ci, err, tc.fails, tc.want, out)
+		}
+	}
+}
