@@ -74,21 +74,7 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	defer h.mu.Unlock()
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
-		// An answer to a server→client request goes back, under the
-		// child's own id, to the epoch that asked, or nowhere.
-		k := jsonrpc.IDKey(m.ID)
-		r, ok := h.serverReqs[k]
-		delete(h.serverReqs, k)
-		if !ok || r.child != h.child {
-			h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", m.ID)
-			return
-		}
-		out, err := jsonrpc.ReplaceID(line, r.id)
-		if err != nil {
-			h.logf("dropped the client's answer to server request %s: %v", m.ID, err)
-			return
-		}
-		r.child.send(append(out, '\n'))
+		h.answerServerLocked(m, line)
 		return
 	}
 	switch {
@@ -109,6 +95,25 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
 		h.fetchFirstCatalogLocked()
 	}
+}
+
+// answerServerLocked sends the client's answer to a server→client
+// request back, under the child's own id, to the epoch that asked, or
+// nowhere.
+func (h *Host) answerServerLocked(m *jsonrpc.Message, line []byte) {
+	k := jsonrpc.IDKey(m.ID)
+	r, ok := h.serverReqs[k]
+	delete(h.serverReqs, k)
+	if !ok || r.child != h.child {
+		h.logf("dropped the client's answer to server request %s: the epoch that asked is gone", m.ID)
+		return
+	}
+	out, err := jsonrpc.ReplaceID(line, r.id)
+	if err != nil {
+		h.logf("dropped the client's answer to server request %s: %v", m.ID, err)
+		return
+	}
+	r.child.send(append(out, '\n'))
 }
 
 // noteClientLocked remembers what the host must replay or reuse: the

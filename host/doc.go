@@ -66,11 +66,53 @@
 //
 // # Streams
 //
-// Messages pass byte for byte in both directions; the host reads only the
-// envelope (id, method). It rewrites one message: the initialize result,
-// which always advertises capabilities.tools.listChanged = true, because
-// the host sends notifications/tools/list_changed on every epoch change. Its
-// own requests to a child use string ids starting with "mcpepoch:", a
+// Messages pass byte for byte in both directions unless listed here; the
+// host reads the envelope (id, method) and, for tools/call, the tool name
+// and arguments (package internal/jsonrpc reads client messages strictly).
+// It rewrites:
+//
+//   - initialize and server/discover results: capabilities.tools.listChanged
+//     is always true, because the host sends
+//     notifications/tools/list_changed on every epoch change;
+//   - tools/list results in the 2026-07-28 era: ttlMs 0;
+//   - notifications/subscriptions/acknowledged of a listen that asked for
+//     tools list_changed: toolsListChanged true;
+//   - the ids of server→client requests (sampling, roots, elicitation):
+//     the client sees a host id, and its answer goes back under the
+//     server's own id to the epoch that asked.
+//
+// Its own requests to a child use string ids starting with "mcpepoch:", a
 // namespace clients may not use. Nothing but MCP messages is written to the
 // host's stdout; logs go to stderr, prefixed "mcpepoch host:".
+//
+// # One build event, file by file
+//
+//  1. The build hook (mcpepoch record) writes the manifest and sends
+//     build_complete over the host's socket (packages notify, localapi).
+//  2. api.go serveBuild records the hook's claim (build_recorded) and
+//     calls restart.
+//  3. restart.go restart takes restartMu; supervise.go identity
+//     recomputes what the launch command runs (package build);
+//     decideLocked compares it with the running epoch's: unchanged or
+//     held (restart mode manual) ends here.
+//  4. identityPendingLocked enters identity-pending: from now client.go
+//     holds client messages; supervise.go abortLocked answers requests in
+//     flight with server_restarted; grants.go revokeEpochLocked ends the
+//     old epoch's grants; the audit log gets server_replaced.
+//  5. stopOld stops the old process group (child.go stop); restart mode
+//     close ends the connection here.
+//  6. startPending starts the new child (supervise.go start, child.go
+//     startChild, the execution record) and carries the session over:
+//     the client's initialize replayed (reinitialize, server.go
+//     privateCall) or its subscriptions/listen re-sent.
+//  7. catalogReady lists the tools (catalog.go fetchCatalog) and compiles
+//     them for checks (check.go): catalog-ready, catalog_published.
+//  8. readyLocked enters ready: the client gets
+//     notifications/tools/list_changed (queue.go writes it), then each
+//     held request passes client.go forwardLocked: grants first
+//     (grants.go authorizeLocked), then the catalog (check.go).
+//  9. api.go outcome answers the hook "restarted" with both epochs; the
+//     hook prints its build line.
+//
+// Which goroutine owns what, and what the locks guard: lock.go.
 package host

@@ -223,6 +223,17 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	h.grants.Add(g)
 	h.saveGrantsLocked()
 	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}
+	h.dropPendingLocked(tools)
+	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, map[string]any{
+		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
+		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
+	})
+	h.logf("epoch %s: %s approved %v (credential scope %v, until %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.ID)
+	return g, nil
+}
+
+// dropPendingLocked forgets the refused calls of tools, now approved.
+func (h *Host) dropPendingLocked(tools []string) {
 	var left []*Pending
 	for _, p := range h.pending {
 		if !slices.Contains(tools, p.Tool) {
@@ -230,12 +241,6 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 		}
 	}
 	h.pending = left
-	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, map[string]any{
-		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
-		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
-	})
-	h.logf("epoch %s: %s approved %v (credential scope %v, until %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.ID)
-	return g, nil
 }
 
 // revoke ends one live grant by id.

@@ -73,57 +73,73 @@ type Options struct {
 }
 
 // Host is one gateway: one client connection (agent run), one child at a
-// time.
+// time. Fields are grouped by the file that owns them; lock.go says which
+// lock guards which group.
 type Host struct {
-	opts Options
-	run  epoch.RunID // assigned when the client connects
+	// Set by New and Run before any goroutine starts; read-only after.
+	opts   Options
+	run    epoch.RunID // assigned when the client connects
+	policy *grant.Policy
+	ctx    context.Context // done when the host ends (run.go)
+	cancel context.CancelCauseFunc
 
-	out *lineQueue // the client's stdout, written by one goroutine
+	// Writers with their own goroutine and lock (queue.go, auditlog.go):
+	// safe to use under h.mu, they never block.
+	out   *lineQueue // the client's stdout
+	audit *auditor   // the project's audit log
 
-	// restartMu orders restarts, the initial catalog fetch and crash
-	// recovery; grant checks will take it too.
+	// restartMu orders restarts, the initial catalog fetch, catalog
+	// re-lists, crash recovery and the final stop (restart.go,
+	// catalog.go, supervise.go, run.go). Taken before h.mu, never under it.
 	restartMu sync.Mutex
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
 
-	mu          sync.Mutex
-	state       State
-	stateSince  time.Time
-	child       *child
-	downReason  string
-	inflight    map[string]*call      // client request id → call
-	held        [][]byte              // client messages waiting for ready
-	serverReqs  map[string]*serverReq // host id given to a server→client request → where it came from
-	private     map[string]chan []byte
-	nextPrivate int
+	// versions caches runtime digest → version, so a restart does not run
+	// node --version again (supervise.go). Its own lock.
+	versions sync.Map
 
-	initParams  json.RawMessage // the client's initialize params, replayed to new children
-	initLine    []byte          // the client's initialize request as sent
-	initDone    bool            // the client received its initialize result
-	initialized bool            // the client sent notifications/initialized
-	protocol    string          // protocolVersion negotiated in the legacy era
-	stateless   bool            // server/discover succeeded: MCP 2026-07-28
-	meta        json.RawMessage // _meta of the client's latest stateless request
-	listens     map[string]*listen
-	swallowAck  map[string]bool // listen ids re-sent to a new child
-	fetching    bool            // the first catalog fetch is under way
+	// mu guards everything below.
+	mu sync.Mutex
 
-	catalog  *Catalog
-	tools    map[string]*tool
-	informed map[string]build.Digest // tool → definition the client was last given
-
+	// The state machine (restart.go, supervise.go).
+	state         State
+	stateSince    time.Time
+	downReason    string
+	child         *child // the current epoch; nil while identity-pending or down
 	ended         *child // the last child that exited on its own, until replaced
 	endedRevoked  int    // grants revoked when ended exited
 	crashes       int    // quick exits in a row
 	pendingManual bool   // ModeManual: a signal found new code
 
-	versions sync.Map // runtime digest → version, so a restart does not run node --version again
+	// The client side (client.go): requests in flight and held, and what
+	// the session needs replayed to each new child.
+	inflight    map[string]*call // client request id → call
+	held        [][]byte         // client messages waiting for ready
+	initParams  json.RawMessage  // the client's initialize params, replayed to new children
+	initLine    []byte           // the client's initialize request as sent
+	initDone    bool             // the client received its initialize result
+	initialized bool             // the client sent notifications/initialized
+	protocol    string           // protocolVersion negotiated in the legacy era
+	stateless   bool             // server/discover succeeded: MCP 2026-07-28
+	meta        json.RawMessage  // _meta of the client's latest stateless request
+	listens     map[string]*listen
+	swallowAck  map[string]bool // listen ids re-sent to a new child
 
-	policy   *grant.Policy
+	// The server side (server.go): the host's own requests to a child and
+	// the child's requests to the client.
+	private     map[string]chan []byte // private id → where its answer goes
+	nextPrivate int
+	serverReqs  map[string]*serverReq // host id given to a server→client request → where it came from
+
+	// The catalog and its checks (catalog.go, check.go).
+	catalog  *Catalog
+	tools    map[string]*tool
+	informed map[string]build.Digest // tool → definition the client was last given
+	fetching bool                    // the first catalog fetch is under way
+
+	// Grants (grants.go).
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
 	approved *snapshot  // what the person saw at the last approval
-	audit    *auditor
 }
 
 // New returns a Host for opts, filling defaults.

@@ -40,6 +40,9 @@ const (
 	restartCrash                 // the child exited on its own
 )
 
+// errShuttingDown refuses a restart once the host is ending.
+var errShuttingDown = errors.New("the host is shutting down")
+
 // closeDelay is how long a host in restart mode close outlives the epoch
 // it ends, so that its answer reaches the build hook.
 const closeDelay = 300 * time.Millisecond
@@ -50,14 +53,18 @@ var ErrClosed = errors.New("execution epoch changed: connection closed so the cl
 
 // restart recomputes the identity of the launch command and, if it differs
 // from the running epoch's (or no child runs, or a restart was asked for),
-// replaces the child under a new epoch:
+// replaces the child under a new epoch, one phase per state of the
+// package doc:
 //
-//	identity-pending: requests held; requests in flight at the old child
-//	  answered with server_restarted; old process group stopped and reaped
-//	new child started; the client's initialize replayed under a private id
-//	  (legacy era) or its subscriptions/listen re-sent (2026-07-28)
-//	catalog-ready: tools/list fetched, catalog revision computed
-//	ready: notifications/tools/list_changed sent, then held requests
+//	identityPendingLocked: requests held; requests in flight at the old
+//	  child answered with server_restarted; its grants revoked
+//	stopOld: old process group stopped and reaped (restart mode close
+//	  ends here)
+//	startPending: new child started; the client's initialize replayed
+//	  under a private id (legacy era) or its subscriptions/listen re-sent
+//	  (2026-07-28)
+//	catalogReady: tools/list fetched, catalog revision computed
+//	readyLocked: notifications/tools/list_changed sent, then held requests
 //	  released in order, each checked against the new catalog
 //
 // Restarts are serialized by restartMu; signals that arrive during one
@@ -65,35 +72,73 @@ var ErrClosed = errors.New("execution epoch changed: connection closed so the cl
 func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutcome, error) {
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
-
+	if h.ctx.Err() != nil {
+		return restartOutcome{}, errShuttingDown // stopChild ran or is waiting to: no new child
+	}
 	next, err := h.identity()
 	if err != nil {
 		return restartOutcome{}, err
 	}
 	h.mu.Lock()
 	old := h.child
-	var out restartOutcome
-	if old != nil {
-		out.OldEpoch, out.OldPID = old.epoch, old.pid
-		out.Changed = build.Changes(old.identity, next)
-		if t == restartSignal && len(out.Changed) == 0 {
-			h.pendingManual = false
-			h.mu.Unlock()
-			return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, nil
-		}
-		if t == restartSignal && h.opts.Mode == ModeManual {
-			h.pendingManual = true
-			h.mu.Unlock()
-			h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run mcpepoch restart)", old.epoch, why, out.Changed)
-			return restartOutcome{Outcome: localapi.OutcomeHeld, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, nil
+	out, replace := h.decideLocked(old, next, why, t)
+	if !replace {
+		h.mu.Unlock()
+		return out, nil
+	}
+	closing := t == restartSignal && h.opts.Mode == ModeClose
+	newEpoch := epoch.New(time.Now())
+	h.identityPendingLocked(old, newEpoch, why, t, closing, &out)
+	h.mu.Unlock()
+
+	if old != nil && h.stopOld(old, why, closing, out) {
+		return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
+	}
+	c, fetch, err := h.startPending(ctx, old, next, newEpoch)
+	if err != nil {
+		return out, err
+	}
+	out.Outcome, out.NewEpoch, out.NewPID = localapi.OutcomeRestarted, newEpoch, c.pid
+	if fetch {
+		if err := h.catalogReady(ctx, c); err != nil {
+			return out, err
 		}
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return out, h.readyLocked(c)
+}
+
+// decideLocked says whether a restart of trigger t replaces child old
+// (nil when none runs) by one with identity next; when it does not, out
+// is the answer: unchanged, or held (restart mode manual).
+func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trigger) (out restartOutcome, replace bool) {
+	if old == nil {
+		return out, true
+	}
+	out.OldEpoch, out.OldPID = old.epoch, old.pid
+	out.Changed = build.Changes(old.identity, next)
+	if t == restartSignal && len(out.Changed) == 0 {
+		h.pendingManual = false
+		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
+	}
+	if t == restartSignal && h.opts.Mode == ModeManual {
+		h.pendingManual = true
+		h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run mcpepoch restart)", old.epoch, why, out.Changed)
+		return restartOutcome{Outcome: localapi.OutcomeHeld, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, false
+	}
+	return out, true
+}
+
+// identityPendingLocked enters identity-pending on the way to newEpoch:
+// client messages are held from now on, what old (nil when none runs)
+// owed is answered, its grants are revoked, and the audit log records the
+// replacement (or, when closing, the end of the connection).
+func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why string, t trigger, closing bool, out *restartOutcome) {
 	if t != restartCrash {
 		h.crashes = 0
 	}
-	closing := t == restartSignal && h.opts.Mode == ModeClose
 	h.pendingManual = false
-	newEpoch := epoch.New(time.Now())
 	h.setState(StateIdentityPending)
 	h.child = nil
 	if old != nil {
@@ -121,25 +166,33 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 			audit.FieldPrevEpoch: string(prev.epoch), "reason": reason, "changed": out.Changed,
 			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
 	}
-	h.mu.Unlock()
+}
 
-	if old != nil {
-		h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
-		old.stop(h.opts.Grace)
-		if closing {
-			h.logf("epoch %s ended: %v", old.epoch, ErrClosed)
-			// The host ends once the hook has its answer: the socket
-			// handler writes it when this returns, and the process must
-			// not exit under it.
-			go func() {
-				time.Sleep(closeDelay)
-				h.cancel(ErrClosed)
-			}()
-			return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
-		}
+// stopOld stops the old child and reports whether the restart ends there
+// (restart mode close: the host ends once the hook has its answer).
+func (h *Host) stopOld(old *child, why string, closing bool, out restartOutcome) bool {
+	h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
+	old.stop(h.opts.Grace)
+	if !closing {
+		return false
 	}
+	h.logf("epoch %s ended: %v", old.epoch, ErrClosed)
+	// The socket handler writes the answer when restart returns, and the
+	// process must not exit under it.
+	go func() {
+		time.Sleep(closeDelay)
+		h.cancel(ErrClosed)
+	}()
+	return true
+}
 
-	c, err := h.start(next, newEpoch)
+// startPending starts the child of newEpoch with identity next and makes
+// it current, still identity-pending: the client's session is carried
+// over (an initialize in flight is answered by the new child; a finished
+// one is replayed; subscriptions/listen requests are re-sent). fetch says
+// whether the client has initialized, so the catalog is fetched now.
+func (h *Host) startPending(ctx context.Context, old *child, next *build.Identity, newEpoch epoch.Epoch) (c *child, fetch bool, err error) {
+	c, err = h.start(next, newEpoch)
 	if err != nil {
 		h.mu.Lock()
 		if old != nil {
@@ -147,7 +200,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 		}
 		h.goDownLocked("could not start the server: " + err.Error())
 		h.mu.Unlock()
-		return out, err
+		return nil, false, err
 	}
 	h.mu.Lock()
 	h.child = c
@@ -165,11 +218,10 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 		params, h.catalog, h.tools = nil, nil, nil
 	}
 	h.mu.Unlock()
-	out.Outcome, out.NewEpoch, out.NewPID = localapi.OutcomeRestarted, newEpoch, c.pid
 
 	if params != nil && !stateless {
 		if err := h.reinitialize(ctx, c, params, initialized); err != nil {
-			return out, h.failStart(c, err)
+			return c, false, h.failStart(c, err)
 		}
 	}
 	h.mu.Lock()
@@ -179,21 +231,27 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 		c.send(append(l.line, '\n'))
 	}
 	h.mu.Unlock()
-	if params != nil || stateless {
-		cat, err := h.fetchCatalog(ctx, c)
-		if err != nil {
-			return out, h.failStart(c, err)
-		}
-		h.mu.Lock()
-		h.setCatalogLocked(c, cat)
-		h.setState(StateCatalogReady)
-		h.mu.Unlock()
-	}
+	return c, params != nil || stateless, nil
+}
 
+// catalogReady fetches the new child's catalog and enters catalog-ready.
+func (h *Host) catalogReady(ctx context.Context, c *child) error {
+	cat, err := h.fetchCatalog(ctx, c)
+	if err != nil {
+		return h.failStart(c, err)
+	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.setCatalogLocked(c, cat)
+	h.setState(StateCatalogReady)
+	h.mu.Unlock()
+	return nil
+}
+
+// readyLocked enters ready with child c: the client is told the catalog
+// may have changed, then the held messages are forwarded in order.
+func (h *Host) readyLocked(c *child) error {
 	if h.child != c {
-		return out, fmt.Errorf("epoch %s: the server exited while starting (%s)", c.epoch, c.exitStatus())
+		return fmt.Errorf("epoch %s: the server exited while starting (%s)", c.epoch, c.exitStatus())
 	}
 	h.setState(StateReady)
 	h.announceLocked()
@@ -204,7 +262,7 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 			h.forwardLocked(m, line)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // announceLocked tells the client the catalog may have changed: one

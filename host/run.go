@@ -21,18 +21,53 @@ import (
 // whole process group. It returns an error when the host cannot start (bad
 // command, socket trouble) or when it closed the connection on purpose
 // (ModeClose, a protocol version mismatch).
+//
+// Run starts the host's goroutines in the order lock.go lists and stops
+// them in the reverse order: the client reader is left to end with
+// stdin; the socket server's requests finish; the child is stopped; the
+// run's grants are revoked; the client writer and, last, the audit writer
+// are closed.
 func (h *Host) Run(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	defer h.cancel(nil)
 	// A client that goes away makes writes to stdout fail with EPIPE instead
 	// of killing the host before it can stop the server and close its logs.
 	signal.Ignore(syscall.SIGPIPE)
+	defer h.closeWriters()
+	if err := h.openWriters(); err != nil {
+		return err
+	}
+	if err := h.startFirst(); err != nil {
+		return err
+	}
+	ln, err := notify.Listen(h.opts.Dir, string(h.run))
+	if err != nil {
+		h.stopChild()
+		return err
+	}
+	defer ln.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
+	}()
+	h.logf("agent run %s: listening on %s", h.run, ln.Path())
+
+	go func() {
+		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
+		h.cancel(nil)
+	}()
+	<-h.ctx.Done()
+	return h.shutdown(served)
+}
+
+// openWriters starts the client writer and the audit writer and opens the
+// run's grants; the audit log records the client's connection.
+func (h *Host) openWriters() error {
 	h.out = newLineQueue(h.opts.Stdout, func(err error) {
 		h.logf("client stdout: %v: closing", err)
 		h.cancel(nil)
 	})
-	defer h.out.close(time.Second)
-
 	var err error
 	if h.grants, err = grant.Open(layout.GrantStore(h.opts.Dir, h.run)); err != nil {
 		return err
@@ -40,9 +75,21 @@ func (h *Host) Run(ctx context.Context) error {
 	if h.audit, err = openAuditor(h.opts.Dir, h.logf); err != nil {
 		return &AuditError{Path: layout.Audit(h.opts.Dir), Err: err}
 	}
-	defer h.audit.close()
 	h.audit.event(audit.TypeClientConnected, "", h.run, map[string]any{"label": h.opts.Label, "pid": strconv.Itoa(os.Getpid())})
+	return nil
+}
 
+// closeWriters flushes what the client has not been sent yet (for up to a
+// second), then closes the audit log: nothing records after it.
+func (h *Host) closeWriters() {
+	if h.out != nil {
+		h.out.close(time.Second)
+	}
+	h.audit.close()
+}
+
+// startFirst starts the session's first epoch.
+func (h *Host) startFirst() error {
 	id, err := h.identity()
 	if err != nil {
 		return err
@@ -62,39 +109,39 @@ func (h *Host) Run(ctx context.Context) error {
 	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
 	h.mu.Unlock()
+	return nil
+}
 
-	ln, err := notify.Listen(h.opts.Dir, string(h.run))
-	if err != nil {
-		h.stopCurrent()
-		return err
-	}
-	defer ln.Close()
-	go ln.Serve(h.ctx, h.localAPI().Serve)
-	h.logf("agent run %s: listening on %s", h.run, ln.Path())
-
-	go func() {
-		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
-		h.cancel(nil)
-	}()
-	<-h.ctx.Done()
+// shutdown runs once h.ctx is done: it lets a one-shot client have its
+// answers, waits for the socket server's requests to finish, stops the
+// child and ends the run. It returns why the host ended (nil when the
+// client closed the connection).
+func (h *Host) shutdown(served <-chan struct{}) error {
 	cause := context.Cause(h.ctx)
 	if cause == context.Canceled {
 		cause = nil
 		h.logf("client closed the connection: stopping the server")
 		h.drain(2 * time.Second)
 	}
-	h.stopCurrent()
+	<-served
+	h.stopChild()
 	os.Remove(h.recordPath())
+	h.endRun()
+	return cause
+}
+
+// endRun revokes the run's live grants (reason run_ended) and records the
+// end of the client's connection.
+func (h *Host) endRun() {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, g := range h.grants.Live(time.Now()) {
 		h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedRunEnded})
 	}
 	if n := h.grants.RevokeAll(grant.RevokedRunEnded, time.Now()); n > 0 {
 		h.saveGrantsLocked()
 	}
-	h.mu.Unlock()
 	h.audit.event(audit.TypeClientClosed, "", h.run, nil)
-	return cause
 }
 
 // AuditError reports an audit log the host cannot append to; the host does
@@ -110,8 +157,13 @@ func (e *AuditError) Error() string {
 
 func (e *AuditError) Unwrap() error { return e.Err }
 
-// stopCurrent stops the current child, if any.
-func (h *Host) stopCurrent() {
+// stopChild stops the current child, if any, for good: it waits for a
+// restart, crash recovery or catalog fetch under way (each ends soon once
+// h.ctx is done), and no restart starts a child after it (restart checks
+// h.ctx under restartMu).
+func (h *Host) stopChild() {
+	h.restartMu.Lock()
+	defer h.restartMu.Unlock()
 	h.mu.Lock()
 	c := h.child
 	h.child = nil

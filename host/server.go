@@ -27,14 +27,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 	if over != nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		id := over.id()
-		h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
-		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "over the message limit"})
-		if k := jsonrpc.IDKey(id); jsonrpc.HasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
-			cl := h.inflight[k]
-			delete(h.inflight, k)
-			h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
-		}
+		h.overflowLocked(c, over)
 		return
 	}
 	m, err := jsonrpc.Parse(line)
@@ -69,61 +62,93 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 
 	switch {
 	case m.IsResponse():
-		k := jsonrpc.IDKey(m.ID)
-		cl, ok := h.inflight[k]
-		if !ok || cl.child != c {
-			h.logf("epoch %s: dropped a response to id %s, which no client request is waiting for", c.epoch, k)
-			return
-		}
-		delete(h.inflight, k)
-		if cl.method == "subscriptions/listen" {
-			if l := h.listens[k]; l != nil && l.tools {
-				// The host announces every epoch change on this
-				// subscription whatever the server supports; a server
-				// without listChanged ends it at once, which must not end
-				// it for the client.
-				return
-			}
-			delete(h.listens, k) // the server ended the subscription
-		}
-		if cl.tool != "" {
-			h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
-				"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
-		}
-		if m.HasResult {
-			line = h.rewriteResultLocked(c, cl.method, line)
-		}
-		h.toClient(line)
+		h.responseLocked(c, m, line)
 	case m.IsRequest():
-		h.nextPrivate++
-		hid, _ := json.Marshal(fmt.Sprintf("%s%s:s%d", privatePrefix, c.epoch, h.nextPrivate))
-		out, err := jsonrpc.ReplaceID(line, hid)
-		if err != nil {
-			h.logf("epoch %s: dropped a server request: %v", c.epoch, err)
-			return
-		}
-		h.serverReqs[jsonrpc.IDKey(hid)] = &serverReq{child: c, id: m.ID}
-		h.toClient(out)
-	default: // notification
-		switch m.Method {
-		case "notifications/tools/list_changed":
-			if h.state != StateReady {
-				return // the host announces the new catalog itself when the restart is done
-			}
-			go h.refreshCatalog(c, line)
-			return
-		case "notifications/subscriptions/acknowledged":
-			k := subscriptionID(m.Params)
-			if h.swallowAck[k] {
-				delete(h.swallowAck, k) // the client saw the first acknowledgement
-				return
-			}
-			if l := h.listens[k]; l != nil && l.tools {
-				line = ackToolsListChanged(line)
-			}
-		}
-		h.toClient(line)
+		h.serverRequestLocked(c, m, line)
+	default:
+		h.notificationLocked(c, m, line)
 	}
+}
+
+// overflowLocked drops a message of child c over the line limit; when it
+// answers a request in flight, the client gets message_too_large instead.
+func (h *Host) overflowLocked(c *child, over *overflow) {
+	id := over.id()
+	h.logf("epoch %s: dropped a server message over %d bytes (id %s)", c.epoch, h.opts.MaxLine, id)
+	h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "over the message limit"})
+	if k := jsonrpc.IDKey(id); jsonrpc.HasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
+		cl := h.inflight[k]
+		delete(h.inflight, k)
+		h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+	}
+}
+
+// responseLocked passes child c's answer to the client request in flight
+// under its id, rewritten where the host must (rewriteResultLocked).
+func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
+	k := jsonrpc.IDKey(m.ID)
+	cl, ok := h.inflight[k]
+	if !ok || cl.child != c {
+		h.logf("epoch %s: dropped a response to id %s, which no client request is waiting for", c.epoch, k)
+		return
+	}
+	delete(h.inflight, k)
+	if cl.method == "subscriptions/listen" {
+		if l := h.listens[k]; l != nil && l.tools {
+			// The host announces every epoch change on this
+			// subscription whatever the server supports; a server
+			// without listChanged ends it at once, which must not end
+			// it for the client.
+			return
+		}
+		delete(h.listens, k) // the server ended the subscription
+	}
+	if cl.tool != "" {
+		h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
+			"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
+	}
+	if m.HasResult {
+		line = h.rewriteResultLocked(c, cl.method, line)
+	}
+	h.toClient(line)
+}
+
+// serverRequestLocked forwards a request of child c to the client under a
+// host id, so that the answer reaches this epoch and no other.
+func (h *Host) serverRequestLocked(c *child, m *jsonrpc.Message, line []byte) {
+	h.nextPrivate++
+	hid, _ := json.Marshal(fmt.Sprintf("%s%s:s%d", privatePrefix, c.epoch, h.nextPrivate))
+	out, err := jsonrpc.ReplaceID(line, hid)
+	if err != nil {
+		h.logf("epoch %s: dropped a server request: %v", c.epoch, err)
+		return
+	}
+	h.serverReqs[jsonrpc.IDKey(hid)] = &serverReq{child: c, id: m.ID}
+	h.toClient(out)
+}
+
+// notificationLocked passes a notification of child c to the client; the
+// server's own list_changed makes the host re-list first, and a re-sent
+// subscription's second acknowledgement is swallowed.
+func (h *Host) notificationLocked(c *child, m *jsonrpc.Message, line []byte) {
+	switch m.Method {
+	case "notifications/tools/list_changed":
+		if h.state != StateReady {
+			return // the host announces the new catalog itself when the restart is done
+		}
+		go h.refreshCatalog(c, line)
+		return
+	case "notifications/subscriptions/acknowledged":
+		k := subscriptionID(m.Params)
+		if h.swallowAck[k] {
+			delete(h.swallowAck, k) // the client saw the first acknowledgement
+			return
+		}
+		if l := h.listens[k]; l != nil && l.tools {
+			line = ackToolsListChanged(line)
+		}
+	}
+	h.toClient(line)
 }
 
 // rewriteResultLocked adjusts the few results the host must: initialize

@@ -122,7 +122,7 @@ func (h *Host) recover(n int) {
 			return
 		}
 		_, err := h.restart(h.ctx, "crash recovery", restartCrash)
-		if err == nil {
+		if err == nil || h.ctx.Err() != nil {
 			return
 		}
 		h.logf("crash recovery: %v", err)

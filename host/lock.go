@@ -1,0 +1,51 @@
+package host
+
+// Goroutines and locks of a Host.
+//
+// # Goroutines, in start order (Run stops them in the reverse order)
+//
+//  1. The audit writer (auditlog.go): appends what the host decided, in
+//     the order it was decided. Closed last: after it, nothing records.
+//  2. The client writer (queue.go, h.out): writes the client's stdout.
+//     Closed after the child is stopped and the run is ended, with up to
+//     a second to flush.
+//  3. Per epoch, the child's goroutines (child.go, supervise.go): its
+//     stdin writer, its stdout reader (calls fromChild), its reaper
+//     (calls childExited); around them the crash recovery loop, the
+//     one-time /proc observation, and the catalog fetches. Stopped by
+//     stopChild, which takes restartMu so that no restart is half done.
+//  4. The socket server (notify.Listener.Serve with api.go's handlers):
+//     build signals, restart, status, review, approve, revoke. It stops
+//     accepting when h.ctx ends, and Run waits until its handlers have
+//     returned before it stops the child: every socket request finishes
+//     before the audit writer closes.
+//  5. The client reader (readLines on stdin, calls fromClient): ends
+//     the host when stdin closes. A read cannot be interrupted, so Run
+//     does not wait for it; what it reads after the child is stopped is
+//     answered server_unavailable and records nothing.
+//
+// # Locks
+//
+// restartMu orders what replaces or re-lists the child: restart, the
+// first catalog fetch, re-lists after a server's own list_changed, crash
+// recovery and stopChild. It is held across slow work (identity,
+// stopping a process group, tools/list) and is always taken before h.mu.
+//
+// h.mu guards the state machine, the client side, the server side, the
+// catalog and the grants (the groups of Host's fields). Every client and
+// server message takes it, so it is held only to decide and to queue:
+//
+//   - Never block under h.mu: no read of a file another process can
+//     replace (the manifest, /proc: Status reads them after releasing
+//     it), no wait on a peer (a child's answer, the socket, a process
+//     exit), no restartMu.
+//   - Writes under h.mu go to queues that never block: toClient
+//     (h.out), child.send (the child's stdin queue) and h.audit. The
+//     order they are queued in is the order the host decided, so the
+//     audit log and the client see one sequence.
+//   - The one file written under h.mu is the run's own grants file
+//     (saveGrantsLocked: an atomic replace in a 0700 directory), so that
+//     it never disagrees with the order of decisions.
+//
+// A child's observed and looked fields are guarded by h.mu; its other
+// fields are set before it is shared and never change.
