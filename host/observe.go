@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -11,11 +12,13 @@ import (
 // it (localapi.Observed).
 type Observed = localapi.Observed
 
-// drift compares what runs with what the identity and the latest build say
-// and returns, in words, every way they differ (empty: running = built).
-// obs is the observation after c's first message and live a fresh one
-// (each nil where the platform has none).
-func drift(c *child, obs, live *Observed, latest *build.Identity) []string {
+// drift compares what runs with what the identity and the last successful
+// build (last, build lastID; nil when none is known) say and returns, in
+// words, every way they differ (empty: running = built). obs is the
+// observation after c's first message and live a fresh one (each nil where
+// the platform has none); left is added to a difference in the entry
+// (", as the failed build … left it").
+func drift(c *child, obs, live *Observed, last *build.Identity, lastID epoch.BuildID, left string) []string {
 	var out []string
 	if live != nil && live.ExeDeleted {
 		out = append(out, "running ≠ built: the executable of pid "+itoa(c.pid)+" was deleted or replaced on disk since it started ("+live.Exe+")")
@@ -29,8 +32,19 @@ func drift(c *child, obs, live *Observed, latest *build.Identity) []string {
 			out = append(out, "running ≠ built: pid "+itoa(c.pid)+" runs "+obs.Exe+" ("+string(obs.ExeDigest)+"), which is neither the runtime nor the entry the identity names")
 		}
 	}
-	if latest != nil && latest.Entry.Digest != "" && latest.Entry.Path == c.identity.Entry.Path && latest.Entry.Digest != c.identity.Entry.Digest {
-		out = append(out, "running ≠ built: the latest build recorded "+latest.Entry.Path+" "+string(latest.Entry.Digest)+"; the running epoch started from "+string(c.identity.Entry.Digest))
+	if last == nil {
+		return out
+	}
+	differs := func(built, running build.Artifact, extra string) {
+		if built.Digest != "" && running.Digest != "" && built.Path == running.Path && built.Digest != running.Digest {
+			out = append(out, "running ≠ built: the last successful build "+string(lastID)+" recorded "+built.Path+" "+string(built.Digest)+"; the running epoch started from "+string(running.Digest)+extra)
+		}
+	}
+	differs(last.Entry, c.identity.Entry, left)
+	for _, b := range last.Code {
+		for _, r := range c.identity.Code {
+			differs(b, r, "")
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
@@ -59,18 +60,20 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 }
 
 // drift reads the latest build's manifest and /proc for child c and says
-// how what runs differs from what was built. h.mu must not be held.
+// how what runs differs from what was built. What runs is compared with the
+// last successful build: a failed build that left the entry byte-identical
+// (a Go compile error, a type-only tsc error) is no drift. h.mu must not be
+// held.
 func (h *Host) drift(c *child, obs *Observed) []string {
-	var latest *build.Identity
+	var last *build.Identity
+	var lastID epoch.BuildID
+	var left string
 	m, err := manifest.Read(layout.Manifest(h.opts.Dir))
-	if err == nil && m.Build.Status == manifest.StatusOK {
-		latest = m.Identity()
-	}
-	out := drift(c, obs, observe(c.pid, false), latest)
-	if err == nil && m.Build.Status == manifest.StatusFailed {
-		if e := m.Identity().Entry; e.Digest != "" && e.Digest == c.identity.Entry.Digest {
-			out = append(out, "running ≠ built: the running epoch started from "+e.Path+" as the failed build "+string(m.Build.ID)+" (exit "+strconv.Itoa(m.Build.ExitCode)+") left it")
+	if err == nil {
+		last, lastID = m.LastSuccessful()
+		if e := m.Identity().Entry; m.Build.Status == manifest.StatusFailed && e.Digest != "" && e.Digest == c.identity.Entry.Digest {
+			left = ", as the failed build " + string(m.Build.ID) + " (exit " + strconv.Itoa(m.Build.ExitCode) + ") left it"
 		}
 	}
-	return out
+	return drift(c, obs, observe(c.pid, false), last, lastID, left)
 }

@@ -77,6 +77,8 @@ type File struct {
 	// Gone lists the inputs the previous build had and this one lacks (a
 	// deleted lockfile or node_modules, an unset variable): changes too.
 	Gone []Gone `toml:"gone,omitempty" json:"gone,omitempty"`
+	// LastOK is set on a failed build: the latest successful one before it.
+	LastOK *LastOK `toml:"last_ok,omitempty" json:"lastOk,omitempty"`
 }
 
 // Gone names an input of the previous build that this build lacks.
@@ -169,8 +171,26 @@ func (f *File) validate() *CorruptError {
 	if f.Build.Status != StatusOK && f.Build.Status != StatusFailed {
 		return &CorruptError{Field: "build.status", Err: fmt.Errorf("%q is not %q or %q", f.Build.Status, StatusOK, StatusFailed)}
 	}
-	for i, a := range f.Artifacts {
-		field := fmt.Sprintf("artifact[%d]", i)
+	if err := validateArtifacts("artifact", f.Artifacts); err != nil {
+		return err
+	}
+	if f.LastOK != nil {
+		if err := validateArtifacts("last_ok.artifact", f.LastOK.Artifacts); err != nil {
+			return err
+		}
+	}
+	for i, g := range f.Gone {
+		if g.Path == "" || g.Role == "" {
+			return &CorruptError{Field: fmt.Sprintf("gone[%d]", i), Err: errors.New("role and path are required")}
+		}
+	}
+	return nil
+}
+
+// validateArtifacts checks the artifacts of table name.
+func validateArtifacts(name string, artifacts []Artifact) *CorruptError {
+	for i, a := range artifacts {
+		field := fmt.Sprintf("%s[%d]", name, i)
 		switch a.Role {
 		case build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile:
 		default:
@@ -184,11 +204,6 @@ func (f *File) validate() *CorruptError {
 		}
 		if _, err := build.ParseDigest(string(a.Digest)); err != nil {
 			return &CorruptError{Field: field + ".digest", Err: err}
-		}
-	}
-	for i, g := range f.Gone {
-		if g.Path == "" || g.Role == "" {
-			return &CorruptError{Field: fmt.Sprintf("gone[%d]", i), Err: errors.New("role and path are required")}
 		}
 	}
 	return nil
@@ -226,6 +241,7 @@ func New(label string, buildID epoch.BuildID, t time.Time, exitCode int, id *bui
 	}
 	if exitCode != 0 {
 		f.Build.Status = StatusFailed
+		f.LastOK = lastOK(prev)
 	}
 	var prevID *build.Identity
 	if prev != nil {
