@@ -6,57 +6,96 @@ import (
 	"time"
 )
 
+// batchQueue is an unbounded FIFO from goroutines that must never block
+// (they may hold h.mu) to one consumer goroutine that takes everything
+// queued at once, so that it can write a batch in one go. Memory grows
+// with what the consumer has not taken.
+type batchQueue[T any] struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []T
+	closed bool
+}
+
+func newBatchQueue[T any]() *batchQueue[T] {
+	q := &batchQueue[T]{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// push queues v and reports whether it was queued: after close it is
+// dropped.
+func (q *batchQueue[T]) push(v T) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.items = append(q.items, v)
+	q.cond.Signal()
+	return true
+}
+
+// take waits until something is queued or the queue is closed, and
+// returns everything queued and whether the queue is closed. Once closed
+// and empty it returns nil, true at once.
+func (q *batchQueue[T]) take() ([]T, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	batch := q.items
+	q.items = nil
+	return batch, q.closed
+}
+
+// close stops accepting items; what is queued can still be taken.
+func (q *batchQueue[T]) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// drop closes the queue and discards what is queued.
+func (q *batchQueue[T]) drop() {
+	q.mu.Lock()
+	q.closed, q.items = true, nil
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
 // lineQueue writes lines to w in order from one goroutine, so that callers,
 // which may hold the host's lock, never block on a peer that stops reading
-// (a full pipe). Memory grows with what the peer leaves unread.
+// (a full pipe).
 type lineQueue struct {
 	w     io.Writer
 	onErr func(error) // called once, from the writer goroutine, on the first failed write
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  [][]byte
-	closed bool
-	done   chan struct{}
+	q     *batchQueue[[]byte]
+	done  chan struct{}
 }
 
 // newLineQueue starts the writer goroutine for w.
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
-	q := &lineQueue{w: w, onErr: onErr, done: make(chan struct{})}
-	q.cond = sync.NewCond(&q.mu)
-	go q.loop()
-	return q
+	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[[]byte](), done: make(chan struct{})}
+	go l.loop()
+	return l
 }
 
 // push queues line (newline included). After close or a write error it is
 // dropped.
-func (q *lineQueue) push(line []byte) {
-	q.mu.Lock()
-	if !q.closed {
-		q.queue = append(q.queue, line)
-		q.cond.Signal()
-	}
-	q.mu.Unlock()
-}
+func (l *lineQueue) push(line []byte) { l.q.push(line) }
 
-func (q *lineQueue) loop() {
-	defer close(q.done)
+func (l *lineQueue) loop() {
+	defer close(l.done)
 	for {
-		q.mu.Lock()
-		for len(q.queue) == 0 && !q.closed {
-			q.cond.Wait()
-		}
-		batch := q.queue
-		q.queue = nil
-		closed := q.closed
-		q.mu.Unlock()
+		batch, closed := l.q.take()
 		for _, line := range batch {
-			if _, err := q.w.Write(line); err != nil {
-				q.mu.Lock()
-				q.closed, q.queue = true, nil
-				q.mu.Unlock()
-				if q.onErr != nil {
-					q.onErr(err)
+			if _, err := l.w.Write(line); err != nil {
+				l.q.drop()
+				if l.onErr != nil {
+					l.onErr(err)
 				}
 				return
 			}
@@ -69,13 +108,10 @@ func (q *lineQueue) loop() {
 
 // close stops accepting lines and waits up to timeout for the queued ones
 // to be written; it reports whether they were.
-func (q *lineQueue) close(timeout time.Duration) bool {
-	q.mu.Lock()
-	q.closed = true
-	q.cond.Signal()
-	q.mu.Unlock()
+func (l *lineQueue) close(timeout time.Duration) bool {
+	l.q.close()
 	select {
-	case <-q.done:
+	case <-l.done:
 		return true
 	case <-time.After(timeout):
 		return false

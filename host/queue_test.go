@@ -86,3 +86,32 @@ func TestLineQueueNeverBlocks(t *testing.T) {
 		t.Errorf("onErr called with %v, want once with io.ErrClosedPipe", errs)
 	}
 }
+
+// TestBatchQueue: take returns everything queued, in order; after close
+// it still returns what was queued, then nil and closed at once; drop
+// discards; nothing is queued after either.
+func TestBatchQueue(t *testing.T) {
+	q := newBatchQueue[int]()
+	q.push(1)
+	q.push(2)
+	if got, closed := q.take(); len(got) != 2 || got[0] != 1 || got[1] != 2 || closed {
+		t.Fatalf("take = %v, %v; want [1 2], false", got, closed)
+	}
+	q.push(3)
+	q.close()
+	if q.push(4) {
+		t.Error("push after close: queued")
+	}
+	if got, closed := q.take(); len(got) != 1 || got[0] != 3 || !closed {
+		t.Fatalf("take after close = %v, %v; want [3], true", got, closed)
+	}
+	if got, closed := q.take(); got != nil || !closed {
+		t.Fatalf("take when closed and empty = %v, %v; want nil, true", got, closed)
+	}
+	d := newBatchQueue[int]()
+	d.push(1)
+	d.drop()
+	if got, closed := d.take(); got != nil || !closed {
+		t.Fatalf("take after drop = %v, %v; want nil, true", got, closed)
+	}
+}
