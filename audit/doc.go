@@ -9,7 +9,7 @@
 // written only by the host. Each line is one record: a JSON object in
 // RFC 8785 (JCS) canonical form followed by "\n", for example
 //
-//	{"args_digest":"sha256:…","epoch":"01JQ…","hash":"sha256:…","prev":"sha256:…","run":"r1","seq":2,"time":"2025-03-01T10:00:01.250000000Z","tool":"read_file","type":"tool_called","v":1}
+//	{"args_digest":"hmac-sha256:…","epoch":"01JQ…","hash":"sha256:…","prev":"sha256:…","run":"r1","seq":2,"time":"2025-03-01T10:00:01.250000000Z","tool":"read_file","type":"tool_called","v":1}
 //
 // with these members:
 //
@@ -43,9 +43,12 @@
 //
 // The log is readable by whoever can read the project and must never hold a
 // secret. Callers pass credential scope names, never credential values, and
-// the digest of a tool call's arguments (ArgsDigest), never the arguments.
-// The package cannot tell a secret from any other string; this rule is the
-// caller's.
+// the keyed digest of a tool call's arguments (Key.ArgsDigest:
+// "hmac-sha256:…", HMAC-SHA-256 under the project's key, see LoadKey),
+// never the arguments. An unkeyed digest of a short secret is found by
+// trying values; ArgsDigest ("sha256:…") remains for records written before
+// digests were keyed. The package cannot tell a secret from any other
+// string; this rule is the caller's.
 //
 // # Head file
 //

@@ -59,7 +59,7 @@ const (
 	FieldEntry      = "entry"       // digest of the entry file ("sha256:…"), on server_started and server_replaced
 	FieldPrevEpoch  = "prev_epoch"  // the epoch a server_replaced record ends
 	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
-	FieldArgsDigest = "args_digest" // ArgsDigest of the call's arguments, on tool_called
+	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
 	FieldHead       = "head"        // HeadMissing on a log_recovered record written because the head file was missing
 )
@@ -109,19 +109,11 @@ type TornLine struct {
 }
 
 // ArgsDigest returns "sha256:" + hex SHA-256 of the JCS canonical form
-// (RFC 8785) of a tool call's arguments, so that equal arguments give equal
-// digests whatever their member order or spacing. Empty raw (a call without
-// arguments) is digested as {}. If raw is not valid JSON, the digest is over
-// its bytes unchanged.
+// (RFC 8785) of a tool call's arguments, unkeyed. Records written before
+// digests were keyed carry it; new records carry Key.ArgsDigest, because
+// an unkeyed digest of a short secret (a PIN) is found by trying values.
 func ArgsDigest(raw json.RawMessage) string {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 {
-		b = []byte("{}")
-	}
-	if c, err := jcs.Transform(b); err == nil {
-		b = c
-	}
-	return digestOf(b)
+	return digestOf(canonicalArgs(raw))
 }
 
 // digestOf returns "sha256:" + hex SHA-256 of b.

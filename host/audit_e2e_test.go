@@ -95,12 +95,16 @@ func TestAuditSeedSequence(t *testing.T) {
 
 	a, b := string(epA), string(epB)
 	argsJSON, _ := json.Marshal(args)
+	key, err := audit.LoadKey(layout.DigestKey(p.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	steps := []aStep{
 		{audit.TypeServerStarted, a, map[string]string{"pid": strconv.Itoa(pidA)}},
 		{audit.TypeAuthorizationDenied, a, map[string]string{"tool": "slow_write", "reason": "authorization_required"}},
 		{audit.TypeApprovalGranted, a, map[string]string{"grant": gid, "expires_when": "agent-run-ends",
 			"tool_scope": "[slow_write]", "credential_scope": "[" + gStaging + "]"}},
-		{audit.TypeToolCalled, a, map[string]string{"tool": "slow_write", "grant": gid, "args_digest": audit.ArgsDigest(argsJSON)}},
+		{audit.TypeToolCalled, a, map[string]string{"tool": "slow_write", "grant": gid, "args_digest": key.ArgsDigest(argsJSON)}},
 		{audit.TypeToolResult, a, map[string]string{"tool": "slow_write", "is_error": "false"}},
 		{audit.TypeBuildRecorded, "", nil},
 		{audit.TypeServerReplaced, b, map[string]string{"prev_epoch": a, "grants_revoked": "1"}},

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -52,6 +53,7 @@ const (
 // verifiable.
 type auditor struct {
 	log  *audit.Log
+	key  audit.Key // the project's digest key
 	logf func(string, ...any)
 
 	mu      sync.Mutex
@@ -82,6 +84,10 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	if err := layout.MkdirAll(filepath.Dir(p)); err != nil {
 		return nil, err
 	}
+	key, err := audit.LoadKey(layout.DigestKey(dir))
+	if err != nil {
+		return nil, err
+	}
 	l, err := audit.Open(p, &audit.Options{LockTimeout: auditLockTimeout})
 	if err != nil {
 		return nil, err
@@ -89,7 +95,7 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	for _, r := range l.Recoveries() {
 		logf("audit log %s: recovered after a crash: %v", p, r)
 	}
-	a := &auditor{log: l, logf: logf, stopped: make(chan struct{})}
+	a := &auditor{log: l, key: key, logf: logf, stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	go a.loop()
 	return a, nil
@@ -108,6 +114,15 @@ func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[
 		a.cond.Broadcast()
 	}
 	a.mu.Unlock()
+}
+
+// argsDigest returns the keyed digest of a tool call's arguments, the
+// args_digest of its tool_called record.
+func (a *auditor) argsDigest(raw json.RawMessage) string {
+	if a == nil {
+		return ""
+	}
+	return a.key.ArgsDigest(raw)
 }
 
 // healthy returns nil while the audit log can be written, else why not.

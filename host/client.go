@@ -208,7 +208,7 @@ func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
 				h.audit.event(audit.TypeGrantRevoked, h.child.epoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedUsed})
 			}
 			cl.tool = p.Name
-			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: audit.ArgsDigest(p.Arguments)}
+			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: h.audit.argsDigest(p.Arguments)}
 			if g != nil {
 				fields["grant"] = g.ID
 			}

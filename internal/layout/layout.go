@@ -54,6 +54,11 @@ func Builds(root string) string { return filepath.Join(root, DirName, "builds.js
 // every host of the project.
 func Audit(root string) string { return filepath.Join(root, DirName, "audit.jsonl") }
 
+// DigestKey returns the project's digest key, <root>/.mcpepoch/digest.key
+// (mode 0600; see audit.LoadKey): the key of the HMAC digests of tool
+// arguments and environment values.
+func DigestKey(root string) string { return filepath.Join(root, DirName, "digest.key") }
+
 // Sock returns the default socket directory, <root>/.mcpepoch/sock. When a
 // socket in it would be too long, notify uses a short directory elsewhere.
 func Sock(root string) string { return filepath.Join(root, DirName, "sock") }
