@@ -161,9 +161,7 @@ func Load(dir string) (*Config, error) {
 			}
 		}
 	}
-	switch c.Host.Restart {
-	case "", "keep", "close", "manual":
-	default:
+	if !validRestart(c.Host.Restart) {
 		return nil, &Error{Path: p, Key: "host.restart", Err: fmt.Errorf("%q is not one of keep, close, manual", c.Host.Restart)}
 	}
 	return &c, nil

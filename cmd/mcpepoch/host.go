@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -25,47 +25,25 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	if *grace < 0 {
 		return usageError("--grace %s: want a duration of zero or more (0: host.grace in mcpepoch.toml, else 5s)", *grace)
 	}
-	command := fs.Args()
-	root, cfg, err := loadProject(*dirFlag)
+	flags := config.Flags{Label: *label, Restart: *mode, Grace: *grace}
+	if fs.NArg() > 0 {
+		flags.Command = fs.Args()
+	}
+	set, err := resolveProject(*dirFlag, flags)
 	if err != nil {
 		return err
 	}
-	if len(command) == 0 {
-		command = cfg.Command
-	}
-	if len(command) == 0 {
+	if len(set.Command) == 0 {
 		return &exitError{code: exitUsage, err: errorf("no server command"), hints: []string{
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
-	name := *label
-	if name == "" {
-		name = cfg.Label
-	}
-	if name == "" {
-		name = filepath.Base(root)
-	}
-	g := *grace
-	if g == 0 {
-		if g, err = cfg.Grace(); err != nil {
-			return err
-		}
-	}
-	m := *mode
-	if m == "" {
-		m = cfg.Host.Restart
-	}
-	switch localapi.Mode(m) {
-	case "", localapi.ModeKeep, localapi.ModeClose, localapi.ModeManual:
-	default:
-		return usageError("--restart %q: want keep, close or manual", m)
-	}
-	spec := cfg.Spec(root)
+	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build
 	h := host.New(host.Options{
-		Mode:   localapi.Mode(m),
-		Policy: grant.NewPolicy(cfg),
-		Dir:    root, Command: command, Label: name, Grace: g, MaxLine: *maxLine,
+		Mode:   localapi.Mode(set.Restart),
+		Policy: grant.NewPolicy(set.Config),
+		Dir:    set.Root, Command: set.Command, Label: set.Label, Grace: set.Grace, MaxLine: *maxLine,
 		Spec:  spec,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 	})

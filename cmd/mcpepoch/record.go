@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/epoch"
-	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/hook"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -71,105 +68,32 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if fs.NArg() > 0 {
 		return usageError("record takes no arguments, got %q", fs.Args())
 	}
-	root, cfg, err := loadProject(*dirFlag)
-	if err != nil {
-		return err
-	}
-	spec := cfg.Spec(root)
-	spec.Command, spec.BestEffort, spec.Rehash = cfg.Command, *exitCode != 0, *rehash
-	if *entry != "" {
-		spec.Entry = *entry
-	}
-	if len(lockfiles) > 0 {
-		spec.Lockfiles = lockfiles
-	}
+	flags := config.Flags{Label: *label, Entry: *entry, Lockfiles: lockfiles}
 	if *command != "" {
-		spec.Command = strings.Fields(*command)
+		flags.Command = strings.Fields(*command)
 	}
-	name := *label
-	if name == "" {
-		name = cfg.Label
-	}
-	if name == "" {
-		name = filepath.Base(root)
-	}
-
-	// Waiting for the lock and hashing can take long (another record
-	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
-	// both give way to SIGINT or SIGTERM, and the manifest is left as is.
-	unlock, err := interruptible(ctx, "waiting for the manifest lock", func() (func(), error) { return manifest.Lock(root) },
-		func(unlock func()) { unlock() })
+	set, err := resolveProject(*dirFlag, flags)
 	if err != nil {
 		return err
 	}
-	mpath := layout.Manifest(root)
-	prev, err := manifest.Read(mpath)
-	if err != nil && !manifest.IsNotExist(err) {
-		unlock()
-		var ce *manifest.CorruptError
-		if errors.As(err, &ce) {
-			return &exitError{code: exitUsage, err: err, hints: []string{
-				"the manifest was left as it is; move it aside to start a new one: mv " + mpath + " " + mpath + ".bad",
-			}}
-		}
-		return err
-	}
-	spec.Versions = prev.RuntimeVersion
-	id, err := interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
-	if err == nil && ctx.Err() != nil {
-		err = interruptedError(ctx, "hashing the build")
-	}
-	if err != nil {
-		unlock()
-		var ee *exitError
-		if errors.As(err, &ee) && ee.code == exitFailure {
-			ee.hints = append(ee.hints, mpath+" was left as it was")
-		}
-		return err
-	}
-	now := time.Now()
-	m := manifest.New(name, epoch.NewBuildID(now), now, *exitCode, id, prev)
-	err = manifest.Write(mpath, m)
-	unlock()
-	if err != nil {
-		return err
-	}
-
+	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: *exitCode, Timeout: *timeout}
+	spec.Identity.Rehash = *rehash
 	p := newPainter(stdio.Err)
-	out := recordOutput{Manifest: mpath, Build: m.Build, Label: m.Label, Command: m.Command, Dir: m.Dir,
-		Changed: m.Changed(), FirstBuild: prev == nil, Source: id.Source, Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
-	if out.Changed == nil {
-		out.Changed = []string{}
+	var out recordOutput
+	spec.Recorded = func(b *hook.Build) { out = printBuild(stdio.Err, p, b) }
+	res, err := hook.Record(ctx, spec)
+	if err != nil {
+		return recordError(err)
 	}
-	failed := *exitCode != 0
-	switch {
-	case failed:
-		fmt.Fprintf(stdio.Err, "%s\n", p.bad(fmt.Sprintf("build failed (exit %d): running server unchanged", *exitCode)))
-	case out.FirstBuild:
-		fmt.Fprintf(stdio.Err, "build complete: first build recorded\n")
-	case len(out.Changed) == 0:
-		fmt.Fprintf(stdio.Err, "build complete: nothing changed\n")
-	default:
-		fmt.Fprintf(stdio.Err, "build complete: %s changed\n", strings.Join(out.Changed, ", "))
-	}
-	if id.Source != "" {
-		fmt.Fprintf(stdio.Err, "note: %s\n", id.Source)
-	}
-
-	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(m.Build.ID), Manifest: mpath, ExitCode: *exitCode}
-	if failed {
-		req.Type = localapi.TypeBuildFailed
-	}
-	results := askHosts(ctx, root, *timeout, req)
-	hostErr := perHost(stdio.Err, results, func(r notify.Result) ([]string, bool) {
+	hostErr := perHost(stdio.Err, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError
 	}) > 0
-	if len(results) == 0 {
+	if len(res.Hosts) == 0 {
 		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
-		if err := logBuild(root, m); err != nil {
-			fmt.Fprintf(stdio.Err, "mcpepoch: warning: build log: %v\n", err)
+		if res.BuildsLogErr != nil {
+			fmt.Fprintf(stdio.Err, "mcpepoch: warning: build log: %v\n", res.BuildsLogErr)
 		}
 	}
 	if *asJSON {
@@ -178,7 +102,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	switch {
-	case *requireHost && len(results) == 0:
+	case *requireHost && len(res.Hosts) == 0:
 		return silentExit(exitNoHost)
 	case *requireHost && hostErr:
 		return silentExit(exitHostError)
@@ -186,41 +110,81 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	return nil
 }
 
-// interruptible runs f on a goroutine of its own and returns its result,
-// or, as soon as ctx ends (SIGINT, SIGTERM), an error with exit status 1
-// saying what was interrupted. f is then abandoned: it runs on until it
-// returns or the process exits, and undo, when not nil, is applied to what
-// it returns if it succeeds after all (a lock it took is released).
-func interruptible[T any](ctx context.Context, what string, f func() (T, error), undo func(T)) (T, error) {
-	type result struct {
-		v   T
-		err error
+// printBuild writes the lines saying what was recorded and returns what
+// record --json reports of it, without hosts yet.
+func printBuild(w io.Writer, p painter, b *hook.Build) recordOutput {
+	m := b.File
+	out := recordOutput{Manifest: b.Manifest, Build: m.Build, Label: m.Label, Command: m.Command, Dir: m.Dir,
+		Changed: m.Changed(), FirstBuild: b.First, Source: b.Identity.Source, Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
+	if out.Changed == nil {
+		out.Changed = []string{}
 	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := f()
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		if undo != nil {
-			go func() {
-				if r := <-ch; r.err == nil {
-					undo(r.v)
-				}
-			}()
-		}
-		var zero T
-		return zero, interruptedError(ctx, what)
+	switch {
+	case b.Failed():
+		fmt.Fprintf(w, "%s\n", p.bad(fmt.Sprintf("build failed (exit %d): running server unchanged", m.Build.ExitCode)))
+	case out.FirstBuild:
+		fmt.Fprintf(w, "build complete: first build recorded\n")
+	case len(out.Changed) == 0:
+		fmt.Fprintf(w, "build complete: nothing changed\n")
+	default:
+		fmt.Fprintf(w, "build complete: %s changed\n", strings.Join(out.Changed, ", "))
 	}
+	if out.Source != "" {
+		fmt.Fprintf(w, "note: %s\n", out.Source)
+	}
+	return out
 }
 
-// interruptedError is the error of a command stopped by ctx while doing
-// what: exit status 1, and the signal (context.Cause) in the message.
-func interruptedError(ctx context.Context, what string) error {
-	return &exitError{code: exitFailure, err: fmt.Errorf("interrupted while %s: %v", what, context.Cause(ctx))}
+// hostResults returns the exchanges behind outcomes, in order.
+func hostResults(outcomes []hook.HostOutcome) []notify.Result {
+	rs := make([]notify.Result, len(outcomes))
+	for i, o := range outcomes {
+		rs[i] = o.Result
+	}
+	return rs
+}
+
+// recordError gives a failed record its exit status and hints: a corrupt
+// manifest is bad input (exit 2) to move aside; an interruption while
+// hashing left the manifest as it was.
+func recordError(err error) error {
+	var me *hook.ManifestError
+	var ce *manifest.CorruptError
+	if errors.As(err, &me) && errors.As(me.Err, &ce) {
+		return &exitError{code: exitUsage, err: err, hints: []string{
+			"the manifest was left as it is; move it aside to start a new one: mv " + me.Path + " " + me.Path + ".bad",
+		}}
+	}
+	var ie *hook.InterruptedError
+	if errors.As(err, &ie) {
+		ee := &exitError{code: exitFailure, err: err}
+		if ie.Kept != "" {
+			ee.hints = append(ee.hints, ie.Kept+" was left as it was")
+		}
+		return ee
+	}
+	return err
+}
+
+// interruptible is hook.Interruptible, for commands other than record.
+func interruptible[T any](ctx context.Context, what string, f func() (T, error), undo func(T)) (T, error) {
+	return hook.Interruptible(ctx, what, f, undo)
+}
+
+// resolveProject resolves the project root in dir, reads its mcpepoch.toml
+// and applies the flags given over it (config.Config.Resolve). A bad flag
+// value is a usage error.
+func resolveProject(dir string, f config.Flags) (*config.Settings, error) {
+	root, cfg, err := loadProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := cfg.Resolve(root, f)
+	var fe *config.FlagError
+	if errors.As(err, &fe) {
+		return nil, usageError("%s", fe.Error())
+	}
+	return set, err
 }
 
 // loadProject resolves the project root in dir and reads its mcpepoch.toml.
@@ -271,25 +235,6 @@ func revokedNote(n int) string {
 		return "; 1 grant revoked (approve again: mcpepoch approve)"
 	}
 	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
-}
-
-// logBuild appends the build to .mcpepoch/builds.jsonl when no host heard
-// of it: hosts record builds in the audit log, but one writer per file, so
-// the hook keeps its own hash-chained log (package audit).
-func logBuild(root string, m *manifest.File) error {
-	l, err := audit.Open(layout.Builds(root), nil)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	changed := m.Changed()
-	if changed == nil {
-		changed = []string{}
-	}
-	_, err = l.Append(audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
-		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
-		"changed": changed, "hosts": "none listening"}})
-	return err
 }
 
 // statusLine is the status line for a host's "restarted" answer. A host

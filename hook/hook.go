@@ -1,0 +1,234 @@
+// Package hook is the build hook's core: it records one build — hashes
+// what will run, writes the run manifest — and signals every host of the
+// project, returning what was recorded and what each host did. mcpepoch
+// record is a command line around Record; a development loop or a test
+// calls Record the same way.
+//
+// The hook's signal is a hint: each host recomputes the identity itself.
+// A hook never fails because no host is listening; it says so (Result.Hosts
+// is empty) and keeps the build in the builds log instead (package audit;
+// layout.Builds), since the hosts' audit log has one writer per host.
+package hook
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// Spec is one build to record, every setting already resolved
+// (config.Config.Resolve: flag, else mcpepoch.toml, else default).
+type Spec struct {
+	// Root is the project root, absolute with symlinks resolved.
+	Root string
+	// Label is the server label written to the manifest.
+	Label string
+	// Identity is what to hash; its Dir is Root. Record sets BestEffort
+	// when ExitCode is not zero.
+	Identity build.Spec
+	// ExitCode is the build's own exit status. Non-zero records a failed
+	// build: hosts are told (build_failed) and restart nothing.
+	ExitCode int
+	// Timeout bounds the wait for every host's answer, all together.
+	Timeout time.Duration
+	// Recorded, when set, is called once the manifest is written and
+	// before any host is signalled, so that a caller can report the build
+	// while hosts restart.
+	Recorded func(*Build)
+}
+
+// Build is a recorded build.
+type Build struct {
+	// Manifest is the run manifest's path (layout.Manifest) and File what
+	// was written there.
+	Manifest string
+	File     *manifest.File
+	// First: no build was recorded before this one; every artifact is new.
+	First bool
+	// Identity is what was hashed.
+	Identity *build.Identity
+}
+
+// Failed reports whether the build itself failed (non-zero exit code).
+func (b *Build) Failed() bool { return b.File.Build.ExitCode != 0 }
+
+// HostOutcome is one host's answer to the build signal.
+type HostOutcome struct {
+	// Result is the exchange with the host (notify.Broadcast): its socket,
+	// its response, or why there is none.
+	notify.Result
+	// Outcome is what the signal led to there (localapi.OutcomeOf).
+	Outcome localapi.Outcome
+}
+
+// Result is what Record did.
+type Result struct {
+	Build
+	// Hosts holds one outcome per host found, in Broadcast's order; empty
+	// (not nil) when no host is listening.
+	Hosts []HostOutcome
+	// BuildsLogErr is why the build could not be added to the builds log
+	// when no host heard of it; the build is recorded all the same.
+	BuildsLogErr error
+}
+
+// Record records the build s describes and signals every host of the
+// project: under the manifest lock (manifest.Lock) it reads the previous
+// manifest, hashes the identity and writes the new manifest with a fresh
+// BuildID; then it sends build_complete (or build_failed) to every host and
+// waits up to s.Timeout for their answers. With no host listening it
+// appends the build to the builds log.
+//
+// Errors: a previous manifest that cannot be read is a *ManifestError (the
+// file is left as it is); waiting for the lock or hashing ends with an
+// *InterruptedError when ctx does; build.Compute's errors are returned as
+// they are. In every case the manifest is left as it was and no host is
+// signalled. A host's failure is not an error: it is its HostOutcome.
+func Record(ctx context.Context, s Spec) (*Result, error) {
+	b, err := write(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Recorded != nil {
+		s.Recorded(b)
+	}
+	res := &Result{Build: *b, Hosts: []HostOutcome{}}
+	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode}
+	if b.Failed() {
+		req.Type = localapi.TypeBuildFailed
+	}
+	bctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	results := notify.Broadcast(bctx, s.Root, req)
+	cancel()
+	for _, r := range results {
+		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: localapi.OutcomeOf(r.Response, r.Err)})
+	}
+	if len(results) == 0 {
+		res.BuildsLogErr = logBuild(s.Root, b.File)
+	}
+	return res, nil
+}
+
+// write hashes the build and writes the manifest, under the manifest lock.
+func write(ctx context.Context, s Spec) (*Build, error) {
+	// Waiting for the lock and hashing can take long (another record
+	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
+	// both give way to ctx, and the manifest is left as is.
+	unlock, err := Interruptible(ctx, "waiting for the manifest lock", func() (func(), error) { return manifest.Lock(s.Root) },
+		func(unlock func()) { unlock() })
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	mpath := layout.Manifest(s.Root)
+	prev, err := manifest.Read(mpath)
+	if err != nil && !manifest.IsNotExist(err) {
+		return nil, &ManifestError{Path: mpath, Err: err}
+	}
+	spec := s.Identity
+	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
+	spec.Versions = prev.RuntimeVersion
+	id, err := Interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
+	if err == nil && ctx.Err() != nil {
+		err = interrupted(ctx, "hashing the build")
+	}
+	if ie, ok := err.(*InterruptedError); ok {
+		ie.Kept = mpath
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	m := manifest.New(s.Label, epoch.NewBuildID(now), now, s.ExitCode, id, prev)
+	if err := manifest.Write(mpath, m); err != nil {
+		return nil, err
+	}
+	return &Build{Manifest: mpath, File: m, First: prev == nil, Identity: id}, nil
+}
+
+// logBuild appends the build to the builds log when no host heard of it:
+// hosts record builds in the audit log, but one writer per file, so the
+// hook keeps its own hash-chained log (package audit).
+func logBuild(root string, m *manifest.File) error {
+	l, err := audit.Open(layout.Builds(root), nil)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	changed := m.Changed()
+	if changed == nil {
+		changed = []string{}
+	}
+	_, err = l.Append(audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
+		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
+		"changed": changed, "hosts": "none listening"}})
+	return err
+}
+
+// ManifestError is a previous run manifest that cannot be read; Record left
+// it as it is. Err is manifest.Read's error (a *manifest.CorruptError when
+// the file is not a manifest).
+type ManifestError struct {
+	Path string
+	Err  error
+}
+
+func (e *ManifestError) Error() string { return e.Err.Error() }
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+// InterruptedError is a Record stopped by its context (SIGINT, SIGTERM)
+// while it was doing What. Cause is context.Cause.
+type InterruptedError struct {
+	What  string
+	Cause error
+	// Kept, when set, is the manifest left as it was.
+	Kept string
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while %s: %v", e.What, e.Cause)
+}
+
+func interrupted(ctx context.Context, what string) *InterruptedError {
+	return &InterruptedError{What: what, Cause: context.Cause(ctx)}
+}
+
+// Interruptible runs f on a goroutine of its own and returns its result,
+// or, as soon as ctx ends, an *InterruptedError saying what was
+// interrupted. f is then abandoned: it runs on until it returns or the
+// process exits, and undo, when not nil, is applied to what it returns if
+// it succeeds after all (a lock it took is released).
+func Interruptible[T any](ctx context.Context, what string, f func() (T, error), undo func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		if undo != nil {
+			go func() {
+				if r := <-ch; r.err == nil {
+					undo(r.v)
+				}
+			}()
+		}
+		var zero T
+		return zero, interrupted(ctx, what)
+	}
+}
