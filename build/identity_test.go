@@ -25,7 +25,7 @@ type idFile struct {
 
 // idWrite creates files under dir, with their parent directories,
 // replacing what is there.
-func idWrite(t *testing.T, dir string, files ...idFile) {
+func idWrite(t testing.TB, dir string, files ...idFile) {
 	t.Helper()
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f.path))
