@@ -80,7 +80,7 @@ func aSequence(recs []audit.Record, steps []aStep) (bool, int) {
 // server_replaced A → B, authorization_denied (stale_epoch) B.
 func TestAuditSeedSequence(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
+	p := newGrantsProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 	s.list()
 	epA, pidA := p.epoch(s.run)
@@ -88,8 +88,8 @@ func TestAuditSeedSequence(t *testing.T) {
 	s.rpcError("slow_write", args, host.CodeAuthorizationRequired, "authorization_required:")
 	gid, _, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
 	s.text("slow_write", args)
-	p.server(map[string]string{"FIXTURE_REVISION": "B"})
-	p.must("record")
+	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
+	p.cli("record")
 	epB, pidB := p.epoch(s.run)
 	s.rpcError("slow_write", args, host.CodeAuthorizationStale, "authorization_stale:")
 
@@ -147,7 +147,7 @@ func TestAuditSeedSequence(t *testing.T) {
 
 // aSession runs a client session with approvals, calls and a restart, and
 // closes it, leaving a log of a few dozen records.
-func aSession(t *testing.T, p *gProject, env ...string) *gSession {
+func aSession(t *testing.T, p *project, env ...string) *gSession {
 	t.Helper()
 	s := gConnect(t, p, env...)
 	s.list()
@@ -158,7 +158,7 @@ func aSession(t *testing.T, p *gProject, env ...string) *gSession {
 		s.text("slow_write", map[string]any{"key": "t", "n": i})
 		s.text("version", nil)
 	}
-	p.must("restart")
+	p.cli("restart")
 	s.rpcError("slow_write", map[string]any{"key": "t"}, host.CodeAuthorizationStale, "authorization_stale:")
 	p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
 	s.text("slow_write", map[string]any{"key": "t"})
@@ -170,7 +170,7 @@ func aSession(t *testing.T, p *gProject, env ...string) *gSession {
 // mcpepoch audit verify exit 5 and name the line.
 func TestAuditTampering(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	aSession(t, p)
 	logPath := layout.Audit(p.dir)
 	if out, code := p.verify(); code != 0 {
@@ -257,7 +257,7 @@ func TestAuditSecretNeverWritten(t *testing.T) {
 	b := make([]byte, 12)
 	rand.Read(b)
 	secret := "s3cr3t-" + hex.EncodeToString(b)
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p, "INVENTORY_API_TOKEN="+secret, "PAYMENTS_API_KEY="+secret)
 	s.list()
 	p.ready(s.run)
@@ -283,7 +283,7 @@ func TestAuditSecretNeverWritten(t *testing.T) {
 		return aFind(rs, 0, aStep{audit.TypeToolResult, "", map[string]string{"tool": "version"}}) >= 0
 	})
 	aNoSecret(t, p, secret) // while the host runs: execution record, grants
-	p.must("restart")
+	p.cli("restart")
 	s.rpcError("slow_write", withSecret, host.CodeAuthorizationStale, "authorization_stale:")
 	p.waitRecords("stale denial", func(rs []audit.Record) bool {
 		return aFind(rs, 0, aStep{audit.TypeAuthorizationDenied, "", map[string]string{"reason": "stale_epoch"}}) >= 0
@@ -297,7 +297,7 @@ func TestAuditSecretNeverWritten(t *testing.T) {
 
 // aNoSecret reads every file under .mcpepoch/ and fails if one holds
 // secret.
-func aNoSecret(t *testing.T, p *gProject, secret string) {
+func aNoSecret(t *testing.T, p *project, secret string) {
 	t.Helper()
 	files := 0
 	err := filepath.WalkDir(filepath.Join(p.dir, ".mcpepoch"), func(path string, d fs.DirEntry, err error) error {
@@ -336,7 +336,7 @@ func aNoSecret(t *testing.T, p *gProject, secret string) {
 // appends to it and it verifies again.
 func TestAuditCrashSafety(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	var runs []string
 	for round := range 3 {
 		s := gConnect(t, p)
@@ -373,7 +373,7 @@ func TestAuditCrashSafety(t *testing.T) {
 				}
 			})
 		}
-		deadline := time.Now().Add(gWait)
+		deadline := time.Now().Add(waitLong)
 		for calls.Load() < int64(20+10*round) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -424,10 +424,10 @@ func TestAuditCrashSafety(t *testing.T) {
 // gWaitGone waits for a process to end.
 func gWaitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for !gGone(pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still runs %s after its host was killed", pid, gWait)
+			t.Fatalf("pid %d still runs %s after its host was killed", pid, waitLong)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -448,7 +448,7 @@ func aContiguous(t *testing.T, recs []audit.Record) {
 // one log that verifies, with contiguous seqs and both runs' records.
 func TestAuditTwoHosts(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)
@@ -458,7 +458,7 @@ func TestAuditTwoHosts(t *testing.T) {
 		t.Fatalf("TypeScript client tools/list: %v", err)
 	}
 	var tsRun string
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for tsRun == "" {
 		for _, h := range p.hosts() {
 			if string(h.AgentRun) != s.run {
@@ -527,7 +527,7 @@ func TestAuditTwoHosts(t *testing.T) {
 
 	s.close()
 	ts.Close()
-	deadline = time.Now().Add(gWait)
+	deadline = time.Now().Add(waitLong)
 	for len(p.hosts()) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("hosts still answer after both clients closed: %+v", p.hosts())

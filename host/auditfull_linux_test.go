@@ -63,7 +63,7 @@ func fill(t *testing.T, path string) {
 // it cannot record; when space is back, calls run again, the log records
 // the gap, and every call that ran is in the log or in the gap.
 func TestAuditFullDiskFailsClosed(t *testing.T) {
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	dotDir := filepath.Join(p.dir, ".mcpepoch")
 	mountSmallTmpfs(t, dotDir, 512<<10)
 	s := gConnect(t, p)
@@ -117,7 +117,7 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 	t.Logf("full disk: %d calls ran (before the first failed write), %d refused", ran-before, refused)
 
 	os.Remove(filler)
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for {
 		res, err := s.call("version", nil)
 		if err == nil && !res.IsError {
@@ -125,7 +125,7 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("calls still refused %v after space came back: %v", gWait, err)
+			t.Fatalf("calls still refused %v after space came back: %v", waitLong, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -159,7 +159,7 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 // line.
 func settledLog(t *testing.T, path string, calls int) (int64, int) {
 	t.Helper()
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for {
 		b, _ := os.ReadFile(path)
 		if strings.Count(string(b), `"type":"tool_result"`) >= calls {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,9 +29,6 @@ import (
 )
 
 var askBin built // host/testdata/askserver (raw NDJSON, asks the client)
-
-// rgListening matches the line the host logs once its socket listens.
-var rgListening = regexp.MustCompile(`(?m)agent run (\S+): listening on (.+)$`)
 
 // rgSameID reports whether two JSON-RPC ids are the same value: strings
 // after unescaping, numbers exactly (1.0 is 1).
@@ -258,8 +254,8 @@ func (h *pipeHost) readResponse(id string) *wire {
 // socket's path.
 func (h *pipeHost) listening() (run, socket string) {
 	h.t.Helper()
-	waitFor(h.t, waitLong, "the host to listen", func() bool { return rgListening.MatchString(h.stderr.String()) })
-	m := rgListening.FindStringSubmatch(h.stderr.String())
+	waitFor(h.t, waitLong, "the host to listen", func() bool { return listeningRe.MatchString(h.stderr.String()) })
+	m := listeningRe.FindStringSubmatch(h.stderr.String())
 	return m[1], m[2]
 }
 
@@ -585,7 +581,7 @@ func TestRestartDuringInitializeInvisible(t *testing.T) {
 	// the initialize in flight.
 	p.server("sleep 3\n", map[string]string{"FIXTURE_REVISION": "A"})
 	c := startRaw(t, p, nil)
-	waitFor(t, waitLong, "the host to listen", func() bool { return rgListening.MatchString(c.stderr.String()) })
+	waitFor(t, waitLong, "the host to listen", func() bool { return listeningRe.MatchString(c.stderr.String()) })
 	id := c.request("initialize", map[string]any{
 		"protocolVersion": legacyVersion, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "mcpepoch-host-test", "version": "0.1.0"},

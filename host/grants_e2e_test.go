@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,147 +40,48 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// gWait bounds every wait for something that takes a second or two on an
-// idle machine; it is generous so that a loaded machine does not fail.
-const gWait = 30 * time.Second
-
 // Credential scopes of host/testdata/grants/mcpepoch.toml.
 const (
 	gStaging  = "inventory-api-staging" // slow_write
 	gPayments = "payments"              // publish_preview, per call
 )
 
-// gFixture is the fixture server, built once per test process into
-// os.TempDir()/mcpepoch-grants-fixture-<pid>; directories of test
-// processes that no longer run are removed.
-var gFixture struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-func gFixtureBin(t testing.TB) string {
+// newGrantsProject is a project (helpers_test.go) whose mcpepoch.toml is
+// host/testdata/grants/mcpepoch.toml, so that tools need grants, and
+// whose server.sh exports FIXTURE_COUNTER_DIR (counter/, what slow_write
+// reached) and env.
+func newGrantsProject(t *testing.T, env map[string]string) *project {
 	t.Helper()
-	root := testenv.RepoRoot(t)
-	gFixture.once.Do(func() {
-		const prefix = "mcpepoch-grants-fixture-"
-		old, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
-		for _, d := range old {
-			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), prefix))
-			if err == nil && pid != os.Getpid() && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-				os.RemoveAll(d)
-			}
-		}
-		dir := filepath.Join(os.TempDir(), prefix+strconv.Itoa(os.Getpid()))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			gFixture.err = err
-			return
-		}
-		p := filepath.Join(dir, "fixture")
-		ctx, cancel := context.WithTimeout(context.Background(), testenv.CommandTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", p, "./testdata/servers/fixture")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			gFixture.err = fmt.Errorf("go build ./testdata/servers/fixture: %v\n%s", err, out)
-			return
-		}
-		gFixture.path = p
-	})
-	if gFixture.err != nil {
-		t.Fatal(gFixture.err)
-	}
-	return gFixture.path
-}
-
-// gProject is a temporary project served by the fixture:
-//
-//	bin/fixture    a copy of the fixture binary
-//	server.sh      exports FIXTURE_* variables, then execs bin/fixture; it is
-//	               the entry of the launch command "sh ./server.sh", so
-//	               rewriting it is a rebuild
-//	mcpepoch.toml  host/testdata/grants/mcpepoch.toml
-//	counter/       FIXTURE_COUNTER_DIR of slow_write
-type gProject struct {
-	t       *testing.T
-	dir     string
-	counter string
-}
-
-func gNewProject(t *testing.T, env map[string]string) *gProject {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &gProject{t: t, dir: dir, counter: filepath.Join(dir, "counter")}
-	for _, d := range []string{"bin", "counter"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin, err := os.ReadFile(gFixtureBin(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.write("bin/fixture", bin, 0o755)
+	p := newProject(t, nil)
 	toml, err := os.ReadFile(filepath.Join("testdata", "grants", "mcpepoch.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.write("mcpepoch.toml", toml, 0o644)
-	p.server(env)
+	p.write("mcpepoch.toml", string(toml))
+	p.serverWithCounter(env)
 	return p
 }
 
-// server rewrites server.sh, as a build would: FIXTURE_COUNTER_DIR, then
-// env in name order, then exec ./bin/fixture.
-func (p *gProject) server(env map[string]string) {
+// serverWithCounter rewrites server.sh, as a build would: the exports of
+// env and FIXTURE_COUNTER_DIR in name order, then exec ./bin/fixture.
+func (p *project) serverWithCounter(env map[string]string) {
 	p.t.Helper()
-	var b strings.Builder
-	b.WriteString("#!/bin/sh\n")
-	fmt.Fprintf(&b, "export FIXTURE_COUNTER_DIR='%s'\n", p.counter)
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		fmt.Fprintf(&b, "export %s='%s'\n", k, env[k])
-	}
-	b.WriteString("exec ./bin/fixture\n")
-	p.write("server.sh", []byte(b.String()), 0o755)
+	all := map[string]string{"FIXTURE_COUNTER_DIR": p.counter}
+	maps.Copy(all, env)
+	p.server("", all)
 }
 
-// write replaces a project file atomically.
-func (p *gProject) write(name string, content []byte, perm os.FileMode) {
-	p.t.Helper()
-	dst := filepath.Join(p.dir, name)
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, content, perm); err != nil {
-		p.t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// cli runs mcpepoch args… in the project with env added to the test's
+// runCLI runs mcpepoch args… in the project with env added to the test's
 // environment and returns its output and exit status.
-func (p *gProject) cli(env []string, args ...string) (testenv.Output, int) {
+func (p *project) runCLI(env []string, args ...string) (testenv.Output, int) {
 	p.t.Helper()
 	return testenv.Run(p.t, p.dir, env, testenv.Mcpepoch(p.t), args...)
 }
 
-// must runs mcpepoch args… and fails the test unless it exits 0.
-func (p *gProject) must(args ...string) testenv.Output {
-	p.t.Helper()
-	out, code := p.cli(nil, args...)
-	if code != 0 {
-		p.t.Fatalf("mcpepoch %s: exit %d\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
-}
-
 // hosts returns mcpepoch status --json.
-func (p *gProject) hosts() []host.Status {
+func (p *project) hosts() []host.Status {
 	p.t.Helper()
-	out := p.must("status", "--json")
+	out := p.cli("status", "--json")
 	var all []host.Status
 	if err := json.Unmarshal([]byte(out.Stdout), &all); err != nil {
 		p.t.Fatalf("status --json: %v\n%s", err, out)
@@ -189,8 +89,8 @@ func (p *gProject) hosts() []host.Status {
 	return all
 }
 
-// status returns the status of the host serving agent run.
-func (p *gProject) status(run string) host.Status {
+// statusOf returns the status of the host serving agent run.
+func (p *project) statusOf(run string) host.Status {
 	p.t.Helper()
 	all := p.hosts()
 	for _, s := range all {
@@ -204,23 +104,23 @@ func (p *gProject) status(run string) host.Status {
 
 // ready polls the status of run until it is ready with a known catalog:
 // what a person needs before approving.
-func (p *gProject) ready(run string) host.Status {
+func (p *project) ready(run string) host.Status {
 	p.t.Helper()
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for {
-		s := p.status(run)
+		s := p.statusOf(run)
 		if s.State == host.StateReady && s.Catalog != "" && s.Execution != nil {
 			return s
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("host of run %s: state %s, catalog %q after %s", run, s.State, s.Catalog, gWait)
+			p.t.Fatalf("host of run %s: state %s, catalog %q after %s", run, s.State, s.Catalog, waitLong)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 }
 
 // epoch returns the running epoch and pid of run's host.
-func (p *gProject) epoch(run string) (epoch.Epoch, int) {
+func (p *project) epoch(run string) (epoch.Epoch, int) {
 	p.t.Helper()
 	s := p.ready(run)
 	return s.Execution.Epoch, s.Execution.ProcessID
@@ -233,13 +133,13 @@ var approveRe = regexp.MustCompile(`approved: grant (\S+) for agent run (\S+), e
 var reviewRe = regexp.MustCompile(`(?m)^agent run \S+ · server \S+ · epoch (\S+) \(pid`)
 
 // tryApprove runs mcpepoch approve --yes --run run args….
-func (p *gProject) tryApprove(run string, args ...string) (testenv.Output, int) {
+func (p *project) tryApprove(run string, args ...string) (testenv.Output, int) {
 	p.t.Helper()
-	return p.cli(nil, append([]string{"approve", "--yes", "--run", run}, args...)...)
+	return p.runCLI(nil, append([]string{"approve", "--yes", "--run", run}, args...)...)
 }
 
 // approve approves for run and returns the new grant's id and epoch.
-func (p *gProject) approve(run string, args ...string) (id string, ep epoch.Epoch, out testenv.Output) {
+func (p *project) approve(run string, args ...string) (id string, ep epoch.Epoch, out testenv.Output) {
 	p.t.Helper()
 	out, code := p.tryApprove(run, args...)
 	m := approveRe.FindStringSubmatch(out.Stderr)
@@ -253,9 +153,9 @@ func (p *gProject) approve(run string, args ...string) (id string, ep epoch.Epoc
 }
 
 // grants returns mcpepoch grants --json.
-func (p *gProject) grants() []grant.Grant {
+func (p *project) grants() []grant.Grant {
 	p.t.Helper()
-	out := p.must("grants", "--json")
+	out := p.cli("grants", "--json")
 	var gs []grant.Grant
 	if err := json.Unmarshal([]byte(out.Stdout), &gs); err != nil {
 		p.t.Fatalf("grants --json: %v\n%s", err, out)
@@ -264,7 +164,7 @@ func (p *gProject) grants() []grant.Grant {
 }
 
 // grant returns the grant with id from mcpepoch grants --json.
-func (p *gProject) grant(id string) grant.Grant {
+func (p *project) grant(id string) grant.Grant {
 	p.t.Helper()
 	gs := p.grants()
 	for _, g := range gs {
@@ -277,24 +177,24 @@ func (p *gProject) grant(id string) grant.Grant {
 }
 
 // records returns mcpepoch audit show --json args….
-func (p *gProject) records(args ...string) []audit.Record {
+func (p *project) records(args ...string) []audit.Record {
 	p.t.Helper()
-	out := p.must(append([]string{"audit", "show", "--json"}, args...)...)
+	out := p.cli(append([]string{"audit", "show", "--json"}, args...)...)
 	return parseAuditRecords(p.t, out.Stdout)
 }
 
 // waitRecords polls mcpepoch audit show --json until cond holds: the host
 // writes records asynchronously.
-func (p *gProject) waitRecords(what string, cond func([]audit.Record) bool) []audit.Record {
+func (p *project) waitRecords(what string, cond func([]audit.Record) bool) []audit.Record {
 	p.t.Helper()
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for {
 		recs := p.records()
 		if cond(recs) {
 			return recs
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("audit log: no %s after %s; records:\n%s", what, gWait, gFormat(recs))
+			p.t.Fatalf("audit log: no %s after %s; records:\n%s", what, waitLong, gFormat(recs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -309,14 +209,14 @@ func gFormat(recs []audit.Record) string {
 
 // verify runs mcpepoch audit verify args… and returns its output and
 // exit status.
-func (p *gProject) verify(args ...string) (testenv.Output, int) {
+func (p *project) verify(args ...string) (testenv.Output, int) {
 	p.t.Helper()
-	return p.cli(nil, append([]string{"audit", "verify"}, args...)...)
+	return p.runCLI(nil, append([]string{"audit", "verify"}, args...)...)
 }
 
 // counts returns the content of counter/<key>.count and counter/<key>.started
 // ("" when missing): what reached the server.
-func (p *gProject) counts(key string) (count, started string) {
+func (p *project) counts(key string) (count, started string) {
 	p.t.Helper()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(p.counter, name))
@@ -339,13 +239,11 @@ type gSession struct {
 	closed bool
 }
 
-var runRe = regexp.MustCompile(`agent run (\S+): listening on `)
-
 // gConnect starts "mcpepoch host -- sh ./server.sh" in the project as the
 // server of a go-sdk client, with env added to the host's environment. The
 // session is closed, and the host killed if it is still running, in
 // t.Cleanup.
-func gConnect(t *testing.T, p *gProject, env ...string) *gSession {
+func gConnect(t *testing.T, p *project, env ...string) *gSession {
 	t.Helper()
 	cmd := exec.Command(testenv.Mcpepoch(t), "host", "--dir", p.dir, "--", "sh", "./server.sh")
 	cmd.Dir = p.dir
@@ -353,7 +251,7 @@ func gConnect(t *testing.T, p *gProject, env ...string) *gSession {
 	s := &gSession{t: t, cmd: cmd, stderr: &testenv.Buffer{}}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpepoch-grants-test", Version: "0.1.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), gWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 	if err != nil {
@@ -366,14 +264,14 @@ func gConnect(t *testing.T, p *gProject, env ...string) *gSession {
 			t.Logf("host %s stderr:\n%s", s.run, s.stderr)
 		}
 	})
-	deadline := time.Now().Add(gWait)
+	deadline := time.Now().Add(waitLong)
 	for {
-		if m := runRe.FindStringSubmatch(s.stderr.String()); m != nil {
+		if m := listeningRe.FindStringSubmatch(s.stderr.String()); m != nil {
 			s.run = m[1]
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("host did not report its agent run within %s:\n%s", gWait, s.stderr)
+			t.Fatalf("host did not report its agent run within %s:\n%s", waitLong, s.stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -414,7 +312,7 @@ func gGone(pid int) bool {
 
 // call sends tools/call and returns the result or the error.
 func (s *gSession) call(name string, args map[string]any) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), gWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 }
@@ -469,7 +367,7 @@ func (s *gSession) rpcError(name string, args map[string]any, code int64, prefix
 // list lists the tools and returns their names.
 func (s *gSession) list() []string {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), gWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	res, err := s.cs.ListTools(ctx, nil)
 	if err != nil {
@@ -498,7 +396,7 @@ func wantData(t *testing.T, data map[string]any, want map[string]any) {
 // again for the new epoch.
 func TestGrantSeedRebuild(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
+	p := newGrantsProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 
 	if names := s.list(); !slices.Equal(slices.Sorted(slices.Values(names)), []string{"publish_preview", "slow_write", "version"}) {
@@ -539,8 +437,8 @@ func TestGrantSeedRebuild(t *testing.T) {
 	}
 
 	// 3. Rebuild to revision B, with a new required field.
-	p.server(map[string]string{"FIXTURE_REVISION": "B", "FIXTURE_REQUIRED_FIELD": "reason"})
-	rec := p.must("record")
+	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B", "FIXTURE_REQUIRED_FIELD": "reason"})
+	rec := p.cli("record")
 	if !strings.Contains(rec.Stderr, "1 grant revoked") {
 		t.Fatalf("mcpepoch record does not say the grant was revoked:\n%s", rec)
 	}
@@ -592,7 +490,7 @@ func TestGrantSeedRebuild(t *testing.T) {
 // nothing changed restarts nothing and keeps it.
 func TestGrantIdenticalBytesRestart(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, map[string]string{"FIXTURE_REVISION": "A"})
+	p := newGrantsProject(t, map[string]string{"FIXTURE_REVISION": "A"})
 	s := gConnect(t, p)
 	s.list()
 	epA, pidA := p.epoch(s.run)
@@ -607,7 +505,7 @@ func TestGrantIdenticalBytesRestart(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(p.dir, "server.sh"), now, now); err != nil {
 		t.Fatal(err)
 	}
-	out := p.must("record")
+	out := p.cli("record")
 	if !strings.Contains(out.Stderr, "running server unchanged") {
 		t.Fatalf("record after touching server.sh:\n%s", out)
 	}
@@ -619,7 +517,7 @@ func TestGrantIdenticalBytesRestart(t *testing.T) {
 	}
 
 	// mcpepoch restart launches the same bytes under a new epoch.
-	p.must("restart")
+	p.cli("restart")
 	epB, pidB := p.epoch(s.run)
 	if epB == epA || pidB == pidA {
 		t.Fatalf("restart kept epoch %s pid %d", epB, pidB)
@@ -650,7 +548,7 @@ func TestGrantIdenticalBytesRestart(t *testing.T) {
 // scopes it names, nothing else.
 func TestGrantScope(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)
@@ -694,7 +592,7 @@ func TestGrantScope(t *testing.T) {
 // call.
 func TestGrantPerCall(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)
@@ -719,7 +617,7 @@ func TestGrantPerCall(t *testing.T) {
 // under a grant for the epoch that executed it.
 func TestGrantRestartRacingApproval(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)
@@ -735,7 +633,7 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 		jitter := func() { time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond) }
 		wg.Go(func() {
 			jitter()
-			if _, code := p.cli(nil, "restart"); code != 0 {
+			if _, code := p.runCLI(nil, "restart"); code != 0 {
 				t.Errorf("round %d: mcpepoch restart: exit %d", i, code)
 			}
 		})
@@ -852,7 +750,7 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 // credential scopes its tools use.
 func TestApproveAll(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "echo_extra"})
+	p := newGrantsProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "echo_extra"})
 	s := gConnect(t, p)
 	names := s.list()
 	st := p.ready(s.run)
@@ -884,7 +782,7 @@ func TestApproveAll(t *testing.T) {
 // target: preview → production.
 func TestApproveReviewShowsDefaultChange(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, map[string]string{"FIXTURE_TARGET_DEFAULT": "preview"})
+	p := newGrantsProject(t, map[string]string{"FIXTURE_TARGET_DEFAULT": "preview"})
 	s := gConnect(t, p)
 	s.list()
 	epA, _ := p.epoch(s.run)
@@ -893,8 +791,8 @@ func TestApproveReviewShowsDefaultChange(t *testing.T) {
 		t.Fatalf("first review:\n%s", first.Stdout)
 	}
 
-	p.server(map[string]string{"FIXTURE_TARGET_DEFAULT": "production"})
-	p.must("record")
+	p.serverWithCounter(map[string]string{"FIXTURE_TARGET_DEFAULT": "production"})
+	p.cli("record")
 	epB, _ := p.epoch(s.run)
 	_, _, out := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
 	screen := out.Stdout
@@ -934,7 +832,7 @@ func TestApproveReviewShowsDefaultChange(t *testing.T) {
 // with a restart in between.
 func TestApproveStaleReviewRefused(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	epA, _ := p.epoch(s.run)
@@ -945,7 +843,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 	sock := filepath.Join(dir, s.run+notify.SocketSuffix)
 	send := func(typ string, payload any) (notify.Response, error) {
 		b, _ := json.Marshal(payload)
-		ctx, cancel := context.WithTimeout(context.Background(), gWait)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 		defer cancel()
 		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
 	}
@@ -958,7 +856,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 		t.Fatalf("review: epoch %s (%v), running %s", rv.Epoch, err, epA)
 	}
 
-	p.must("restart")
+	p.cli("restart")
 	epB, _ := p.epoch(s.run)
 	req := host.ApproveRequest{Epoch: rv.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}}
 	_, err = send(localapi.TypeApprove, req)
@@ -989,7 +887,7 @@ func TestApproveStaleReviewRefused(t *testing.T) {
 // records the replacement.
 func TestGrantEndsWithCrashedEpoch(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)
@@ -1003,7 +901,7 @@ func TestGrantEndsWithCrashedEpoch(t *testing.T) {
 	var epB epoch.Epoch
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		st := p.status(s.run)
+		st := p.statusOf(s.run)
 		if st.State == host.StateReady && st.Execution != nil && st.Execution.Epoch != epA {
 			epB = st.Execution.Epoch
 			break
@@ -1033,7 +931,7 @@ func TestGrantEndsWithCrashedEpoch(t *testing.T) {
 // audit log, before the host records client_closed.
 func TestGrantsRevokedWhenClientDisconnects(t *testing.T) {
 	t.Parallel()
-	p := gNewProject(t, nil)
+	p := newGrantsProject(t, nil)
 	s := gConnect(t, p)
 	s.list()
 	p.ready(s.run)

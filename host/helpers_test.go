@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -39,6 +40,10 @@ const (
 // second or two on an idle machine; it is generous so that a loaded
 // machine does not fail a test.
 const waitLong = 20 * time.Second
+
+// listeningRe matches the line the host logs once its socket listens:
+// the agent run and the socket's path.
+var listeningRe = regexp.MustCompile(`(?m)agent run (\S+): listening on (.+)$`)
 
 // binDir holds the test servers built for this test process; TestMain
 // creates and removes it.
