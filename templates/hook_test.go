@@ -89,6 +89,7 @@ build:
 `
 
 func TestMakeHook(t *testing.T) {
+	t.Parallel()
 	mk := testenv.Make(t)
 	for _, tc := range []struct {
 		name     string
@@ -149,6 +150,7 @@ tasks:
 `
 
 func TestTaskfileHook(t *testing.T) {
+	t.Parallel()
 	task := testenv.Task(t)
 	for _, tc := range []struct {
 		name     string

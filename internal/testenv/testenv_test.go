@@ -37,6 +37,7 @@ func TestDeclares(t *testing.T) {
 // TestDriverDirect drives the example server with no host in between: the
 // client lists, calls, reports events and closes.
 func TestDriverDirect(t *testing.T) {
+	t.Parallel()
 	dir := NodeExample(t)
 	if _, err := os.Stat(filepath.Join(dir, "dist", "server.js")); err != nil {
 		t.Fatalf("NodeExample did not build: %v", err)
@@ -86,6 +87,7 @@ func TestDriverDirect(t *testing.T) {
 }
 
 func TestMcpepoch(t *testing.T) {
+	t.Parallel()
 	p := Mcpepoch(t)
 	if p2 := Mcpepoch(t); p2 != p {
 		t.Errorf("second build at %s, first at %s", p2, p)
@@ -97,6 +99,7 @@ func TestMcpepoch(t *testing.T) {
 }
 
 func TestTask(t *testing.T) {
+	t.Parallel()
 	p := Task(t)
 	out, code := Run(t, t.TempDir(), nil, p, "--version")
 	if code != 0 || !strings.Contains(out.Combined, "3.") {
@@ -105,6 +108,7 @@ func TestTask(t *testing.T) {
 }
 
 func TestRunExitCode(t *testing.T) {
+	t.Parallel()
 	out, code := Run(t, t.TempDir(), []string{"X=42"}, "sh", "-c", `echo out; echo err >&2; exit $X`)
 	if code != 42 || out.Stdout != "out\n" || out.Stderr != "err\n" {
 		t.Errorf("Run = %+v, %d", out, code)
@@ -112,6 +116,7 @@ func TestRunExitCode(t *testing.T) {
 }
 
 func TestGroupGone(t *testing.T) {
+	t.Parallel()
 	// The leader forks a child it never reaps, reports the child's pid,
 	// then becomes a long sleep. The child blocks reading fd 3 until the
 	// test closes the pipe's other end, which it does only once the leader
@@ -185,6 +190,7 @@ func TestGroupGone(t *testing.T) {
 // test process: with CI=true it fails, naming the program; without CI it is
 // skipped with the same reason.
 func TestMissingFailsInCI(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TESTENV_MISSING_CHILD") == "1" {
 		Missing(t, "frobnicate is not on PATH")
 		t.Fatal("Missing returned")
