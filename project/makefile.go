@@ -16,6 +16,7 @@ type Makefile struct {
 	Path     string    // relative to the project root
 	Targets  []*Target // explicit targets, in file order (no pattern rules, no .SPECIAL)
 	Includes []string  // operands of include / -include lines, as written
+	Src      []byte    // the file's content as read
 }
 
 // Target is one explicit rule.
@@ -23,6 +24,9 @@ type Target struct {
 	Name   string
 	Line   int      // 1-based line of the rule
 	Recipe []string // recipe lines without the leading tab, continuations joined
+	// RecipeEnd is the 1-based physical line of the last recipe line (the
+	// last line of its continuations), or Line when it has none.
+	RecipeEnd int
 }
 
 // Target returns the target called name, or nil.
@@ -49,7 +53,7 @@ func (p *Project) readMakefile() error {
 }
 
 func parseMakefile(rel string, b []byte) *Makefile {
-	m := &Makefile{Path: rel}
+	m := &Makefile{Path: rel, Src: b}
 	var cur *Target
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), maxFile)
@@ -69,6 +73,7 @@ func parseMakefile(rel string, b []byte) *Makefile {
 		if strings.HasPrefix(line, "\t") {
 			if cur != nil {
 				cur.Recipe = append(cur.Recipe, strings.TrimPrefix(line, "\t"))
+				cur.RecipeEnd = n
 			}
 			continue
 		}
@@ -104,7 +109,7 @@ func (m *Makefile) rule(line string, n int) *Target {
 		}
 		t := m.Target(name)
 		if t == nil {
-			t = &Target{Name: name, Line: n}
+			t = &Target{Name: name, Line: n, RecipeEnd: n}
 			m.Targets = append(m.Targets, t)
 		}
 		last = t

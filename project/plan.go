@@ -93,12 +93,21 @@ func (p *Project) planNode(pl *Plan) {
 		slices.Sort(names)
 		pl.Entry = cleanRel(pkg.Bin[names[0]])
 		pl.Reasons = append(pl.Reasons, "entry: package.json bin "+names[0])
-	case pkg.Main != "":
+	case pkg.Main != "" && (p.TSConfig == nil || strings.HasPrefix(cleanRel(pkg.Main), outDir+"/")):
 		pl.Entry = cleanRel(pkg.Main)
 		pl.Reasons = append(pl.Reasons, "entry: package.json main")
 	default:
-		pl.Entry = outDir + "/index.js"
-		pl.Reasons = append(pl.Reasons, "entry: "+pl.Entry+", the compiler's default output for src/index.ts")
+		// npm init writes "main": "index.js", which is not what tsc
+		// emits: the entry is the compiled form of the likely source.
+		name := "index"
+		for _, n := range []string{"index", "server", "main"} {
+			if p.exists("src/" + n + ".ts") {
+				name = n
+				break
+			}
+		}
+		pl.Entry = outDir + "/" + name + ".js"
+		pl.Reasons = append(pl.Reasons, "entry: "+pl.Entry+", what the compiler emits for src/"+name+".ts")
 	}
 	pl.Command = []string{"node", pl.Entry}
 	switch {

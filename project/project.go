@@ -120,3 +120,9 @@ func (p *Project) firstExisting(names ...string) string {
 	}
 	return ""
 }
+
+// exists reports whether root/rel is a regular file.
+func (p *Project) exists(rel string) bool {
+	fi, err := os.Stat(filepath.Join(p.Root, filepath.FromSlash(rel)))
+	return err == nil && fi.Mode().IsRegular()
+}

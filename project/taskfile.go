@@ -22,6 +22,11 @@ type Taskfile struct {
 	Includes []Include // in file order
 	// AST is the whole decoded Taskfile, for what Task does not carry.
 	AST *ast.Taskfile
+	// Doc is the YAML document node the AST was decoded from: its line
+	// and column positions are where an edit of the text goes.
+	Doc *yaml.Node
+	// Src is the file's content as read.
+	Src []byte
 }
 
 // Include is one entry of the Taskfile's includes.
@@ -71,15 +76,26 @@ func (p *Project) readTaskfile() error {
 	if err != nil {
 		return err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	tf, err := ParseTaskfile(rel, b)
+	if err != nil {
 		return p.fileError(rel, err)
+	}
+	p.Taskfile = tf
+	return nil
+}
+
+// ParseTaskfile decodes the Taskfile src, read from rel, with go-task's own
+// taskfile/ast.
+func ParseTaskfile(rel string, src []byte) (*Taskfile, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, err
 	}
 	var tf ast.Taskfile
 	if err := doc.Decode(&tf); err != nil {
-		return p.fileError(rel, err)
+		return nil, err
 	}
-	out := &Taskfile{Path: rel, AST: &tf}
+	out := &Taskfile{Path: rel, AST: &tf, Doc: &doc, Src: src}
 	if tf.Includes != nil {
 		for ns, inc := range tf.Includes.All() {
 			out.Includes = append(out.Includes, Include{Namespace: ns, Taskfile: inc.Taskfile})
@@ -98,10 +114,9 @@ func (p *Project) readTaskfile() error {
 		}
 	}
 	if tf.Version == nil {
-		return p.fileError(rel, fmt.Errorf("no version: go-task needs version: '3'"))
+		return nil, fmt.Errorf("no version: go-task needs version: '3'")
 	}
-	p.Taskfile = out
-	return nil
+	return out, nil
 }
 
 func globs(gs []*ast.Glob) []string {
@@ -125,17 +140,17 @@ type taskPos struct {
 // the cmds entries that go-task would drop (see Task.DroppedDefers).
 func taskLines(doc *yaml.Node) map[string]taskPos {
 	out := map[string]taskPos{}
-	tasks := mapValue(doc, "tasks")
+	tasks := MapValue(doc, "tasks")
 	if tasks == nil || tasks.Kind != yaml.MappingNode {
 		return out
 	}
 	for i := 0; i+1 < len(tasks.Content); i += 2 {
 		key, val := tasks.Content[i], tasks.Content[i+1]
 		pos := taskPos{line: key.Line}
-		if cmds := mapValue(val, "cmds"); cmds != nil && cmds.Kind == yaml.SequenceNode {
+		if cmds := MapValue(val, "cmds"); cmds != nil && cmds.Kind == yaml.SequenceNode {
 			for _, c := range cmds.Content {
-				d := mapValue(c, "defer")
-				if mapValue(c, "cmd") != nil && d != nil && d.Kind == yaml.ScalarNode {
+				d := MapValue(c, "defer")
+				if MapValue(c, "cmd") != nil && d != nil && d.Kind == yaml.ScalarNode {
 					pos.dropped = append(pos.dropped, c.Line)
 				}
 			}
@@ -145,9 +160,9 @@ func taskLines(doc *yaml.Node) map[string]taskPos {
 	return out
 }
 
-// mapValue returns the value of key in mapping node n (or in the mapping a
+// MapValue returns the value of key in mapping node n (or in the mapping a
 // document node holds), or nil.
-func mapValue(n *yaml.Node, key string) *yaml.Node {
+func MapValue(n *yaml.Node, key string) *yaml.Node {
 	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
 	}

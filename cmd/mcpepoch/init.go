@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	buildfiles "github.com/mcpepoch/mcpepoch/project"
+	"github.com/mcpepoch/mcpepoch/wire"
+)
+
+func runInit(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlags("init", stdio.Err, "[flags]")
+	dirFlag := fs.String("dir", ".", "project root")
+	yes := fs.Bool("yes", false, "write without asking (scripts)")
+	dry := fs.Bool("dry-run", false, "show what would be written and write nothing")
+	var clients stringList
+	fs.Var(&clients, "client", "client config to write: claude-code, vscode, cursor, claude-desktop; repeatable (default: the first three)")
+	command := fs.String("command", "", "launch command, split on spaces (default: guessed from the build files, or command in mcpepoch.toml)")
+	label := fs.String("label", "", "server label (default: label in mcpepoch.toml, else guessed)")
+	runner := fs.String("build-tool", "task", "build tool to wire when the project has neither a Taskfile nor a Makefile: task or make")
+	self := fs.String("mcpepoch", "", "the mcpepoch the client configs launch (default: this one, by absolute path)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("init takes no arguments, got %q", fs.Args())
+	}
+	if *runner != "task" && *runner != "make" {
+		return usageError("--build-tool %q: want task or make", *runner)
+	}
+	root, err := projectRoot(*dirFlag)
+	if err != nil {
+		return err
+	}
+	p, err := buildfiles.Read(root)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	o := wire.Options{Runner: *runner, Label: *label, Command: strings.Fields(*command)}
+	for _, c := range clients {
+		for _, name := range strings.Split(c, ",") {
+			cl, err := wire.ParseClient(strings.TrimSpace(name))
+			if err != nil {
+				return usageError("--client: %v", err)
+			}
+			o.Clients = append(o.Clients, cl)
+		}
+	}
+	o.UserConfigDir, _ = os.UserConfigDir()
+	var note string
+	o.Hook, o.Mcpepoch, note, err = selfPaths(root, *self)
+	if err != nil {
+		return err
+	}
+	w, err := wire.Wire(p, o)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	showPlan(stdio.Err, w, note)
+	if len(w.Changes) == 0 {
+		fmt.Fprintln(stdio.Err, "nothing to change: the project is wired")
+		return nil
+	}
+	for _, c := range w.Changes {
+		if err := writeDiff(stdio.Out, c); err != nil {
+			return err
+		}
+	}
+	if *dry {
+		fmt.Fprintf(stdio.Err, "dry run: %d files left as they are\n", len(w.Changes))
+		return nil
+	}
+	if !*yes {
+		if !isTerminal(stdio.In) {
+			return usageError("init asks before writing and stdin is not a terminal: pass --yes to write, or --dry-run")
+		}
+		fmt.Fprintf(stdio.Err, "write %d files? [y/N] ", len(w.Changes))
+		line, _ := bufio.NewReader(stdio.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(stdio.Err, "nothing written")
+			return silentExit(exitFailure)
+		}
+	}
+	for _, c := range w.Changes {
+		if err := apply(c); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
+	}
+	nextSteps(stdio.Err, w)
+	return nil
+}
+
+// selfPaths returns how the build files call mcpepoch (hook) and what the
+// client configs launch (an absolute path): mcpepoch installed in the
+// project's node_modules by its .bin link, else this executable, named
+// "mcpepoch" in the build files when that is what PATH finds.
+func selfPaths(root, override string) (hook, client, note string, err error) {
+	if override != "" {
+		abs, err := filepath.Abs(override)
+		return abs, abs, "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", "", "", err
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	bin := filepath.Join(root, "node_modules", ".bin", "mcpepoch")
+	if strings.HasPrefix(exe, filepath.Join(root, "node_modules")+string(filepath.Separator)) {
+		if _, err := os.Stat(bin); err == nil {
+			return "node_modules/.bin/mcpepoch", bin, "", nil
+		}
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"_npx"+string(filepath.Separator)) {
+		note = "mcpepoch runs from npx's cache, which npm may clean: install it in the project (npm i -D mcpepoch) and run init again, so that configs point at node_modules/.bin/mcpepoch"
+	}
+	if found, err := exec.LookPath("mcpepoch"); err == nil {
+		if real, err := filepath.EvalSymlinks(found); err == nil && real == exe {
+			return "mcpepoch", exe, note, nil
+		}
+	}
+	return exe, exe, note, nil
+}
+
+func showPlan(w io.Writer, wr *wire.Wiring, note string) {
+	pl := wr.Plan
+	fmt.Fprintf(w, "server %s: %s, launched as %s\n", printable(pl.Label), orDash([]string{string(pl.Kind)}), printable(strings.Join(pl.Command, " ")))
+	build := "nothing to build"
+	if pl.Build.Command != nil {
+		build = strings.Join(pl.Build.Command, " ")
+	}
+	fmt.Fprintf(w, "build: %s %s (%s)\n", pl.Build.Runner, pl.Build.Target, printable(build))
+	for _, r := range pl.Reasons {
+		fmt.Fprintf(w, "  %s\n", printable(r))
+	}
+	for _, n := range wr.Notes {
+		fmt.Fprintf(w, "note: %s\n", printable(n))
+	}
+	if note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+}
+
+// writeDiff prints the change as a unified diff (a new file against
+// /dev/null).
+func writeDiff(w io.Writer, c wire.Change) error {
+	from := "a/" + c.Rel
+	if c.Old == nil {
+		from = "/dev/null"
+	}
+	d := difflib.UnifiedDiff{A: splitLines(c.Old), B: splitLines(c.New),
+		FromFile: from, ToFile: "b/" + c.Rel, Context: 3}
+	if c.Old == nil {
+		d.A = nil
+	}
+	s, err := difflib.GetUnifiedDiffString(d)
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	_, err = io.WriteString(w, s)
+	return err
+}
+
+// splitLines splits b after each newline, for difflib (whose SplitLines
+// adds an empty last line).
+func splitLines(b []byte) []string {
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
+// apply writes one change atomically, keeping the file's mode, after
+// copying the old content beside it when the change asks for a backup.
+func apply(c wire.Change) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(c.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if c.Backup {
+		bak := backupPath(c.Path)
+		if err := atomicfile.Write(bak, c.Old, mode); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(c.Path, c.New, mode)
+}
+
+// backupPath is path.bak, or path.bak.N for the first N free.
+func backupPath(path string) string {
+	bak := path + ".bak"
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(bak); err != nil {
+			return bak
+		}
+		bak = fmt.Sprintf("%s.bak.%d", path, i)
+	}
+}
+
+func nextSteps(w io.Writer, wr *wire.Wiring) {
+	fmt.Fprintln(w, "next:")
+	fmt.Fprintf(w, "  %s dev      rebuild on every change and restart the server (mcpepoch dev)\n", wr.Plan.Build.Runner)
+	fmt.Fprintln(w, "  connect the client: Claude Code reads .mcp.json, VS Code .vscode/mcp.json, Cursor .cursor/mcp.json")
+	fmt.Fprintln(w, "  mcpepoch doctor   check the wiring")
+}
