@@ -246,3 +246,26 @@ func TestPythonProject(t *testing.T) {
 		t.Errorf("sources %q", b.Sources)
 	}
 }
+
+// A config that already launches the host for the project, formatted its
+// own way, is left byte for byte.
+func TestClientConfigAlreadyWired(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"package.json":     `{"name": "w", "main": "dist/server.js"}`,
+		".cursor/mcp.json": `{"mcpServers":{"w":{"command":"/opt/mcpepoch/bin/mcpepoch","args":["host","--dir","` + dir + `"]}}}`,
+	})
+	p, err := project.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Wire(p, Options{Mcpepoch: "/opt/mcpepoch/bin/mcpepoch", Clients: []Client{Cursor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range w.Changes {
+		if c.Rel == filepath.Join(".cursor", "mcp.json") {
+			t.Errorf("rewrote a config that was already right:\n%s", c.New)
+		}
+	}
+}
