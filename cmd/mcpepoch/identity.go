@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
 )
 
 // runIdentity explains, for a launch command, every input hashed into its
@@ -19,15 +20,16 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, cfg, err := loadProject(*dirFlag)
+	var flags config.Flags
+	if fs.NArg() > 0 {
+		flags.Command = fs.Args()
+	}
+	set, err := resolveProject(*dirFlag, flags)
 	if err != nil {
 		return err
 	}
-	spec := cfg.Spec(root)
-	spec.Command, spec.Rehash = fs.Args(), *rehash
-	if len(spec.Command) == 0 {
-		spec.Command = cfg.Command
-	}
+	spec := set.Spec
+	spec.Rehash = *rehash
 	if len(spec.Command) == 0 && spec.Entry == "" {
 		return usageError("no launch command: give one after --, or set command in mcpepoch.toml")
 	}
