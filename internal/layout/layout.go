@@ -6,8 +6,12 @@
 //	<root>/.mcpepoch/              DirMode (0700)
 //	  manifest.toml                run manifest, written by `mcpepoch record`
 //	  manifest.lock                flock serializing manifest writers
-//	  builds.jsonl, builds.head    hash-chained log of builds no host heard
-//	  audit.jsonl, audit.head      the hosts' hash-chained audit log
+//	  builds.jsonl                 hash-chained log of builds no host heard
+//	  audit.jsonl                  the hosts' hash-chained audit log
+//	  builds.*, audit.*            each log's head, lock and lost-record
+//	                               count, named by package audit from the
+//	                               log's path (audit.HeadPath, LostPath)
+//	  digest.key                   the project's digest key (audit.LoadKey)
 //	  sock/<run>.sock              each host's local socket (when short enough)
 //	  hosts/<run>.json             each live host's execution record
 //	  grants/<run>.json            each agent run's grants
