@@ -144,8 +144,10 @@ func NodeExample(t testing.TB) string {
 // package-lock.json, tsconfig.json, Taskfile.yml, Makefile, mcpepoch.*,
 // .gitignore; not dist/, data/ or node_modules/) into dir, creating dir,
 // links dir/node_modules to the example's own node_modules (installed with
-// [NPM]), and compiles it with node_modules/.bin/tsc so that
-// dist/server.js exists. It returns dir, absolute with symlinks resolved.
+// [NPM]), and gives it dist/, what node_modules/.bin/tsc compiles from
+// those sources, so that dist/server.js exists. tsc runs once per test
+// process (see [compiledExample]); every copy gets its own new files. It
+// returns dir, absolute with symlinks resolved.
 func NodeExampleAt(t testing.TB, dir string) string {
 	t.Helper()
 	src := filepath.Join(RepoRoot(t), "examples", "inventory-node")
@@ -161,27 +163,73 @@ func NodeExampleAt(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := copyExample(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	dist, err := compiledExample(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyTree(dist, filepath.Join(dir, "dist")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// copyExample copies the exampleFiles of src into dir and links
+// dir/node_modules to src/node_modules.
+func copyExample(src, dir string) error {
 	for _, pat := range exampleFiles {
 		matches, err := filepath.Glob(filepath.Join(src, pat))
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if len(matches) == 0 {
-			t.Fatalf("%s: no file matches %s", src, pat)
+			return fmt.Errorf("%s: no file matches %s", src, pat)
 		}
 		for _, m := range matches {
 			if err := copyTree(m, filepath.Join(dir, filepath.Base(m))); err != nil {
-				t.Fatal(err)
+				return err
 			}
 		}
 	}
-	if err := os.Symlink(filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	if out, code := Run(t, dir, nil, "node_modules/.bin/tsc"); code != 0 {
-		t.Fatalf("tsc in %s: exit %d\n%s", dir, code, out)
-	}
-	return dir
+	return os.Symlink(filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules"))
+}
+
+// example is examples/inventory-node compiled once per test process.
+var example struct {
+	once sync.Once
+	dist string
+	err  error
+}
+
+// compiledExample returns the dist/ directory of a copy of the example at
+// src compiled with tsc, in os.TempDir()/mcpepoch-testenv-<pid> (removed
+// with the binary's, see [Mcpepoch]). It compiles on the first call only; a
+// failed compile fails every test that asks.
+func compiledExample(src string) (string, error) {
+	example.once.Do(func() {
+		dir := filepath.Join(os.TempDir(), "mcpepoch-testenv-"+strconv.Itoa(os.Getpid()), "inventory-node")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			example.err = err
+			return
+		}
+		if err := copyExample(src, dir); err != nil {
+			example.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "tsc"))
+		cmd.Dir = dir
+		cmd.Env = Environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			example.err = fmt.Errorf("tsc in %s: %v\n%s", dir, err, out)
+			return
+		}
+		example.dist = filepath.Join(dir, "dist")
+	})
+	return example.dist, example.err
 }
 
 // copyTree copies the regular file or directory tree from to to, keeping
