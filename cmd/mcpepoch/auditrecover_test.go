@@ -56,6 +56,7 @@ func TestAuditHeadDeleted(t *testing.T) {
 // TestAuditLogDeleted: audit.jsonl deleted while audit.head stays is a
 // broken chain (exit 5), not a file that cannot be read (exit 1).
 func TestAuditLogDeleted(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	path := layout.Audit(root)
 	os.MkdirAll(filepath.Dir(path), 0o700)

@@ -37,6 +37,7 @@ func (p *project) setLibRevision(rev string) {
 // dist/server.js, is new code: the hook names dist as changed, the host
 // restarts the server, and the client is answered by the new code.
 func TestCodeTreeChangeRestartsServer(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	p.splitRevision("A")
 	p.build()

@@ -23,6 +23,7 @@ const typeOnlyError = "\ntype Broken = NoSuchType;\n"
 // byte-identical to the last successful build: the running server is what
 // was built, and neither record nor status says otherwise.
 func TestNoDriftAfterTypeOnlyError(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	c := p.host()
 	p.record()

@@ -13,6 +13,7 @@ import (
 // gets its own line, prefixed with its run id, and any host that did not
 // restart makes the exit status 4.
 func TestRestartOneLinePerHost(t *testing.T) {
+	t.Parallel()
 	root := shortRoot(t)
 	answer := func(resp notify.Response) notify.Handler {
 		return func(_ context.Context, _ notify.Peer, req notify.Request) notify.Response {
