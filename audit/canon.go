@@ -31,15 +31,28 @@ type member struct {
 	val []byte
 }
 
-// sortMembers sorts ms by key in UTF-16 code unit order (RFC 8785 §3.2.3).
-func sortMembers(ms []member) {
-	slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
-}
-
 // compareUTF16 compares two valid UTF-8 strings by their UTF-16 code units.
 // Code point order and UTF-16 order differ only where a code point beyond
 // U+FFFF (a surrogate pair, 0xD800…) meets one in U+E000…U+FFFF.
 func compareUTF16(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if ca < utf8.RuneSelf && cb < utf8.RuneSelf {
+			return int(ca) - int(cb)
+		}
+		for i > 0 && !utf8.RuneStart(a[i]) { // back to the rune both share the start of
+			i--
+		}
+		return compareRunes(a[i:], b[i:])
+	}
+	return len(a) - len(b)
+}
+
+func compareRunes(a, b string) int {
 	for a != "" && b != "" {
 		ra, na := utf8.DecodeRuneInString(a)
 		rb, nb := utf8.DecodeRuneInString(b)

@@ -164,8 +164,9 @@ func BenchmarkSealRecord(b *testing.B) {
 	at := time.Now()
 	b.Run("encoder", func(b *testing.B) {
 		buf := make([]byte, 0, 1024)
+		var e encoder
 		for i := 0; i < b.N; i++ {
-			if _, _, err := sealRecord(buf[:0], GenesisPrev, int64(i+1), at, ev); err != nil {
+			if _, _, err := e.seal(buf[:0], GenesisPrev, int64(i+1), at, ev); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -74,6 +74,7 @@ type Log struct {
 	now         func() time.Time
 	lockTimeout time.Duration
 	buf         []byte   // reused by commit
+	enc         encoder  // reused by commit
 	f           *os.File // the log, O_RDWR|O_APPEND
 	lock        *os.File // the lock file
 	closed      bool
@@ -305,7 +306,7 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 		}
 		var r sealed
 		var err error
-		buf, r, err = sealRecord(buf, head.Hash, head.Seq+1, at, ev)
+		buf, r, err = l.enc.seal(buf, head.Hash, head.Seq+1, at, ev)
 		if err != nil {
 			// A record that cannot be encoded is refused alone; it is
 			// counted so that the log says something was not written.

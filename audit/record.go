@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"hash"
 	"strconv"
 	"strings"
 	"time"
@@ -206,64 +206,123 @@ func seal(prev string, seq int64, t time.Time, ev Event) ([]byte, error) {
 // sealRecord appends to buf the line of the record for ev (see seal),
 // canonicalising each member once, and returns buf and the record.
 func sealRecord(buf []byte, prev string, seq int64, t time.Time, ev Event) ([]byte, sealed, error) {
+	var e encoder
+	return e.seal(buf, prev, seq, t, ev)
+}
+
+// encoder seals records, reusing its buffers from one record to the next.
+// It is not safe for concurrent use.
+type encoder struct {
+	scratch []byte // member values
+	body    []byte // the record without its hash
+	ms      []member
+	idx     []int
+	h       hash.Hash
+}
+
+// sortedIndex returns the indexes of ms in key order (RFC 8785 §3.2.3),
+// by insertion sort: records have a dozen members, and moving indexes
+// instead of members spares the write barriers.
+func (e *encoder) sortedIndex(ms []member) []int {
+	idx := e.idx[:0]
+	for i := range ms {
+		idx = append(idx, i)
+		for j := len(idx) - 1; j > 0 && compareUTF16(ms[idx[j-1]].key, ms[idx[j]].key) > 0; j-- {
+			idx[j-1], idx[j] = idx[j], idx[j-1]
+		}
+	}
+	e.idx = idx
+	return idx
+}
+
+// seal appends to buf the line of the record for ev and returns buf and
+// the record; see seal.
+func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event) ([]byte, sealed, error) {
 	if err := ev.check(); err != nil {
 		return buf, sealed{}, err
 	}
 	t = t.UTC()
-	ms := make([]member, 0, len(ev.Fields)+7)
-	seen := make(map[string]bool, len(ev.Fields))
-	scratch := make([]byte, 0, 256)
+	sc, ms := e.scratch[:0], e.ms[:0]
+	var seen map[string]bool // only when a field name is not valid UTF-8
 	for k, v := range ev.Fields {
 		vk := validKey(k)
-		if seen[vk] {
-			return buf, sealed{}, fmt.Errorf("event %s: duplicate field name %.40q", ev.Type, vk)
+		if vk != k {
+			if seen == nil {
+				seen = make(map[string]bool, len(ev.Fields))
+				for k2 := range ev.Fields {
+					if validKey(k2) == k2 {
+						seen[k2] = true
+					}
+				}
+			}
+			if seen[vk] {
+				return buf, sealed{}, fmt.Errorf("event %s: duplicate field name %.40q", ev.Type, vk)
+			}
+			seen[vk] = true
 		}
-		seen[vk] = true
-		start := len(scratch)
+		start := len(sc)
 		var err error
-		if scratch, err = appendValue(scratch, v, 1); err != nil {
+		if sc, err = appendValue(sc, v, 1); err != nil {
 			return buf, sealed{}, fmt.Errorf("event %s: field %q: %v", ev.Type, k, err)
 		}
-		ms = append(ms, member{key: vk, val: scratch[start:len(scratch):len(scratch)]})
+		ms = append(ms, member{key: vk, val: sc[start:len(sc):len(sc)]})
 	}
-	ms = append(ms,
-		member{"v", []byte(strconv.Itoa(Version))},
-		member{"seq", appendInt(nil, seq)},
-		member{"time", appendString(nil, t.Format(TimeLayout))},
-		member{"type", appendString(nil, ev.Type)},
-		member{"prev", appendString(nil, prev)})
+	add := func(key string, val func([]byte) []byte) {
+		start := len(sc)
+		sc = val(sc)
+		ms = append(ms, member{key: key, val: sc[start:len(sc):len(sc)]})
+	}
+	add("v", func(b []byte) []byte { return strconv.AppendInt(b, Version, 10) })
+	add("seq", func(b []byte) []byte { return appendInt(b, seq) })
+	add("time", func(b []byte) []byte { return append(t.AppendFormat(append(b, '"'), TimeLayout), '"') })
+	add("type", func(b []byte) []byte { return appendString(b, ev.Type) })
+	add("prev", func(b []byte) []byte { return appendString(b, prev) })
 	if ev.Epoch != "" {
-		ms = append(ms, member{"epoch", appendString(nil, ev.Epoch)})
+		add("epoch", func(b []byte) []byte { return appendString(b, ev.Epoch) })
 	}
 	if ev.Run != "" {
-		ms = append(ms, member{"run", appendString(nil, ev.Run)})
+		add("run", func(b []byte) []byte { return appendString(b, ev.Run) })
 	}
-	sortMembers(ms)
+	idx := e.sortedIndex(ms)
+	// The body is the record without "hash"; the line has it inserted
+	// before the first member that sorts after it (there is one: "v").
+	body, off := e.body[:0], -1
+	body = append(body, '{')
+	for i, j := range idx {
+		m := &ms[j]
+		if i > 0 {
+			body = append(body, ',')
+		}
+		if off < 0 && compareUTF16(m.key, "hash") > 0 {
+			off = len(body)
+		}
+		body = appendString(body, m.key)
+		body = append(body, ':')
+		body = append(body, m.val...)
+	}
+	body = append(body, '}')
+	if e.h == nil {
+		e.h = sha256.New()
+	}
+	e.h.Reset()
+	e.h.Write([]byte(prev))
+	e.h.Write(body)
+	var sum [sha256.Size]byte
+	var digest [7 + 2*sha256.Size]byte
+	copy(digest[:], "sha256:")
+	hex.Encode(digest[7:], e.h.Sum(sum[:0]))
 	start := len(buf)
-	buf = appendMembers(buf, ms)
-	hash := chainHash(prev, buf[start:])
-	at, _ := slices.BinarySearchFunc(ms, "hash", func(m member, k string) int { return compareUTF16(m.key, k) })
-	ms = slices.Insert(ms, at, member{"hash", appendString(nil, hash)})
-	buf = appendMembers(buf[:start], ms)
+	buf = append(buf, body[:off]...)
+	buf = append(buf, `"hash":"`...)
+	buf = append(buf, digest[:]...)
+	buf = append(buf, `",`...)
+	buf = append(buf, body[off:]...)
+	e.scratch, e.body, e.ms = sc, body, ms[:0]
 	if len(buf)-start+1 > MaxRecordSize {
-		return buf, sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
+		return buf[:start], sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
 	}
 	buf = append(buf, '\n')
-	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t}, nil
-}
-
-// appendMembers appends the object of the sorted members ms.
-func appendMembers(b []byte, ms []member) []byte {
-	b = append(b, '{')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, m.key)
-		b = append(b, ':')
-		b = append(b, m.val...)
-	}
-	return append(b, '}')
+	return buf, sealed{line: buf[start:], seq: seq, hash: string(digest[:]), typ: ev.Type, time: t}, nil
 }
 
 // parseLine decodes one line (without its newline) into a Record and

@@ -10,7 +10,7 @@ import (
 )
 
 // openTemp opens a new log in a temporary directory.
-func openTemp(t *testing.T) (*Log, string) {
+func openTemp(t testing.TB) (*Log, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l, err := Open(path, nil)

@@ -65,6 +65,7 @@ type auditor struct {
 	err     *auditDown // nil while healthy
 	gaps    int        // log.Gaps() when the writer became unhealthy
 	writing time.Time  // when the group being written started; zero if none
+	groups  int        // groups written, for the benchmark
 	stopped chan struct{}
 }
 
@@ -190,6 +191,7 @@ func (a *auditor) written(n int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.done += int64(n)
+	a.groups++
 	a.writing = time.Time{}
 	a.cond.Broadcast()
 	switch {
