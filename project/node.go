@@ -143,3 +143,7 @@ func jsonc(b []byte) []byte {
 	}
 	return out
 }
+
+// JSONC returns b, JSON with comments and trailing commas (tsconfig.json,
+// VS Code's settings), as plain JSON.
+func JSONC(b []byte) []byte { return jsonc(b) }

@@ -55,6 +55,7 @@ type Cmd struct {
 	Cmd   string // the command, "" for a task call
 	Task  string // the called task, "" for a command
 	Defer bool
+	Line  int // 1-based line of the entry; 0 when not known
 }
 
 // Task returns the task called name, or nil.
@@ -107,8 +108,12 @@ func ParseTaskfile(rel string, src []byte) (*Taskfile, error) {
 			task := &Task{Name: name, Watch: t.Watch, Line: lines[name].line, DroppedDefers: lines[name].dropped}
 			task.Sources = globs(t.Sources)
 			task.Generates = globs(t.Generates)
-			for _, c := range t.Cmds {
-				task.Cmds = append(task.Cmds, Cmd{Cmd: c.Cmd, Task: c.Task, Defer: c.Defer})
+			for i, c := range t.Cmds {
+				cmd := Cmd{Cmd: c.Cmd, Task: c.Task, Defer: c.Defer}
+				if cl := lines[name].cmds; len(cl) == len(t.Cmds) {
+					cmd.Line = cl[i]
+				}
+				task.Cmds = append(task.Cmds, cmd)
 			}
 			out.Tasks = append(out.Tasks, task)
 		}
@@ -134,6 +139,7 @@ func globs(gs []*ast.Glob) []string {
 type taskPos struct {
 	line    int
 	dropped []int
+	cmds    []int // line of each cmds entry
 }
 
 // taskLines finds, in the YAML document, the line of each task's key and
@@ -149,6 +155,7 @@ func taskLines(doc *yaml.Node) map[string]taskPos {
 		pos := taskPos{line: key.Line}
 		if cmds := MapValue(val, "cmds"); cmds != nil && cmds.Kind == yaml.SequenceNode {
 			for _, c := range cmds.Content {
+				pos.cmds = append(pos.cmds, c.Line)
 				d := MapValue(c, "defer")
 				if MapValue(c, "cmd") != nil && d != nil && d.Kind == yaml.ScalarNode {
 					pos.dropped = append(pos.dropped, c.Line)

@@ -90,6 +90,8 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runTemplate(rest, stdio)
 	case "init":
 		return runInit(ctx, rest, stdio)
+	case "doctor":
+		return runDoctor(ctx, rest, stdio)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdio.Out, version())
 		return nil
@@ -103,6 +105,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 const usage = `usage: mcpepoch <command> [flags]
 
   init [flags]              wire this project: mcpepoch.toml, build hook, dev task, client configs
+  doctor                    one line per problem with the wiring, each with its fix
   record [flags]            post-build hook: hash the build, write .mcpepoch/manifest.toml,
                             signal every host of this project
   host [flags] -- CMD...    stdio MCP gateway: run CMD under execution epochs

@@ -1,0 +1,100 @@
+// Package checkup finds what is wrong with how a server project is wired
+// to mcpepoch: the build hook (missing, dropped by go-task, or after the
+// build command), the build's sources (reaching .mcpepoch/, missing
+// mcpepoch.toml), client configs (launching the server directly, or
+// mcpepoch without an absolute path), the launch command (an entry that
+// does not exist, a server run from source), tsc without noEmitOnError,
+// the socket path fallback, a manifest or audit log that does not verify,
+// and hosts still running with an older mcpepoch.toml. `mcpepoch doctor`
+// prints what it finds, one line per problem, each with its fix.
+package checkup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/project"
+)
+
+// Problem is one thing wrong, and how to fix it.
+type Problem struct {
+	Where string // a file, file:line, or a component ("sockets", "host RUN")
+	What  string
+	Fix   string
+}
+
+func (p Problem) String() string { return p.Where + ": " + p.What + "; fix: " + p.Fix }
+
+// Report is what Check found.
+type Report struct {
+	Problems []Problem
+	Notes    []string // what is worth knowing and is not wrong
+}
+
+// Options are what Check cannot find out by itself.
+type Options struct {
+	// UserConfigDir holds per-user client configs (os.UserConfigDir).
+	UserConfigDir string
+}
+
+// check is one project being checked.
+type check struct {
+	root string
+	p    *project.Project
+	cfg  *config.Config
+	pl   project.Plan
+	r    *Report
+}
+
+func (c *check) problem(where, what, fix string) {
+	c.r.Problems = append(c.r.Problems, Problem{Where: where, What: what, Fix: fix})
+}
+
+func (c *check) note(format string, args ...any) {
+	c.r.Notes = append(c.r.Notes, fmt.Sprintf(format, args...))
+}
+
+// Check checks the project at root (absolute, symlinks resolved). The
+// error is for a project whose build files or mcpepoch.toml cannot be read
+// at all; everything else is in the Report.
+func Check(root string, o Options) (*Report, error) {
+	p, err := project.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	c := &check{root: root, p: p, cfg: cfg, pl: p.Plan(), r: &Report{}}
+	if len(cfg.Command) > 0 {
+		c.pl.Command = cfg.Command
+	}
+	if !p.Config {
+		c.problem(config.FileName, "missing: hook and host guess the launch command", "run mcpepoch init, or write label and command in "+config.FileName)
+	}
+	c.hook()
+	c.sources()
+	c.clients(o.UserConfigDir)
+	c.launch()
+	c.tsc()
+	c.state()
+	return c.r, nil
+}
+
+// rel returns path relative to the root when inside it.
+func (c *check) rel(path string) string {
+	if r, err := filepath.Rel(c.root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}

@@ -1,0 +1,254 @@
+package checkup
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/project"
+	"github.com/mcpepoch/mcpepoch/wire"
+)
+
+// selfPath stands for mcpepoch's absolute path: a file that exists.
+func selfPath(t *testing.T, dir string) string {
+	p := filepath.Join(filepath.Dir(dir), "opt", "mcpepoch")
+	writeFile(t, p, "#!/bin/sh\n")
+	return p
+}
+
+// wiredProject writes a fresh TypeScript project into dir and wires it as
+// mcpepoch init does.
+func wiredProject(t *testing.T, dir string) {
+	t.Helper()
+	files := map[string]string{
+		"package.json":  `{"name": "weather", "version": "1.0.0", "main": "index.js"}`,
+		"tsconfig.json": "{\n  \"compilerOptions\": {\n    \"outDir\": \"dist\"\n  }\n}\n",
+		"src/index.ts":  "console.log(1)\n",
+	}
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	p, err := project.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wire.Wire(p, wire.Options{Mcpepoch: selfPath(t, dir), UserConfigDir: filepath.Join(dir, "userconfig")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range w.Changes {
+		writeFile(t, c.Path, string(c.New))
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// edit replaces old with new in dir/name, failing when old is absent.
+func edit(t *testing.T, dir, name, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s has no %q:\n%s", name, old, b)
+	}
+	writeFile(t, p, strings.Replace(string(b), old, new, 1))
+}
+
+func checkDir(t *testing.T, dir string) *Report {
+	t.Helper()
+	r, err := Check(dir, Options{UserConfigDir: filepath.Join(dir, "userconfig")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// recordBuild writes a manifest for the project's first build, as record
+// would, creating the entry for the time it takes.
+func recordBuild(t *testing.T, dir string) {
+	t.Helper()
+	entry := filepath.Join(dir, "dist", "index.js")
+	writeFile(t, entry, "console.log(1)\n")
+	id, err := build.Compute(build.Spec{Dir: dir, Command: []string{"node", "dist/index.js"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := os.MkdirAll(layout.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifest.Write(layout.Manifest(dir), manifest.New("weather", epoch.NewBuildID(now), now, 0, id, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A project just wired has no problem, before and after its first build.
+func TestCleanAfterInit(t *testing.T) {
+	dir := t.TempDir()
+	wiredProject(t, dir)
+	r := checkDir(t, dir)
+	for _, p := range r.Problems {
+		t.Errorf("problem after init: %s", p)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no build recorded yet") {
+		t.Errorf("notes %q, want the one about the first build", r.Notes)
+	}
+	recordBuild(t, dir)
+	r = checkDir(t, dir)
+	for _, p := range r.Problems {
+		t.Errorf("problem after the first build: %s", p)
+	}
+}
+
+// Each problem, introduced into a wired project, is the one line doctor
+// reports, naming where it is and with a fix.
+func TestEachProblemNamed(t *testing.T) {
+	const hook = "      " + wire.HookDefer + "\n"
+	for _, tc := range []struct {
+		name  string
+		long  bool // a project root too long for a socket under it
+		break_ func(t *testing.T, dir string)
+		where string
+		what  string
+	}{
+		{name: "hook missing", where: "Taskfile.yml:", what: "does not run the hook",
+			break_: func(t *testing.T, dir string) { edit(t, dir, "Taskfile.yml", hook, "") }},
+		{name: "dropped defer", where: "Taskfile.yml:", what: "go-task drops the command",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, "Taskfile.yml", hook, "      - cmd: mcpepoch record\n        defer: true\n")
+			}},
+		{name: "hook after build", where: "Taskfile.yml:", what: "a failed build skips it",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, "Taskfile.yml", hook, "")
+				edit(t, dir, "Taskfile.yml", "      - node_modules/.bin/tsc\n", "      - node_modules/.bin/tsc\n      - mcpepoch record\n")
+			}},
+		{name: "sources reach state", where: "Taskfile.yml:", what: "reaches .mcpepoch/",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, "Taskfile.yml", "      - mcpepoch.toml\n", "      - mcpepoch.toml\n      - '**/*'\n")
+			}},
+		{name: "config not in sources", where: "Taskfile.yml:", what: "mcpepoch.toml is not in the sources",
+			break_: func(t *testing.T, dir string) { edit(t, dir, "Taskfile.yml", "      - mcpepoch.toml\n", "") }},
+		{name: "client launches server", where: ".mcp.json: server weather", what: "launches the server directly",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"weather": {"command": "node", "args": ["dist/index.js"]}}}`)
+			}},
+		{name: "mcpepoch by name", where: filepath.Join(".cursor", "mcp.json") + ": server weather", what: "launches mcpepoch by name",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"command": "`+selfPath(t, dir)+`"`, `"command": "mcpepoch"`)
+			}},
+		{name: "entry missing", where: "mcpepoch.toml", what: "does not exist",
+			break_: func(t *testing.T, dir string) {
+				recordBuild(t, dir)
+				os.Remove(filepath.Join(dir, "dist", "index.js"))
+			}},
+		{name: "run from source", where: "mcpepoch.toml", what: "runs from source",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, "mcpepoch.toml", `["node", "dist/index.js"]`, `["node", "src/index.ts"]`)
+			}},
+		{name: "tsc emits on error", where: "tsconfig.json", what: "noEmitOnError",
+			break_: func(t *testing.T, dir string) { edit(t, dir, "tsconfig.json", `"noEmitOnError": true,`, "") }},
+		{name: "socket fallback", long: true, where: "sockets", what: "fallback is in use",
+			break_: func(t *testing.T, dir string) {}},
+		{name: "manifest corrupt", where: filepath.Join(".mcpepoch", "manifest.toml"), what: "does not verify",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, layout.Manifest(dir), "schema = [not toml\n")
+			}},
+		{name: "audit log broken", where: filepath.Join(".mcpepoch", "audit.jsonl"), what: "does not verify",
+			break_: func(t *testing.T, dir string) {
+				if err := layout.MkdirAll(layout.Dir(dir)); err != nil {
+					t.Fatal(err)
+				}
+				l, err := audit.Open(layout.Audit(dir), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range []string{"1", "2"} {
+					if _, err := l.Append(audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{"build": n}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				l.Close()
+				edit(t, dir, filepath.Join(".mcpepoch", "audit.jsonl"), `"build":"1"`, `"build":"3"`)
+			}},
+		{name: "stale host", where: "host ", what: "before mcpepoch.toml changed",
+			break_: func(t *testing.T, dir string) { staleHost(t, dir) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := shortTemp(t)
+			if tc.long {
+				dir = filepath.Join(dir, strings.Repeat("a-long-directory-name/", 4))
+			}
+			wiredProject(t, dir)
+			tc.break_(t, dir)
+			r := checkDir(t, dir)
+			if len(r.Problems) != 1 {
+				t.Fatalf("%d problems, want 1:\n%s", len(r.Problems), problems(r))
+			}
+			p := r.Problems[0]
+			if !strings.HasPrefix(p.Where, tc.where) || !strings.Contains(p.What, tc.what) || p.Fix == "" {
+				t.Errorf("problem %q, want where %q, what containing %q, and a fix", p, tc.where, tc.what)
+			}
+		})
+	}
+}
+
+// shortTemp is a temporary directory with a short path, so that sockets
+// fit under it.
+func shortTemp(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "ck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func problems(r *Report) string {
+	var b strings.Builder
+	for _, p := range r.Problems {
+		b.WriteString(p.String() + "\n")
+	}
+	return b.String()
+}
+
+// staleHost makes a live-looking host (a listening socket and an execution
+// record) that started before mcpepoch.toml was last written.
+func staleHost(t *testing.T, dir string) {
+	run := epoch.NewRunID(time.Now())
+	sock := filepath.Join(layout.Sock(dir), string(run)+".sock")
+	if err := layout.MkdirAll(layout.Sock(dir)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if err := layout.MkdirAll(layout.Hosts(dir)); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, layout.HostRecord(dir, run), "{}\n")
+	past := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(sock, past, past); err != nil {
+		t.Fatal(err)
+	}
+}

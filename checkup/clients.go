@@ -1,0 +1,103 @@
+package checkup
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpepoch/mcpepoch/project"
+	"github.com/mcpepoch/mcpepoch/wire"
+)
+
+// server is one entry of a client config's servers.
+type server struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// clients checks every client config there is for this project: each
+// entry that runs this server must go through mcpepoch host, and name
+// mcpepoch by an absolute path that exists (clients started from a
+// desktop do not search the shell's PATH).
+func (c *check) clients(userConfigDir string) {
+	for _, cl := range wire.Clients {
+		path := cl.ConfigPath(userConfigDir)
+		if path == "" {
+			continue
+		}
+		perUser := filepath.IsAbs(path)
+		if !perUser {
+			path = filepath.Join(c.root, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(project.JSONC(b), &doc); err != nil {
+			c.problem(c.rel(path), "not JSON ("+err.Error()+"): the client cannot read it", "fix the syntax, or move it aside and run mcpepoch init")
+			continue
+		}
+		var servers map[string]server
+		if raw, ok := doc[cl.ServersKey()]; ok {
+			if err := json.Unmarshal(raw, &servers); err != nil {
+				c.problem(c.rel(path), cl.ServersKey()+": "+err.Error(), "fix the entry by hand")
+				continue
+			}
+		}
+		names := make([]string, 0, len(servers))
+		for n := range servers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			c.server(cl, c.rel(path)+": server "+n, servers[n], perUser)
+		}
+	}
+}
+
+func (c *check) server(cl wire.Client, where string, s server, perUser bool) {
+	words := append([]string{s.Command}, s.Args...)
+	viaHost := strings.Contains(filepath.Base(s.Command), "mcpepoch")
+	npx := slices.Contains([]string{"npx", "bunx", "pnpx"}, filepath.Base(s.Command)) && len(s.Args) > 0 && strings.HasPrefix(s.Args[0], "mcpepoch")
+	ours := c.names(words)
+	if perUser && !ours {
+		return // another project's server, or another server
+	}
+	switch {
+	case npx:
+		c.problem(where, "launches mcpepoch through "+filepath.Base(s.Command)+": a package lookup at every start, and a PATH a desktop client may not have",
+			"run mcpepoch init, which points it at node_modules/.bin/mcpepoch by absolute path")
+	case viaHost && !filepath.IsAbs(s.Command):
+		c.problem(where, fmt.Sprintf("launches mcpepoch by name (%q): desktop clients do not search your shell's PATH", s.Command),
+			"give the absolute path (mcpepoch init writes it)")
+	case viaHost && !exists(s.Command):
+		c.problem(where, s.Command+" does not exist", "run mcpepoch init again from the mcpepoch you use")
+	case viaHost && perUser && !slices.Contains(s.Args, "--dir"):
+		c.problem(where, "runs mcpepoch host without --dir: "+string(cl)+" starts servers outside the project", "add \"--dir\", \""+c.root+"\" after \"host\"")
+	case !viaHost && ours:
+		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
+			"run mcpepoch init, which rewrites the entry to launch mcpepoch host")
+	}
+}
+
+// names reports whether a command line runs this project's server: the
+// launch command itself, its entry by name, or mcpepoch host for the root.
+func (c *check) names(words []string) bool {
+	if len(c.pl.Command) > 0 && slices.Equal(words, c.pl.Command) {
+		return true
+	}
+	for _, w := range words {
+		if w == c.root || filepath.Clean(w) == c.root {
+			return true
+		}
+		if c.pl.Entry != "" && (w == c.pl.Entry || w == "./"+c.pl.Entry || w == filepath.Join(c.root, c.pl.Entry)) {
+			return true
+		}
+	}
+	return false
+}

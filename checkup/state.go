@@ -1,0 +1,145 @@
+package checkup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// launch checks the launch command: its entry exists once a build was
+// recorded, and the server does not run from source.
+func (c *check) launch() {
+	if len(c.pl.Command) == 0 {
+		return // reported with mcpepoch.toml
+	}
+	spec := c.cfg.Spec(c.root)
+	spec.Command, spec.Unbuilt, spec.CacheDir = c.pl.Command, true, ""
+	id, err := build.Compute(spec)
+	m, _ := manifest.Read(layout.Manifest(c.root))
+	built := m != nil
+	switch {
+	case err != nil && built:
+		c.problem(config.FileName, "command "+strings.Join(c.pl.Command, " ")+": "+err.Error(), "fix command in "+config.FileName)
+		return
+	case err != nil:
+		c.note("no build recorded yet (%v): run %s %s", err, orTask(c.pl.Build.Runner), c.pl.Build.Target)
+		return
+	}
+	if id.Entry.Missing {
+		if built {
+			c.problem(config.FileName, "the entry "+id.Entry.Path+" does not exist: the host cannot start the server",
+				"run the build; if it does not write "+id.Entry.Path+", fix command (or entry) in "+config.FileName)
+		} else {
+			c.note("no build recorded yet: the entry %s is checked after the first build (%s %s)", id.Entry.Path, orTask(c.pl.Build.Runner), c.pl.Build.Target)
+		}
+	}
+	if id.Source != "" {
+		c.problem(config.FileName, id.Source, "build the server and launch the output (command in "+config.FileName+"), so that what runs changes only with a build")
+	}
+}
+
+func orTask(runner string) string {
+	if runner == "" {
+		return "task"
+	}
+	return runner
+}
+
+// tsc checks that a TypeScript build keeps failed output from the dist
+// tree a restart would run.
+func (c *check) tsc() {
+	tc := c.p.TSConfig
+	if tc == nil || tc.NoEmitOnError || tc.NoEmit {
+		return
+	}
+	var cmds []string
+	if c.p.Package != nil {
+		cmds = append(cmds, c.p.Package.Scripts["build"])
+	}
+	if tf := c.p.Taskfile; tf != nil && tf.Task(c.pl.Build.Target) != nil {
+		for _, cmd := range tf.Task(c.pl.Build.Target).Cmds {
+			cmds = append(cmds, cmd.Cmd)
+		}
+	}
+	if mf := c.p.Makefile; mf != nil && mf.Target(c.pl.Build.Target) != nil {
+		cmds = append(cmds, mf.Target(c.pl.Build.Target).Recipe...)
+	}
+	if !slices.ContainsFunc(cmds, func(s string) bool { return strings.Contains(s, "tsc") }) {
+		return
+	}
+	extends := ""
+	if tc.Extends != "" {
+		extends = " (set here: " + tc.Extends + ", which it extends, is not read)"
+	}
+	c.problem("tsconfig.json", "tsc without noEmitOnError writes its output when type checking fails: a later restart runs code the build rejected"+extends,
+		`set "noEmitOnError": true in compilerOptions (mcpepoch init does)`)
+}
+
+// state checks .mcpepoch/ and the sockets: the manifest and both logs
+// verify, sockets are where every process looks first, and no live host
+// read mcpepoch.toml before its last change.
+func (c *check) state() {
+	if dir, err := notify.Dir(c.root); err != nil {
+		c.problem("sockets", err.Error(), "set XDG_RUNTIME_DIR to a directory of yours, for the hosts and the hook alike")
+	} else if dir != layout.Sock(c.root) {
+		c.problem("sockets", "the socket path fallback is in use ("+dir+"): the project root is too long for a socket under .mcpepoch/sock, so a host and a hook that see different XDG_RUNTIME_DIR or HOME miss each other, and a sandbox that allows only the project blocks the socket",
+			"give hosts and hooks the same environment, or use a shorter project path; hosts also see builds through .mcpepoch/manifest.toml")
+	}
+	mpath := layout.Manifest(c.root)
+	if _, err := manifest.Read(mpath); err != nil && !manifest.IsNotExist(err) {
+		c.problem(c.rel(mpath), "does not verify: "+err.Error(), "move it aside (mv "+c.rel(mpath)+" "+c.rel(mpath)+".bad) and build again")
+	}
+	for _, log := range []string{layout.Audit(c.root), layout.Builds(c.root)} {
+		if !exists(log) && !exists(audit.HeadPath(log)) {
+			continue
+		}
+		rep, err := audit.Verify(log, audit.HeadPath(log))
+		switch {
+		case err != nil:
+			c.problem(c.rel(log), err.Error(), "check the file's permissions")
+		case !rep.OK:
+			first := rep.Problems[0]
+			c.problem(c.rel(log), fmt.Sprintf("does not verify: %d problems, first at line %d: %s", len(rep.Problems), first.Line, first.Msg),
+				"keep the file as evidence; mcpepoch audit verify --log "+c.rel(log)+" lists every problem")
+		}
+	}
+	c.staleHosts()
+}
+
+// staleHosts names live hosts started before mcpepoch.toml last changed:
+// a host reads it once, when it starts.
+func (c *check) staleHosts() {
+	fi, err := os.Stat(filepath.Join(c.root, config.FileName))
+	if err != nil {
+		return
+	}
+	socks, err := notify.Hosts(c.root)
+	if err != nil {
+		return // reported with the socket directory
+	}
+	for _, s := range socks {
+		run := epoch.RunID(strings.TrimSuffix(filepath.Base(s), ".sock"))
+		st, err := os.Stat(s)
+		if err != nil || errors.Is(statErr(layout.HostRecord(c.root, run)), os.ErrNotExist) {
+			continue // gone, or not live
+		}
+		if st.ModTime().Before(fi.ModTime()) {
+			c.problem("host "+string(run), fmt.Sprintf("started %s, before %s changed (%s): it runs with the settings it read then",
+				st.ModTime().Format("15:04:05"), config.FileName, fi.ModTime().Format("15:04:05")),
+				"restart the server from the client (it starts a new host), e.g. /mcp in Claude Code")
+		}
+	}
+}
+
+func statErr(p string) error { _, err := os.Stat(p); return err }
