@@ -124,11 +124,11 @@ func TestCleanAfterInit(t *testing.T) {
 func TestEachProblemNamed(t *testing.T) {
 	const hook = "      " + wire.HookDefer + "\n"
 	for _, tc := range []struct {
-		name  string
-		long  bool // a project root too long for a socket under it
+		name   string
+		long   bool // a project root too long for a socket under it
 		break_ func(t *testing.T, dir string)
-		where string
-		what  string
+		where  string
+		what   string
 	}{
 		{name: "hook missing", where: "Taskfile.yml:", what: "does not run the hook",
 			break_: func(t *testing.T, dir string) { edit(t, dir, "Taskfile.yml", hook, "") }},
