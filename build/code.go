@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // CodeSkipDirs are directory names left out of code trees: the caches of
@@ -261,7 +263,7 @@ func scriptPath(dir, s string, l launchArgs) string {
 		for _, ext := range []string{".js", ".mjs", ".cjs"} {
 			tries = append(tries, s+ext)
 		}
-		if b, err := os.ReadFile(filepath.Join(full, "package.json")); err == nil && len(b) < 1<<20 {
+		if b, err := safefile.ReadFile(filepath.Join(full, "package.json"), 1<<20); err == nil {
 			var pj struct {
 				Main string `json:"main"`
 			}

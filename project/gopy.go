@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // GoMod is what go.mod and the package layout say about a Go server.
@@ -67,7 +69,7 @@ func hasPackageMain(dir string) bool {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, maxFile) // a FIFO or a link to /dev/zero named x.go
 		if err != nil {
 			continue
 		}
