@@ -95,7 +95,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 		return h.fail(localapi.CodeRestartFailed, err)
 	}
 	resp := h.response()
-	resp.Type = string(out.Outcome)
+	resp.Type, resp.Changed = string(out.Outcome), out.Changed
 	switch out.Outcome {
 	case localapi.OutcomeRestarted:
 		resp.GrantsRevoked = out.GrantsRevoked

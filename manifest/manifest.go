@@ -296,13 +296,17 @@ func (f *File) Identity() *build.Identity {
 }
 
 // Changed returns the paths of the artifacts marked changed, in file order,
-// then those gone, with " (gone)" after those gone or missing, each once ("$NAME" for a
-// variable), as build.Changes names them.
+// then those gone, with " (gone)" after those gone or missing, each once,
+// as build.Changes names them.
+//
+// Environment variables are left out: the hook runs with another
+// environment than the server (a shell, a Taskfile), so only the hosts,
+// which compute the identity in the server's environment, report them.
 func (f *File) Changed() []string {
 	var out []string
 	add := func(role build.Role, name, suffix string) {
 		if role == build.RoleEnv {
-			name = "$" + name
+			return
 		}
 		if name += suffix; !slices.Contains(out, name) {
 			out = append(out, name)

@@ -139,6 +139,12 @@ type Response struct {
 	// GrantsRevoked is how many grants a restart revoked because they were
 	// bound to the epoch that ended.
 	GrantsRevoked int `json:"grantsRevoked,omitempty"`
+	// Changed lists what the host's own recomputed identity changed
+	// against the running epoch's (build.Changes: "dist/server.js",
+	// "$NODE_OPTIONS", "package-lock.json (gone)"), on a restart, a held
+	// restart or a close. The environment part is the host's: the hook runs
+	// with another environment than the server.
+	Changed []string `json:"changed,omitempty"`
 	// Drift lists, when nothing restarted, every way the running server
 	// differs from what was built ("running ≠ built: …").
 	Drift []string `json:"drift,omitempty"`

@@ -75,7 +75,7 @@ func payloads[T any](w io.Writer, root, what string, results []notify.Result) (v
 // outcome, then for a server left running every way it differs from the
 // build.
 func signalOutcome(p painter, r notify.Result) (hostOutcome, []string) {
-	o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err)}
+	o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
 	resp := r.Response
 	if r.Err != nil {
 		o.Error = r.Err.Error()

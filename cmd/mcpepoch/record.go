@@ -47,6 +47,9 @@ type hostOutcome struct {
 	Error    string           `json:"error,omitempty"`
 	// GrantsRevoked counts grants of the ended epoch the host revoked.
 	GrantsRevoked int `json:"grantsRevoked"`
+	// Changed is what the host found changed against the running epoch,
+	// the environment as the host sees it included.
+	Changed []string `json:"changed,omitempty"`
 }
 
 func runRecord(ctx context.Context, args []string, stdio Stdio) error {
