@@ -268,6 +268,7 @@ func (l *Log) locked(evs []Event, fn func() error) error {
 		for _, ev := range evs {
 			l.lost.add(ev.Type, l.eventTime(ev), err)
 		}
+		l.saveLost() // without the lock: best effort, so a writer that ends now leaves the count
 		return err
 	}
 	defer unlockFile(l.lock)

@@ -179,7 +179,10 @@ func readLost(path string) (tally, bool) {
 }
 
 // saveLost moves the in-memory tally into the sidecar file, if it can be
-// written; otherwise the tally stays in memory. It runs under the lock.
+// written; otherwise the tally stays in memory. It runs under the lock,
+// except when the lock could not be taken: then a writer holding it may
+// record the file's count at the same moment and this one's is lost from
+// the file, never counted twice.
 func (l *Log) saveLost() {
 	if l.lost.empty() {
 		return
@@ -194,6 +197,22 @@ func (l *Log) saveLost() {
 	if err == nil && atomicfile.Write(l.lostPath, append(b, '\n'), 0o600) == nil {
 		l.lost = tally{}
 	}
+}
+
+// NoteLost counts ev as lost for the log at logPath when no Log could be
+// opened to append it (Open failed: the lock held too long, the disk full,
+// the log damaged): it adds the event to the sidecar file (LostPath), best
+// effort and without the lock, so that the next writer's records_lost
+// record names it. cause is why it was not written. The error is the
+// sidecar's, if it could not be written either.
+func NoteLost(logPath string, ev Event, cause error) error {
+	l := &Log{lostPath: LostPath(logPath)}
+	l.lost.add(ev.Type, time.Now(), cause)
+	l.saveLost()
+	if !l.lost.empty() {
+		return fmt.Errorf("audit: %s: could not count the lost %s record", l.lostPath, ev.Type)
+	}
+	return nil
 }
 
 // withLost puts a records_lost record before evs when records were lost.

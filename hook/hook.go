@@ -158,19 +158,22 @@ func write(ctx context.Context, s Spec) (*Build, error) {
 // logBuild appends the build to the builds log when no host heard of it:
 // hosts record builds in the audit log, but one writer per file, so the
 // hook keeps its own hash-chained log (package audit).
+// A build the log cannot take is counted for its next records_lost record.
 func logBuild(root string, m *manifest.File) error {
-	l, err := audit.Open(layout.Builds(root), nil)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
 	changed := m.Changed()
 	if changed == nil {
 		changed = []string{}
 	}
-	_, err = l.Append(audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
+	ev := audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
 		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
-		"changed": changed, "hosts": "none listening"}})
+		"changed": changed, "hosts": "none listening"}}
+	l, err := audit.Open(layout.Builds(root), nil)
+	if err != nil {
+		audit.NoteLost(layout.Builds(root), ev, err)
+		return err
+	}
+	defer l.Close()
+	_, err = l.Append(ev)
 	return err
 }
 

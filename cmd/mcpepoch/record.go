@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/hook"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -95,9 +96,11 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	}) > 0
 	if len(res.Hosts) == 0 {
 		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
-		if res.BuildsLogErr != nil {
-			fmt.Fprintf(stdio.Err, "mcpepoch: warning: build log: %v\n", res.BuildsLogErr)
-		}
+	}
+	var buildsErr error
+	if res.BuildsLogErr != nil {
+		// No record, no silence: the build ran but its log could not say so.
+		buildsErr = fmt.Errorf("build log %s: %w: this build is not in it; a records_lost record will count it once the log can be written", layout.Builds(spec.Root), res.BuildsLogErr)
 	}
 	if *asJSON {
 		if err := writeJSON(stdio.Out, out); err != nil {
@@ -105,6 +108,8 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	switch {
+	case buildsErr != nil:
+		return buildsErr
 	case *requireHost && len(res.Hosts) == 0:
 		return silentExit(exitNoHost)
 	case *requireHost && hostErr:

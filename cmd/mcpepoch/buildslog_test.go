@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+)
+
+// TestRecordBuildsLogFailsLoudly: a build the builds log cannot take (here
+// its lock is held by another writer) makes record fail naming the file,
+// and the next record that can write puts a records_lost record in the
+// chain, which audit verify warns about.
+func TestRecordBuildsLogFailsLoudly(t *testing.T) {
+	t.Parallel()
+	root := shortRoot(t)
+	for name, body := range map[string]string{
+		"mcpepoch.toml": "label = \"fixture\"\ncommand = [\"sh\", \"server.sh\"]\n",
+		"server.sh":     "exec cat\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, code := runCLI(t, "record", "--dir", root); code != 0 {
+		t.Fatalf("first record: exit %d", code)
+	}
+	lockPath := strings.TrimSuffix(layout.Builds(root), ".jsonl") + ".lock"
+	lk, err := os.OpenFile(lockPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lk.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "record", "--dir", root)
+	lk.Close()
+	if code != 1 || !strings.Contains(stderr, "build log "+layout.Builds(root)) || !strings.Contains(stderr, lockPath) {
+		t.Fatalf("record with the builds log locked: exit %d, want 1 naming the log and its lock:\n%s", code, stderr)
+	}
+	if _, _, code := runCLI(t, "record", "--dir", root); code != 0 {
+		t.Fatalf("record after the lock was released: exit %d", code)
+	}
+	_, stderr, code = runCLI(t, "audit", "verify", "--log", layout.Builds(root))
+	if code != 0 || !strings.Contains(stderr, "records_lost: 1 record(s) (build_recorded 1)") {
+		t.Fatalf("audit verify of the builds log: exit %d, want 0 with a records_lost warning:\n%s", code, stderr)
+	}
+}
