@@ -245,36 +245,14 @@ type gSession struct {
 // t.Cleanup.
 func gConnect(t *testing.T, p *project, env ...string) *gSession {
 	t.Helper()
-	cmd := exec.Command(testenv.Mcpepoch(t), "host", "--dir", p.dir, "--", "sh", "./server.sh")
-	cmd.Dir = p.dir
+	cmd := p.command(testenv.Mcpepoch(t), p.hostArgs(nil)...)
 	cmd.Env = testenv.Environ(env...)
 	s := &gSession{t: t, cmd: cmd, stderr: &testenv.Buffer{}}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpepoch-grants-test", Version: "0.1.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect to mcpepoch host: %v\nstderr:\n%s", err, s.stderr)
-	}
-	s.cs = cs
-	t.Cleanup(func() {
-		s.close()
-		if t.Failed() {
-			t.Logf("host %s stderr:\n%s", s.run, s.stderr)
-		}
-	})
-	deadline := time.Now().Add(waitLong)
-	for {
-		if m := listeningRe.FindStringSubmatch(s.stderr.String()); m != nil {
-			s.run = m[1]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("host did not report its agent run within %s:\n%s", waitLong, s.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s.cs = connectGo(t, cmd, s.stderr, nil, "")
+	t.Cleanup(s.close) // before connectGo's cleanup, which kills a host still running
+	waitFor(t, waitLong, "the host to report its agent run", func() bool { return listeningRe.MatchString(s.stderr.String()) })
+	s.run = listeningRe.FindStringSubmatch(s.stderr.String())[1]
 	return s
 }
 

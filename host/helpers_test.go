@@ -720,7 +720,9 @@ func connectGo(t testing.TB, cmd *exec.Cmd, stderr *testenv.Buffer, opts *mcp.Cl
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, so)
+	// A host given 10 s to exit after its stdin closes is not SIGTERMed
+	// on a loaded machine: a test that checks a clean exit sees one.
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, so)
 	if err != nil {
 		t.Fatalf("connect %v: %v\nstderr:\n%s", cmd.Args, err, stderr.String())
 	}
