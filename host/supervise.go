@@ -91,6 +91,15 @@ func (h *Host) childExited(c *child) {
 	if h.endedRevoked > 0 {
 		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, h.endedRevoked)
 	}
+	if h.state != StateReady {
+		// A restart is bringing c up; it fails with this exit (failStart
+		// or readyLocked) and decides what follows: crash recovery counts
+		// the exit and tries again, a build signal reports it. Starting a
+		// second recovery here would race the first one past MaxCrashes.
+		h.goDownLocked("the server exited (" + status + ") while starting")
+		h.mu.Unlock()
+		return
+	}
 	quick := time.Since(c.started) < h.opts.QuickCrash
 	if quick {
 		h.crashes++
