@@ -7,6 +7,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +64,35 @@ func TestCodeTreeChangeRestartsServer(t *testing.T) {
 	}
 	if d := p.onlyHost().Drift; len(d) != 0 {
 		t.Errorf("status drift after the restart: %q", d)
+	}
+}
+
+// A deleted lockfile is a change: the hook names it gone, the host
+// restarts onto the new identity, and the audit log's records of the build
+// and of the replacement say so.
+func TestLockfileGoneReported(t *testing.T) {
+	p := newProject(t)
+	p.host()
+	p.record()
+	if err := os.Remove(p.path("package-lock.json")); err != nil {
+		t.Fatal(err)
+	}
+	stderr := p.record()
+	wantLine(t, stderr, "build complete: package-lock.json (gone) changed")
+	if rs := restarts(stderr); len(rs) != 1 {
+		t.Fatalf("%d restart lines, want 1:\n%s", len(rs), stderr)
+	}
+	b, err := os.ReadFile(p.path(".mcpepoch/audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{`"build_recorded"`, `"server_replaced"`} {
+		found := false
+		for _, line := range strings.Split(string(b), "\n") {
+			found = found || strings.Contains(line, typ) && strings.Contains(line, `"package-lock.json (gone)"`)
+		}
+		if !found {
+			t.Errorf("no %s audit record names package-lock.json (gone):\n%s", typ, b)
+		}
 	}
 }
