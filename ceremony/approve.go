@@ -139,6 +139,8 @@ func (a *Approval) finish(d Decision) bool {
 	return true
 }
 
+func (a *Approval) where() (string, string) { return "approval", a.url }
+
 func (a *Approval) serve(w http.ResponseWriter, r *http.Request, step string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -214,7 +214,7 @@ func TestRefusedAssertions(t *testing.T) {
 		if _, ok := decided(t, a); ok {
 			t.Errorf("%s: a decision was delivered", tc.name)
 		}
-		if tc.origin == "" && len(h.refusals()) != before+1 {
+		if len(h.refusals()) != before+1 {
 			t.Errorf("%s: refusal not reported to Config.Refused", tc.name)
 		}
 		// The page stays open for a real answer.

@@ -61,6 +61,8 @@ func (e *Enrollment) Cancel() {
 	e.s.remove(e.token)
 }
 
+func (e *Enrollment) where() (string, string) { return "enrollment", e.url }
+
 func (e *Enrollment) serve(w http.ResponseWriter, r *http.Request, step string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -87,6 +87,7 @@ type Server struct {
 // page is one ceremony behind a path token.
 type page interface {
 	serve(w http.ResponseWriter, r *http.Request, step string)
+	where() (ceremony, url string) // for Refusal
 }
 
 // Listen starts a Server on cfg.Addr. Close stops it.
@@ -171,7 +172,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case step == "" && r.Method == http.MethodGet:
 	case step != "" && r.Method == http.MethodPost:
 		if o := r.Header.Get("Origin"); o != s.origin {
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf("origin %q is not this page's %s", o, s.origin)})
+			c, u := p.where()
+			s.refuse(w, c, u, fmt.Errorf("posted from origin %q, not this page's %s", o, s.origin))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {

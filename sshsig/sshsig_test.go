@@ -205,3 +205,32 @@ func TestOpenSSHInterop(t *testing.T) {
 		t.Logf("ssh-keygen -Y verify refuses an sk signature without a touch: %v", err)
 	}
 }
+
+// TestSSHSignedStoreChange: an enrolled sk key approves adding another
+// authenticator by signing the change's challenge in trust.SSHNamespace.
+func TestSSHSignedStoreChange(t *testing.T) {
+	k := softkey.NewSSHEd25519()
+	s := enrolled(t, k)
+	next, err := trust.NewSSH(softkey.NewSSHECDSA().AuthorizedKey("second"), "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Propose(trust.OpAdd, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := c.Requirement.Challenge
+	if _, err := VerifyPresence(s, k.SSHSIG(GrantNamespace, ch[:], up, 3), ch, trust.SSHNamespace, false); err == nil {
+		t.Fatal("a grant-namespace signature approved a store change")
+	}
+	p, err := VerifyPresence(s, k.SSHSIG(trust.SSHNamespace, ch[:], up, 3), ch, trust.SSHNamespace, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(c, &p); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := s.Lookup(next.ID); !ok || a.AddedBy != p.AuthenticatorID {
+		t.Fatalf("added %+v, %v", a, ok)
+	}
+}
