@@ -42,13 +42,16 @@ type Key struct {
 // 32 random bytes from crypto/rand, written as 64 lowercase hex digits and
 // a newline to a temporary file (mode 0600, fsynced) that is then linked to
 // path, so a concurrent creator loses the race cleanly and both use one key.
-// The directory must exist. A file that is not a regular file, that others
+// A missing directory is created, mode 0700. A file that is not a regular file, that others
 // than its owner may read or write, or that does not hold a key is an error
 // naming the file.
 func LoadKey(path string) (Key, error) {
 	k, err := readKey(path)
 	if !errors.Is(err, os.ErrNotExist) {
 		return k, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return Key{}, fmt.Errorf("audit: create digest key %s: %w", path, err)
 	}
 	if err := createKey(path); err != nil && !errors.Is(err, os.ErrExist) {
 		return Key{}, fmt.Errorf("audit: create digest key %s: %w", path, err)

@@ -42,10 +42,18 @@ func DigestBytes(b []byte) Digest {
 	return Digest(Algorithm + ":" + hex.EncodeToString(sum[:]))
 }
 
-// ParseDigest checks that s has the form "sha256:<64 lowercase hex>" and
-// returns it as a Digest. The error names what is wrong.
+// KeyedAlgorithm is the prefix of the keyed digests of environment values
+// (HMAC-SHA-256 under the project's digest key; see Spec.EnvKeyFile).
+const KeyedAlgorithm = "hmac-sha256"
+
+// ParseDigest checks that s has the form "sha256:<64 lowercase hex>" (or
+// "hmac-sha256:<64 lowercase hex>", a keyed digest) and returns it as a
+// Digest. The error names what is wrong.
 func ParseDigest(s string) (Digest, error) {
 	hexPart, ok := strings.CutPrefix(s, Algorithm+":")
+	if !ok {
+		hexPart, ok = strings.CutPrefix(s, KeyedAlgorithm+":")
+	}
 	if !ok {
 		return "", fmt.Errorf("digest %q: want prefix %q", s, Algorithm+":")
 	}

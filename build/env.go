@@ -25,9 +25,9 @@ func lookupEnvOK(spec Spec, name string) (string, bool) {
 }
 
 // envArtifacts records RedirectingEnv and spec.EnvNames by name with the
-// digest of each value; an unset variable is Missing, an empty one is not.
-// Values are never kept.
-func envArtifacts(spec Spec) []Artifact {
+// digest of each value (by digest: keyed, see Spec.EnvKeyFile); an unset
+// variable is Missing, an empty one is not. Values are never kept.
+func envArtifacts(spec Spec, digest func([]byte) Digest) []Artifact {
 	names := slices.Concat(RedirectingEnv, spec.EnvNames)
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -40,7 +40,7 @@ func envArtifacts(spec Spec) []Artifact {
 			}
 			continue
 		}
-		a := Artifact{Role: RoleEnv, Path: n, Digest: DigestBytes([]byte(v))} // no size: even a length says something of a value
+		a := Artifact{Role: RoleEnv, Path: n, Digest: digest([]byte(v))} // no size: even a length says something of a value
 		if slices.Contains(RedirectingEnv, n) {
 			a.Why = "redirects which code runs (loader, interpreter options or search path); value not recorded"
 		} else {

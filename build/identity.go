@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/audit"
 )
 
 // Role says what an artifact is to the server it belongs to.
@@ -129,6 +131,11 @@ type Spec struct {
 	Environ []string
 	// EnvNames adds variables to RedirectingEnv.
 	EnvNames []string
+	// EnvKeyFile is the project's digest key (audit.LoadKey, created if
+	// missing): environment values are then digested with HMAC-SHA-256
+	// under it ("hmac-sha256:…"), so that a short secret in a value cannot
+	// be found by trying values. Empty: unkeyed SHA-256.
+	EnvKeyFile string
 	// EnvFiles names files such as .env whose content feeds the server.
 	EnvFiles []string
 	// Code names the project's own code trees or files. Nil: inferred from
@@ -263,7 +270,15 @@ func Compute(spec Spec) (*Identity, error) {
 		a.Why = "named in env_files: its variables feed the server"
 		id.EnvFiles = append(id.EnvFiles, a)
 	}
-	id.Env = envArtifacts(spec)
+	envDigest := DigestBytes
+	if spec.EnvKeyFile != "" {
+		key, err := audit.LoadKey(spec.EnvKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		envDigest = func(b []byte) Digest { return Digest(key.Digest(b)) }
+	}
+	id.Env = envArtifacts(spec, envDigest)
 	if err := deps(spec, dir, id); err != nil {
 		return nil, err
 	}

@@ -171,7 +171,7 @@ func Load(dir string) (*Config, error) {
 // Command and Dir are left to the caller.
 func (c *Config) Spec(root string) build.Spec {
 	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Code: c.Code, Deps: c.Deps,
-		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: layout.Cache(root)}
+		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: layout.Cache(root), EnvKeyFile: layout.DigestKey(root)}
 }
 
 // Grace returns Host.Grace as a duration, 5s when unset.
