@@ -92,6 +92,8 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runInit(ctx, rest, stdio)
 	case "doctor":
 		return runDoctor(ctx, rest, stdio)
+	case "dev":
+		return runDev(ctx, rest, stdio)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdio.Out, version())
 		return nil
@@ -105,6 +107,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 const usage = `usage: mcpepoch <command> [flags]
 
   init [flags]              wire this project: mcpepoch.toml, build hook, dev task, client configs
+  dev [flags]               watch the sources, build, record, restart: the whole loop in one terminal
   doctor                    one line per problem with the wiring, each with its fix
   record [flags]            post-build hook: hash the build, write .mcpepoch/manifest.toml,
                             signal every host of this project
@@ -206,7 +209,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 type painter struct{ on bool }
 
 func newPainter(w io.Writer) painter {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or a writer passing lines on to one
 	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return painter{}
 	}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/devloop"
+	buildfiles "github.com/mcpepoch/mcpepoch/project"
+)
+
+// devOptions are the flags of mcpepoch dev.
+type devOptions struct {
+	dir, build, task, target string
+	watch                    stringList
+	debounce, poll           time.Duration
+	quiet, verbose, json     bool
+}
+
+func runDev(ctx context.Context, args []string, stdio Stdio) error {
+	var f devOptions
+	fs := newFlags("dev", stdio.Err, "[flags]")
+	fs.StringVar(&f.dir, "dir", ".", "project root")
+	fs.Var(&f.watch, "watch", "doublestar glob of sources to watch, relative to the root; repeatable, !GLOB excludes (default: the build task's sources)")
+	fs.StringVar(&f.build, "build", "", "build command, split on spaces (default: task build, else make build)")
+	fs.StringVar(&f.task, "task", "", "go-task task to run as the build")
+	fs.StringVar(&f.target, "target", "", "make target to run as the build")
+	fs.DurationVar(&f.debounce, "debounce", 200*time.Millisecond, "how long the sources must stay quiet before a build starts")
+	fs.DurationVar(&f.poll, "poll", 0, "compare the sources this often instead of using file events")
+	fs.BoolVar(&f.quiet, "q", false, "print only build results and what the hosts did")
+	fs.BoolVar(&f.verbose, "v", false, "also print every changed file and the build command")
+	fs.BoolVar(&f.json, "json", false, "print events as JSON lines on stdout (build output goes to stderr)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("dev takes no arguments, got %q", fs.Args())
+	}
+	root, err := projectRoot(f.dir)
+	if err != nil {
+		return err
+	}
+	argv, watch, notes, err := devPlan(root, f)
+	if err != nil {
+		return err
+	}
+	out := newDevOutput(stdio, f)
+	for _, n := range notes {
+		out.line("note", n)
+	}
+	o := devloop.Options{
+		Root: root, Watch: watch, Build: argv, Debounce: f.debounce, Poll: f.poll,
+		Stdout: stdio.Out, Stderr: stdio.Err,
+		Event:  out.event,
+		Record: func(ctx context.Context, code int) { out.record(ctx, root, code) },
+	}
+	if f.json {
+		o.Stdout = stdio.Err
+	}
+	if err := devloop.Run(ctx, o); err != nil {
+		return usageError("%v", err)
+	}
+	out.line("stop", "stopped: no build left running")
+	return nil
+}
+
+// devPlan returns the build command, the globs to watch and notes about
+// what was chosen.
+func devPlan(root string, f devOptions) (argv, watch []string, notes []string, err error) {
+	p, err := buildfiles.Read(root)
+	if err != nil {
+		return nil, nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	pl := p.Plan()
+	watch = append(watch, f.watch...)
+	// MCPEPOCH=true makes the build's own hook (mcpepoch.Taskfile.yml,
+	// mcpepoch.mk) run `true record …`: dev records the build itself.
+	switch {
+	case f.build != "":
+		argv = strings.Fields(f.build)
+	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
+		name := first(f.target, "build")
+		if p.Makefile == nil || p.Makefile.Target(name) == nil {
+			return nil, nil, nil, usageError("no make target %s: run mcpepoch init, or pass --target or --build", name)
+		}
+		argv = []string{"make", name, "MCPEPOCH=true"}
+	default:
+		name := first(f.task, "build")
+		if p.Taskfile == nil || p.Taskfile.Task(name) == nil {
+			return nil, nil, nil, usageError("no task %s: run mcpepoch init, or pass --task, --target or --build", name)
+		}
+		task, err := exec.LookPath("task")
+		if err != nil {
+			return nil, nil, nil, &exitError{code: exitUsage, err: errors.New("the go-task CLI is not on PATH"),
+				hints: []string{"install it: go install github.com/go-task/task/v3/cmd/task@v3.54.0 (or your package manager's go-task)"}}
+		}
+		argv = []string{task, "--exit-code", name, "MCPEPOCH=true"}
+		if len(watch) == 0 {
+			for _, s := range p.Taskfile.Task(name).Sources {
+				if strings.Contains(s, "{{") {
+					notes = append(notes, fmt.Sprintf("source %q uses a template: not watched (pass --watch)", s))
+					continue
+				}
+				watch = append(watch, s)
+			}
+		}
+	}
+	if len(watch) == 0 {
+		watch = pl.Sources
+		notes = append(notes, "watching the sources guessed from the build files: "+strings.Join(watch, " ")+" (pass --watch to choose)")
+	}
+	return argv, append(watch, config.FileName), notes, nil
+}
+
+func first(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// devOutput prints dev's events: lines with a timestamp on stderr, or
+// JSON lines on stdout.
+type devOutput struct {
+	mu    sync.Mutex
+	stdio Stdio
+	f     devOptions
+	p     painter
+}
+
+func newDevOutput(stdio Stdio, f devOptions) *devOutput {
+	return &devOutput{stdio: stdio, f: f, p: newPainter(stdio.Err)}
+}
+
+// line prints one status line of kind (an event type, or "hook" for the
+// hook's and hosts' lines).
+func (d *devOutput) line(kind, s string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.f.json {
+		b, _ := json.Marshal(map[string]any{"time": time.Now().UTC(), "type": kind, "message": s})
+		fmt.Fprintf(d.stdio.Out, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(d.stdio.Err, "%s %s\n", d.p.paint(color.Faint, time.Now().Format("15:04:05")), s)
+}
+
+func (d *devOutput) event(e devloop.Event) {
+	if d.f.json {
+		d.mu.Lock()
+		b, _ := json.Marshal(e)
+		fmt.Fprintf(d.stdio.Out, "%s\n", b)
+		d.mu.Unlock()
+		return
+	}
+	var s string
+	switch e.Type {
+	case "watching":
+		s = e.Message
+	case "changed":
+		if d.f.quiet {
+			return
+		}
+		s = changedLine(e.Paths, d.f.verbose)
+	case "build_started":
+		if d.f.quiet {
+			return
+		}
+		s = "building"
+		if d.f.verbose {
+			s += ": " + strings.Join(e.Command, " ")
+		}
+	case "build_finished":
+		if *e.ExitCode == 0 {
+			s = d.p.ok(fmt.Sprintf("build ok in %.1fs", e.Seconds))
+		} else {
+			s = d.p.bad(fmt.Sprintf("build failed (exit %d) in %.1fs", *e.ExitCode, e.Seconds))
+		}
+	case "build_cancelled":
+		s = d.p.warn(fmt.Sprintf("build cancelled after %.1fs: %s", e.Seconds, e.Message))
+	case "watch_error":
+		s = d.p.warn("watch: " + e.Message)
+	default:
+		s = e.Type + ": " + e.Message
+	}
+	d.line(e.Type, s)
+}
+
+func changedLine(paths []string, all bool) string {
+	if len(paths) <= 3 || all {
+		return "changed: " + strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("changed: %s and %d more", strings.Join(paths[:3], ", "), len(paths)-3)
+}
+
+// record records a finished build in this process, the way mcpepoch
+// record does, and prints its lines (or, with --json, its JSON output as
+// a "recorded" event).
+func (d *devOutput) record(ctx context.Context, root string, code int) {
+	args := []string{"--dir", root, "--exit-code", strconv.Itoa(code)}
+	var out bytes.Buffer
+	lw := &lineWriter{emit: func(l string) { d.line("hook", l) }, fd: d.stdio.Err}
+	if d.f.json {
+		args = append(args, "--json")
+	}
+	err := runRecord(ctx, args, Stdio{In: strings.NewReader(""), Out: &out, Err: lw})
+	lw.flush()
+	if err != nil {
+		var buf bytes.Buffer
+		report(&buf, err)
+		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			d.line("hook", d.p.bad(l))
+		}
+	}
+	if d.f.json && out.Len() > 0 {
+		d.mu.Lock()
+		fmt.Fprintf(d.stdio.Out, `{"time":%q,"type":"recorded","record":%s}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), compactJSON(out.Bytes()))
+		d.mu.Unlock()
+	}
+}
+
+func compactJSON(b []byte) []byte {
+	var c bytes.Buffer
+	if json.Compact(&c, b) != nil {
+		return []byte("null")
+	}
+	return c.Bytes()
+}
+
+// lineWriter hands each complete line written to it to emit. Fd is that
+// of the terminal the lines end up on, so that they are coloured there.
+type lineWriter struct {
+	buf  []byte
+	emit func(string)
+	fd   io.Writer
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.emit(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.emit(string(w.buf))
+		w.buf = nil
+	}
+}
+
+// Fd lets newPainter colour the lines when they end up on a terminal.
+func (w *lineWriter) Fd() uintptr {
+	if f, ok := w.fd.(*os.File); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}

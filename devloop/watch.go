@@ -1,0 +1,207 @@
+package devloop
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// startWatch starts the watcher goroutine: it sends the changed sources of
+// each burst, once the burst has been quiet for the debounce, on trigger
+// (a send that finds trigger full merges into the waiting burst), and
+// problems on events. It returns how it watches, for the "watching" event.
+func startWatch(ctx context.Context, o Options, m matcher, trigger chan []string, events chan Event) (string, error) {
+	if o.Poll <= 0 {
+		w, err := fsnotify.NewWatcher()
+		if err == nil {
+			n, err := addTree(w, o.Root)
+			if err == nil {
+				go notifyLoop(ctx, o, m, w, trigger, events)
+				return fmt.Sprintf("watching %d directories (file events)", n), nil
+			}
+			w.Close()
+			events <- Event{Time: time.Now(), Type: "watch_error", Message: fmt.Sprintf("file events: %v; comparing files every 500ms instead", err)}
+		} else {
+			events <- Event{Time: time.Now(), Type: "watch_error", Message: fmt.Sprintf("file events: %v; comparing files every 500ms instead", err)}
+		}
+		o.Poll = 500 * time.Millisecond
+	}
+	go pollLoop(ctx, o, m, trigger)
+	return fmt.Sprintf("comparing the sources every %s", o.Poll), nil
+}
+
+// addTree watches dir and every directory below it that is not skipped,
+// and returns how many it added.
+func addTree(w *fsnotify.Watcher, dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // gone already, or unreadable: nothing to watch
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if err := w.Add(p); err != nil {
+			return fmt.Errorf("watch %s: %w", p, err)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// burst collects the changed sources until the debounce runs out.
+type burst struct {
+	paths []string
+	timer *time.Timer
+}
+
+func (b *burst) add(rel string, debounce time.Duration) {
+	if !slices.Contains(b.paths, rel) {
+		b.paths = append(b.paths, rel)
+	}
+	if b.timer == nil {
+		b.timer = time.NewTimer(debounce)
+	} else {
+		b.timer.Reset(debounce)
+	}
+}
+
+func (b *burst) c() <-chan time.Time {
+	if b.timer == nil {
+		return nil
+	}
+	return b.timer.C
+}
+
+// send hands the burst to the builder, merged with a burst it has not
+// taken yet.
+func (b *burst) send(trigger chan []string) {
+	paths := b.paths
+	select {
+	case waiting := <-trigger:
+		for _, p := range waiting {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	default:
+	}
+	trigger <- paths
+	b.paths, b.timer = nil, nil
+}
+
+func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, trigger chan []string, events chan Event) {
+	defer w.Close()
+	var b burst
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.c():
+			b.send(trigger)
+		case err := <-w.Errors:
+			select {
+			case events <- Event{Time: time.Now(), Type: "watch_error", Message: err.Error()}:
+			default:
+			}
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && !skipDir(fi.Name()) {
+					// A new directory is watched at once, and what is
+					// already in it counts as created.
+					addTree(w, ev.Name)
+					for _, rel := range sources(o.Root, ev.Name, m) {
+						b.add(rel, o.Debounce)
+					}
+					continue
+				}
+			}
+			rel, err := filepath.Rel(o.Root, ev.Name)
+			if err == nil && m.match(filepath.ToSlash(rel)) {
+				b.add(filepath.ToSlash(rel), o.Debounce)
+			}
+		}
+	}
+}
+
+// sources returns the sources under dir, relative to root.
+func sources(root, dir string, m matcher) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != dir && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if rel, err := filepath.Rel(root, p); err == nil && !d.IsDir() && m.match(filepath.ToSlash(rel)) {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out
+}
+
+// stamp is what the poller compares of a file.
+type stamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func snapshot(root string, m matcher) map[string]stamp {
+	out := map[string]stamp{}
+	for _, rel := range sources(root, root, m) {
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
+			out[rel] = stamp{size: fi.Size(), mtime: fi.ModTime(), ino: inode(fi)}
+		}
+	}
+	return out
+}
+
+func pollLoop(ctx context.Context, o Options, m matcher, trigger chan []string) {
+	prev := snapshot(o.Root, m)
+	tick := time.NewTicker(o.Poll)
+	defer tick.Stop()
+	var b burst
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.c():
+			b.send(trigger)
+		case <-tick.C:
+			cur := snapshot(o.Root, m)
+			for rel, s := range cur {
+				if p, ok := prev[rel]; !ok || p != s {
+					b.add(rel, o.Debounce)
+				}
+			}
+			for rel := range prev {
+				if _, ok := cur[rel]; !ok {
+					b.add(rel, o.Debounce)
+				}
+			}
+			prev = cur
+		}
+	}
+}
