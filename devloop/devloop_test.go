@@ -313,7 +313,7 @@ func TestInterruptDuringBuild(t *testing.T) {
 			if gone, detail := testenv.GroupGone(pgid); !gone {
 				t.Errorf("Run returned with the build's group %d still there: %s", pgid, detail)
 			}
-			if h.settle(300*time.Millisecond); len(h.records) != 0 {
+			if h.settle(300 * time.Millisecond); len(h.records) != 0 {
 				t.Errorf("records %q after an interrupted build", h.records)
 			}
 		})
