@@ -104,16 +104,6 @@ func (c *child) closeStdin() {
 	}()
 }
 
-// exited reports whether the process has been reaped.
-func (c *child) exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // stdinWait is how long a stopping server gets to exit on its own after its
 // stdin closes, before SIGTERM (MCP lifecycle, stdio shutdown).
 const stdinWait = 500 * time.Millisecond

@@ -656,20 +656,6 @@ func (c *raw) invalidLines() []string {
 	return slices.Clone(c.invalid)
 }
 
-// close ends the host's stdin and waits for it to exit, returning how
-// long that took.
-func (c *raw) close(timeout time.Duration) time.Duration {
-	c.t.Helper()
-	start := time.Now()
-	c.stdin.Close()
-	select {
-	case <-c.done:
-	case <-time.After(timeout):
-		c.t.Fatalf("mcpepoch host did not exit within %s of its stdin closing", timeout)
-	}
-	return time.Since(start)
-}
-
 func (c *raw) pid() int { return c.cmd.Process.Pid }
 
 // wantError checks that r is a JSON-RPC error with code and a message
