@@ -3,10 +3,8 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -243,24 +241,13 @@ func (h *Host) observeOnce(c *child) {
 	}()
 }
 
-// warnMissing says so when an argument of the launch command looks like a
-// file the server needs and does not exist: usually the server was not
-// built yet, and the identity then falls back to the executable itself.
+// warnMissing says so when the entry or code the launch command names does
+// not exist: usually the server was not built yet. The identity records it
+// as missing (build.Spec.Unbuilt), so the build that writes it is a change.
 func (h *Host) warnMissing(id *build.Identity) {
-	for _, a := range h.opts.Command[1:] {
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		ext := filepath.Ext(a)
-		if !strings.Contains(a, "/") && ext != ".js" && ext != ".mjs" && ext != ".cjs" && ext != ".py" && ext != ".ts" {
-			continue
-		}
-		p := a
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(h.opts.Dir, p)
-		}
-		if _, err := os.Stat(p); err != nil {
-			h.logf("warning: %s does not exist (build the server first?); the identity's entry is %s", a, id.Entry.Path)
+	for _, a := range id.Artifacts() {
+		if a.Missing && (a.Role == build.RoleEntry || a.Role == build.RoleCode) {
+			h.logf("warning: %s does not exist (build the server first?): the identity records it as missing, and the build that writes it is new code", a.Path)
 		}
 	}
 }
