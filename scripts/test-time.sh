@@ -57,8 +57,10 @@ run() {
 	secs=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')
 	echo "$secs" >>"$tmp/$label.times"
 	if [ "$status" -ne 0 ]; then
-		echo "  $label round $round: ${secs}s FAILED (exit $status); failures:"
-		grep -E '^(--- FAIL|FAIL|panic:)' "$tmp/$label.$round.log" | head -20 | sed 's/^/    /'
+		local kept="${TMPDIR:-/tmp}/test-time-$label-$round.log"
+		cp "$tmp/$label.$round.log" "$kept"
+		echo "  $label round $round: ${secs}s FAILED (exit $status); output kept in $kept; failures:"
+		grep -E '^(--- FAIL|FAIL|panic:)' "$kept" | head -20 | sed 's/^/    /'
 	else
 		echo "  $label round $round: ${secs}s"
 	fi

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 // given no -parallel flag (whose default is GOMAXPROCS). Most tests here
 // spend their time waiting on child processes (node, the host, make,
 // task), not on the CPU, so more of them than there are cores fit.
-const minParallel = 6
+const minParallel = 4
 
 // wideParallel runs the tests with -parallel raised to minParallel unless
 // the flag was given.

@@ -41,7 +41,7 @@ type Client struct {
 // what a test waits for an answer that never comes before it fails: long
 // enough for node, the host and the server to start on a loaded machine,
 // short enough that a broken test fails in seconds.
-const opTimeout = 15 * time.Second
+const opTimeout = 20 * time.Second
 
 // Driver starts "node testdata/node/driver.mjs -- argv…" in dir, with the
 // test's environment (see [Environ]) plus env, and waits for the MCP
