@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 
@@ -29,13 +30,16 @@ type child struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
 
+	guard *guard // kills the group if the host dies without stopping it; nil if it could not start
+
 	observed *Observed // set once, after the first message (h.mu)
 	looked   bool      // observation started (h.mu)
 }
 
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
-// environment. stderr goes straight to the host's stderr.
+// environment, with a guard that kills the group if the host dies without
+// stopping it (guard.go). stderr goes straight to the host's stderr.
 func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
@@ -49,11 +53,14 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOwn(cmd); err != nil {
 		return nil, err
 	}
 	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),
 		stdin: stdin, stdout: stdout, done: make(chan struct{})}
+	if c.guard, err = startGuard(c.pid); err != nil {
+		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
+	}
 	c.in = newLineQueue(stdin, func(error) { stdin.Close() })
 	return c, nil
 }
@@ -75,6 +82,7 @@ func (c *child) run(max int, fn func(line []byte, over *overflow), exited func()
 		close(readDone)
 	}()
 	state, err := c.cmd.Process.Wait()
+	forgetChild(c.pid)
 	switch {
 	case err != nil:
 		c.waitErr = err
@@ -112,7 +120,8 @@ const stdinWait = 500 * time.Millisecond
 // stdin, then SIGTERM to its process group, then SIGKILL after grace. It
 // returns once the leader is reaped and no process of the group is left
 // (bounded: a group member the host cannot reap, a zombie say, is waited
-// for at most grace more).
+// for at most grace more), and, on Linux, once the orphans reparented to
+// the host are killed (killOrphans).
 func (c *child) stop(grace time.Duration) {
 	c.closeStdin()
 	pgid := c.pid
@@ -127,7 +136,16 @@ func (c *child) stop(grace time.Duration) {
 			<-c.done // SIGKILL cannot be ignored; reaping does not wait for stdout
 		}
 	}
-	// The leader is gone; its group may not be (a shell's children).
+	c.endGroup(grace)
+	killOrphans()
+}
+
+// endGroup stops what is left of the group once its leader is reaped (a
+// shell's children, a background job): SIGTERM, then SIGKILL after
+// grace; then it releases the guard. Bounded by twice grace.
+func (c *child) endGroup(grace time.Duration) {
+	defer c.guard.release()
+	pgid := c.pid
 	if !groupAlive(pgid) {
 		return
 	}

@@ -79,6 +79,7 @@ func (h *Host) childExited(c *child) {
 	}
 	h.child = nil
 	h.ended = c
+	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
 	h.abortLocked(c, "server_exited", "")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -37,6 +38,9 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		return &exitError{code: exitUsage, err: errorf("no server command"), hints: []string{
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
+	}
+	if err := host.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(stdio.Err, "mcpepoch host: note: %v\n", err)
 	}
 	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build

@@ -32,7 +32,10 @@ func main() { os.Exit(main1()) }
 // main1 runs the command and returns its exit status; tests call it through
 // testscript as the "mcpepoch" command.
 func main1() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) ends a command as SIGTERM does: a host
+	// stops its server's whole process group instead of dying at once and
+	// leaving what the group's leader started behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err := Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	return report(os.Stderr, err)

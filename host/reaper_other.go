@@ -1,0 +1,20 @@
+//go:build !linux
+
+package host
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// BecomeSubreaper is Linux only (prctl PR_SET_CHILD_SUBREAPER). Elsewhere
+// a process that left the server's process group (setsid) is reparented
+// to PID 1 when its parent exits, and the host cannot find it again: it
+// survives the host. The guard (guard.go) still kills the group itself.
+func BecomeSubreaper() error {
+	return errors.New("no child subreaper on this system: processes that leave the server's process group outlive the host")
+}
+
+func startOwn(cmd *exec.Cmd) error { return cmd.Start() }
+func forgetChild(int)              {}
+func killOrphans()                 {}
