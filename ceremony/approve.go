@@ -82,6 +82,7 @@ type Approval struct {
 	req     Request
 	older   []grant.Digest // superseded challenges
 	decided bool
+	change  *trust.Change // set for ApproveChange: applied on Approve
 }
 
 // Approve opens an approval page for req and returns it; the person opens
@@ -114,6 +115,9 @@ func (a *Approval) Supersede(req Request) error {
 	defer a.mu.Unlock()
 	if a.decided {
 		return ErrDecided
+	}
+	if a.change != nil {
+		return errors.New("ceremony: a store change is not superseded; cancel it and propose again")
 	}
 	a.older = append(a.older, a.req.Digest)
 	a.req = req
@@ -177,6 +181,9 @@ func (a *Approval) page(w http.ResponseWriter) {
 		}
 	}
 	view := pageView{Kind: "approval", Request: &a.req, ShortCode: a.req.Digest.ShortCode(), Options: string(opts)}
+	if a.change != nil {
+		view.Kind, view.Request, view.Change = "change", nil, viewOf(a.change)
+	}
 	if err != nil {
 		view.Error = err.Error()
 	}
@@ -205,7 +212,11 @@ func (a *Approval) assert(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := a.s.verify(store, a.req.Digest, body)
-	if err == nil {
+	switch {
+	case err != nil:
+	case a.change != nil:
+		err = store.Apply(a.change, &p) // records the counter with the change
+	default:
 		err = store.RecordUse(p.AuthenticatorID, p.SignCount)
 	}
 	if err != nil {

@@ -16,8 +16,9 @@ var pageTmpl = template.Must(template.ParseFS(pageFS, "page.html"))
 
 // pageView is what page.html renders.
 type pageView struct {
-	Kind      string // "approval" or "enrollment"
+	Kind      string // "approval", "change" or "enrollment"
 	Request   *Request
+	Change    *changeView // Kind "change": a trust store change to confirm
 	ShortCode string
 	Name      string // enrollment: the authenticator's name
 	FirstUse  bool   // enrollment: nothing enrolled yet
