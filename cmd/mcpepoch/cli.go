@@ -209,7 +209,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 type painter struct{ on bool }
 
 func newPainter(w io.Writer) painter {
-	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or a writer passing lines on to one
+	f, ok := w.(*os.File)
 	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return painter{}
 	}

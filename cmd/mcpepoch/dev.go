@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +16,10 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/devloop"
+	"github.com/mcpepoch/mcpepoch/hook"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
 	buildfiles "github.com/mcpepoch/mcpepoch/project"
 )
 
@@ -207,46 +209,58 @@ func changedLine(paths []string, all bool) string {
 	return fmt.Sprintf("changed: %s and %d more", strings.Join(paths[:3], ", "), len(paths)-3)
 }
 
-// record records a finished build in this process, the way mcpepoch
-// record does, and prints its lines (or, with --json, its JSON output as
-// a "recorded" event).
+// record records a finished build in this process with the hook core
+// (package hook), as mcpepoch record does, and prints the same lines, or,
+// with --json, a "recorded" event holding what record --json prints.
 func (d *devOutput) record(ctx context.Context, root string, code int) {
-	args := []string{"--dir", root, "--exit-code", strconv.Itoa(code)}
-	var out bytes.Buffer
-	lw := &lineWriter{emit: func(l string) { d.line("hook", l) }, fd: d.stdio.Err}
-	if d.f.json {
-		args = append(args, "--json")
-	}
-	err := runRecord(ctx, args, Stdio{In: strings.NewReader(""), Out: &out, Err: lw})
-	lw.flush()
+	lw := &lineWriter{emit: func(l string) { d.line("hook", l) }}
+	defer lw.flush()
+	set, err := resolveProject(root, config.Flags{})
 	if err != nil {
-		var buf bytes.Buffer
-		report(&buf, err)
-		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-			d.line("hook", d.p.bad(l))
-		}
+		d.recordFailed(lw, err)
+		return
 	}
-	if d.f.json && out.Len() > 0 {
+	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: code, Timeout: time.Minute}
+	var out recordOutput
+	spec.Recorded = func(b *hook.Build) { out = printBuild(lw, d.p, b) }
+	res, err := hook.Record(ctx, spec)
+	if err != nil {
+		d.recordFailed(lw, recordError(err))
+		return
+	}
+	perHost(lw, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
+		o, lines := signalOutcome(d.p, r)
+		out.Hosts = append(out.Hosts, o)
+		return lines, o.Result != localapi.OutcomeError
+	})
+	if len(res.Hosts) == 0 {
+		fmt.Fprintln(lw, d.p.warn("no host listening for this project: nothing restarted"))
+	}
+	if res.BuildsLogErr != nil {
+		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("build log %s: %v: this build is not in it", layout.Builds(root), res.BuildsLogErr)))
+	}
+	if d.f.json {
+		b, _ := json.Marshal(out)
 		d.mu.Lock()
-		fmt.Fprintf(d.stdio.Out, `{"time":%q,"type":"recorded","record":%s}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), compactJSON(out.Bytes()))
+		fmt.Fprintf(d.stdio.Out, `{"time":%q,"type":"recorded","record":%s}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), b)
 		d.mu.Unlock()
 	}
 }
 
-func compactJSON(b []byte) []byte {
-	var c bytes.Buffer
-	if json.Compact(&c, b) != nil {
-		return []byte("null")
+// recordFailed prints why a build could not be recorded, as mcpepoch
+// record's error and hint lines.
+func (d *devOutput) recordFailed(w io.Writer, err error) {
+	var buf bytes.Buffer
+	report(&buf, err)
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		fmt.Fprintln(w, d.p.bad(l))
 	}
-	return c.Bytes()
 }
 
-// lineWriter hands each complete line written to it to emit. Fd is that
-// of the terminal the lines end up on, so that they are coloured there.
+// lineWriter hands each complete line written to it to emit.
 type lineWriter struct {
 	buf  []byte
 	emit func(string)
-	fd   io.Writer
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
@@ -266,12 +280,4 @@ func (w *lineWriter) flush() {
 		w.emit(string(w.buf))
 		w.buf = nil
 	}
-}
-
-// Fd lets newPainter colour the lines when they end up on a terminal.
-func (w *lineWriter) Fd() uintptr {
-	if f, ok := w.fd.(*os.File); ok {
-		return f.Fd()
-	}
-	return ^uintptr(0)
 }
