@@ -33,11 +33,13 @@
 //
 // # Checks on every tools/call, in order
 //
-//  1. Grants (package grant): no grant → -31010 authorization_required; a
+//  1. Audit log (auditlog.go): while the log cannot be written → -31020
+//     audit_unavailable; no action without its audit record.
+//  2. Grants (package grant): no grant → -31010 authorization_required; a
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
 //     shape in error.data). The check runs under the lock that switches
 //     epochs, so a restart cannot slip a call past it.
-//  2. Catalog: an unknown tool → -31005 unknown_tool; a tool whose
+//  3. Catalog: an unknown tool → -31005 unknown_tool; a tool whose
 //     definition changed since the client was last given it → -31006
 //     tool_changed; arguments that do not validate against the current
 //     inputSchema → -31007 invalid_arguments; both with the current
