@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -176,13 +175,4 @@ func settledLog(t *testing.T, path string, calls int) (int64, int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func jsonData(t *testing.T, raw []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("error data %s: %v", raw, err)
-	}
-	return m
 }

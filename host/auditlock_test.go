@@ -1,0 +1,81 @@
+package host_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/host"
+)
+
+// TestAuditLockHeldFailsClosed: another writer holding the audit log's
+// lock for longer than the host waits (2 s) makes the host refuse
+// tools/call with audit_unavailable naming the lock file; once the lock
+// is released, calls run again and verify warns about the gap. Unlike a
+// full disk, this needs no privilege and runs on macOS too.
+func TestAuditLockHeldFailsClosed(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	s := gConnect(t, p)
+	s.list()
+	s.text("version", nil)
+	lockPath := filepath.Join(p.dir, ".mcpepoch", "audit.lock")
+	lk, err := os.OpenFile(lockPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	if err := unix.Flock(int(lk.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	deadline := time.Now().Add(waitLong)
+	for data == nil {
+		res, err := s.call("version", nil)
+		var werr *jsonrpc.Error
+		switch {
+		case errors.As(err, &werr) && werr.Code == host.CodeAuditUnavailable:
+			data = jsonData(t, werr.Data)
+		case err != nil || res.IsError:
+			t.Fatalf("call: %v %v", res, err)
+		case time.Now().After(deadline):
+			t.Fatalf("calls still run %v after the audit lock was taken", waitLong)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if data["file"] != lockPath || !strings.Contains(data["error"].(string), "held by another writer") {
+		t.Errorf("error data %v: want the lock file and why", data)
+	}
+	unix.Flock(int(lk.Fd()), unix.LOCK_UN)
+	deadline = time.Now().Add(waitLong)
+	for {
+		res, err := s.call("version", nil)
+		if err == nil && !res.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls still refused %v after the lock was released: %v", waitLong, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.close()
+	if out, code := p.verify(); code != 0 || !strings.Contains(out.Stderr, "records_lost: ") || !strings.Contains(out.Stderr, "held by another writer") {
+		t.Fatalf("audit verify: exit %d, want 0 with a records_lost warning naming the lock:\n%s", code, out)
+	}
+}
+
+func jsonData(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("error data %s: %v", raw, err)
+	}
+	return m
+}
