@@ -34,9 +34,9 @@ func (h *Host) fetchCatalog(ctx context.Context, c *child) (*Catalog, error) {
 		if page == maxPages {
 			return nil, fmt.Errorf("tools/list: more than %d pages", maxPages)
 		}
-		var params map[string]any
+		var params json.RawMessage
 		if cursor != "" {
-			params = map[string]any{"cursor": cursor}
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
 		raw, err := h.privateCall(ctx, c, "tools/list", params)
 		if err != nil {
@@ -68,7 +68,11 @@ func newCatalog(tools []json.RawMessage) (*Catalog, error) {
 	}
 	canon, err := jcs.Transform(arr)
 	if err != nil {
-		return nil, fmt.Errorf("tools/list result: canonical JSON: %v", err)
+		// RFC 8785 has no form for a number beyond float64 (1e400): the
+		// revision is then the digest of the tools as sent, which still
+		// changes whenever they do. A server's odd number must not stop
+		// its catalog from being published.
+		canon = arr
 	}
 	cat := &Catalog{Revision: Revision(build.DigestBytes(canon)), Tools: tools}
 	for _, t := range tools {

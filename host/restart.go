@@ -318,11 +318,9 @@ func (e *ProtocolMismatchError) Error() string {
 // private id, checks it negotiates the same protocolVersion and sends
 // notifications/initialized.
 func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessage, initialized bool) error {
-	var p map[string]any
-	if err := json.Unmarshal(params, &p); err != nil {
-		return fmt.Errorf("initialize replay: the client's params: %v", err)
-	}
-	raw, err := h.privateCall(ctx, c, "initialize", p)
+	// The client's params are replayed as it sent them, never decoded into
+	// Go numbers: a 20-digit integer stays exact, 1e400 stays 1e400.
+	raw, err := h.privateCall(ctx, c, "initialize", params)
 	if err != nil {
 		return fmt.Errorf("initialize replay: %w", err)
 	}

@@ -195,18 +195,15 @@ func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte 
 }
 
 // privateCall sends method to child c under a private id and waits for the
-// answer's result. In the stateless era the client's _meta (protocol
+// answer's result. params (a JSON object, or nil) is sent as given: its
+// numbers keep their exact text (a 20-digit integer, 1e400), since only its
+// top level is decoded. In the stateless era the client's _meta (protocol
 // version, capabilities) is added to params, as every request needs it.
-func (h *Host) privateCall(ctx context.Context, c *child, method string, params map[string]any) (json.RawMessage, error) {
+func (h *Host) privateCall(ctx context.Context, c *child, method string, params json.RawMessage) (json.RawMessage, error) {
 	h.mu.Lock()
 	h.nextPrivate++
 	id := fmt.Sprintf("%s%s:%d", privatePrefix, c.epoch, h.nextPrivate)
-	if h.meta != nil && method != "initialize" {
-		if params == nil {
-			params = map[string]any{}
-		}
-		params["_meta"] = h.meta
-	}
+	meta := h.meta
 	ch := make(chan []byte, 1)
 	idb, _ := json.Marshal(id)
 	h.private[jsonrpc.IDKey(idb)] = ch
@@ -216,8 +213,18 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 		delete(h.private, jsonrpc.IDKey(idb))
 		h.mu.Unlock()
 	}()
+	if meta != nil && method != "initialize" {
+		obj := map[string]json.RawMessage{}
+		if len(params) > 0 {
+			if err := json.Unmarshal(params, &obj); err != nil {
+				return nil, fmt.Errorf("%s: params: %v", method, err)
+			}
+		}
+		obj["_meta"] = meta
+		params, _ = json.Marshal(obj)
+	}
 	var p any
-	if params != nil {
+	if len(params) > 0 {
 		p = params
 	}
 	c.send(jsonrpc.RequestLine(id, method, p))

@@ -286,3 +286,19 @@ func TestCheckCall(t *testing.T) {
 		}
 	})
 }
+
+// A number RFC 8785 cannot canonicalize (beyond float64) still gives the
+// catalog a revision, one that changes with the tools.
+func TestCatalogRevisionWithHugeNumber(t *testing.T) {
+	a, err := newCatalog([]json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object","maximum":1e400}}`)})
+	if err != nil {
+		t.Fatalf("newCatalog: %v", err)
+	}
+	b, err := newCatalog([]json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object","maximum":1e401}}`)})
+	if err != nil {
+		t.Fatalf("newCatalog: %v", err)
+	}
+	if a.Revision == "" || a.Revision == b.Revision {
+		t.Errorf("revisions %q and %q: want two different ones", a.Revision, b.Revision)
+	}
+}
