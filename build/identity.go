@@ -237,30 +237,9 @@ func Compute(spec Spec) (*Identity, error) {
 		id.Runtime.Why = "the binary that executes the entry, resolved through PATH and symlinks"
 	}
 
-	locks := spec.Lockfiles
-	if locks == nil {
-		for _, name := range LockfileNames {
-			fi, err := os.Stat(filepath.Join(dir, name))
-			switch {
-			case err == nil && !fi.Mode().IsRegular():
-				// A lockfile's name on a directory, a FIFO or a device: not
-				// silently left out of the identity.
-				return nil, &InputError{Field: string(RoleLockfile), Path: name, Err: fmt.Errorf("not a regular file (%s); name the lockfiles in mcpepoch.toml if it is not one", fi.Mode().Type())}
-			case err == nil:
-				locks = append(locks, name)
-				id.Inferred = append(id.Inferred, "lockfile "+name+" detected in "+dir)
-			}
-		}
+	if err := lockfiles(spec, dir, fc, id); err != nil {
+		return nil, err
 	}
-	for _, l := range locks {
-		a, err := artifact(fc, RoleLockfile, dir, l, spec.BestEffort)
-		if err != nil {
-			return nil, err
-		}
-		a.Why = "the dependency versions the build resolved"
-		id.Lockfiles = append(id.Lockfiles, a)
-	}
-	sort.Slice(id.Lockfiles, func(i, j int) bool { return id.Lockfiles[i].Path < id.Lockfiles[j].Path })
 
 	for _, f := range spec.EnvFiles {
 		a, err := artifact(fc, RoleEnvFile, dir, f, true)
@@ -282,15 +261,53 @@ func Compute(spec Spec) (*Identity, error) {
 	if err := deps(spec, dir, id); err != nil {
 		return nil, err
 	}
-	for _, p := range []string{abs(dir, entryPath), runtimePath} {
-		if p == "" || id.Go != nil {
+	id.Go = goInfoOf(abs(dir, entryPath), runtimePath)
+	return id, nil
+}
+
+// goInfoOf returns the build info of the first of paths that is a Go
+// binary, or nil.
+func goInfoOf(paths ...string) *GoInfo {
+	for _, p := range paths {
+		if p == "" {
 			continue
 		}
 		if gi := goInfo(p); gi != nil {
-			id.Go = gi
+			return gi
 		}
 	}
-	return id, nil
+	return nil
+}
+
+// lockfiles hashes spec.Lockfiles, or those of LockfileNames present in
+// dir, into id.Lockfiles. A detected name on something that is not a
+// regular file is an error.
+func lockfiles(spec Spec, dir string, fc *FileCache, id *Identity) error {
+	locks := spec.Lockfiles
+	if locks == nil {
+		for _, name := range LockfileNames {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			switch {
+			case err == nil && !fi.Mode().IsRegular():
+				// A lockfile's name on a directory, a FIFO or a device: not
+				// silently left out of the identity.
+				return &InputError{Field: string(RoleLockfile), Path: name, Err: fmt.Errorf("not a regular file (%s); name the lockfiles in mcpepoch.toml if it is not one", fi.Mode().Type())}
+			case err == nil:
+				locks = append(locks, name)
+				id.Inferred = append(id.Inferred, "lockfile "+name+" detected in "+dir)
+			}
+		}
+	}
+	for _, l := range locks {
+		a, err := artifact(fc, RoleLockfile, dir, l, spec.BestEffort)
+		if err != nil {
+			return err
+		}
+		a.Why = "the dependency versions the build resolved"
+		id.Lockfiles = append(id.Lockfiles, a)
+	}
+	sort.Slice(id.Lockfiles, func(i, j int) bool { return id.Lockfiles[i].Path < id.Lockfiles[j].Path })
+	return nil
 }
 
 func abs(dir, p string) string {
