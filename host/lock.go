@@ -11,9 +11,12 @@ package host
 //     a second to flush.
 //  3. Per epoch, the child's goroutines (child.go, supervise.go): its
 //     stdin writer, its stdout reader (calls fromChild), its reaper
-//     (calls childExited); around them the crash recovery loop, the
-//     one-time /proc observation, and the catalog fetches. Stopped by
-//     stopChild, which takes restartMu so that no restart is half done.
+//     (calls childExited), and its guard process (guard.go, which kills
+//     the group if the host dies without stopping it); around them the
+//     crash recovery loop, the one-time /proc observation, and the
+//     catalog fetches. Stopped by stopChild, which takes restartMu so
+//     that no restart is half done. The orphan reaper of a subreaper
+//     host (reaper_linux.go) is process-wide and outlives Run.
 //  4. The socket server (notify.Listener.Serve with api.go's handlers):
 //     build signals, restart, status, review, approve, revoke. It stops
 //     accepting when h.ctx ends, and Run waits until its handlers have
