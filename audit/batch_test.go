@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -114,5 +115,21 @@ func BenchmarkAppendBatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenRefusesSymlink: a log that is a symbolic link (to a file the
+// host's user may write elsewhere) is refused, not appended through.
+func TestOpenRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := dir + "/elsewhere"
+	os.WriteFile(target, nil, 0o600)
+	path := dir + "/audit.jsonl"
+	os.Symlink(target, path)
+	if _, err := Open(path, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("Open of a symlinked log: %v", err)
+	}
+	if b, _ := os.ReadFile(target); len(b) != 0 {
+		t.Fatalf("wrote through the link: %q", b)
 	}
 }

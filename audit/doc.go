@@ -75,7 +75,8 @@
 //
 // # Writers and locking
 //
-// The log is opened with O_APPEND|O_CREATE, mode 0600. AppendBatch appends
+// The log is opened with O_APPEND|O_CREATE|O_NOFOLLOW, mode 0600: a log that is a
+// symbolic link or not a regular file is refused. AppendBatch appends
 // a whole batch of records in one step: one write(2) of all their lines,
 // one fsync, one rewrite of the head; Append is a batch of one. Records are
 // encoded by a canonical encoder written for their shape (no reflection for

@@ -112,7 +112,7 @@ func Open(path string, opts *Options) (*Log, error) {
 			l.lockTimeout = opts.LockTimeout
 		}
 	}
-	lk, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	lk, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -464,9 +464,16 @@ func (l *Log) reopenIfReplaced() error {
 		l.f = nil
 		l.known = false
 	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
+		if fi, lerr := os.Lstat(l.path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("audit: %s is a symbolic link: refusing to append through it (move it aside)", l.path)
+		}
 		return fmt.Errorf("audit: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("audit: %s is not a regular file (%v): refusing to append to it", l.path, fi.Mode().Type())
 	}
 	l.f = f
 	return syncDir(filepath.Dir(l.path))
