@@ -281,3 +281,34 @@ func TestCorruptStoreReportedAndKept(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSignatureAcceptedOnce: stores opened separately (as by two hosts)
+// racing to record the same counter: exactly one wins, because each write
+// re-reads the store under the lock.
+func TestOneSignatureAcceptedOnce(t *testing.T) {
+	dir := storeDir(t)
+	a := webauthnAuth(t, "a")
+	enrollFirst(t, dir, a)
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { errs <- s.RecordUse(a.ID, 7) }()
+	}
+	won := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrCounter):
+			t.Errorf("RecordUse: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d stores accepted counter 7, want exactly 1", won, n)
+	}
+}
