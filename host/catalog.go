@@ -129,21 +129,86 @@ func (h *Host) fetchFirstCatalogLocked() {
 	}()
 }
 
+// refreshState tracks re-lists asked for by a server's own
+// notifications/tools/list_changed: at most one runs, later notifications
+// fold into one more, and a restart preempts them (preemptRefreshLocked),
+// so that a server that announces a change and then never answers
+// tools/list cannot hold its own replacement back by InitTimeout per
+// notification.
+type refreshState struct {
+	running   bool
+	cancel    context.CancelFunc
+	again     []byte // a notification that arrived while one ran
+	preempted []byte // the notification whose re-list a restart cut short
+	of        *child // the child that sent preempted
+}
+
+// requestRefreshLocked re-lists child c's tools after its notification
+// line, then passes line on. h.mu is held.
+func (h *Host) requestRefreshLocked(c *child, line []byte) {
+	if h.refresh.running {
+		h.refresh.again = line
+		return
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.refresh.running, h.refresh.cancel = true, cancel
+	go h.refreshCatalog(ctx, c, line)
+}
+
+// preemptRefreshLocked cuts a re-list short because a restart is about to
+// take restartMu; resumeRefreshLocked asks for it again if the restart left
+// child c in place. h.mu is held.
+func (h *Host) preemptRefreshLocked() {
+	if !h.refresh.running {
+		return
+	}
+	h.refresh.cancel()
+	h.logf("catalog re-list after the server's list_changed preempted by a restart")
+}
+
+func (h *Host) resumeRefreshLocked() {
+	line, c := h.refresh.preempted, h.refresh.of
+	h.refresh.preempted, h.refresh.of = nil, nil
+	if line != nil && h.child == c && h.state == StateReady {
+		h.requestRefreshLocked(c, line)
+	}
+}
+
 // refreshCatalog re-lists after child c itself announced a change, then
-// passes its notification on.
-func (h *Host) refreshCatalog(c *child, line []byte) {
+// passes its notification on. A re-list preempted by a restart (ctx done)
+// passes nothing: a restart that replaces c announces its own catalog,
+// one that does not asks for the re-list again.
+func (h *Host) refreshCatalog(ctx context.Context, c *child, line []byte) {
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
-	cat, err := h.fetchCatalog(h.ctx, c)
+	var cat *Catalog
+	var err error
+	if ctx.Err() == nil {
+		cat, err = h.fetchCatalog(ctx, c)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.child != c {
+	preempted := ctx.Err() != nil
+	h.refresh.cancel()
+	h.refresh.running = false
+	again := h.refresh.again
+	h.refresh.again = nil
+	switch {
+	case h.child != c:
 		return // replaced meanwhile: the restart announced its own catalog
-	}
-	if err != nil {
+	case preempted:
+		h.refresh.preempted, h.refresh.of = line, c
+		if again != nil {
+			h.refresh.preempted = again
+		}
+		return
+	case err != nil:
 		h.logf("epoch %s: re-list after the server's list_changed: %v", c.epoch, err)
-	} else {
+	default:
 		h.setCatalogLocked(c, cat)
 	}
 	h.toClient(line)
+	if again != nil {
+		h.requestRefreshLocked(c, again)
+	}
 }

@@ -135,6 +135,7 @@ type Host struct {
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
 	fetching bool                    // the first catalog fetch is under way
+	refresh  refreshState            // re-lists after the server's own list_changed
 
 	// Grants (grants.go).
 	grants   *grant.Store

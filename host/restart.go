@@ -70,8 +70,16 @@ var ErrClosed = errors.New("execution epoch changed: connection closed so the cl
 // Restarts are serialized by restartMu; signals that arrive during one
 // recompute afterwards, so a burst ends with one child on the last build.
 func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutcome, error) {
+	h.mu.Lock()
+	h.preemptRefreshLocked() // a re-list waiting on a silent server must not hold this back
+	h.mu.Unlock()
 	h.restartMu.Lock()
 	defer h.restartMu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.resumeRefreshLocked()
+		h.mu.Unlock()
+	}()
 	if h.ctx.Err() != nil {
 		return restartOutcome{}, errShuttingDown // stopChild ran or is waiting to: no new child
 	}

@@ -136,7 +136,7 @@ func (h *Host) notificationLocked(c *child, m *jsonrpc.Message, line []byte) {
 		if h.state != StateReady {
 			return // the host announces the new catalog itself when the restart is done
 		}
-		go h.refreshCatalog(c, line)
+		h.requestRefreshLocked(c, line)
 		return
 	case "notifications/subscriptions/acknowledged":
 		k := subscriptionID(m.Params)
