@@ -1,19 +1,14 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 )
 
 // ErrClosed is returned by Append on a closed Log.
@@ -379,28 +374,9 @@ func (l *Log) catchUp() error {
 	l.size = fi.Size()
 	l.head = t.last
 
-	h, ok, err := ReadHead(l.headPath)
+	headStale, headMissing, err := l.checkHead(t)
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	headStale, headMissing := false, false
-	switch {
-	case !ok:
-		// The log has records but no head: the head was deleted, perhaps
-		// with records cut from the end. Rewriting it silently would make
-		// the cut log verify as intact, so the gap goes into the chain.
-		headMissing = t.last.Seq > 0
-	case h == t.last:
-	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
-		headStale = true
-		behind := "one record"
-		if n := t.last.Seq - h.Seq; n > 1 {
-			behind = fmt.Sprintf("%d records", n)
-		}
-		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
-			Detail: fmt.Sprintf("head was %s behind (seq %d); the writer stopped before updating it", behind, h.Seq)})
-	default:
-		return &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
+		return err
 	}
 
 	var prefix []byte
@@ -451,6 +427,36 @@ func (l *Log) catchUp() error {
 	return nil
 }
 
+// checkHead compares the head file with the log's tail t: stale when the
+// head lags a chain that leads back to it (the next step rewrites it),
+// missing when the log has records and no head. It runs under the lock.
+func (l *Log) checkHead(t tail) (stale, missing bool, err error) {
+	h, ok, err := ReadHead(l.headPath)
+	if err != nil {
+		return false, false, fmt.Errorf("audit: %w", err)
+	}
+	switch {
+	case !ok:
+		// The log has records but no head: the head was deleted, perhaps
+		// with records cut from the end. Rewriting it silently would make
+		// the cut log verify as intact, so the gap goes into the chain.
+		missing = t.last.Seq > 0
+	case h == t.last:
+	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
+		stale = true
+		behind := "one record"
+		if n := t.last.Seq - h.Seq; n > 1 {
+			behind = fmt.Sprintf("%d records", n)
+		}
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
+			Detail: fmt.Sprintf("head was %s behind (seq %d); the writer stopped before updating it", behind, h.Seq)})
+	default:
+		return false, false, &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
+	}
+
+	return stale, missing, nil
+}
+
 // reopenIfReplaced opens l.path if no file is open yet or if the file at
 // l.path is no longer the one open (moved aside, deleted, replaced).
 func (l *Log) reopenIfReplaced() error {
@@ -477,173 +483,6 @@ func (l *Log) reopenIfReplaced() error {
 	}
 	l.f = f
 	return syncDir(filepath.Dir(l.path))
-}
-
-// tail is what scanTail found at the end of a log.
-type tail struct {
-	last      Head   // the last complete record; {0, GenesisPrev} if none
-	lastPrev  string // its prev
-	lastStart int64  // the offset of its line
-	endsNL    bool   // the file is empty or ends with "\n"
-	torn      []TornLine
-}
-
-// scanTail reads the log backwards from size to its last complete record,
-// collecting the lines after it that are not records.
-func scanTail(f *os.File, size int64) (tail, error) {
-	t := tail{last: Head{Hash: GenesisPrev}, endsNL: true}
-	if size == 0 {
-		return t, nil
-	}
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], size-1); err != nil {
-		return t, fmt.Errorf("audit: read %s: %w", f.Name(), err)
-	}
-	t.endsNL = b[0] == '\n'
-	end := size
-	if t.endsNL {
-		end--
-	}
-	for {
-		start, line, err := lineBefore(f, end)
-		if err != nil {
-			return t, err
-		}
-		rec, sum, perr := parseLine(line)
-		if perr == nil {
-			if sum != rec.Hash {
-				return t, &CorruptError{Path: f.Name(), Offset: start,
-					Reason: fmt.Sprintf("record seq %d does not match its hash (edited)", rec.Seq)}
-			}
-			t.last = Head{Seq: rec.Seq, Hash: rec.Hash}
-			t.lastPrev = rec.Prev
-			t.lastStart = start
-			break
-		}
-		t.torn = append([]TornLine{{Offset: start, Bytes: end - start, Digest: digestOf(line)}}, t.torn...)
-		if len(t.torn) > maxTornLines {
-			return t, &CorruptError{Path: f.Name(), Offset: start,
-				Reason: fmt.Sprintf("more than %d lines at the end are not records", maxTornLines)}
-		}
-		if start == 0 {
-			break
-		}
-		end = start - 1
-	}
-	return t, nil
-}
-
-// maxHeadLag is how many records the head file may lag the log after a
-// writer stopped between a batch and its head rewrite: a batch, and the
-// records_lost and log_recovered records that may precede it.
-const maxHeadLag = MaxBatch + 2
-
-// chainReaches reports whether the records before the log's last one
-// (t) chain back, link by link, to the record h names. Lines that are not
-// records are passed over; Verify judges them.
-func chainReaches(f *os.File, t tail, h Head) bool {
-	if h.Seq == t.last.Seq-1 {
-		return h.Hash == t.lastPrev
-	}
-	want := Head{Seq: t.last.Seq - 1, Hash: t.lastPrev}
-	end := t.lastStart - 1
-	for lines := 0; end >= 0 && lines < 2*maxHeadLag; lines++ {
-		start, line, err := lineBefore(f, end)
-		if err != nil {
-			return false
-		}
-		if rec, sum, perr := parseLine(line); perr == nil {
-			if sum != rec.Hash || rec.Seq != want.Seq || rec.Hash != want.Hash {
-				return false
-			}
-			if rec.Seq == h.Seq {
-				return rec.Hash == h.Hash
-			}
-			want = Head{Seq: rec.Seq - 1, Hash: rec.Prev}
-		}
-		if start == 0 {
-			return false
-		}
-		end = start - 1
-	}
-	return false
-}
-
-// lineBefore returns the line that ends at offset end (exclusive, at a
-// newline or the end of the file) and its start offset.
-func lineBefore(f *os.File, end int64) (int64, []byte, error) {
-	const chunk = 64 << 10
-	var line []byte
-	pos := end
-	for pos > 0 {
-		n := min(int64(chunk), pos)
-		if int64(len(line))+n > maxTailLine {
-			return 0, nil, &CorruptError{Path: f.Name(), Offset: pos,
-				Reason: fmt.Sprintf("line ending at offset %d is longer than %d bytes", end, maxTailLine)}
-		}
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, pos-n); err != nil && err != io.EOF {
-			return 0, nil, fmt.Errorf("audit: read %s: %w", f.Name(), err)
-		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			return pos - n + int64(i) + 1, append(buf[i+1:], line...), nil
-		}
-		line = append(buf, line...)
-		pos -= n
-	}
-	return 0, line, nil
-}
-
-// ReadHead reads the head file at path. ok is false, with a nil error, if
-// the file does not exist. A malformed file is an error naming the file and
-// the member at fault.
-func ReadHead(path string) (h Head, ok bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Head{}, false, nil
-	}
-	if err != nil {
-		return Head{}, false, err
-	}
-	var m struct {
-		V    *int   `json:"v"`
-		Seq  *int64 `json:"seq"`
-		Hash string `json:"hash"`
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return Head{}, false, fmt.Errorf("%s: not a head file: %v", path, err)
-	}
-	switch {
-	case m.V == nil || *m.V != Version:
-		return Head{}, false, fmt.Errorf("%s: member \"v\": want %d", path, Version)
-	case m.Seq == nil || *m.Seq < 1:
-		return Head{}, false, fmt.Errorf("%s: member \"seq\": want a positive integer", path)
-	}
-	if err := checkDigest(m.Hash); err != nil {
-		return Head{}, false, fmt.Errorf("%s: member \"hash\": %v", path, err)
-	}
-	return Head{Seq: *m.Seq, Hash: m.Hash}, true, nil
-}
-
-// writeHead writes h to path atomically: temporary file in the same
-// directory, fsync, rename, fsync of the directory.
-func writeHead(path string, h Head) error {
-	b, err := canonical(map[string]any{"v": Version, "seq": h.Seq, "hash": h.Hash})
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(b, '\n'), 0o600)
-}
-
-// removeStaleTemps removes temporary head files a writer killed in
-// writeHead left behind. It runs under the exclusive lock, when no head is
-// being written.
-func removeStaleTemps(headPath string) {
-	pattern := filepath.Join(filepath.Dir(headPath), "."+filepath.Base(headPath)+".tmp-*")
-	names, _ := filepath.Glob(pattern)
-	for _, n := range names {
-		os.Remove(n)
-	}
 }
 
 func syncDir(dir string) error {

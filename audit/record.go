@@ -283,9 +283,22 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	if ev.Run != "" {
 		add("run", func(b []byte) []byte { return appendString(b, ev.Run) })
 	}
+	e.scratch, e.ms = sc, ms[:0]
+	start := len(buf)
+	buf, hash := e.line(buf, prev, ms)
+	if len(buf)-start+1 > MaxRecordSize {
+		return buf[:start], sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
+	}
+	buf = append(buf, '\n')
+	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t}, nil
+}
+
+// line appends to buf the record of members ms with its hash, and returns
+// buf and the hash: "sha256:" + hex(SHA-256(prev ‖ body)), where the body
+// is the record without "hash"; the line has "hash" inserted before the
+// first member that sorts after it (there is one: "v").
+func (e *encoder) line(buf []byte, prev string, ms []member) ([]byte, string) {
 	idx := e.sortedIndex(ms)
-	// The body is the record without "hash"; the line has it inserted
-	// before the first member that sorts after it (there is one: "v").
 	body, off := e.body[:0], -1
 	body = append(body, '{')
 	for i, j := range idx {
@@ -301,6 +314,7 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 		body = append(body, m.val...)
 	}
 	body = append(body, '}')
+	e.body = body
 	if e.h == nil {
 		e.h = sha256.New()
 	}
@@ -311,18 +325,12 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	var digest [7 + 2*sha256.Size]byte
 	copy(digest[:], "sha256:")
 	hex.Encode(digest[7:], e.h.Sum(sum[:0]))
-	start := len(buf)
 	buf = append(buf, body[:off]...)
 	buf = append(buf, `"hash":"`...)
 	buf = append(buf, digest[:]...)
 	buf = append(buf, `",`...)
 	buf = append(buf, body[off:]...)
-	e.scratch, e.body, e.ms = sc, body, ms[:0]
-	if len(buf)-start+1 > MaxRecordSize {
-		return buf[:start], sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
-	}
-	buf = append(buf, '\n')
-	return buf, sealed{line: buf[start:], seq: seq, hash: string(digest[:]), typ: ev.Type, time: t}, nil
+	return buf, string(digest[:])
 }
 
 // parseLine decodes one line (without its newline) into a Record and

@@ -1,0 +1,123 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// tail is what scanTail found at the end of a log.
+type tail struct {
+	last      Head   // the last complete record; {0, GenesisPrev} if none
+	lastPrev  string // its prev
+	lastStart int64  // the offset of its line
+	endsNL    bool   // the file is empty or ends with "\n"
+	torn      []TornLine
+}
+
+// scanTail reads the log backwards from size to its last complete record,
+// collecting the lines after it that are not records.
+func scanTail(f *os.File, size int64) (tail, error) {
+	t := tail{last: Head{Hash: GenesisPrev}, endsNL: true}
+	if size == 0 {
+		return t, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], size-1); err != nil {
+		return t, fmt.Errorf("audit: read %s: %w", f.Name(), err)
+	}
+	t.endsNL = b[0] == '\n'
+	end := size
+	if t.endsNL {
+		end--
+	}
+	for {
+		start, line, err := lineBefore(f, end)
+		if err != nil {
+			return t, err
+		}
+		rec, sum, perr := parseLine(line)
+		if perr == nil {
+			if sum != rec.Hash {
+				return t, &CorruptError{Path: f.Name(), Offset: start,
+					Reason: fmt.Sprintf("record seq %d does not match its hash (edited)", rec.Seq)}
+			}
+			t.last = Head{Seq: rec.Seq, Hash: rec.Hash}
+			t.lastPrev = rec.Prev
+			t.lastStart = start
+			break
+		}
+		t.torn = append([]TornLine{{Offset: start, Bytes: end - start, Digest: digestOf(line)}}, t.torn...)
+		if len(t.torn) > maxTornLines {
+			return t, &CorruptError{Path: f.Name(), Offset: start,
+				Reason: fmt.Sprintf("more than %d lines at the end are not records", maxTornLines)}
+		}
+		if start == 0 {
+			break
+		}
+		end = start - 1
+	}
+	return t, nil
+}
+
+// maxHeadLag is how many records the head file may lag the log after a
+// writer stopped between a batch and its head rewrite: a batch, and the
+// records_lost and log_recovered records that may precede it.
+const maxHeadLag = MaxBatch + 2
+
+// chainReaches reports whether the records before the log's last one
+// (t) chain back, link by link, to the record h names. Lines that are not
+// records are passed over; Verify judges them.
+func chainReaches(f *os.File, t tail, h Head) bool {
+	if h.Seq == t.last.Seq-1 {
+		return h.Hash == t.lastPrev
+	}
+	want := Head{Seq: t.last.Seq - 1, Hash: t.lastPrev}
+	end := t.lastStart - 1
+	for lines := 0; end >= 0 && lines < 2*maxHeadLag; lines++ {
+		start, line, err := lineBefore(f, end)
+		if err != nil {
+			return false
+		}
+		if rec, sum, perr := parseLine(line); perr == nil {
+			if sum != rec.Hash || rec.Seq != want.Seq || rec.Hash != want.Hash {
+				return false
+			}
+			if rec.Seq == h.Seq {
+				return rec.Hash == h.Hash
+			}
+			want = Head{Seq: rec.Seq - 1, Hash: rec.Prev}
+		}
+		if start == 0 {
+			return false
+		}
+		end = start - 1
+	}
+	return false
+}
+
+// lineBefore returns the line that ends at offset end (exclusive, at a
+// newline or the end of the file) and its start offset.
+func lineBefore(f *os.File, end int64) (int64, []byte, error) {
+	const chunk = 64 << 10
+	var line []byte
+	pos := end
+	for pos > 0 {
+		n := min(int64(chunk), pos)
+		if int64(len(line))+n > maxTailLine {
+			return 0, nil, &CorruptError{Path: f.Name(), Offset: pos,
+				Reason: fmt.Sprintf("line ending at offset %d is longer than %d bytes", end, maxTailLine)}
+		}
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, pos-n); err != nil && err != io.EOF {
+			return 0, nil, fmt.Errorf("audit: read %s: %w", f.Name(), err)
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, append(buf[i+1:], line...), nil
+		}
+		line = append(buf, line...)
+		pos -= n
+	}
+	return 0, line, nil
+}
