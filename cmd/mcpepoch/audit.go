@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,9 +11,20 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
+// auditUsage is what "mcpepoch audit -h" prints: the subcommands.
+const auditUsage = `usage: mcpepoch audit <subcommand> [flags]
+
+  verify [--log FILE]       check the audit log's hash chain (exit 5 when broken)
+  show [--run R] [--epoch E] [--type T] [--json]
+                            print the audit log's timeline
+
+Run 'mcpepoch audit <subcommand> -h' for a subcommand's flags.
+`
+
 // runAudit checks or shows the project's audit log.
 func runAudit(args []string, stdio Stdio) error {
 	if len(args) == 0 {
+		fmt.Fprint(stdio.Err, auditUsage)
 		return usageError("audit needs a subcommand: verify or show")
 	}
 	switch args[0] {
@@ -20,6 +32,9 @@ func runAudit(args []string, stdio Stdio) error {
 		return runAuditVerify(args[1:], stdio)
 	case "show":
 		return runAuditShow(args[1:], stdio)
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdio.Err, auditUsage)
+		return flag.ErrHelp
 	}
 	return usageError("unknown audit subcommand %q: want verify or show", args[0])
 }

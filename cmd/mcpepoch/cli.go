@@ -98,6 +98,9 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintln(stdio.Out, version())
 		return nil
 	case "help", "-h", "-help", "--help":
+		if cmd == "help" && len(rest) > 0 {
+			return runHelp(ctx, rest, stdio)
+		}
 		fmt.Fprint(stdio.Out, usage)
 		return nil
 	}
@@ -175,16 +178,56 @@ func hostErrorLine(root string, r notify.Result) string {
 	return fmt.Sprintf("host %s: error: %s", printable(shortRun(r.Response.Run, r.Socket)), printableText(r.Err.Error()))
 }
 
+// runHelp is "mcpepoch help CMD [SUB]": CMD's help, the text "mcpepoch CMD
+// [SUB] -h" prints on stderr, printed on stdout instead, where asked-for
+// help belongs (so that it pipes into a pager).
+func runHelp(ctx context.Context, args []string, stdio Stdio) error {
+	if len(args) > 2 || (len(args) == 2 && args[0] != "audit") {
+		return usageError("help takes one command, got %q", args)
+	}
+	switch args[0] {
+	case "help", "version":
+		fmt.Fprint(stdio.Out, usage)
+		return nil
+	}
+	return Run(ctx, append(args, "-h"), Stdio{In: stdio.In, Out: stdio.Out, Err: stdio.Out})
+}
+
 // newFlags returns a FlagSet for subcommand name that reports errors as
-// usage errors and prints its help to w.
+// usage errors and prints its help to w, flags spelled --name as the README
+// spells them (the flag package accepts both - and --).
 func newFlags(name string, w io.Writer, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("mcpepoch "+name, flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.Usage = func() {
 		fmt.Fprintf(w, "usage: mcpepoch %s %s\n\n", name, synopsis)
-		fs.PrintDefaults()
+		printDefaults(w, fs)
 	}
 	return fs
+}
+
+// printDefaults is flag.PrintDefaults with "--" before each flag's name:
+// one "  --name type" line per flag, then its usage, with the default
+// value when it is not the zero value.
+func printDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		text = strings.ReplaceAll(text, "\n", "\n    \t")
+		switch f.DefValue {
+		case "", "false", "0", "0s", "[]":
+		default:
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				text += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				text += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
+	})
 }
 
 // parseFlags parses args, turning a flag error into a usage exit.
