@@ -55,6 +55,9 @@ type Options struct {
 	LockTimeout time.Duration
 }
 
+// maxKeptBuf is the largest write buffer a Log keeps between steps.
+const maxKeptBuf = 1 << 20
+
 // DefaultLockTimeout is how long an append waits for another writer's lock.
 const DefaultLockTimeout = 5 * time.Second
 
@@ -270,21 +273,6 @@ func (l *Log) locked(evs []Event, fn func() error) error {
 	return fn()
 }
 
-func (l *Log) eventTime(ev Event) time.Time {
-	if !ev.Time.IsZero() {
-		return ev.Time
-	}
-	return l.now()
-}
-
-// loseAll counts evs as lost; it runs under the lock.
-func (l *Log) loseAll(evs []Event, err error) {
-	for _, ev := range evs {
-		l.lost.add(ev.Type, l.eventTime(ev), err)
-	}
-	l.saveLost()
-}
-
 // commit seals the records for evs, appends prefix and them in one write,
 // fsyncs, and rewrites the head. On failure the records that did not
 // reach the file are counted as lost (a records_lost record among them
@@ -312,7 +300,11 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 		recs = append(recs, r)
 		head = Head{Seq: r.seq, Hash: r.hash}
 	}
-	l.buf = buf[:0]
+	if cap(buf) <= maxKeptBuf {
+		l.buf = buf[:0]
+	} else {
+		l.buf = nil // a burst's buffer is not kept for the host's lifetime
+	}
 	if len(buf) == 0 {
 		return nil, nil
 	}

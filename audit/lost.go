@@ -280,3 +280,19 @@ func (l *Log) failed(recs []sealed, written int, err error) int {
 	l.saveLost()
 	return lost
 }
+
+// eventTime is when ev happened: its Time, else now.
+func (l *Log) eventTime(ev Event) time.Time {
+	if !ev.Time.IsZero() {
+		return ev.Time
+	}
+	return l.now()
+}
+
+// loseAll counts evs as lost; it runs under the lock.
+func (l *Log) loseAll(evs []Event, err error) {
+	for _, ev := range evs {
+		l.lost.add(ev.Type, l.eventTime(ev), err)
+	}
+	l.saveLost()
+}
