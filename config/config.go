@@ -19,10 +19,12 @@
 //
 //	[grants]
 //	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
+//	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
 //
 //	[credentials.inventory-api-staging]       # a credential scope, by name only
 //	tools    = ["inventory_adjust"]           # tools that use it (globs)
 //	per_call = false                          # true: every call needs a fresh approval
+//	proof    = ["presence"]                   # a stricter proof for grants that name it
 //
 // By default every tool needs a grant (seed: "authorization follows the
 // execution epoch"); annotations such as readOnlyHint never exempt one.
@@ -33,6 +35,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +83,20 @@ type Host struct {
 type Grants struct {
 	// Exempt lists tools, by name or doublestar glob, that need no grant.
 	Exempt []string `toml:"exempt"`
+	// Proof lists the proof levels that count as a person's approval:
+	// "presence" (a FIDO authenticator signed the grant), "terminal" (a
+	// person answered mcpepoch approve at an interactive terminal),
+	// "client" (the person accepted in the MCP client's own UI),
+	// "same-user" (any process of the same OS user, mcpepoch approve --yes
+	// included: for scripts, CI and tests, never proof of a person).
+	// Unset: ["presence"] once an authenticator is enrolled, else
+	// ["terminal", "client"] (package grant applies it).
+	Proof []string `toml:"proof"`
 }
+
+// ProofLevels are the values grants.proof and credentials.NAME.proof
+// accept, strongest first.
+var ProofLevels = []string{"presence", "terminal", "client", "same-user"}
 
 // Credential is one credential scope. Only its name is ever stored or
 // logged; mcpepoch never reads a secret.
@@ -90,6 +106,10 @@ type Credential struct {
 	// PerCall: every call that uses the scope needs a fresh human decision,
 	// even inside a valid grant.
 	PerCall bool `toml:"per_call"`
+	// Proof, when set, is a proof list (see Grants.Proof) for grants that
+	// name this scope; where it and grants.proof disagree, the stricter
+	// applies (grant.Policy.Proof).
+	Proof []string `toml:"proof"`
 }
 
 // Error reports a problem in the settings file, naming the file and, where
@@ -143,7 +163,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, credentials.NAME.tools, credentials.NAME.per_call; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -154,7 +174,13 @@ func Load(dir string) (*Config, error) {
 			return nil, &Error{Path: p, Key: "grants.exempt", Err: fmt.Errorf("bad glob %q", g)}
 		}
 	}
+	if err := checkProof(c.Grants.Proof); err != nil {
+		return nil, &Error{Path: p, Key: "grants.proof", Err: err}
+	}
 	for name, cr := range c.Credentials {
+		if err := checkProof(cr.Proof); err != nil {
+			return nil, &Error{Path: p, Key: "credentials." + name + ".proof", Err: err}
+		}
 		for _, g := range cr.Tools {
 			if !doublestar.ValidatePattern(g) {
 				return nil, &Error{Path: p, Key: "credentials." + name + ".tools", Err: fmt.Errorf("bad glob %q", g)}
@@ -165,6 +191,25 @@ func Load(dir string) (*Config, error) {
 		return nil, &Error{Path: p, Key: "host.restart", Err: fmt.Errorf("%q is not one of keep, close, manual", c.Host.Restart)}
 	}
 	return &c, nil
+}
+
+// checkProof reports a proof list that names an unknown level, repeats
+// one, or is set but empty (nil, unset, is fine).
+func checkProof(list []string) error {
+	if list != nil && len(list) == 0 {
+		return fmt.Errorf("empty list: name at least one of %s, or leave the key out", strings.Join(ProofLevels, ", "))
+	}
+	seen := map[string]bool{}
+	for _, l := range list {
+		if !slices.Contains(ProofLevels, l) {
+			return fmt.Errorf("%q is not a proof level (want %s)", l, strings.Join(ProofLevels, ", "))
+		}
+		if seen[l] {
+			return fmt.Errorf("%q named twice", l)
+		}
+		seen[l] = true
+	}
+	return nil
 }
 
 // Spec returns the identity inputs the file names, for build.Compute.

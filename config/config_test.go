@@ -45,6 +45,10 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"[host]\ngrace = \"soon\"\n", "host.grace", "invalid duration"},
 		{"[host]\nrestart = \"hot\"\n", "host.restart", "not one of"},
 		{"label = \n", "", "line 1"},
+		{"[grants]\nproof = [\"touch\"]\n", "grants.proof", "not a proof level"},
+		{"[grants]\nproof = []\n", "grants.proof", "empty list"},
+		{"[grants]\nproof = [\"terminal\", \"terminal\"]\n", "grants.proof", "named twice"},
+		{"[credentials.pay]\ntools = [\"x\"]\nproof = [\"same user\"]\n", "credentials.pay.proof", "not a proof level"},
 	} {
 		dir := write(t, tc.text)
 		_, err := Load(dir)
@@ -55,5 +59,16 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		if ce.Key != tc.key || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), FileName) {
 			t.Errorf("%q: err = %v (key %q), want key %q and %q", tc.text, err, ce.Key, tc.key, tc.msg)
 		}
+	}
+}
+
+func TestLoadReadsProof(t *testing.T) {
+	dir := write(t, "[grants]\nproof = [\"presence\", \"same-user\"]\n[credentials.pay]\ntools = [\"x\"]\nproof = [\"presence\"]\n")
+	c, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Grants.Proof, ",") != "presence,same-user" || strings.Join(c.Credentials["pay"].Proof, ",") != "presence" {
+		t.Errorf("proof: grants %v, credentials.pay %v", c.Grants.Proof, c.Credentials["pay"].Proof)
 	}
 }

@@ -67,9 +67,23 @@ type Grant struct {
 	ApprovedBy string     `json:"approvedBy"` // OS user who approved, at the approving terminal
 	// CatalogRevision is the catalog the person reviewed, so a stale grant
 	// can also say whether the catalog changed.
-	CatalogRevision string     `json:"catalogRevision,omitempty"`
-	RevokedAt       *time.Time `json:"revokedAt,omitempty"`
-	RevokedReason   string     `json:"revokedReason,omitempty"`
+	CatalogRevision string `json:"catalogRevision,omitempty"`
+	// Proof is how the person was proven (ProofPresence …); empty in
+	// grants written before proof levels were recorded.
+	Proof Proof `json:"proof,omitempty"`
+	// Channel is where the approval was collected: "terminal" (mcpepoch
+	// approve asked), "script" (mcpepoch approve --yes), "web" (the
+	// approval page), "ssh" (mcpepoch approve --ssh).
+	Channel string `json:"channel,omitempty"`
+	// Authenticator, SignCount and SignedDigest describe a presence
+	// signature: the enrolled authenticator's id (package trust), the
+	// signature counter it reported and the grant digest it signed
+	// ("sha256:…", a Proposal's Digest).
+	Authenticator string     `json:"authenticator,omitempty"`
+	SignCount     uint32     `json:"signCount,omitempty"`
+	SignedDigest  string     `json:"signedDigest,omitempty"`
+	RevokedAt     *time.Time `json:"revokedAt,omitempty"`
+	RevokedReason string     `json:"revokedReason,omitempty"`
 }
 
 // ParseExpiry checks an ExpiresWhen value.

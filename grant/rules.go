@@ -27,11 +27,12 @@ import (
 type Policy struct {
 	exempt []string
 	creds  map[string]config.Credential
+	proof  Proofs // grants.proof; nil: DefaultProof
 }
 
 // NewPolicy returns the policy of cfg (already validated by config.Load).
 func NewPolicy(cfg *config.Config) *Policy {
-	return &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials}
+	return &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof)}
 }
 
 // Needs reports whether a call to tool needs a grant: every tool does,

@@ -1,0 +1,131 @@
+package grant
+
+import (
+	"slices"
+	"strings"
+)
+
+// Proof is how a person was proven when a grant was approved: a proof
+// level of mcpepoch.toml's [grants] proof (config.Grants.Proof).
+type Proof string
+
+// The proof levels, strongest first.
+const (
+	// ProofPresence: a FIDO authenticator enrolled in the trust store
+	// (package trust) signed the grant's digest with user presence (a
+	// WebAuthn assertion or an SSHSIG of an sk key). The one level a
+	// program of the same user cannot produce without a person's touch.
+	ProofPresence Proof = "presence"
+	// ProofTerminal: a person answered mcpepoch approve at an interactive
+	// terminal, and the approving process has a controlling terminal and
+	// descends neither from the MCP client that launched the host nor from
+	// the host (and so its server). A guard against accidents and pasted
+	// commands, not against a determined program: a program can open a
+	// pseudo-terminal and leave its ancestry behind (setsid, a double fork).
+	ProofTerminal Proof = "terminal"
+	// ProofClient: the person accepted in the MCP client's own UI (form
+	// elicitation). Only as trustworthy as the client and its hooks.
+	ProofClient Proof = "client"
+	// ProofSameUser: any process of the same OS user asked, mcpepoch
+	// approve --yes included (scripts, CI, tests). It proves no person and
+	// is recorded as unverified; it counts only where a proof list names it.
+	ProofSameUser Proof = "same-user"
+)
+
+// rank orders the levels: higher is stronger.
+func (p Proof) rank() int {
+	switch p {
+	case ProofPresence:
+		return 4
+	case ProofTerminal:
+		return 3
+	case ProofClient:
+		return 2
+	case ProofSameUser:
+		return 1
+	}
+	return 0
+}
+
+// Proofs is a proof list: the levels that count as a person's approval.
+type Proofs []Proof
+
+// String returns the list as "presence, terminal".
+func (l Proofs) String() string {
+	s := make([]string, len(l))
+	for i, p := range l {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Counts reports whether an approval proven at level got counts under l:
+// l names got, or l names same-user (anything of the user counts, though
+// it is recorded for what it was), or got is presence, the strongest.
+func (l Proofs) Counts(got Proof) bool {
+	return got == ProofPresence || slices.Contains(l, got) || slices.Contains(l, ProofSameUser)
+}
+
+// weakest returns the rank of the weakest level l names.
+func (l Proofs) weakest() int {
+	w := 0
+	for _, p := range l {
+		if r := p.rank(); w == 0 || r < w {
+			w = r
+		}
+	}
+	return w
+}
+
+// DefaultProof is the proof list when mcpepoch.toml sets none: presence
+// once an authenticator is enrolled, else terminal or client.
+func DefaultProof(enrolled bool) Proofs {
+	if enrolled {
+		return Proofs{ProofPresence}
+	}
+	return Proofs{ProofTerminal, ProofClient}
+}
+
+// Proof returns the proof list that applies to a grant of credential
+// scopes creds: grants.proof (or DefaultProof(enrolled) when unset) and
+// the proof list of each scope in creds that has one. The stricter wins: a
+// level counts only if every list that applies names it; when no level is
+// named by all of them, the list whose weakest level is strongest applies
+// alone (the scope's, on a tie).
+func (p *Policy) Proof(creds []string, enrolled bool) Proofs {
+	out := DefaultProof(enrolled)
+	if p.proof != nil {
+		out = p.proof
+	}
+	for _, c := range creds {
+		s := toProofs(p.creds[c].Proof)
+		if s == nil {
+			continue
+		}
+		var both Proofs
+		for _, l := range out {
+			if slices.Contains(s, l) {
+				both = append(both, l)
+			}
+		}
+		switch {
+		case len(both) > 0:
+			out = both
+		case s.weakest() >= out.weakest():
+			out = s
+		}
+	}
+	return slices.Clone(out)
+}
+
+// toProofs converts a validated list from mcpepoch.toml; nil stays nil.
+func toProofs(list []string) Proofs {
+	if list == nil {
+		return nil
+	}
+	out := make(Proofs, len(list))
+	for i, s := range list {
+		out[i] = Proof(s)
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package grant
+
+import (
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/config"
+)
+
+func TestPolicyProof(t *testing.T) {
+	cred := func(proof ...string) config.Credential { return config.Credential{Tools: []string{"*"}, Proof: proof} }
+	for _, tc := range []struct {
+		name     string
+		project  []string
+		scopes   map[string]config.Credential
+		creds    []string
+		enrolled bool
+		want     string
+	}{
+		{"default, nothing enrolled", nil, nil, nil, false, "terminal, client"},
+		{"default, enrolled", nil, nil, nil, true, "presence"},
+		{"project list", []string{"same-user"}, nil, nil, true, "same-user"},
+		{"scope narrows", []string{"presence", "terminal"}, map[string]config.Credential{"pay": cred("presence")}, []string{"pay"}, false, "presence"},
+		{"scope stricter, disjoint", []string{"terminal"}, map[string]config.Credential{"pay": cred("presence")}, []string{"pay"}, false, "presence"},
+		{"project stricter, disjoint", []string{"presence"}, map[string]config.Credential{"pay": cred("same-user")}, []string{"pay"}, false, "presence"},
+		{"scope not named", []string{"same-user"}, map[string]config.Credential{"pay": cred("presence")}, []string{"other"}, false, "same-user"},
+		{"scope over default", nil, map[string]config.Credential{"pay": cred("presence")}, []string{"pay"}, false, "presence"},
+	} {
+		p := NewPolicy(&config.Config{Grants: config.Grants{Proof: tc.project}, Credentials: tc.scopes})
+		if got := p.Proof(tc.creds, tc.enrolled).String(); got != tc.want {
+			t.Errorf("%s: Proof = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestProofsCounts(t *testing.T) {
+	for _, tc := range []struct {
+		list Proofs
+		got  Proof
+		want bool
+	}{
+		{DefaultProof(false), ProofSameUser, false},
+		{DefaultProof(false), ProofTerminal, true},
+		{DefaultProof(true), ProofTerminal, false},
+		{DefaultProof(true), ProofPresence, true},
+		{Proofs{ProofTerminal}, ProofPresence, true},
+		{Proofs{ProofSameUser}, ProofSameUser, true},
+		{Proofs{ProofSameUser}, ProofTerminal, true},
+		{Proofs{ProofClient}, ProofTerminal, false},
+	} {
+		if got := tc.list.Counts(tc.got); got != tc.want {
+			t.Errorf("%v.Counts(%s) = %v, want %v", tc.list, tc.got, got, tc.want)
+		}
+	}
+}
