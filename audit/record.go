@@ -38,6 +38,7 @@ const (
 	TypeBuildRecorded       = "build_recorded"       // the build hook signalled a new build
 	TypeServerReplaced      = "server_replaced"      // a child was replaced by one under a new epoch
 	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
+	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
 	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
 	TypeToolResult          = "tool_result"          // the child answered a tools/call

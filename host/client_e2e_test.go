@@ -287,7 +287,7 @@ func TestCallReadDifferentlyIsRefused(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, nil)
 	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
-	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n") // no exempt: every tool needs a grant
+	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n\n[grants]\nproof = [\"same-user\"]\n") // no exempt: every tool needs a grant; approve --yes counts
 	c := startRaw(t, p, nil)
 	c.initialize()
 	c.listTools()

@@ -52,13 +52,9 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 		return nil, nil // no grant could cover it: the catalog check answers unknown_tool
 	}
 	h.notePendingLocked(p.Name, d, ep)
-	approve := "mcpepoch approve --run " + string(h.run) + " --tools " + p.Name
-	for _, c := range d.Credentials {
-		approve += " --credential " + c
-	}
-	if d.PerCall {
-		approve += " --expires per-call"
-	}
+	// What a person should do; never a command a program could run to
+	// approve by itself.
+	action := howToApprove(h.policy.Proof(d.Credentials, h.enrolled))
 	fields := map[string]any{"reason": d.Refusal, audit.FieldTool: p.Name, "current_epoch": string(ep)}
 	var line []byte
 	if d.Refusal == grant.AuthorizationStale {
@@ -71,12 +67,12 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 		fields["approved_epoch"] = string(d.Stale.ExecutionEpoch)
 		fields["reason"] = "stale_epoch"
 		line = jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
-			fmt.Sprintf("authorization_stale: server execution epoch changed (approved %s, current %s); refresh tool metadata and request authorization: %s", d.Stale.ExecutionEpoch, ep, approve),
+			fmt.Sprintf("authorization_stale: server execution epoch changed (approved %s, current %s); refresh tool metadata and request authorization: %s", d.Stale.ExecutionEpoch, ep, action),
 			map[string]any{
 				"error": grant.AuthorizationStale, "reason": "server execution epoch changed",
 				"approvedEpoch": d.Stale.ExecutionEpoch, "currentEpoch": ep,
 				"retry": "refresh tool metadata and request authorization",
-				"tool":  p.Name, "catalogChanged": catalogChanged, "approve": approve,
+				"tool":  p.Name, "catalogChanged": catalogChanged, "action": action,
 			})
 	} else {
 		what := "no grant covers this call"
@@ -84,10 +80,10 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 			what = "credential scope requires an approval for each call"
 		}
 		line = jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
-			fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s); a person must approve it: %s", what, p.Name, ep, approve),
+			fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s", what, p.Name, ep, action),
 			map[string]any{
 				"error": grant.AuthorizationRequired, "reason": what, "tool": p.Name,
-				"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "approve": approve,
+				"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "action": action,
 			})
 	}
 	h.audit.event(audit.TypeAuthorizationDenied, ep, h.run, fields)
@@ -184,10 +180,42 @@ func (h *Host) reviewLocked() Review {
 	return r
 }
 
-// approve records a person's approval for the current epoch. peer is who
-// asked, as the socket's peer credentials say (never what the request
-// claims).
+// proven is how an approval was proven, as the host itself established
+// it: never what a request claims.
+type proven struct {
+	proof   grant.Proof
+	channel string // localapi.ChannelTerminal, ChannelScript, "web", "ssh"
+	why     string // why it proves no more than proof (refusals, audit)
+	// A presence signature: the authenticator's id, its counter, the
+	// grant digest signed.
+	authenticator string
+	signCount     uint32
+	digest        string
+}
+
+// approve records an approval asked over the socket for the current
+// epoch. peer is who asked, as the socket's peer credentials say (never
+// what the request claims); what the approval proves is decided here
+// (approverProof) and must count under the project's proof list.
 func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, error) {
+	h.mu.Lock()
+	server := 0
+	if h.child != nil {
+		server = h.child.pid
+	}
+	h.mu.Unlock()
+	pr := proven{channel: localapi.ChannelScript}
+	if req.Channel == localapi.ChannelTerminal {
+		pr.channel = localapi.ChannelTerminal
+	}
+	pr.proof, pr.why = h.approverProof(peer, req.Channel, server)
+	return h.grantFor(peer, req, pr)
+}
+
+// grantFor makes the grant of an approval proven as pr, once the request
+// matches what runs and pr counts under the proof list of its credential
+// scopes; a refusal for lack of proof is audited (approval_refused).
+func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant.Grant, error) {
 	if req.Expires == "" {
 		req.Expires = grant.ExpiresRunEnds
 	}
@@ -196,40 +224,66 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.child == nil || h.state != StateReady {
-		return nil, fmt.Errorf("the host is %s, not ready: approve again once the server runs", h.state)
-	}
-	if req.Epoch != h.child.epoch {
-		return nil, fmt.Errorf("the execution epoch changed since the review (reviewed %s, running %s): review again", req.Epoch, h.child.epoch)
-	}
-	if h.catalog == nil {
-		return nil, errors.New("the tool catalog is not known yet: wait for the client to list tools, then review again")
-	}
-	if req.Catalog != "" && req.Catalog != h.catalog.Revision {
-		return nil, fmt.Errorf("the server's tool catalog changed since the review (reviewed %s, now %s): review again", build.Digest(req.Catalog).Short(), build.Digest(h.catalog.Revision).Short())
-	}
-	a := grant.Approval{Tools: req.Tools, All: req.All, Credentials: req.Credentials, Expires: req.Expires}
-	tools, creds, err := h.policy.Scope(a, h.child.epoch, h.catalog.Names)
+	tools, creds, err := h.scopeLocked(req)
 	if err != nil {
 		return nil, err
+	}
+	if need := h.policy.Proof(creds, h.enrolled); !need.Counts(pr.proof) {
+		h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
+			"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),
+			"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
+		})
+		why := ""
+		if pr.why != "" {
+			why = " (" + pr.why + ")"
+		}
+		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s",
+			pr.proof, why, need, howToApprove(need))
 	}
 	now := time.Now()
 	g := &grant.Grant{
 		ID: epoch.NewGrantID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
+		Proof: pr.proof, Channel: pr.channel, Authenticator: pr.authenticator, SignCount: pr.signCount, SignedDigest: pr.digest,
 	}
 	g.SetExpiry()
 	h.grants.Add(g)
 	h.saveGrantsLocked()
 	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}
 	h.dropPendingLocked(tools)
-	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, map[string]any{
+	fields := map[string]any{
 		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
 		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
-	})
-	h.logf("epoch %s: %s approved %v (credential scope %v, until %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.ID)
+		"channel": g.Channel, "proof": string(g.Proof), "authenticator": g.Authenticator,
+		"sign_count": strconv.FormatUint(uint64(g.SignCount), 10), "signed_digest": g.SignedDigest,
+	}
+	if g.Proof == grant.ProofSameUser {
+		fields["unverified"] = "no person was proven: " + pr.why
+	}
+	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
+	h.logf("epoch %s: %s approved %v (credential scope %v, until %s; proof %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.Proof, g.ID)
 	return g, nil
+}
+
+// scopeLocked checks that req speaks of what runs (state ready, the
+// reviewed epoch and catalog) and returns the tool and credential scopes
+// it grants (grant.Policy.Scope).
+func (h *Host) scopeLocked(req ApproveRequest) (tools, creds []string, err error) {
+	if h.child == nil || h.state != StateReady {
+		return nil, nil, fmt.Errorf("the host is %s, not ready: approve again once the server runs", h.state)
+	}
+	if req.Epoch != h.child.epoch {
+		return nil, nil, fmt.Errorf("the execution epoch changed since the review (reviewed %s, running %s): review again", req.Epoch, h.child.epoch)
+	}
+	if h.catalog == nil {
+		return nil, nil, errors.New("the tool catalog is not known yet: wait for the client to list tools, then review again")
+	}
+	if req.Catalog != "" && req.Catalog != h.catalog.Revision {
+		return nil, nil, fmt.Errorf("the server's tool catalog changed since the review (reviewed %s, now %s): review again", build.Digest(req.Catalog).Short(), build.Digest(h.catalog.Revision).Short())
+	}
+	a := grant.Approval{Tools: req.Tools, All: req.All, Credentials: req.Credentials, Expires: req.Expires}
+	return h.policy.Scope(a, h.child.epoch, h.catalog.Names)
 }
 
 // dropPendingLocked forgets the refused calls of tools, now approved.

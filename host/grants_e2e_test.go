@@ -392,8 +392,11 @@ func TestGrantSeedRebuild(t *testing.T) {
 	data := s.rpcError("slow_write", args, host.CodeAuthorizationRequired, "authorization_required:")
 	wantData(t, data, map[string]any{"error": "authorization_required", "tool": "slow_write",
 		"currentEpoch": epA, "credentialScope": []any{gStaging}, "perCall": false})
-	if a, _ := data["approve"].(string); !strings.Contains(a, "--tools slow_write") || !strings.Contains(a, "--credential "+gStaging) {
-		t.Errorf("error data approve = %q: want the command that approves the call", a)
+	if a, _ := data["action"].(string); a != "a person must run mcpepoch approve in their own terminal" {
+		t.Errorf("error data action = %q: want what a person should do", a)
+	}
+	if _, ok := data["approve"]; ok || strings.Contains(fmt.Sprint(data), "--yes") {
+		t.Errorf("error data %v: names a command that approves the call", data)
 	}
 	if c, st := p.counts("seed"); c != "" || st != "" {
 		t.Fatalf("a refused call reached the server: count %q, started %q", c, st)

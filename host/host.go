@@ -66,6 +66,10 @@ type Options struct {
 	// (default 5).
 	MaxCrashes int
 	QuickCrash time.Duration // default 10 s
+	// TrustDir is the trust store's directory (package trust); empty
+	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
+	// the default proof level (grant.DefaultProof).
+	TrustDir string
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -80,8 +84,13 @@ type Host struct {
 	opts   Options
 	run    epoch.RunID // assigned when the client connects
 	policy *grant.Policy
-	ctx    context.Context // done when the host ends (run.go)
-	cancel context.CancelCauseFunc
+	// launcher is the process that started the host, the MCP client
+	// (approver.go); enrolled: the trust store held an authenticator at
+	// start, or could not be read (trust.go).
+	launcher int
+	enrolled bool
+	ctx      context.Context // done when the host ends (run.go)
+	cancel   context.CancelCauseFunc
 
 	// Writers with their own goroutine and lock (queue.go, auditlog.go):
 	// safe to use under h.mu, they never block.
@@ -176,7 +185,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},
-		policy: opts.Policy,
+		policy: opts.Policy, launcher: os.Getppid(),
 	}
 }
 

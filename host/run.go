@@ -37,6 +37,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if err := h.openWriters(); err != nil {
 		return err
 	}
+	h.openTrust()
 	if err := h.startFirst(); err != nil {
 		return err
 	}

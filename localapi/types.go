@@ -153,7 +153,20 @@ type ApproveRequest struct {
 	// refused if the server's catalog changed since (a server can change it
 	// within an epoch). Empty skips the check, for older clients.
 	Catalog Revision `json:"catalog,omitempty"`
+	// Channel is how the approval was collected: ChannelTerminal when
+	// mcpepoch approve asked a person at its terminal and they said yes,
+	// empty (or ChannelScript) for --yes. The host decides itself what the
+	// approval proves (grant.Proof): a terminal approval counts as
+	// grant.ProofTerminal only when the approving process passes the
+	// host's checks (package host, approver.go).
+	Channel string `json:"channel,omitempty"`
 }
+
+// Values of ApproveRequest.Channel.
+const (
+	ChannelTerminal = "terminal" // mcpepoch approve asked a person at its terminal
+	ChannelScript   = "script"   // mcpepoch approve --yes: nobody was asked
+)
 
 // RevokeRequest is the payload of a [TypeRevoke] request.
 type RevokeRequest struct {

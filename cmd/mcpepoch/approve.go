@@ -33,7 +33,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	var creds stringList
 	fs.Var(&creds, "credential", "credential scope to include (repeatable; default in interactive mode: the scopes the tools use)")
 	expires := fs.String("expires", grant.ExpiresRunEnds, "agent-run-ends, per-call, or a duration such as 30m")
-	yes := fs.Bool("yes", false, "approve without asking (for scripts and tests); needs --tools or --all")
+	yes := fs.Bool("yes", false, "approve without asking, for scripts and tests; needs --tools or --all, and counts only where mcpepoch.toml's [grants] proof names same-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	interactive := !*yes
 	if interactive && !isTerminal(stdio.In) {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
-			hints: []string{"run it in a terminal, or use --yes with --tools or --all in scripts"}}
+			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
 	}
 	root, err := projectRoot(*dirFlag)
 	if err != nil {
@@ -82,7 +82,10 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		printReview(stdio.Out, rv)
 		// Catalog names the revision on the screen: the host refuses the
 		// approval if the server changed its catalog since.
-		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires}
+		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires, Channel: localapi.ChannelScript}
+		if interactive {
+			req.Channel = localapi.ChannelTerminal // the host checks who asked
+		}
 		if *tools != "" {
 			req.Tools = splitList(*tools)
 		}
@@ -106,9 +109,9 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		var g grant.Grant
 		json.Unmarshal(resp.Payload, &g)
 		approvedAny = true
-		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s\n",
+		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
 			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
-			orDash(g.CredentialScope), printable(g.ExpiresWhen))
+			orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
 		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
 			if pc := rv.PerCallTools(g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a

@@ -230,7 +230,9 @@ func (d *demo) buildAll(ctx context.Context) error {
 	if err := d.buildServer(ctx); err != nil {
 		return err
 	}
-	toml := "label = \"" + label + "\"\ncommand = [\"./bin/inventory-server\"]\n"
+	// The demo approves with --yes, which proves no person: it counts only
+	// where the proof list names same-user.
+	toml := "label = \"" + label + "\"\ncommand = [\"./bin/inventory-server\"]\n\n[grants]\nproof = [\"same-user\"]  # approve --yes counts: no person is proven\n"
 	if err := os.WriteFile(filepath.Join(d.proj, "mcpepoch.toml"), []byte(toml), 0o644); err != nil {
 		return d.fail("%v", err)
 	}

@@ -1,0 +1,32 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procParent returns the parent of pid and whether pid has a controlling
+// terminal, from /proc/<pid>/stat (proc(5): ppid is the 4th field, tty_nr
+// the 7th; the command name in parentheses may hold spaces).
+func procParent(pid int) (ppid int, tty bool, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 5 {
+		return 0, false, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want 5 or more", pid, len(f))
+	}
+	ppid, err = strconv.Atoi(f[1])
+	if err != nil {
+		return 0, false, fmt.Errorf("/proc/%d/stat: ppid %q", pid, f[1])
+	}
+	return ppid, f[4] != "0", nil
+}
