@@ -884,15 +884,10 @@ func readPID(t testing.TB, file string, timeout time.Duration) int {
 	}
 }
 
-// killOnCleanup SIGKILLs pid at the end of the test if it still lives: a
-// test that fails must not leave an unkillable fixture behind.
-func killOnCleanup(t testing.TB, pid int) {
-	t.Cleanup(func() {
-		if alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-}
+// killOnCleanup SIGKILLs pid at the end of the test if it is still the
+// same process: a test that fails must not leave an unkillable fixture
+// behind (see testenv.KillOnCleanup).
+func killOnCleanup(t testing.TB, pid int) { testenv.KillOnCleanup(t, pid) }
 
 // lines returns the non-empty lines of s.
 func lines(s string) []string {

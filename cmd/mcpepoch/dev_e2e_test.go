@@ -155,7 +155,11 @@ func startDev(t *testing.T, dir string, env []string, bin string) *devProc {
 	}
 	go func() { d.done <- d.cmd.Wait() }()
 	t.Cleanup(func() {
-		syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		// Only while the group exists: once it is gone its pgid may
+		// already be another test's.
+		if gone, _ := testenv.GroupGone(d.cmd.Process.Pid); !gone {
+			syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		}
 		<-d.done
 		d.done <- nil
 		t.Logf("mcpepoch dev:\n%s", d.String())

@@ -86,13 +86,22 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 	}
 }
 
-// killPIDFile kills the process whose pid is in file name, if there is one.
+// killPIDFile kills the process whose pid is in file name, if there is one
+// and it is still the `sleep` the test started. The process is usually gone
+// by then (stopping it is what the tests check), and pids are reused fast
+// on a busy machine: killing whatever has that pid now would kill another
+// test's process.
 func killPIDFile(t *testing.T, name string) {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return
 	}
-	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	out, err := exec.Command("ps", "-o", "comm=", "-p", strconv.Itoa(pid)).Output()
+	if err == nil && strings.TrimSpace(string(out)) == "sleep" {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

@@ -2,7 +2,11 @@ package testenv
 
 import (
 	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
+	"testing"
 )
 
 // GroupGone reports whether process group pgid has no process left that
@@ -15,4 +19,29 @@ func GroupGone(pgid int) (gone bool, detail string) {
 		return true, ""
 	}
 	return liveMembers(pgid)
+}
+
+// KillOnCleanup sends SIGKILL to process pid when the test ends, if it is
+// still the process that had that pid when KillOnCleanup was called: its
+// start time (ps -o lstart=) must be unchanged. Pids are reused quickly on
+// a busy machine, and the process is usually gone by then (stopping it is
+// often what the test checks), so killing whatever has the pid at the end
+// could kill another test's process.
+func KillOnCleanup(t testing.TB, pid int) {
+	start := startTime(pid)
+	t.Cleanup(func() {
+		if start != "" && startTime(pid) == start {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+// startTime returns when process pid started, as ps prints it, or "" when
+// there is no such process.
+func startTime(pid int) string {
+	out, err := exec.Command("ps", "-o", "lstart=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
