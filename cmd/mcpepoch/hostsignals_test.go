@@ -35,7 +35,7 @@ func TestHostSignalStopsServerGroup(t *testing.T) {
 			h := startRawHost(t, p, "sh", "-c", "sleep 300 & exec node dist/server.js")
 			h.handshake()
 			pgid := p.onlyHost().Execution.ProcessID
-			killGroupOnCleanup(t, pgid)
+			seenGone := killGroupOnCleanup(t, pgid)
 			if gone, detail := testenv.GroupGone(pgid); gone || (runtime.GOOS == "linux" && !strings.Contains(detail, "(sleep)")) {
 				t.Fatalf("server group %d: gone %v, members %s; want node and sleep", pgid, gone, detail)
 			}
@@ -49,6 +49,7 @@ func TestHostSignalStopsServerGroup(t *testing.T) {
 				t.Errorf("host exit status %d after %s, want %d", code, tc.name, tc.wantCode)
 			}
 			waitGroupGone(t, pgid, tc.name)
+			seenGone()
 		})
 	}
 }
@@ -82,6 +83,8 @@ func TestHostStopsProcessThatLeftTheGroup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Gone: by cleanup its pid may be another process's, not to be killed.
+	os.Remove(p.path("escaped.pid"))
 }
 
 // waitGroupGone fails the test unless process group pgid is gone within

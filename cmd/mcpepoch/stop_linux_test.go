@@ -37,7 +37,7 @@ func TestClientCloseStopsServerGroupUnreapedOrphans(t *testing.T) {
 	h := startRawHost(t, p, "sh", "-c", "sleep 300 & exec node dist/server.js")
 	h.handshake()
 	pgid := p.onlyHost().Execution.ProcessID
-	killGroupOnCleanup(t, pgid)
+	seenGone := killGroupOnCleanup(t, pgid)
 	if gone, detail := testenv.GroupGone(pgid); gone || !strings.Contains(detail, "(sleep)") {
 		t.Fatalf("server group %d: gone %v, members %s; want node and sleep", pgid, gone, detail)
 	}
@@ -57,6 +57,8 @@ func TestClientCloseStopsServerGroupUnreapedOrphans(t *testing.T) {
 	}
 	if gone, detail := testenv.GroupGone(pgid); !gone {
 		t.Errorf("server group %d still has processes: %s", pgid, detail)
+	} else {
+		seenGone()
 	}
 }
 

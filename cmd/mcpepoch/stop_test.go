@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 			t.Cleanup(func() { killPIDFile(t, p.path("detached.pid")) }) // before the host's cleanup
 			h.handshake()
 			pgid := p.onlyHost().Execution.ProcessID
-			killGroupOnCleanup(t, pgid)
+			seenGone := killGroupOnCleanup(t, pgid)
 			gone, detail := testenv.GroupGone(pgid)
 			if gone {
 				t.Fatalf("server group %d is gone before the client closed", pgid)
@@ -74,6 +75,7 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 			for {
 				gone, detail := testenv.GroupGone(pgid)
 				if gone {
+					seenGone()
 					break
 				}
 				if time.Since(start) > stopBound {
@@ -107,13 +109,18 @@ func killPIDFile(t *testing.T, name string) {
 }
 
 // killGroupOnCleanup kills what is left of process group pgid when the
-// test ends, so that a failed stop leaves nothing running.
-func killGroupOnCleanup(t *testing.T, pgid int) {
+// test ends, so that a failed stop leaves nothing running. The test calls
+// the function it returns once it has seen the group gone: process group
+// ids are reused, and by the end of the test pgid may be the group of
+// another test's process, which must not be killed.
+func killGroupOnCleanup(t *testing.T, pgid int) (seenGone func()) {
+	var gone atomic.Bool
 	t.Cleanup(func() {
-		if gone, _ := testenv.GroupGone(pgid); !gone {
+		if !gone.Load() {
 			syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	})
+	return func() { gone.Store(true) }
 }
 
 // rawHost is `mcpepoch host` driven over its stdin and stdout directly, so
