@@ -140,7 +140,13 @@ func TestGroupGone(t *testing.T) {
 	}
 	r.Close()
 	pgid := cmd.Process.Pid
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL); cmd.Wait() })
+	reaped := false // then pgid may be another process's group
+	t.Cleanup(func() {
+		if !reaped {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +177,7 @@ func TestGroupGone(t *testing.T) {
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	cmd.Wait()
+	reaped = true
 	// The zombie child, reparented, may linger until its new parent reaps
 	// it; the group counts as gone all the same.
 	deadline := time.Now().Add(5 * time.Second)
