@@ -80,6 +80,11 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	switch {
 	case h.state == StateReady:
 		h.forwardLocked(m, line)
+	case h.state == StateDown && h.idle && m.IsRequest():
+		h.held = append(h.held, line) // released once the server runs again
+		h.wakeLocked()
+	case h.state == StateDown && (h.recovering || h.idle):
+		h.held = append(h.held, line) // as during a rebuild, within the restart's bound
 	case h.state == StateDown:
 		if m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))

@@ -20,12 +20,14 @@
 // A request already forwarded to the old child when it is stopped gets one
 // JSON-RPC error (code -31001, message "server_restarted: …") and is never
 // retried: a timeout is not proof that a write did not run. Late answers from
-// a stopped child are dropped and logged. A child that exits on its own puts
-// the host in state "down" (requests get -31002, server_unavailable) and is
-// restarted after 100 ms, 200 ms, … 6.4 s (its grants end with its epoch,
-// as on a rebuild); after Options.MaxCrashes quick
-// exits in a row (each within QuickCrash of its start) the host stops
-// trying until a build signal or mcpepoch restart.
+// a stopped child are dropped and logged. A child that exits on its own
+// puts the host in state "down"; its grants end with its epoch, as on a
+// rebuild. After exit status 0 (an idle exit) the next request starts it
+// again; after a crash it is restarted after 100 ms, 200 ms, … 6.4 s,
+// requests held meanwhile; after Options.MaxCrashes quick exits in a row
+// (each within QuickCrash of its start) the host gives up until a build
+// signal, mcpepoch restart or a change to a hashed file, and requests get
+// -31002 server_unavailable (recover.go).
 //
 // The first epoch of a session starts ready with its catalog unknown; the
 // host fetches it (tools/list, private ids) once the client has sent

@@ -117,6 +117,9 @@ type Host struct {
 	ended         *child // the last child that exited on its own, until replaced
 	endedRevoked  int    // grants revoked when ended exited
 	crashes       int    // quick exits in a row
+	recovering    bool   // down, but a restart is coming: client messages are held (recover.go)
+	idle          bool   // down after an exit 0: the next request starts the server again
+	gaveUp        bool   // down after MaxCrashes: until a build signal, restart or hashed file change
 	pendingManual bool   // ModeManual: a signal found new code
 
 	// The client side (client.go): requests in flight and held, and what

@@ -38,6 +38,7 @@ const (
 	restartSignal trigger = iota // a build signal: restart if identity changed, per Mode
 	restartManual                // mcpepoch restart: always a new epoch
 	restartCrash                 // the child exited on its own
+	restartIdle                  // a request after the child's exit 0 (an idle exit)
 )
 
 // errShuttingDown refuses a restart once the host is ending.
@@ -262,6 +263,7 @@ func (h *Host) readyLocked(c *child) error {
 		return fmt.Errorf("epoch %s: the server exited while starting (%s)", c.epoch, c.exitStatus())
 	}
 	h.setState(StateReady)
+	h.recovering, h.idle, h.gaveUp = false, false, false
 	h.announceLocked()
 	held := h.held
 	h.held = nil

@@ -399,7 +399,7 @@ func TestCrashLoopBounded(t *testing.T) {
 
 	var st host.Status
 	waitFor(t, 30*time.Second, "the host to give up", func() bool {
-		st = p.status()
+		st = p.statusGaveUp()
 		return st.State == host.StateDown && st.Crashes > 5
 	})
 	starts := len(lines(p.read("starts.log")))
@@ -424,7 +424,7 @@ func TestCrashLoopBounded(t *testing.T) {
 		t.Errorf("the server started %d more times after the host gave up", n-starts)
 	}
 	wantError(t, c.callWait("version", nil), host.CodeServerUnavailable, "server_unavailable:")
-	if st := p.status(); st.State != host.StateDown {
+	if st := p.statusGaveUp(); st.State != host.StateDown {
 		t.Errorf("state %s, want down", st.State)
 	}
 }

@@ -168,6 +168,7 @@ func (h *Host) stopChild() {
 	h.mu.Lock()
 	c := h.child
 	h.child = nil
+	h.recovering, h.idle = false, false // what the client sends now is answered, not held
 	h.goDownLocked("the host is shutting down")
 	h.mu.Unlock()
 	if c != nil {

@@ -40,7 +40,7 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	s := Status{AgentRun: h.run, Label: h.opts.Label, State: h.state, Mode: h.opts.Mode,
 		HeldRestart:  h.pendingManual,
 		SinceSeconds: time.Since(h.stateSince).Seconds(), Protocol: h.protocol,
-		InFlight: len(h.inflight), Held: len(h.held), Crashes: h.crashes}
+		InFlight: len(h.inflight), Held: len(h.held), Crashes: h.crashes, GaveUp: h.gaveUp}
 	switch {
 	case h.stateless:
 		s.Era = "2026-07-28 (stateless)"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
@@ -67,88 +66,6 @@ func (h *Host) writeRecord(c *child) {
 	}
 	if err != nil {
 		h.logf("execution record: %v", err)
-	}
-}
-
-// childExited runs when c's process has been reaped.
-func (h *Host) childExited(c *child) {
-	h.mu.Lock()
-	if c != h.child {
-		h.mu.Unlock()
-		return // stopped by a restart or shutdown: what it owed was answered then
-	}
-	h.child = nil
-	h.ended = c
-	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
-	status := c.exitStatus()
-	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
-	h.abortLocked(c, "server_exited", "")
-	h.cancelServerRequestsLocked(c)
-	// The epoch is over: its grants end with it, as on a rebuild, so that
-	// the next call is refused as stale and names the right epoch.
-	h.endedRevoked = h.revokeEpochLocked(c.epoch)
-	if h.endedRevoked > 0 {
-		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, h.endedRevoked)
-	}
-	if h.state != StateReady {
-		// A restart is bringing c up; it fails with this exit (failStart
-		// or readyLocked) and decides what follows: crash recovery counts
-		// the exit and tries again, a build signal reports it. Starting a
-		// second recovery here would race the first one past MaxCrashes.
-		h.goDownLocked("the server exited (" + status + ") while starting")
-		h.mu.Unlock()
-		return
-	}
-	quick := time.Since(c.started) < h.opts.QuickCrash
-	if quick {
-		h.crashes++
-	} else {
-		h.crashes = 1
-	}
-	n := h.crashes
-	if n > h.opts.MaxCrashes {
-		h.goDownLocked(fmt.Sprintf("the server exited %d times in a row within %s of starting (last: %s); not restarting it again until a build signal or mcpepoch restart", n, h.opts.QuickCrash, status))
-		h.logf("%s", h.downReason)
-		h.mu.Unlock()
-		return
-	}
-	h.goDownLocked("the server exited (" + status + "); restarting it")
-	h.mu.Unlock()
-	go h.recover(n)
-}
-
-// recover restarts the server after it exited on its own, with backoff;
-// a start that fails counts as one more quick exit, so the host keeps
-// trying (a binary briefly missing mid-build) until MaxCrashes, never
-// spinning.
-func (h *Host) recover(n int) {
-	for {
-		delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
-		select {
-		case <-time.After(delay):
-		case <-h.ctx.Done():
-			return
-		}
-		_, err := h.restart(h.ctx, "crash recovery", restartCrash)
-		if err == nil || h.ctx.Err() != nil {
-			return
-		}
-		h.logf("crash recovery: %v", err)
-		h.mu.Lock()
-		if h.child != nil { // a build signal started one meanwhile
-			h.mu.Unlock()
-			return
-		}
-		h.crashes++
-		n = h.crashes
-		if n > h.opts.MaxCrashes {
-			h.goDownLocked(fmt.Sprintf("the server could not be restarted %d times in a row (last: %v); not trying again until a build signal or mcpepoch restart", n, err))
-			h.logf("%s", h.downReason)
-			h.mu.Unlock()
-			return
-		}
-		h.goDownLocked(fmt.Sprintf("the server could not be restarted (%v); trying again", err))
-		h.mu.Unlock()
 	}
 }
 

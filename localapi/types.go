@@ -92,6 +92,9 @@ type Status struct {
 	InFlight     int              `json:"inFlight"`
 	Held         int              `json:"held"`
 	Crashes      int              `json:"quickCrashes,omitempty"`
+	// GaveUp says the host stopped restarting a server that kept exiting;
+	// Reason says what brings it back. mcpepoch status exits 4.
+	GaveUp bool `json:"gaveUp,omitempty"`
 	// Running is what the host observed of the process (Linux only).
 	Running *Observed `json:"running,omitempty"`
 	// Drift lists every way what runs differs from what was built; empty

@@ -10,8 +10,9 @@ import (
 )
 
 // runStatus prints what every host of the project runs. It exits 4 when a
-// host, or the socket directory, answered with an error, after printing
-// what the others said.
+// host, or the socket directory, answered with an error, or when a host
+// gave up restarting its server (its reason says what brings it back),
+// after printing what the others said.
 func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("status", stdio.Err, "[--json] [--dir DIR]")
 	dirFlag := fs.String("dir", ".", "project root")
@@ -28,6 +29,13 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	var done error
 	if failed > 0 {
 		done = silentExit(exitHostError)
+	}
+	for _, s := range all {
+		if s.GaveUp {
+			// A server the host stopped restarting is down for good until
+			// someone acts: a script checking status must see it.
+			done = silentExit(exitHostError)
+		}
 	}
 	if *asJSON {
 		if err := writeJSON(stdio.Out, all); err != nil {

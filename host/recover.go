@@ -1,0 +1,190 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/build"
+)
+
+// A server that exits on its own, by kind of exit:
+//
+//   - exit status 0 (an idle timeout): not a crash. The host is down,
+//     idle; the next client request is held and starts the server again
+//     under a new epoch (wake). It never counts toward giving up.
+//   - any other exit: a crash. The host restarts the server after 100 ms,
+//     200 ms, … 6.4 s (recover); client messages that arrive meanwhile
+//     are held like those of a rebuild, and answered server_unavailable
+//     only if that restart fails. A restart that fails counts as one more
+//     quick exit; after Options.MaxCrashes in a row the host gives up
+//     (giveUpLocked).
+//
+// Either way the epoch is over and its grants end with it, as on a
+// rebuild: the next call needs a person's approval again.
+
+// idleReason is the down reason after an exit 0.
+const idleReason = "the server exited with status 0 on its own (an idle exit, not a crash); the next request starts it again under a new epoch"
+
+// comeBack says what brings a server back once the host gave up.
+const comeBack = "a build signal (mcpepoch record), mcpepoch restart, or a change to a file its identity hashes starts it again"
+
+// ErrGaveUp is the cause Run returns with when the host gave up on a
+// server that kept exiting, in restart mode close.
+var ErrGaveUp = errors.New("the server kept exiting: connection closed (restart mode close)")
+
+// childExited runs when c's process has been reaped.
+func (h *Host) childExited(c *child) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c != h.child {
+		return // stopped by a restart or shutdown: what it owed was answered then
+	}
+	h.child = nil
+	h.ended = c
+	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
+	status := c.exitStatus()
+	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
+	h.abortLocked(c, "server_exited", "")
+	h.cancelServerRequestsLocked(c)
+	// The epoch is over: its grants end with it, as on a rebuild, so that
+	// the next call is refused as stale and names the right epoch.
+	h.endedRevoked = h.revokeEpochLocked(c.epoch)
+	if h.endedRevoked > 0 {
+		h.logf("epoch %s: %d grant(s) revoked with the epoch", c.epoch, h.endedRevoked)
+	}
+	switch {
+	case h.state != StateReady:
+		// A restart is bringing c up; it fails with this exit (failStart
+		// or readyLocked) and decides what follows: crash recovery counts
+		// the exit and tries again, a build signal reports it. Starting a
+		// second recovery here would race the first one past MaxCrashes.
+		h.goDownLocked("the server exited (" + status + ") while starting")
+	case c.waitErr == nil:
+		h.goDownLocked(idleReason)
+		h.idle = true
+		h.logf("epoch %s: %s", c.epoch, idleReason)
+	default:
+		if time.Since(c.started) < h.opts.QuickCrash {
+			h.crashes++
+		} else {
+			h.crashes = 1
+		}
+		if h.crashes > h.opts.MaxCrashes {
+			h.giveUpLocked(fmt.Sprintf("the server exited %d times in a row within %s of starting (last: %s)", h.crashes, h.opts.QuickCrash, status))
+			return
+		}
+		h.goDownLocked("the server exited (" + status + "); restarting it")
+		h.recovering = true
+		go h.recover(h.crashes)
+	}
+}
+
+// recover restarts the server after it crashed, with backoff; a start
+// that fails counts as one more quick exit, so the host keeps trying (a
+// binary briefly missing mid-build) until MaxCrashes, never spinning.
+// Client messages are held while it waits (fromClient).
+func (h *Host) recover(n int) {
+	for {
+		delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
+		select {
+		case <-time.After(delay):
+		case <-h.ctx.Done():
+			return
+		}
+		_, err := h.restart(h.ctx, "crash recovery", restartCrash)
+		if err == nil || h.ctx.Err() != nil {
+			return
+		}
+		h.logf("crash recovery: %v", err)
+		h.mu.Lock()
+		if h.child != nil { // a build signal started one meanwhile
+			h.mu.Unlock()
+			return
+		}
+		h.crashes++
+		n = h.crashes
+		if n > h.opts.MaxCrashes {
+			h.giveUpLocked(fmt.Sprintf("the server could not be restarted %d times in a row (last: %v)", n, err))
+			h.mu.Unlock()
+			return
+		}
+		h.goDownLocked(fmt.Sprintf("the server could not be restarted (%v); trying again", err))
+		h.recovering = true
+		h.mu.Unlock()
+	}
+}
+
+// giveUpLocked stops restarting a server that keeps exiting. It stays
+// visible (mcpepoch status exits 4 and says what brings it back) and
+// recoverable: a build signal, mcpepoch restart or a change to a hashed
+// file (watchWhileDown) starts it again. In restart mode close the
+// connection closes instead, so that the client shows the failure.
+func (h *Host) giveUpLocked(why string) {
+	h.goDownLocked(why + "; not restarting it on its own: " + comeBack)
+	h.gaveUp, h.recovering = true, false
+	h.logf("%s", h.downReason)
+	if h.opts.Mode == ModeClose {
+		h.cancel(fmt.Errorf("%w: %s", ErrGaveUp, why))
+		return
+	}
+	go h.watchWhileDown()
+}
+
+// watchInterval is how often a host that gave up looks at the files its
+// identity hashes.
+const watchInterval = time.Second
+
+// watchWhileDown recomputes the identity every watchInterval while the
+// host has given up, and tries the server again when it changed: the
+// developer fixed the code, or the missing binary is back.
+func (h *Host) watchWhileDown() {
+	base, _ := h.identity()
+	t := time.NewTicker(watchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		still := h.gaveUp
+		h.mu.Unlock()
+		if !still {
+			return
+		}
+		next, err := h.identity()
+		if err != nil || base == nil {
+			base = next
+			continue
+		}
+		changed := build.Changes(base, next)
+		base = next
+		if len(changed) == 0 {
+			continue
+		}
+		h.logf("%v changed while the server was down: starting it again", changed)
+		if _, err := h.restart(h.ctx, "hashed files changed", restartSignal); err != nil {
+			h.logf("start after %v changed: %v", changed, err)
+		}
+	}
+}
+
+// wakeLocked starts the server again after an idle exit, for the client
+// message that has just been held.
+func (h *Host) wakeLocked() {
+	h.idle, h.recovering = false, true
+	go func() {
+		_, err := h.restart(h.ctx, "a request after the server's idle exit", restartIdle)
+		if err == nil || h.ctx.Err() != nil {
+			return
+		}
+		h.logf("start after the idle exit: %v", err)
+		h.mu.Lock()
+		if h.child == nil && !h.gaveUp {
+			h.idle, h.recovering = true, false // the next request tries again; nothing counts
+		}
+		h.mu.Unlock()
+	}()
+}
