@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Error is the error member of a JSON-RPC response (JSON-RPC 2.0 §5.1).
 type Error struct {
@@ -46,10 +49,15 @@ func RequestLine(id any, method string, params any) []byte {
 	return line(v)
 }
 
+// line encodes v and a newline. <, > and & are written as themselves: a
+// message the host writes carries text (tool names, server output) as the
+// peer sent it, not rewritten to \u003c.
 func line(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(err) // callers pass only values built from marshalable types
 	}
-	return append(b, '\n')
+	return buf.Bytes()
 }

@@ -60,15 +60,17 @@ func Parse(line []byte) (*Message, error) {
 	return &Message{ID: m.ID, Method: m.Method, Params: m.Params, HasResult: bool(m.Result), HasError: bool(m.Error)}, nil
 }
 
-// ReplaceID returns line with its top-level id set to id. Other members
-// keep their values; their order may change.
+// IsBatch reports whether line is a JSON-RPC batch: an array (JSON-RPC 2.0
+// §6).
+func IsBatch(line []byte) bool {
+	i := skipSpace(line, 0)
+	return i < len(line) && line[i] == '['
+}
+
+// ReplaceID returns line with its top-level id set to id; every other byte
+// stays as the peer wrote it ([SetMember]).
 func ReplaceID(line []byte, id json.RawMessage) ([]byte, error) {
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(line, &msg); err != nil {
-		return nil, err
-	}
-	msg["id"] = id
-	return json.Marshal(msg)
+	return SetMember(line, id, "id")
 }
 
 // LenientID returns the id of a refused line when it can be read by its
