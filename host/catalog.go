@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -28,34 +29,46 @@ const maxPages = 1000
 // fetchCatalog pages through tools/list on child c (MCP tools/list,
 // cursor/nextCursor) with private ids.
 func (h *Host) fetchCatalog(ctx context.Context, c *child) (*Catalog, error) {
-	var tools []json.RawMessage
+	tools, err := h.fetchPages(ctx, c, "tools/list", "tools")
+	if err != nil {
+		return nil, err
+	}
+	return newCatalog(tools)
+}
+
+// fetchPages pages through method (tools/list, prompts/list,
+// resources/list) on child c and returns the items under key.
+func (h *Host) fetchPages(ctx context.Context, c *child, method, key string) ([]json.RawMessage, error) {
+	var items []json.RawMessage
 	var cursor string
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, fmt.Errorf("tools/list: more than %d pages", maxPages)
+			return nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
-		raw, err := h.privateCall(ctx, c, "tools/list", params)
+		raw, err := h.privateCall(ctx, c, method, params)
 		if err != nil {
 			return nil, err
 		}
-		var res struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
-		}
+		var res map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("tools/list result: %v", err)
+			return nil, fmt.Errorf("%s result: %v", method, err)
 		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
+		var got []json.RawMessage
+		if err := json.Unmarshal(res[key], &got); err != nil && res[key] != nil {
+			return nil, fmt.Errorf("%s result: %s: %v", method, key, err)
+		}
+		items = append(items, got...)
+		cursor = ""
+		json.Unmarshal(res["nextCursor"], &cursor)
+		if cursor == "" {
 			break
 		}
-		cursor = res.NextCursor
 	}
-	return newCatalog(tools)
+	return items, nil
 }
 
 func newCatalog(tools []json.RawMessage) (*Catalog, error) {
@@ -99,7 +112,9 @@ func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 }
 
 // fetchFirstCatalogLocked fetches the session's first catalog in the
-// background once the client has initialized (or discovered). h.mu is held.
+// background once the client has initialized (or discovered), when the
+// server declared tools, and the digests of its prompts and resources.
+// h.mu is held.
 func (h *Host) fetchFirstCatalogLocked() {
 	if h.fetching || h.catalog != nil || h.child == nil {
 		return
@@ -113,13 +128,21 @@ func (h *Host) fetchFirstCatalogLocked() {
 		var err error
 		h.mu.Lock()
 		current := h.child == c && h.catalog == nil
+		tools := c.caps.tools
 		h.mu.Unlock()
-		if current {
+		if current && tools {
 			cat, err = h.fetchCatalog(h.ctx, c)
+		}
+		var lists map[string]build.Digest
+		if current {
+			lists = h.listDigests(h.ctx, c)
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.fetching = false
+		if lists != nil && h.child == c {
+			h.setListsLocked(lists)
+		}
 		switch {
 		case err != nil:
 			h.logf("epoch %s: catalog not known, calls pass unchecked: %v", c.epoch, err)
@@ -144,7 +167,8 @@ type refreshState struct {
 }
 
 // requestRefreshLocked re-lists child c's tools after its notification
-// line, then passes line on. h.mu is held.
+// line, then passes line on (nil: a re-list the host asked for itself,
+// nothing to pass). h.mu is held.
 func (h *Host) requestRefreshLocked(c *child, line []byte) {
 	if h.refresh.running {
 		h.refresh.again = line
@@ -207,8 +231,40 @@ func (h *Host) refreshCatalog(ctx context.Context, c *child, line []byte) {
 	default:
 		h.setCatalogLocked(c, cat)
 	}
-	h.toClient(line)
+	if line != nil {
+		h.toClient(line)
+	}
 	if again != nil {
 		h.requestRefreshLocked(c, again)
+	}
+}
+
+// recheckUnknown re-lists child c before a call to a tool its catalog
+// lacks is refused: a server may add tools at runtime and announce them
+// late (go-sdk waits before its list_changed) or never. The call is then
+// decided again, once, against what the server lists now. The re-list
+// holds no lock, so a restart is never held back by it; a catalog set
+// meanwhile (a restart, the server's own list_changed) wins over it.
+func (h *Host) recheckUnknown(c *child, m *jsonrpc.Message, line []byte) {
+	h.mu.Lock()
+	before := h.catalog
+	h.mu.Unlock()
+	cat, err := h.fetchCatalog(h.ctx, c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.logf("epoch %s: re-list for a call to an unknown tool: %v", c.epoch, err)
+	} else if h.child == c && h.catalog == before {
+		h.setCatalogLocked(c, cat)
+	}
+	switch {
+	case h.state == StateReady && h.child == c:
+		h.forwardOnceLocked(m, line, true)
+	case h.state == StateReady:
+		h.forwardLocked(m, line) // a new epoch decides with its own catalog
+	case h.state == StateDown:
+		h.toClient(h.unavailableLocked(m))
+	default:
+		h.held = append(h.held, line)
 	}
 }

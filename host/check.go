@@ -110,7 +110,7 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 			err = t.schema.Validate(inst)
 		}
 		if err != nil {
-			problem = "arguments do not match the current inputSchema: " + oneLine(err.Error())
+			problem = "arguments do not match the current inputSchema: " + validationText(err)
 		}
 	}
 	code, reason := CodeInvalidArguments, "invalid_arguments"
@@ -154,15 +154,20 @@ func schemaDefaults(def json.RawMessage) map[string]json.RawMessage {
 	return out
 }
 
-// noteListedLocked records that a tools/list result reached the client: the
-// client is now informed of those definitions. h.mu is held.
-func (h *Host) noteListedLocked(result json.RawMessage) {
+// noteListedLocked records that a tools/list result of child c reached the
+// client: the client is now informed of those definitions. A definition
+// the host's catalog lacks or holds otherwise (a tool the server added at
+// runtime, without or before its own list_changed) makes the host re-list
+// the server, so that the catalog learns what the client was shown. h.mu
+// is held.
+func (h *Host) noteListedLocked(c *child, result json.RawMessage) {
 	var res struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
 	if json.Unmarshal(result, &res) != nil {
 		return
 	}
+	stale := false
 	for _, def := range res.Tools {
 		var n struct {
 			Name string `json:"name"`
@@ -173,9 +178,21 @@ func (h *Host) noteListedLocked(result json.RawMessage) {
 			d = build.DigestBytes(canon)
 		}
 		h.informed[n.Name] = d
+		if t := h.tools[n.Name]; h.tools != nil && (t == nil || t.digest != d) {
+			stale = true
+		}
+	}
+	if stale && c == h.child && h.state == StateReady && !h.refresh.running {
+		h.requestRefreshLocked(c, nil)
 	}
 }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// validationText is a schema validation error on one line, in JSON's
+// words: the validator prints a JSON null as Go's "<invalid reflect.Value>".
+func validationText(err error) string {
+	return strings.ReplaceAll(oneLine(err.Error()), "<invalid reflect.Value>", "null")
 }

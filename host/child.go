@@ -32,8 +32,9 @@ type child struct {
 
 	guard *guard // kills the group if the host dies without stopping it; nil if it could not start
 
-	observed *Observed // set once, after the first message (h.mu)
-	looked   bool      // observation started (h.mu)
+	observed *Observed  // set once, after the first message (h.mu)
+	looked   bool       // observation started (h.mu)
+	caps     serverCaps // what its initialize or discover result declared (h.mu)
 }
 
 // startChild launches command in dir in a new process group (so a stop

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -27,6 +28,8 @@ type listen struct {
 	id    json.RawMessage // the client's id: the subscription id
 	line  []byte
 	tools bool // the client asked for tools list_changed on it
+	// and for prompts and resources list_changed
+	prompts, resources bool
 }
 
 // toClient queues one message for the client, adding the newline. It never
@@ -44,6 +47,14 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	if over != nil {
 		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
 		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
+		return
+	}
+	if jsonrpc.IsBatch(line) {
+		// A batch (JSON-RPC 2.0 §6, MCP 2025-03-26 only) would need each
+		// call checked and answered on its own; it is refused whole, and
+		// nothing in it is forwarded.
+		h.logf("refused a JSON-RPC batch: not supported")
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by mcpepoch host; nothing in the batch was forwarded; send each message on its own line", nil))
 		return
 	}
 	m, err := jsonrpc.ParseClient(line)
@@ -130,15 +141,23 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 		h.initParams, h.initLine, h.initDone = m.Params, line, false
 	case "notifications/initialized":
 		h.initialized = true
+	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		if m.IsRequest() {
+			h.noteSessionLocked(m)
+		}
 	case "subscriptions/listen":
 		if m.IsRequest() {
 			var p struct {
 				Notifications struct {
-					ToolsListChanged bool `json:"toolsListChanged"`
+					ToolsListChanged     bool `json:"toolsListChanged"`
+					PromptsListChanged   bool `json:"promptsListChanged"`
+					ResourcesListChanged bool `json:"resourcesListChanged"`
 				} `json:"notifications"`
 			}
 			json.Unmarshal(m.Params, &p)
-			h.listens[jsonrpc.IDKey(m.ID)] = &listen{id: m.ID, line: line, tools: p.Notifications.ToolsListChanged}
+			n := p.Notifications
+			h.listens[jsonrpc.IDKey(m.ID)] = &listen{id: m.ID, line: line, tools: n.ToolsListChanged,
+				prompts: n.PromptsListChanged, resources: n.ResourcesListChanged}
 		}
 	case "notifications/cancelled":
 		var p struct {
@@ -169,6 +188,33 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 	}
 }
 
+// sessionRequest is a client request that sets state of the handshake
+// era's session (the log level, a resource subscription): a new child
+// gets it again after initialize, in the order the client sent them.
+type sessionRequest struct {
+	method string
+	key    string // the method, and for a subscription its uri
+	params json.RawMessage
+}
+
+// noteSessionLocked records a logging/setLevel or resources/(un)subscribe
+// request of the client: a later one of the same key replaces the earlier
+// one, an unsubscribe ends its subscription.
+func (h *Host) noteSessionLocked(m *jsonrpc.Message) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	json.Unmarshal(m.Params, &p)
+	key := m.Method
+	if m.Method != "logging/setLevel" {
+		key = "resources/subscribe " + p.URI
+	}
+	h.session = slices.DeleteFunc(h.session, func(r sessionRequest) bool { return r.key == key })
+	if m.Method != "resources/unsubscribe" {
+		h.session = append(h.session, sessionRequest{method: m.Method, key: key, params: m.Params})
+	}
+}
+
 // Keys of the per-request _meta of MCP 2026-07-28.
 const (
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
@@ -185,6 +231,13 @@ func (h *Host) unavailableLocked(m *jsonrpc.Message) []byte {
 // forwardLocked sends a client message to the current child, after the
 // catalog checks for tools/call. h.mu is held and the state is ready.
 func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
+	h.forwardOnceLocked(m, line, false)
+}
+
+// forwardOnceLocked is forwardLocked; relisted says the catalog was just
+// re-listed for this call, so an unknown tool is refused rather than
+// re-listed again.
+func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool) {
 	if h.child == nil {
 		if m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))
@@ -199,6 +252,10 @@ func (h *Host) forwardLocked(m *jsonrpc.Message, line []byte) {
 		}
 		var p callParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
+			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
+				go h.recheckUnknown(h.child, m, line)
+				return
+			}
 			refusal, g := h.authorizeLocked(m, &p)
 			if refusal == nil {
 				refusal = h.checkCallLocked(m, &p)

@@ -41,7 +41,8 @@
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
 //     shape in error.data). The check runs under the lock that switches
 //     epochs, so a restart cannot slip a call past it.
-//  3. Catalog: an unknown tool → -31005 unknown_tool; a tool whose
+//  3. Catalog: an unknown tool → -31005 unknown_tool, once a re-list of
+//     the server (which may add tools at runtime) does not show it; a tool whose
 //     definition changed since the client was last given it → -31006
 //     tool_changed; arguments that do not validate against the current
 //     inputSchema → -31007 invalid_arguments; both with the current
@@ -52,8 +53,11 @@
 // # Protocol eras
 //
 // Handshake era (2024-11-05 … 2025-11-25): the client's initialize is
-// replayed to each new child and notifications/initialized follows; a
-// child that negotiates another protocolVersion closes the connection.
+// replayed to each new child and notifications/initialized follows, then
+// the client's logging/setLevel and resources/subscribe requests, in the
+// order it sent them; a child that negotiates another protocolVersion
+// closes the connection. JSON-RPC batches (2025-03-26) are refused whole
+// with -32600.
 // Stateless era (2026-07-28): server/discover passes through (rewritten to
 // advertise tools.listChanged), the client's _meta is reused on the host's
 // own requests, subscriptions/listen requests are re-sent to each new child
@@ -73,17 +77,23 @@
 // Messages pass byte for byte in both directions unless listed here; the
 // host reads the envelope (id, method) and, for tools/call, the tool name
 // and arguments (package internal/jsonrpc reads client messages strictly).
-// It rewrites:
+// It rewrites only the member it must, keeping every other byte as the
+// peer wrote it (internal/jsonrpc SetMember), and never escapes <>& in
+// what it writes itself:
 //
-//   - initialize and server/discover results: capabilities.tools.listChanged
-//     is always true, because the host sends
-//     notifications/tools/list_changed on every epoch change;
+//   - initialize and server/discover results: listChanged is true for
+//     each of tools, prompts and resources the server declared, because
+//     the host sends notifications/tools/list_changed on every epoch
+//     change and the prompts and resources ones when those lists changed
+//     (lists.go); a capability the server did not declare is not added,
+//     and a server without tools gets no catalog fetch;
 //   - tools/list results in the 2026-07-28 era: ttlMs 0;
 //   - notifications/subscriptions/acknowledged of a listen that asked for
 //     tools list_changed: toolsListChanged true;
 //   - the ids of server→client requests (sampling, roots, elicitation):
 //     the client sees a host id, and its answer goes back under the
-//     server's own id to the epoch that asked.
+//     server's own id to the epoch that asked; the server's own
+//     notifications/cancelled of such a request names the host id.
 //
 // Its own requests to a child use string ids starting with "mcpepoch:", a
 // namespace clients may not use. Nothing but MCP messages is written to the

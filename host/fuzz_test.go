@@ -78,14 +78,15 @@ func FuzzOverflowID(f *testing.F) {
 
 // FuzzAdvertiseListChanged: the initialize/server/discover rewrite of any
 // server line either fails cleanly or yields valid JSON that keeps every
-// top-level member and says capabilities.tools.listChanged = true.
+// top-level member and, when it declared tools, says
+// capabilities.tools.listChanged = true.
 func FuzzAdvertiseListChanged(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"s","version":"1"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":null},"n":12345678901234567890123}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{"listChanged":false,"x":1e400}}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":[]}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		out, _, err := advertiseListChanged(line)
+		out, caps, _, err := advertiseListChanged(line)
 		if err != nil {
 			return
 		}
@@ -106,7 +107,7 @@ func FuzzAdvertiseListChanged(f *testing.F) {
 				} `json:"capabilities"`
 			} `json:"result"`
 		}
-		if err := json.Unmarshal(out, &r); err != nil || !r.Result.Capabilities.Tools.ListChanged {
+		if err := json.Unmarshal(out, &r); err != nil || (caps.tools && !r.Result.Capabilities.Tools.ListChanged) {
 			t.Fatalf("rewrite %q does not say listChanged (%v)", out, err)
 		}
 	})

@@ -368,6 +368,7 @@ type raw struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced whenever something arrives
 	msgs    []*wire
+	lines   []string // msgs as received, byte for byte
 	invalid []string // lines that are not JSON-RPC 2.0 messages
 	nextID  int
 
@@ -443,6 +444,7 @@ func (c *raw) note(line []byte, partial bool) {
 	default:
 		w.at, w.seq = time.Now(), len(c.msgs)
 		c.msgs = append(c.msgs, &w)
+		c.lines = append(c.lines, string(line))
 	}
 	c.signalLocked()
 }

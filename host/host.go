@@ -132,9 +132,11 @@ type Host struct {
 	initialized bool             // the client sent notifications/initialized
 	protocol    string           // protocolVersion negotiated in the legacy era
 	stateless   bool             // server/discover succeeded: MCP 2026-07-28
+	caps        serverCaps       // the lists the client was told the server has
 	meta        json.RawMessage  // _meta of the client's latest stateless request
 	listens     map[string]*listen
-	swallowAck  map[string]bool // listen ids re-sent to a new child
+	session     []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
+	swallowAck  map[string]bool  // listen ids re-sent to a new child
 
 	// The server side (server.go): the host's own requests to a child and
 	// the child's requests to the client.
@@ -148,6 +150,11 @@ type Host struct {
 	informed map[string]build.Digest // tool → definition the client was last given
 	fetching bool                    // the first catalog fetch is under way
 	refresh  refreshState            // re-lists after the server's own list_changed
+	// lists holds the digest of the prompts and resources lists the client
+	// could last have seen, by method (lists.go); changedLists are those a
+	// restart found changed, announced when it is ready.
+	lists        map[string]build.Digest
+	changedLists []string
 
 	// Grants (grants.go).
 	grants   *grant.Store
@@ -187,7 +194,7 @@ func New(opts Options) *Host {
 		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
-		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{},
+		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, launcher: os.Getppid(),
 	}
 }

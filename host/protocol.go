@@ -32,50 +32,59 @@ func isPrivateID(id json.RawMessage) bool {
 	return len(s) >= len(privatePrefix) && s[:len(privatePrefix)] == privatePrefix
 }
 
-// advertiseListChanged rewrites an initialize response line so that its
-// result says capabilities.tools.listChanged = true: the host emits
-// notifications/tools/list_changed on every epoch change whatever the server
-// supports. It also returns the negotiated protocolVersion. Members it does
-// not touch keep their values.
-func advertiseListChanged(line []byte) ([]byte, string, error) {
-	var resp map[string]json.RawMessage
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return nil, "", err
-	}
-	var result map[string]json.RawMessage
-	if err := json.Unmarshal(resp["result"], &result); err != nil {
-		return nil, "", fmt.Errorf("initialize result: %v", err)
+// serverCaps is what a server's initialize or server/discover result
+// declared, of the lists the host announces.
+type serverCaps struct {
+	tools, prompts, resources bool
+}
+
+// advertiseListChanged rewrites an initialize or server/discover response
+// line so that each list the server declared (capabilities.tools, prompts,
+// resources) says listChanged: true: the host announces every epoch change
+// of tools, and of prompts and resources when their lists changed. A
+// capability the server did not declare is not added: a prompts-only
+// server stays one. Only those members change; every other byte stays as
+// the server wrote it. It also returns what was declared and the
+// negotiated protocolVersion ("" for server/discover).
+func advertiseListChanged(line []byte) ([]byte, serverCaps, string, error) {
+	var caps serverCaps
+	result, ok := jsonrpc.GetMember(line, "result")
+	if !ok || len(result) == 0 || result[0] != '{' {
+		return nil, caps, "", fmt.Errorf("initialize result: not an object")
 	}
 	var version string
-	json.Unmarshal(result["protocolVersion"], &version)
-	caps := map[string]json.RawMessage{}
-	if raw, ok := result["capabilities"]; ok {
-		if err := json.Unmarshal(raw, &caps); err != nil {
-			return nil, "", fmt.Errorf("initialize result capabilities: %v", err)
+	if raw, ok := jsonrpc.GetMember(line, "result", "protocolVersion"); ok {
+		json.Unmarshal(raw, &version)
+	}
+	raw, ok := jsonrpc.GetMember(line, "result", "capabilities")
+	if !ok || bytes.Equal(raw, []byte("null")) {
+		return line, caps, version, nil
+	}
+	if raw[0] != '{' {
+		return nil, caps, "", fmt.Errorf("initialize result capabilities: not an object")
+	}
+	out := line
+	for _, list := range []struct {
+		name string
+		has  *bool
+	}{{"tools", &caps.tools}, {"prompts", &caps.prompts}, {"resources", &caps.resources}} {
+		c, ok := jsonrpc.GetMember(out, "result", "capabilities", list.name)
+		if !ok || bytes.Equal(c, []byte("null")) {
+			continue
+		}
+		if c[0] != '{' {
+			return nil, caps, "", fmt.Errorf("initialize result capabilities.%s: not an object", list.name)
+		}
+		*list.has = true
+		if v, _ := jsonrpc.GetMember(out, "result", "capabilities", list.name, "listChanged"); string(v) == "true" {
+			continue
+		}
+		var err error
+		if out, err = jsonrpc.SetMember(out, json.RawMessage("true"), "result", "capabilities", list.name, "listChanged"); err != nil {
+			return nil, caps, "", err
 		}
 	}
-	tools := map[string]json.RawMessage{}
-	if raw, ok := caps["tools"]; ok && !bytes.Equal(raw, []byte("null")) {
-		if err := json.Unmarshal(raw, &tools); err != nil {
-			return nil, "", fmt.Errorf("initialize result capabilities.tools: %v", err)
-		}
-	}
-	tools["listChanged"] = json.RawMessage("true")
-	var err error
-	if caps["tools"], err = json.Marshal(tools); err != nil {
-		return nil, "", err
-	}
-	if result["capabilities"], err = json.Marshal(caps); err != nil {
-		return nil, "", err
-	}
-	if resp["result"], err = json.Marshal(result); err != nil {
-		return nil, "", err
-	}
-	out, err := json.Marshal(resp)
-	if err != nil {
-		return nil, "", err
-	}
-	return append(out, '\n'), version, nil
+	return out, caps, version, nil
 }
 
 // subscriptionID returns the idKey of params._meta's subscription id.
@@ -89,26 +98,10 @@ func subscriptionID(params json.RawMessage) string {
 
 // ackToolsListChanged rewrites a notifications/subscriptions/acknowledged
 // line to say tools list_changed is honoured: the host sends it on every
-// epoch change (MCP 2026-07-28 subscriptions/listen).
+// epoch change (MCP 2026-07-28 subscriptions/listen). Nothing else in the
+// line changes.
 func ackToolsListChanged(line []byte) []byte {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(line, &msg) != nil {
-		return line
-	}
-	var params map[string]json.RawMessage
-	json.Unmarshal(msg["params"], &params)
-	if params == nil {
-		params = map[string]json.RawMessage{}
-	}
-	var notes map[string]json.RawMessage
-	json.Unmarshal(params["notifications"], &notes)
-	if notes == nil {
-		notes = map[string]json.RawMessage{}
-	}
-	notes["toolsListChanged"] = json.RawMessage("true")
-	params["notifications"], _ = json.Marshal(notes)
-	msg["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(msg)
+	out, err := jsonrpc.SetMember(line, json.RawMessage("true"), "params", "notifications", "toolsListChanged")
 	if err != nil {
 		return line
 	}

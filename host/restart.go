@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -214,6 +215,7 @@ func (h *Host) startPending(ctx context.Context, old *child, next *build.Identit
 	h.mu.Lock()
 	h.child = c
 	params, initialized, stateless := h.initParams, h.initialized, h.stateless
+	c.caps = h.caps // replaced by its own initialize result in the handshake era
 	if params != nil && !h.initDone {
 		// The client's initialize was in flight: the session has not begun,
 		// so the new child answers the client's own request, and the
@@ -243,14 +245,29 @@ func (h *Host) startPending(ctx context.Context, old *child, next *build.Identit
 	return c, params != nil || stateless, nil
 }
 
-// catalogReady fetches the new child's catalog and enters catalog-ready.
+// catalogReady fetches the new child's catalog, when it declared tools,
+// and its prompts and resources lists, and enters catalog-ready. A server
+// without tools has no catalog: its calls pass unchecked and it answers
+// them itself.
 func (h *Host) catalogReady(ctx context.Context, c *child) error {
-	cat, err := h.fetchCatalog(ctx, c)
-	if err != nil {
-		return h.failStart(c, err)
-	}
 	h.mu.Lock()
-	h.setCatalogLocked(c, cat)
+	tools := c.caps.tools
+	h.mu.Unlock()
+	var cat *Catalog
+	if tools {
+		var err error
+		if cat, err = h.fetchCatalog(ctx, c); err != nil {
+			return h.failStart(c, err)
+		}
+	}
+	lists := h.listDigests(ctx, c)
+	h.mu.Lock()
+	if cat != nil {
+		h.setCatalogLocked(c, cat)
+	} else {
+		h.catalog, h.tools = nil, nil
+	}
+	h.changedLists = h.setListsLocked(lists)
 	h.setState(StateCatalogReady)
 	h.mu.Unlock()
 	return nil
@@ -265,6 +282,8 @@ func (h *Host) readyLocked(c *child) error {
 	h.setState(StateReady)
 	h.recovering, h.idle, h.gaveUp = false, false, false
 	h.announceLocked()
+	h.announceListsLocked(h.changedLists)
+	h.changedLists = nil
 	held := h.held
 	h.held = nil
 	for _, line := range held {
@@ -289,7 +308,7 @@ func (h *Host) announceLocked() {
 		}
 		return
 	}
-	if h.initialized {
+	if h.initialized && h.caps.tools {
 		h.toClient(jsonrpc.RequestLine(nil, "notifications/tools/list_changed", nil))
 	}
 }
@@ -325,8 +344,9 @@ func (e *ProtocolMismatchError) Error() string {
 }
 
 // reinitialize replays the client's initialize to a new child under a
-// private id, checks it negotiates the same protocolVersion and sends
-// notifications/initialized.
+// private id, checks it negotiates the same protocolVersion, sends
+// notifications/initialized and replays the session's log level and
+// resource subscriptions in the order the client sent them.
 func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessage, initialized bool) error {
 	// The client's params are replayed as it sent them, never decoded into
 	// Go numbers: a 20-digit integer stays exact, 1e400 stays 1e400.
@@ -338,14 +358,25 @@ func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessag
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	json.Unmarshal(raw, &res)
+	_, caps, _, _ := advertiseListChanged(append(append([]byte(`{"result":`), raw...), '}'))
 	h.mu.Lock()
 	want := h.protocol
+	c.caps = caps
 	h.mu.Unlock()
 	if want != "" && res.ProtocolVersion != want {
 		return &ProtocolMismatchError{Session: want, Server: res.ProtocolVersion}
 	}
-	if initialized {
-		c.send(jsonrpc.RequestLine(nil, "notifications/initialized", nil))
+	if !initialized {
+		return nil
+	}
+	c.send(jsonrpc.RequestLine(nil, "notifications/initialized", nil))
+	h.mu.Lock()
+	session := slices.Clone(h.session)
+	h.mu.Unlock()
+	for _, r := range session {
+		if _, err := h.privateCall(ctx, c, r.method, r.params); err != nil {
+			h.logf("epoch %s: replaying the client's %s: %v", c.epoch, r.key, err)
+		}
 	}
 	return nil
 }

@@ -138,6 +138,12 @@ func (h *Host) notificationLocked(c *child, m *jsonrpc.Message, line []byte) {
 		}
 		h.requestRefreshLocked(c, line)
 		return
+	case "notifications/cancelled":
+		if line = h.serverCancelledLocked(c, m, line); line == nil {
+			return
+		}
+	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		h.forgetListLocked(m.Method)
 	case "notifications/subscriptions/acknowledged":
 		k := subscriptionID(m.Params)
 		if h.swallowAck[k] {
@@ -151,6 +157,35 @@ func (h *Host) notificationLocked(c *child, m *jsonrpc.Message, line []byte) {
 	h.toClient(line)
 }
 
+// serverCancelledLocked maps a server's notifications/cancelled of its own
+// request (an elicitation or sampling it gave up on) to the host id the
+// client knows that request by, so that the client's dialog closes (MCP
+// cancellation). A cancellation of a request the client never got, or
+// that was answered, is dropped; any other passes unchanged.
+func (h *Host) serverCancelledLocked(c *child, m *jsonrpc.Message, line []byte) []byte {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || !jsonrpc.HasID(p.RequestID) {
+		return line
+	}
+	want := jsonrpc.IDKey(p.RequestID)
+	for k, r := range h.serverReqs {
+		if r.child != c || jsonrpc.IDKey(r.id) != want {
+			continue
+		}
+		delete(h.serverReqs, k)
+		hid, _ := json.Marshal(strings.TrimPrefix(k, "s")) // host ids are strings: idKey is "s" + the id
+		out, err := jsonrpc.SetMember(line, hid, "params", "requestId")
+		if err != nil {
+			return nil
+		}
+		return out
+	}
+	h.logf("epoch %s: dropped the server's cancellation of request %.64s, which the client is not waiting on", c.epoch, p.RequestID)
+	return nil
+}
+
 // rewriteResultLocked adjusts the few results the host must: initialize
 // and server/discover always advertise tools.listChanged; tools/list
 // results mark the client informed and, in the stateless era, carry
@@ -158,11 +193,12 @@ func (h *Host) notificationLocked(c *child, m *jsonrpc.Message, line []byte) {
 func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte {
 	switch method {
 	case "initialize", "server/discover":
-		out, version, err := advertiseListChanged(line)
+		out, caps, version, err := advertiseListChanged(line)
 		if err != nil {
 			h.logf("epoch %s: %s result passed unchanged: %v", c.epoch, method, err)
 			return line
 		}
+		h.caps, c.caps = caps, caps
 		if method == "initialize" {
 			h.protocol, h.initDone = version, true
 		} else {
@@ -171,21 +207,15 @@ func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte 
 		}
 		return out
 	case "tools/list":
-		var resp map[string]json.RawMessage
-		if json.Unmarshal(line, &resp) != nil {
+		result, ok := jsonrpc.GetMember(line, "result")
+		if !ok {
 			return line
 		}
-		h.noteListedLocked(resp["result"])
+		h.noteListedLocked(c, result)
 		if !h.stateless {
 			return line
 		}
-		var result map[string]json.RawMessage
-		if json.Unmarshal(resp["result"], &result) != nil {
-			return line
-		}
-		result["ttlMs"] = json.RawMessage("0")
-		resp["result"], _ = json.Marshal(result)
-		out, err := json.Marshal(resp)
+		out, err := jsonrpc.SetMember(line, json.RawMessage("0"), "result", "ttlMs")
 		if err != nil {
 			return line
 		}

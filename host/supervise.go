@@ -94,8 +94,13 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 		}
 		var msg string
 		if reason == "server_exited" {
+			// Many clients show only the message: it says what happened.
 			data["exitStatus"] = c.exitStatus()
-			msg = "server_restarted: the server exited (" + c.exitStatus() + ") while this request was in flight; it was not retried and may or may not have taken effect"
+			when := "while this request was in flight"
+			if cl.method == "initialize" {
+				when = "while starting, before it answered initialize"
+			}
+			msg = "server_restarted (server_exited): the server " + exitText(c) + " " + when + "; the request was not retried and may or may not have taken effect"
 		} else {
 			data["currentEpoch"] = next
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
@@ -167,5 +172,16 @@ func (h *Host) warnMissing(id *build.Identity) {
 		if a.Missing && (a.Role == build.RoleEntry || a.Role == build.RoleCode) {
 			h.logf("warning: %s does not exist (build the server first?): the identity records it as missing, and the build that writes it is new code", a.Path)
 		}
+	}
+}
+
+// exitText says how child c ended, for a message: its exit status once it
+// was reaped, else that it is being stopped.
+func exitText(c *child) string {
+	select {
+	case <-c.done:
+		return "exited (" + c.exitStatus() + ")"
+	default:
+		return "failed to start and is being stopped"
 	}
 }

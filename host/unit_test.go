@@ -87,55 +87,49 @@ func TestOverflowID(t *testing.T) {
 	}
 }
 
+// TestAdvertiseListChanged: each list the server declared says
+// listChanged: true, nothing is added that it did not declare, and every
+// other byte stays as the server wrote it.
 func TestAdvertiseListChanged(t *testing.T) {
 	for _, tc := range []struct {
-		name, in, version string
-		caps              map[string]any
+		name, in, want, version string
+		caps                    serverCaps
 	}{
 		{"tools-empty",
-			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"s","version":"1"},"instructions":"hi"}}`,
-			"2025-11-25", map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}},
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"s","version":"1"},"instructions":"<b>&</b>"}}`,
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"logging":{}},"serverInfo":{"name":"s","version":"1"},"instructions":"<b>&</b>"}}`,
+			"2025-11-25", serverCaps{tools: true}},
 		{"no-capabilities",
 			`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":"2024-11-05"}}`,
-			"2024-11-05", map[string]any{"tools": map[string]any{"listChanged": true}}},
+			`{"jsonrpc":"2.0","id":"i","result":{"protocolVersion":"2024-11-05"}}`,
+			"2024-11-05", serverCaps{}},
 		{"tools-null",
 			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":null}}}`,
-			"2025-06-18", map[string]any{"tools": map[string]any{"listChanged": true}}},
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":null}}}`,
+			"2025-06-18", serverCaps{}},
 		{"listChanged-false",
 			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false,"x":1}}}}`,
-			"2025-11-25", map[string]any{"tools": map[string]any{"listChanged": true, "x": float64(1)}}},
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true,"x":1}}}}`,
+			"2025-11-25", serverCaps{tools: true}},
+		{"prompts-and-resources-only",
+			`{"result":{"capabilities":{"prompts":{},"resources":{"subscribe":true,"listChanged":true}},"protocolVersion":"2025-11-25"},"jsonrpc":"2.0","id":1}`,
+			`{"result":{"capabilities":{"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true}},"protocolVersion":"2025-11-25"},"jsonrpc":"2.0","id":1}`,
+			"2025-11-25", serverCaps{prompts: true, resources: true}},
 		{"discover",
 			`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0}}`,
-			"", map[string]any{"tools": map[string]any{"listChanged": true}}},
+			`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"ttlMs":0}}`,
+			"", serverCaps{tools: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, version, err := advertiseListChanged([]byte(tc.in))
+			out, caps, version, err := advertiseListChanged([]byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if version != tc.version {
-				t.Errorf("version %q, want %q", version, tc.version)
+			if version != tc.version || caps != tc.caps {
+				t.Errorf("version %q caps %+v, want %q %+v", version, caps, tc.version, tc.caps)
 			}
-			if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
-				t.Errorf("output %q: want one line", out)
-			}
-			var before, after map[string]any
-			json.Unmarshal([]byte(tc.in), &before)
-			if err := json.Unmarshal(out, &after); err != nil {
-				t.Fatal(err)
-			}
-			// Everything but capabilities is unchanged.
-			br, ar := before["result"].(map[string]any), after["result"].(map[string]any)
-			if after["id"] != before["id"] || after["jsonrpc"] != "2.0" || len(after) != len(before) {
-				t.Errorf("envelope changed: %s", out)
-			}
-			for k, v := range br {
-				if k != "capabilities" && fmt.Sprint(ar[k]) != fmt.Sprint(v) {
-					t.Errorf("result.%s changed: %v → %v", k, v, ar[k])
-				}
-			}
-			if got := fmt.Sprint(ar["capabilities"]); got != fmt.Sprint(tc.caps) {
-				t.Errorf("capabilities %s, want %v", got, tc.caps)
+			if string(out) != tc.want {
+				t.Errorf("got  %s\nwant %s", out, tc.want)
 			}
 		})
 	}
@@ -144,7 +138,7 @@ func TestAdvertiseListChanged(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"capabilities":[]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":true}}}`,
 	} {
-		if _, _, err := advertiseListChanged([]byte(bad)); err == nil {
+		if _, _, _, err := advertiseListChanged([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
@@ -254,7 +248,7 @@ func TestCheckCall(t *testing.T) {
 
 	t.Run("definition-changed", func(t *testing.T) {
 		h := checkHost(t, publishV2, echo)
-		h.noteListedLocked(json.RawMessage(`{"tools":[` + publishV1 + `,` + echo + `]}`)) // listed at v1
+		h.noteListedLocked(nil, json.RawMessage(`{"tools":[`+publishV1+`,`+echo+`]}`)) // listed at v1
 		code, data := check(t, h, "publish", `{"branch":"main"}`)
 		if code != CodeToolChanged || string(data["defaults"]) != `{"target":"production"}` {
 			t.Errorf("first call after the change: code %d data %v", code, data)
@@ -270,7 +264,7 @@ func TestCheckCall(t *testing.T) {
 	t.Run("listed-current", func(t *testing.T) {
 		h := checkHost(t, publishV2)
 		// Key order and spacing do not make a definition different.
-		h.noteListedLocked(json.RawMessage(`{"tools":[{"inputSchema":{"required":["branch"],"type":"object","properties":{"target":{"default":"production","type":"string"},"branch":{"type":"string"}}},  "name":"publish"}]}`))
+		h.noteListedLocked(nil, json.RawMessage(`{"tools":[{"inputSchema":{"required":["branch"],"type":"object","properties":{"target":{"default":"production","type":"string"},"branch":{"type":"string"}}},  "name":"publish"}]}`))
 		if code, _ := check(t, h, "publish", `{"branch":"main"}`); code != 0 {
 			t.Errorf("code %d, want the call forwarded", code)
 		}
