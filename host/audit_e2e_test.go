@@ -130,7 +130,7 @@ func TestAuditSeedSequence(t *testing.T) {
 
 	s.close()
 	out, code := p.verify()
-	if code != 0 || !strings.Contains(out.Stderr, "chain intact") {
+	if code != 0 || !strings.Contains(out.Stdout, "chain intact") {
 		t.Fatalf("mcpepoch audit verify after the session: exit %d\n%s", code, out)
 	}
 	recs = p.records()
@@ -238,8 +238,8 @@ func TestAuditTampering(t *testing.T) {
 				t.Fatalf("verify after %s: exit %d, want 5\n%s", c.name, code, out)
 			}
 			want := fmt.Sprintf("%s:%d: ", lp, c.line)
-			if !strings.Contains(out.Stderr, want) || !strings.Contains(out.Stderr, c.kind) {
-				t.Fatalf("verify after %s does not name line %d (%q) with %q:\n%s", c.name, c.line, want, c.kind, out.Stderr)
+			if !strings.Contains(out.Stdout, want) || !strings.Contains(out.Stdout, c.kind) {
+				t.Fatalf("verify after %s does not name line %d (%q) with %q:\n%s", c.name, c.line, want, c.kind, out.Stdout)
 			}
 		})
 	}
@@ -392,7 +392,7 @@ func TestAuditCrashSafety(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("round %d: audit verify after SIGKILL: exit %d\n%s", round, code, out)
 		}
-		t.Logf("round %d: %d calls, then SIGKILL; audit verify:\n%s", round, calls.Load(), out.Stderr)
+		t.Logf("round %d: %d calls, then SIGKILL; audit verify:\n%s", round, calls.Load(), out.Stdout)
 	}
 
 	s := gConnect(t, p)
@@ -403,7 +403,7 @@ func TestAuditCrashSafety(t *testing.T) {
 	s.text("slow_write", map[string]any{"key": "after"})
 	s.close()
 	out, code := p.verify()
-	if code != 0 || !strings.Contains(out.Stderr, "chain intact") {
+	if code != 0 || !strings.Contains(out.Stdout, "chain intact") {
 		t.Fatalf("audit verify after a clean session: exit %d\n%s", code, out)
 	}
 	recs := p.records()
@@ -548,7 +548,7 @@ func TestAuditTwoHosts(t *testing.T) {
 	if logs != 1 {
 		t.Errorf("%d logs in .mcpepoch/, want 1: %v", logs, entries)
 	}
-	if out, code := p.verify(); code != 0 || strings.Contains(out.Stderr, "warning") {
+	if out, code := p.verify(); code != 0 || strings.Contains(out.Stdout, "warning") {
 		t.Fatalf("audit verify: exit %d\n%s", code, out)
 	}
 	recs := p.records()

@@ -131,8 +131,8 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 	s.close()
 
 	out, code := p.verify()
-	if code != 0 || !strings.Contains(out.Stderr, "warning: ") || !strings.Contains(out.Stderr, "records_lost: ") ||
-		!strings.Contains(out.Stderr, "1 gap(s)") {
+	if code != 0 || !strings.Contains(out.Stdout, "warning: ") || !strings.Contains(out.Stdout, "records_lost: ") ||
+		!strings.Contains(out.Stdout, "1 gap(s)") {
 		t.Fatalf("audit verify: exit %d, want 0 with a records_lost warning:\n%s", code, out)
 	}
 	// Every call that ran is accounted for: in the log, or in the gap.

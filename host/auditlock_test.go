@@ -66,7 +66,7 @@ func TestAuditLockHeldFailsClosed(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.close()
-	if out, code := p.verify(); code != 0 || !strings.Contains(out.Stderr, "records_lost: ") || !strings.Contains(out.Stderr, "held by another writer") {
+	if out, code := p.verify(); code != 0 || !strings.Contains(out.Stdout, "records_lost: ") || !strings.Contains(out.Stdout, "held by another writer") {
 		t.Fatalf("audit verify: exit %d, want 0 with a records_lost warning naming the lock:\n%s", code, out)
 	}
 }

@@ -126,7 +126,7 @@ func (p *project) epoch(run string) (epoch.Epoch, int) {
 	return s.Execution.Epoch, s.Execution.ProcessID
 }
 
-// approveRe matches the line mcpepoch approve prints on stderr.
+// approveRe matches the line mcpepoch approve prints on stdout.
 var approveRe = regexp.MustCompile(`approved: grant (\S+) for agent run (\S+), epoch (\S+):`)
 
 // reviewRe matches the first line of the review screen.
@@ -142,7 +142,7 @@ func (p *project) tryApprove(run string, args ...string) (testenv.Output, int) {
 func (p *project) approve(run string, args ...string) (id string, ep epoch.Epoch, out testenv.Output) {
 	p.t.Helper()
 	out, code := p.tryApprove(run, args...)
-	m := approveRe.FindStringSubmatch(out.Stderr)
+	m := approveRe.FindStringSubmatch(out.Stdout)
 	if code != 0 || m == nil {
 		p.t.Fatalf("mcpepoch approve %v: exit %d\n%s", args, code, out)
 	}
@@ -628,7 +628,7 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 				approved++
 				// The grant is for the epoch the person was shown.
 				shown := reviewRe.FindStringSubmatch(out.Stdout)
-				got := approveRe.FindStringSubmatch(out.Stderr)
+				got := approveRe.FindStringSubmatch(out.Stdout)
 				if shown == nil || got == nil || shown[1] != got[3] {
 					other = append(other, fmt.Sprintf("round %d: approve showed one epoch and granted another:\n%s", i, out))
 				}

@@ -26,7 +26,7 @@ import (
 // running execution epoch only.
 func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("approve", stdio.Err, "[--run R] [--tools T,...|--all] [--credential C]... [--expires E] [--yes]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	run := fs.String("run", "", "agent run to approve for (a prefix is enough); required with --yes when several hosts serve the project")
 	tools := fs.String("tools", "", "comma-separated tools to approve (default: the pending requests)")
 	all := fs.Bool("all", false, "approve every tool of the current catalog, with the credential scopes they use")
@@ -48,7 +48,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
 			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if len(results) == 0 {
-		fmt.Fprintln(stdio.Err, "no host listening for this project: nothing to approve")
+		fmt.Fprintln(stdio.Err, noHostLine(root, ": nothing to approve"))
 		return silentExit(exitNoHost)
 	}
 	if len(reviews) == 0 {
@@ -95,7 +95,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 				return err
 			}
 			if !ok {
-				fmt.Fprintf(stdio.Err, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
+				fmt.Fprintf(stdio.Out, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
 				continue
 			}
 		}
@@ -109,14 +109,14 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		var g grant.Grant
 		json.Unmarshal(resp.Payload, &g)
 		approvedAny = true
-		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
+		fmt.Fprintf(stdio.Out, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
 			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
 			orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
 		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
 			if pc := rv.PerCallTools(g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a
 				// per-call scope is covered only by per-call grants.
-				fmt.Fprintf(stdio.Err, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
+				fmt.Fprintf(stdio.Out, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
 					printableList(pc, ", "), orDash(rv.PerCallScopes(pc)), printable(string(g.AgentRun)))
 			}
 		}

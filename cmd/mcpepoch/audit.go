@@ -41,14 +41,14 @@ func runAudit(args []string, stdio Stdio) error {
 
 func runAuditVerify(args []string, stdio Stdio) error {
 	fs := newFlags("audit verify", stdio.Err, "[--dir DIR] [--log FILE]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	logFlag := fs.String("log", "", "log to verify (default .mcpepoch/audit.jsonl)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	p := *logFlag
 	if p == "" {
-		root, err := projectRoot(*dirFlag)
+		root, err := findRoot(*dirFlag)
 		if err != nil {
 			return err
 		}
@@ -59,13 +59,13 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(stdio.Err, "warning: %v\n", w)
+		fmt.Fprintf(stdio.Out, "warning: %v\n", w)
 	}
 	for _, pr := range rep.Problems {
-		fmt.Fprintf(stdio.Err, "%v\n", pr)
+		fmt.Fprintf(stdio.Out, "%v\n", pr)
 	}
 	if !rep.OK {
-		fmt.Fprintf(stdio.Err, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
+		fmt.Fprintf(stdio.Out, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
 		return silentExit(exitAuditBroken)
 	}
 	gaps := 0
@@ -78,13 +78,13 @@ func runAuditVerify(args []string, stdio Stdio) error {
 	if gaps > 0 {
 		note = fmt.Sprintf("; %d gap(s) of records that could not be written (see the warnings)", gaps)
 	}
-	fmt.Fprintf(stdio.Err, "%s: %d records, chain intact, head seq %d %s%s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash, note)
+	fmt.Fprintf(stdio.Out, "%s: %d records, chain intact, head seq %d %s%s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash, note)
 	return nil
 }
 
 func runAuditShow(args []string, stdio Stdio) error {
 	fs := newFlags("audit show", stdio.Err, "[--run R] [--epoch E] [--type T] [--json]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	run := fs.String("run", "", "only records of this agent run (prefix)")
 	ep := fs.String("epoch", "", "only records of this execution epoch (prefix)")
 	typ := fs.String("type", "", "only records of this type, e.g. tool_called")
@@ -95,7 +95,7 @@ func runAuditShow(args []string, stdio Stdio) error {
 	if *typ != "" && !slices.Contains(auditTypes, *typ) {
 		return usageError("--type %q: not an audit record type (want one of %s)", *typ, strings.Join(auditTypes, ", "))
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}

@@ -40,14 +40,14 @@ func TestAuditHeadDeleted(t *testing.T) {
 	}
 	l.Close()
 
-	_, stderr, code := runCLI(t, "audit", "verify", "--dir", root)
+	stdout, _, code := runCLI(t, "audit", "verify", "--dir", root)
 	if code != 0 {
 		t.Errorf("audit verify: exit %d, want 0 (intact, with a warning)", code)
 	}
-	if !strings.Contains(stderr, "warning: "+path+":3: seq 3: log_recovered: the head file was missing when the log was reopened after seq 2") {
-		t.Errorf("audit verify does not warn about the missing head:\n%s", stderr)
+	if !strings.Contains(stdout, "warning: "+path+":3: seq 3: log_recovered: the head file was missing when the log was reopened after seq 2") {
+		t.Errorf("audit verify does not warn about the missing head:\n%s", stdout)
 	}
-	stdout, _, code := runCLI(t, "audit", "show", "--dir", root)
+	stdout, _, code = runCLI(t, "audit", "show", "--dir", root)
 	if code != 0 || !strings.Contains(stdout, "log_recovered        head=missing") {
 		t.Errorf("audit show: exit %d, does not list the missing head:\n%s", code, stdout)
 	}
@@ -69,8 +69,8 @@ func TestAuditLogDeleted(t *testing.T) {
 	}
 	l.Close()
 	os.Remove(path)
-	_, stderr, code := runCLI(t, "audit", "verify", "--dir", root)
-	if code != 5 || !strings.Contains(stderr, "log missing, but "+audit.HeadPath(path)+" records seq 1") {
-		t.Errorf("audit verify: exit %d, want 5 naming the missing log:\n%s", code, stderr)
+	stdout, _, code := runCLI(t, "audit", "verify", "--dir", root)
+	if code != 5 || !strings.Contains(stdout, "log missing, but "+audit.HeadPath(path)+" records seq 1") {
+		t.Errorf("audit verify: exit %d, want 5 naming the missing log:\n%s", code, stdout)
 	}
 }

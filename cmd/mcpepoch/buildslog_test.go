@@ -45,8 +45,8 @@ func TestRecordBuildsLogFailsLoudly(t *testing.T) {
 	if _, _, code := runCLI(t, "record", "--dir", root); code != 0 {
 		t.Fatalf("record after the lock was released: exit %d", code)
 	}
-	_, stderr, code = runCLI(t, "audit", "verify", "--log", layout.Builds(root))
-	if code != 0 || !strings.Contains(stderr, "records_lost: 1 record(s) (build_recorded 1)") {
-		t.Fatalf("audit verify of the builds log: exit %d, want 0 with a records_lost warning:\n%s", code, stderr)
+	stdout, _, code := runCLI(t, "audit", "verify", "--log", layout.Builds(root))
+	if code != 0 || !strings.Contains(stdout, "records_lost: 1 record(s) (build_recorded 1)") {
+		t.Fatalf("audit verify of the builds log: exit %d, want 0 with a records_lost warning:\n%s", code, stdout)
 	}
 }

@@ -228,7 +228,7 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 		d.recordFailed(lw, recordError(err))
 		return
 	}
-	perHost(lw, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
+	perHost(lw, lw, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(d.p, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError

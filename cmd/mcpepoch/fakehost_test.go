@@ -162,22 +162,25 @@ func TestApproveAll(t *testing.T) {
 			t.Errorf("review screen lacks %s", want)
 		}
 	}
-	if !strings.Contains(stderr, `approved: grant `) || !strings.Contains(stderr, `tools wipe_disk\r\x1b[Kread_file, publish_preview`) {
-		t.Errorf("approved line does not show the escaped tools:\n%s", stderr)
+	if !strings.Contains(stdout, `approved: grant `) || !strings.Contains(stdout, `tools wipe_disk\r\x1b[Kread_file, publish_preview`) {
+		t.Errorf("approved line does not show the escaped tools:\n%s", stdout)
+	}
+	if stderr != "" {
+		t.Errorf("approve --yes wrote on stderr, want everything on stdout:\n%s", stderr)
 	}
 	mu.Lock()
 	if len(got) != 1 || got[0].Catalog != rv.CatalogRevision || got[0].Epoch != rv.Epoch || !got[0].All {
 		t.Errorf("approve requests %+v, want one for catalog %s, epoch %s, all", got, rv.CatalogRevision, rv.Epoch)
 	}
 	mu.Unlock()
-	if !strings.Contains(stderr, "note: this grant does not cover calls of publish_preview: credential scope payments needs an approval for each call (mcpepoch approve --run "+run+" --tools TOOL --expires per-call)\n") {
-		t.Errorf("no per-call note after --all:\n%s", stderr)
+	if !strings.Contains(stdout, "note: this grant does not cover calls of publish_preview: credential scope payments needs an approval for each call (mcpepoch approve --run "+run+" --tools TOOL --expires per-call)\n") {
+		t.Errorf("no per-call note after --all:\n%s", stdout)
 	}
 
 	// Approving per call needs no note.
-	_, stderr, code = runCLI(t, "approve", "--dir", root, "--yes", "--all", "--expires", "per-call")
-	if code != 0 || strings.Contains(stderr, "note:") {
-		t.Errorf("approve --all --expires per-call: exit %d, stderr:\n%s", code, stderr)
+	stdout, _, code = runCLI(t, "approve", "--dir", root, "--yes", "--all", "--expires", "per-call")
+	if code != 0 || strings.Contains(stdout, "note:") {
+		t.Errorf("approve --all --expires per-call: exit %d, stdout:\n%s", code, stdout)
 	}
 }
 

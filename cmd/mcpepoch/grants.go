@@ -20,13 +20,13 @@ import (
 // is gone is shown as revoked (host_gone).
 func runGrants(args []string, stdio Stdio) error {
 	fs := newFlags("grants", stdio.Err, "[--json] [--live]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	asJSON := fs.Bool("json", false, "print a JSON array on stdout")
 	liveOnly := fs.Bool("live", false, "only live grants")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func runGrants(args []string, stdio Stdio) error {
 		return done
 	}
 	if len(all) == 0 {
-		fmt.Fprintln(stdio.Out, "no grants")
+		fmt.Fprintf(stdio.Out, "no grants in %s\n", printable(layout.Grants(root)))
 		return done
 	}
 	for _, g := range all {
@@ -111,23 +111,23 @@ func runGrants(args []string, stdio Stdio) error {
 // runRevoke ends one grant: the host that holds it revokes it.
 func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("revoke", stdio.Err, "GRANT-ID")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usageError("revoke takes one grant id (see mcpepoch grants)")
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
 	payload, _ := json.Marshal(localapi.RevokeRequest{ID: epoch.GrantID(fs.Arg(0))})
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
-			fmt.Fprintf(stdio.Err, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
+			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
 			return nil
 		}
 	}
-	return usageError("no live host holds a live grant %s", fs.Arg(0))
+	return usageError("no live host of the project at %s holds a live grant %s", printable(root), fs.Arg(0))
 }

@@ -29,14 +29,19 @@ func hostPrefix(r notify.Result, n int) string {
 	return fmt.Sprintf("[host %s] ", printable(shortRun(r.Response.Run, r.Socket)))
 }
 
-// perHost writes, for every result in turn, the lines line makes of it to
-// w, each line prefixed with hostPrefix. It returns how many results line
-// said failed. Lines are written as they are; line makes them printable.
-func perHost(w io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
+// perHost writes, for every result in turn, the lines line makes of it,
+// each line prefixed with hostPrefix: to out when line says the result is
+// ok, else to errw (a command's results go to stdout, its diagnostics to
+// stderr; the build hook passes stderr for both). It returns how many
+// results line said failed. Lines are written as they are; line makes them
+// printable.
+func perHost(out, errw io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
 	for _, r := range results {
 		lines, ok := line(r)
+		w := out
 		if !ok {
 			failed++
+			w = errw
 		}
 		who := hostPrefix(r, len(results))
 		for _, l := range lines {

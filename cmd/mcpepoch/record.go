@@ -89,7 +89,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return recordError(err)
 	}
-	hostErr := perHost(stdio.Err, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
+	hostErr := perHost(stdio.Err, stdio.Err, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError

@@ -13,21 +13,21 @@ import (
 // new epoch now: what restart mode "manual" waits for.
 func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("restart", stdio.Err, "[--dir DIR]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
 	results := askHosts(ctx, root, *timeout, notify.Request{Type: localapi.TypeRestart})
 	if len(results) == 0 {
-		fmt.Fprintln(stdio.Err, "no host listening for this project: nothing restarted")
+		fmt.Fprintln(stdio.Err, noHostLine(root, ": nothing restarted"))
 		return silentExit(exitNoHost)
 	}
-	failed := perHost(stdio.Err, results, func(r notify.Result) ([]string, bool) {
+	failed := perHost(stdio.Out, stdio.Err, results, func(r notify.Result) ([]string, bool) {
 		switch {
 		case r.Err != nil:
 			return []string{"host error: " + printableText(r.Err.Error())}, false

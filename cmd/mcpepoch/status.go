@@ -15,19 +15,23 @@ import (
 // after printing what the others said.
 func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("status", stdio.Err, "[--json] [--dir DIR]")
-	dirFlag := fs.String("dir", ".", "project root")
+	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	asJSON := fs.Bool("json", false, "print a JSON array with one object per host on stdout")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	root, err := projectRoot(*dirFlag)
+	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
 	results := askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeStatus})
 	all, _, failed := payloads[localapi.Status](stdio.Err, root, "status", results)
 	var done error
-	if failed > 0 {
+	switch {
+	case len(results) == 0:
+		fmt.Fprintln(stdio.Err, noHostLine(root, ""))
+		done = silentExit(exitNoHost)
+	case failed > 0:
 		done = silentExit(exitHostError)
 	}
 	for _, s := range all {
@@ -42,10 +46,6 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 			return err
 		}
 		return done
-	}
-	if len(results) == 0 {
-		fmt.Fprintln(stdio.Out, "no host listening for this project")
-		return nil
 	}
 	// Every string below comes from a host, and some from the server or
 	// the project's files: all of it goes through printable.
