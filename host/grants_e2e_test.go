@@ -78,10 +78,14 @@ func (p *project) runCLI(env []string, args ...string) (testenv.Output, int) {
 	return testenv.Run(p.t, p.dir, env, testenv.Mcpepoch(p.t), args...)
 }
 
-// hosts returns mcpepoch status --json.
+// hosts returns mcpepoch status --json: empty when no host is listening
+// (status then exits 3).
 func (p *project) hosts() []host.Status {
 	p.t.Helper()
-	out := p.cli("status", "--json")
+	out, code := p.runCLI(nil, "status", "--json")
+	if code != 0 && code != 3 {
+		p.t.Fatalf("status --json: exit %d\n%s", code, out)
+	}
 	var all []host.Status
 	if err := json.Unmarshal([]byte(out.Stdout), &all); err != nil {
 		p.t.Fatalf("status --json: %v\n%s", err, out)
