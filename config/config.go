@@ -64,6 +64,10 @@ type Config struct {
 	Grants    Grants   `toml:"grants"`
 	// Credentials maps a credential scope's name to its settings.
 	Credentials map[string]Credential `toml:"credentials"`
+	// AllowSelfReload lets mcpepoch host run a launch command that reloads
+	// code in-process (node --watch, nodemon, uvicorn --reload …), which it
+	// refuses otherwise (package host, selfreload.go).
+	AllowSelfReload bool `toml:"allow_self_reload"`
 
 	// Path is the file the configuration was read from; empty when there
 	// was none.
@@ -163,7 +167,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {

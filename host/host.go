@@ -66,6 +66,10 @@ type Options struct {
 	// (default 5).
 	MaxCrashes int
 	QuickCrash time.Duration // default 10 s
+	// AllowSelfReload lets the launch command reload code in-process
+	// (mcpepoch.toml allow_self_reload); otherwise Run refuses such a
+	// command with a *SelfReloadError (selfreload.go).
+	AllowSelfReload bool
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
 	// the default proof level (grant.DefaultProof).

@@ -173,3 +173,24 @@ func killOrphans() {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// descendants returns the pids of every process under pid (not pid
+// itself); ok is false when /proc cannot be read.
+func descendants(pid int) (map[int]bool, bool) {
+	all := procs()
+	if all == nil {
+		return nil, false
+	}
+	out := map[int]bool{}
+	in := map[int]bool{pid: true}
+	for grew := true; grew; {
+		grew = false
+		for _, p := range all {
+			if in[p.ppid] && !in[p.pid] && !p.zombie {
+				in[p.pid], out[p.pid] = true, true
+				grew = true
+			}
+		}
+	}
+	return out, true
+}

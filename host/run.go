@@ -33,6 +33,11 @@ func (h *Host) Run(ctx context.Context) error {
 	// A client that goes away makes writes to stdout fail with EPIPE instead
 	// of killing the host before it can stop the server and close its logs.
 	signal.Ignore(syscall.SIGPIPE)
+	if !h.opts.AllowSelfReload {
+		if err := checkSelfReload(h.opts.Command); err != nil {
+			return err
+		}
+	}
 	defer h.closeWriters()
 	if err := h.openWriters(); err != nil {
 		return err

@@ -24,6 +24,9 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
 	go c.run(h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) }, func() { h.childExited(c) })
+	if h.opts.AllowSelfReload {
+		go h.watchTree(c)
+	}
 	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
 	rec := h.record(c)

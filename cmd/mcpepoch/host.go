@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mcpepoch/mcpepoch/config"
@@ -50,6 +51,12 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Dir:    set.Root, Command: set.Command, Label: set.Label, Grace: set.Grace, MaxLine: *maxLine,
 		Spec:  spec,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 	})
-	return h.Run(ctx)
+	err = h.Run(ctx)
+	var sr *host.SelfReloadError
+	if errors.As(err, &sr) {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return err
 }

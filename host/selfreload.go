@@ -1,0 +1,138 @@
+package host
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// SelfReloadError refuses a launch command that reloads code inside the
+// host's child: the host cannot see such a reload, so new code would
+// answer under the old epoch and the old grants, with no list_changed and
+// no drift in status (seed: do not reload in-process during development).
+type SelfReloadError struct {
+	Command []string
+	Tool    string // what reloads, such as "node --watch"
+	Instead string // what to run instead
+}
+
+func (e *SelfReloadError) Error() string {
+	return fmt.Sprintf("launch command %q reloads code in-process (%s): the host cannot see the new code, which would answer under the old execution epoch and the old grants; %s, and let the build hook (mcpepoch record, from task --watch or make) restart it under a new epoch; or set allow_self_reload = true in mcpepoch.toml",
+		e.Command, e.Tool, e.Instead)
+}
+
+// selfReloaders lists the tools that reload in-process: the word of the
+// command that names the tool, and the arguments after it that make it
+// reload (nil: the tool always does).
+var selfReloaders = []struct {
+	tool    string
+	flags   []string // any of these, or a prefix with "="
+	sub     string   // or this subcommand as the next word
+	instead string
+}{
+	{"node", []string{"--watch", "--watch-path"}, "", "drop --watch: run node dist/server.js"},
+	{"tsx", nil, "watch", "build with tsc and run node dist/server.js (or run tsx without watch)"},
+	{"nodemon", nil, "", "run node dist/server.js instead of nodemon"},
+	{"bun", []string{"--watch", "--hot"}, "", "drop --watch/--hot: run bun run src/server.ts"},
+	{"deno", []string{"--watch"}, "", "drop --watch: run deno run src/server.ts"},
+	{"uvicorn", []string{"--reload"}, "", "drop --reload"},
+	{"air", nil, "", "build with go build and run the binary instead of air"},
+	{"watchexec", nil, "", "run the server itself instead of watchexec"},
+}
+
+// checkSelfReload returns a *SelfReloadError when command runs a tool
+// that reloads in-process, directly, through a wrapper (npx, uv run …) or
+// in a sh -c script; nil otherwise.
+func checkSelfReload(command []string) error {
+	words := command
+	if len(command) >= 3 && slices.Contains([]string{"sh", "bash", "dash", "zsh"}, filepath.Base(command[0])) && command[1] == "-c" {
+		words = append(strings.Fields(command[2]), command[3:]...)
+	}
+	for i, w := range words {
+		base := strings.TrimSuffix(filepath.Base(w), ".exe")
+		for _, r := range selfReloaders {
+			if base != r.tool {
+				continue
+			}
+			rest := words[i+1:]
+			tool := ""
+			switch {
+			case r.flags == nil && r.sub == "":
+				tool = r.tool
+			case r.sub != "" && len(rest) > 0 && rest[0] == r.sub:
+				tool = r.tool + " " + r.sub
+			default:
+				for _, a := range rest {
+					for _, f := range r.flags {
+						if a == f || strings.HasPrefix(a, f+"=") {
+							tool = r.tool + " " + f
+						}
+					}
+				}
+			}
+			if tool != "" {
+				return &SelfReloadError{Command: command, Tool: tool, Instead: r.instead}
+			}
+		}
+	}
+	return nil
+}
+
+// treeInterval is how often the host looks at a self-reloading child's
+// process tree (allow_self_reload, Linux).
+const treeInterval = 250 * time.Millisecond
+
+// watchTree runs while child c is current, with allow_self_reload: when a
+// process under it is replaced (one exits and another starts between two
+// looks), its code was reloaded, and the host treats that as an epoch
+// change: it restarts the server under a new epoch, visibly (list_changed,
+// grants revoked, the audit log), rather than let new code answer under
+// the old one. Outside Linux there is no process tree to read: the host
+// says so once and cannot see such reloads.
+func (h *Host) watchTree(c *child) {
+	prev, ok := descendants(c.pid)
+	if !ok {
+		h.logf("epoch %s: allow_self_reload: this platform gives no view of the server's process tree; an in-process reload is not seen and keeps the epoch", c.epoch)
+		return
+	}
+	t := time.NewTicker(treeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur, _ := descendants(c.pid)
+		gone, added := 0, 0
+		for p := range prev {
+			if !cur[p] {
+				gone++
+			}
+		}
+		for p := range cur {
+			if !prev[p] {
+				added++
+			}
+		}
+		prev = cur
+		if gone == 0 || added == 0 {
+			continue
+		}
+		h.mu.Lock()
+		current := h.child == c
+		h.mu.Unlock()
+		if !current {
+			return
+		}
+		h.logf("epoch %s: a process under pid %d was replaced (an in-process reload): new code runs, so a new epoch begins", c.epoch, c.pid)
+		if _, err := h.restart(h.ctx, "in-process reload under pid "+itoa(c.pid), restartManual); err != nil {
+			h.logf("restart after an in-process reload: %v", err)
+		}
+		return
+	}
+}

@@ -1,0 +1,75 @@
+package host_test
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// TestSelfReloadingCommandRefused: a launch command that reloads code
+// in-process is refused before anything starts, saying why and what to
+// run instead.
+func TestSelfReloadingCommandRefused(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	for _, tc := range []struct {
+		command []string
+		tool    string
+	}{
+		{[]string{"node", "--watch", "dist/server.js"}, "node --watch"},
+		{[]string{"npx", "tsx", "watch", "src/server.ts"}, "tsx watch"},
+		{[]string{"nodemon", "dist/server.js"}, "nodemon"},
+		{[]string{"bun", "--watch", "src/server.ts"}, "bun --watch"},
+		{[]string{"deno", "run", "--watch=src", "src/server.ts"}, "deno --watch"},
+		{[]string{"uv", "run", "uvicorn", "app:app", "--reload"}, "uvicorn --reload"},
+		{[]string{"air"}, "air"},
+		{[]string{"sh", "-c", "watchexec -e go -- go run ."}, "watchexec"},
+	} {
+		out, code := testenv.Run(t, p.dir, nil, mcpepoch(t), p.hostArgs(nil, tc.command...)...)
+		if code != 2 || !strings.Contains(out.Stderr, "reloads code in-process ("+tc.tool+")") || !strings.Contains(out.Stderr, "allow_self_reload = true") {
+			t.Errorf("mcpepoch host -- %s: exit %d, want 2 and an error naming %s:\n%s", strings.Join(tc.command, " "), code, tc.tool, out)
+		}
+		if strings.Contains(out.Stderr, "started pid") {
+			t.Errorf("mcpepoch host -- %s started the server:\n%s", strings.Join(tc.command, " "), out)
+		}
+	}
+}
+
+// TestSelfReloadWatchedAsEpochChange: with allow_self_reload = true, a
+// process under the server that is replaced (as node --watch or nodemon
+// replace theirs) begins a new epoch, announced with list_changed.
+func TestSelfReloadWatchedAsEpochChange(t *testing.T) {
+	t.Parallel()
+	needProc(t)
+	p := newProject(t, nil)
+	p.write("mcpepoch.toml", "allow_self_reload = true\ncommand = [\"sh\", \"./server.sh\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	// A reloader in miniature: the shell starts the server again whenever
+	// it exits, on the same stdin and stdout.
+	c := startRaw(t, p, nil, "sh", "-c", "while :; do ./bin/fixture; done")
+	c.initialize()
+	c.listTools()
+	before := p.status().Execution.Epoch
+	pids := processesOf(t, p.path("bin/fixture"))
+	if len(pids) != 1 {
+		t.Fatalf("%d fixture processes, want 1", len(pids))
+	}
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	deadline := time.Now().Add(waitLong)
+	for {
+		st := p.status()
+		if st.Execution != nil && st.Execution.Epoch != before && st.State == "ready" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("epoch still %s %s after the process under the server was replaced\n%s", before, waitLong, c.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.waitNotifications("notifications/tools/list_changed", 1, waitLong)
+	if r := c.callWait("version", nil); r.Error != nil {
+		t.Fatalf("version in the new epoch: %v", r)
+	}
+}
