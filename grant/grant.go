@@ -68,6 +68,12 @@ type Grant struct {
 	// CatalogRevision is the catalog the person reviewed, so a stale grant
 	// can also say whether the catalog changed.
 	CatalogRevision string `json:"catalogRevision,omitempty"`
+	// Definitions maps each tool of ToolScope to the digest of its
+	// definition (the tools/list entry, RFC 8785) the person reviewed: a
+	// tool the server redefines within the epoch is no longer covered (see
+	// Grant.Reviewed). Nil in grants written before definitions were
+	// recorded.
+	Definitions map[string]string `json:"toolDefinitions,omitempty"`
 	// Proof is how the person was proven (ProofPresence …); empty in
 	// grants written before proof levels were recorded.
 	Proof Proof `json:"proof,omitempty"`

@@ -69,7 +69,7 @@ func TestCheckExempt(t *testing.T) {
 	s := storeWith(t)
 	p := testPolicy()
 	for _, tool := range []string{"version", "debug_dump"} {
-		d := s.Check(p, tool, epochA, t0)
+		d := s.Check(p, tool, "", epochA, t0)
 		wantRefusal(t, d, "")
 		if d.Grant != nil || len(d.Credentials) != 0 {
 			t.Errorf("%s: exempt tool got grant %v, credentials %v", tool, d.Grant, d.Credentials)
@@ -77,19 +77,19 @@ func TestCheckExempt(t *testing.T) {
 	}
 	// Exemption is by name only: a tool whose name merely contains an
 	// exempt one still needs a grant.
-	wantRefusal(t, s.Check(p, "version_bump", epochA, t0), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(p, "version_bump", "", epochA, t0), grant.AuthorizationRequired)
 }
 
 func TestCheckZeroPolicyRequiresEveryTool(t *testing.T) {
 	s := storeWith(t)
 	for _, tool := range []string{"version", "read_file"} {
-		wantRefusal(t, s.Check(&grant.Policy{}, tool, epochA, t0), grant.AuthorizationRequired)
+		wantRefusal(t, s.Check(&grant.Policy{}, tool, "", epochA, t0), grant.AuthorizationRequired)
 	}
 }
 
 func TestCheckRequired(t *testing.T) {
 	s := storeWith(t)
-	d := s.Check(testPolicy(), "slow_write", epochA, t0)
+	d := s.Check(testPolicy(), "slow_write", "", epochA, t0)
 	wantRefusal(t, d, grant.AuthorizationRequired)
 	if d.Stale != nil {
 		t.Errorf("no grant ever existed, yet Stale = %v", d.Stale)
@@ -105,25 +105,25 @@ func TestCheckRequired(t *testing.T) {
 func TestCheckCovered(t *testing.T) {
 	g := newGrant("g1", epochA, []string{"slow_write"}, []string{"audit-readers", "inventory-api-staging"})
 	s := storeWith(t, g)
-	d := s.Check(testPolicy(), "slow_write", epochA, t0.Add(time.Hour))
+	d := s.Check(testPolicy(), "slow_write", "", epochA, t0.Add(time.Hour))
 	wantRefusal(t, d, "")
 	if d.Grant != g {
 		t.Fatalf("covering grant %v, want g1", d.Grant)
 	}
 	// The same grant does not reach another tool, even one the person
 	// might think harmless.
-	wantRefusal(t, s.Check(testPolicy(), "read_file", epochA, t0), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(testPolicy(), "read_file", "", epochA, t0), grant.AuthorizationRequired)
 }
 
 func TestCheckCredentialScopeCoverage(t *testing.T) {
 	p := testPolicy()
 	for _, creds := range [][]string{nil, {"inventory-api-staging"}, {"audit-readers"}, {"payments"}} {
 		s := storeWith(t, newGrant("g", epochA, []string{"slow_write"}, creds))
-		wantRefusal(t, s.Check(p, "slow_write", epochA, t0), grant.AuthorizationRequired)
+		wantRefusal(t, s.Check(p, "slow_write", "", epochA, t0), grant.AuthorizationRequired)
 	}
 	// Extra scopes do no harm.
 	s := storeWith(t, newGrant("g", epochA, []string{"slow_write"}, []string{"audit-readers", "inventory-api-staging", "payments"}))
-	wantRefusal(t, s.Check(p, "slow_write", epochA, t0), "")
+	wantRefusal(t, s.Check(p, "slow_write", "", epochA, t0), "")
 }
 
 func TestCheckOtherEpoch(t *testing.T) {
@@ -131,7 +131,7 @@ func TestCheckOtherEpoch(t *testing.T) {
 	// revoked by an epoch change, so the call is required, not stale.
 	g := newGrant("g1", epochA, []string{"slow_write"}, []string{"audit-readers", "inventory-api-staging"})
 	s := storeWith(t, g)
-	wantRefusal(t, s.Check(testPolicy(), "slow_write", epochB, t0), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(testPolicy(), "slow_write", "", epochB, t0), grant.AuthorizationRequired)
 }
 
 func TestCheckStale(t *testing.T) {
@@ -152,15 +152,15 @@ func TestCheckStale(t *testing.T) {
 		t.Errorf("second RevokeEpoch revoked %d grants, want 0", n)
 	}
 
-	d := s.Check(testPolicy(), "slow_write", epochB, t0.Add(2*time.Minute))
+	d := s.Check(testPolicy(), "slow_write", "", epochB, t0.Add(2*time.Minute))
 	wantRefusal(t, d, grant.AuthorizationStale)
 	if d.Stale != newer {
 		t.Errorf("stale grant %v, want the most recent one that covered the call (g2)", d.Stale)
 	}
 	// The revoked grant does not cover the call in its own epoch either.
-	wantRefusal(t, s.Check(testPolicy(), "slow_write", epochA, t0.Add(2*time.Minute)), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(testPolicy(), "slow_write", "", epochA, t0.Add(2*time.Minute)), grant.AuthorizationRequired)
 	// A tool no revoked grant covered is required, not stale.
-	wantRefusal(t, s.Check(testPolicy(), "read_file", epochB, t0.Add(2*time.Minute)), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(testPolicy(), "read_file", "", epochB, t0.Add(2*time.Minute)), grant.AuthorizationRequired)
 }
 
 func TestCheckRevokedByUserIsNotStale(t *testing.T) {
@@ -173,7 +173,7 @@ func TestCheckRevokedByUserIsNotStale(t *testing.T) {
 		if s.Revoke("g1", reason, t0) {
 			t.Fatal("Revoke revoked g1 twice")
 		}
-		wantRefusal(t, s.Check(testPolicy(), "slow_write", epochB, t0), grant.AuthorizationRequired)
+		wantRefusal(t, s.Check(testPolicy(), "slow_write", "", epochB, t0), grant.AuthorizationRequired)
 	}
 }
 
@@ -184,7 +184,7 @@ func TestCheckPerCall(t *testing.T) {
 	// A grant until the run ends does not cover a per-call scope.
 	runLong := newGrant("g1", epochA, []string{"publish_preview"}, []string{"payments"})
 	s := storeWith(t, runLong)
-	d := s.Check(p, "publish_preview", epochA, now)
+	d := s.Check(p, "publish_preview", "", epochA, now)
 	wantRefusal(t, d, grant.AuthorizationRequired)
 	if !d.PerCall || !slices.Equal(d.Credentials, []string{"payments"}) {
 		t.Errorf("decision %+v: want PerCall and credentials [payments]", d)
@@ -193,21 +193,21 @@ func TestCheckPerCall(t *testing.T) {
 	once := newGrant("g2", epochA, []string{"publish_preview"}, []string{"payments"})
 	once.ExpiresWhen = grant.ExpiresPerCall
 	s.Add(once)
-	d = s.Check(p, "publish_preview", epochA, now)
+	d = s.Check(p, "publish_preview", "", epochA, now)
 	wantRefusal(t, d, "")
 	if d.Grant != once {
 		t.Fatalf("covering grant %v, want the per-call grant g2", d.Grant)
 	}
 	// Checking alone does not use it up: a call refused later (a schema
 	// check) must not spend the approval.
-	if d2 := s.Check(p, "publish_preview", epochA, now); d2.Grant != once {
+	if d2 := s.Check(p, "publish_preview", "", epochA, now); d2.Grant != once {
 		t.Fatalf("second check before Use: %+v", d2)
 	}
 	s.Use(d.Grant, now)
 	if once.RevokedReason != grant.RevokedUsed || once.RevokedAt == nil {
 		t.Fatalf("after Use: revoked %v reason %q, want %q", once.RevokedAt, once.RevokedReason, grant.RevokedUsed)
 	}
-	wantRefusal(t, s.Check(p, "publish_preview", epochA, now), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(p, "publish_preview", "", epochA, now), grant.AuthorizationRequired)
 
 	// Use leaves other grants alone.
 	s.Use(runLong, now)
@@ -221,10 +221,10 @@ func TestCheckPerCallGrantCoversNonPerCallTool(t *testing.T) {
 	g := newGrant("g1", epochA, []string{"slow_write"}, []string{"audit-readers", "inventory-api-staging"})
 	g.ExpiresWhen = grant.ExpiresPerCall
 	s := storeWith(t, g)
-	d := s.Check(testPolicy(), "slow_write", epochA, t0)
+	d := s.Check(testPolicy(), "slow_write", "", epochA, t0)
 	wantRefusal(t, d, "")
 	s.Use(d.Grant, t0)
-	wantRefusal(t, s.Check(testPolicy(), "slow_write", epochA, t0), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(testPolicy(), "slow_write", "", epochA, t0), grant.AuthorizationRequired)
 }
 
 func TestCheckDurationExpiry(t *testing.T) {
@@ -232,9 +232,9 @@ func TestCheckDurationExpiry(t *testing.T) {
 	g.ExpiresWhen = "30m"
 	s := storeWith(t, g)
 	p := testPolicy()
-	wantRefusal(t, s.Check(p, "slow_write", epochA, t0.Add(29*time.Minute)), "")
-	wantRefusal(t, s.Check(p, "slow_write", epochA, t0.Add(30*time.Minute)), "")
-	wantRefusal(t, s.Check(p, "slow_write", epochA, t0.Add(30*time.Minute+time.Nanosecond)), grant.AuthorizationRequired)
+	wantRefusal(t, s.Check(p, "slow_write", "", epochA, t0.Add(29*time.Minute)), "")
+	wantRefusal(t, s.Check(p, "slow_write", "", epochA, t0.Add(30*time.Minute)), "")
+	wantRefusal(t, s.Check(p, "slow_write", "", epochA, t0.Add(30*time.Minute+time.Nanosecond)), grant.AuthorizationRequired)
 	if g.Live(t0.Add(31 * time.Minute)) {
 		t.Error("grant live 31 minutes after a 30m approval")
 	}
@@ -384,5 +384,32 @@ func TestRevokeAll(t *testing.T) {
 	}
 	if a.RevokedReason != grant.RevokedByUser || b.RevokedReason != grant.RevokedRunEnded {
 		t.Errorf("reasons %q, %q", a.RevokedReason, b.RevokedReason)
+	}
+}
+
+// A grant covers the definitions the person reviewed: once the server
+// redefines a tool within the epoch, the grant no longer covers it, and the
+// refusal names the grant; the other tools stay covered.
+func TestCheckRedefinedToolNotCovered(t *testing.T) {
+	s := &grant.Store{}
+	g := &grant.Grant{ID: "g1", ExecutionEpoch: epochA, ToolScope: []string{"a", "b"}, ExpiresWhen: grant.ExpiresRunEnds,
+		IssuedAt: t0, Definitions: map[string]string{"a": "sha256:a1", "b": "sha256:b1"}}
+	s.Add(g)
+	p := &grant.Policy{}
+	if d := s.Check(p, "a", "sha256:a1", epochA, t0); d.Grant != g || d.Refusal != "" {
+		t.Fatalf("reviewed definition: %+v", d)
+	}
+	d := s.Check(p, "a", "sha256:a2", epochA, t0)
+	if d.Grant != nil || d.Refusal != grant.AuthorizationRequired || d.Redefined != g {
+		t.Fatalf("redefined tool: %+v, want authorization_required naming the grant", d)
+	}
+	if d := s.Check(p, "b", "sha256:b1", epochA, t0); d.Grant != g {
+		t.Fatalf("the other tool: %+v", d)
+	}
+	g2 := &grant.Grant{ID: "g2", ExecutionEpoch: epochA, ToolScope: []string{"a"}, ExpiresWhen: grant.ExpiresRunEnds,
+		IssuedAt: t0, Definitions: map[string]string{"a": "sha256:a2"}}
+	s.Add(g2)
+	if d := s.Check(p, "a", "sha256:a2", epochA, t0); d.Grant != g2 || d.Redefined != nil {
+		t.Fatalf("after a new approval: %+v", d)
 	}
 }

@@ -100,6 +100,15 @@ func (n Need) CoveredBy(g *Grant, ep epoch.Epoch, now time.Time) bool {
 	return !n.PerCall || g.ExpiresWhen == ExpiresPerCall
 }
 
+// Reviewed reports whether the definition of tool the person reviewed
+// for g is def, the digest of its current definition: a tool redefined
+// within an epoch (the server's own list_changed, a runtime registration)
+// is not what was approved. A grant without recorded definitions (written
+// before they were) counts as reviewed.
+func (g *Grant) Reviewed(tool, def string) bool {
+	return g.Definitions == nil || g.Definitions[tool] == def
+}
+
 // covers reports whether g's scopes include tool and every credential scope
 // in creds.
 func (g *Grant) covers(tool string, creds []string) bool {
@@ -125,6 +134,10 @@ type Decision struct {
 	// Stale is the revoked grant that would have covered the call under an
 	// older epoch (authorization_stale only).
 	Stale *Grant
+	// Redefined is a grant that would have covered the call had the server
+	// not redefined the tool since it was approved (authorization_required
+	// only).
+	Redefined *Grant
 	// Credentials are the credential scopes the tool uses; PerCall reports
 	// that one of them needs a fresh approval for each call.
 	Credentials []string
@@ -138,24 +151,34 @@ const (
 )
 
 // Check decides whether a call to tool under epoch ep is covered at now by
-// one of the store's grants: the first grant that covers the call's Need
-// (see [Need.CoveredBy]) is the Decision's Grant; the caller marks a
+// one of the store's grants; def is the digest of the tool's current
+// definition. The first grant that covers the call's Need (see
+// [Need.CoveredBy]) and for which the person reviewed def (see
+// [Grant.Reviewed]) is the Decision's Grant; the caller marks a
 // per-call grant used with Use once the call is dispatched. A tool the
 // policy exempts needs nothing. Without a covering grant, the call is
 // authorization_stale when a grant revoked by an epoch change would have
 // covered it, else authorization_required (seed: "authorization follows
 // the execution epoch").
-func (s *Store) Check(p *Policy, tool string, ep epoch.Epoch, now time.Time) Decision {
+func (s *Store) Check(p *Policy, tool, def string, ep epoch.Epoch, now time.Time) Decision {
 	n := p.Need(tool)
 	if n.Exempt {
 		return Decision{}
 	}
 	d := Decision{Credentials: n.Credentials, PerCall: n.PerCall}
 	for _, g := range s.Grants {
-		if n.CoveredBy(g, ep, now) {
-			d.Grant = g
+		if !n.CoveredBy(g, ep, now) {
+			continue
+		}
+		if g.Reviewed(tool, def) {
+			d.Grant, d.Redefined = g, nil
 			return d
 		}
+		d.Redefined = g
+	}
+	if d.Redefined != nil {
+		d.Refusal = AuthorizationRequired
+		return d
 	}
 	for i := len(s.Grants) - 1; i >= 0; i-- {
 		g := s.Grants[i]

@@ -39,7 +39,10 @@
 //     audit_unavailable; no action without its audit record.
 //  2. Grants (package grant): no grant → -31010 authorization_required; a
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
-//     shape in error.data). The check runs under the lock that switches
+//     shape in error.data). A grant covers the definitions the person
+//     reviewed: a tool the server redefined within the epoch since the
+//     approval is -31010 with error.data.definitionChanged. error.data.action
+//     says what a person should do, never a command that approves. The check runs under the lock that switches
 //     epochs, so a restart cannot slip a call past it.
 //  3. Catalog: an unknown tool → -31005 unknown_tool, once a re-list of
 //     the server (which may add tools at runtime) does not show it; a tool whose

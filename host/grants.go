@@ -44,7 +44,11 @@ type snapshot struct {
 // a restart switches epochs and revokes grants under the same lock.
 func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *grant.Grant) {
 	ep := h.child.epoch
-	d := h.grants.Check(h.policy, p.Name, ep, time.Now())
+	def := ""
+	if t, ok := h.tools[p.Name]; ok {
+		def = string(t.digest)
+	}
+	d := h.grants.Check(h.policy, p.Name, def, ep, time.Now())
 	if d.Refusal == "" {
 		return nil, d.Grant
 	}
@@ -75,19 +79,35 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 				"tool":  p.Name, "catalogChanged": catalogChanged, "action": action,
 			})
 	} else {
-		what := "no grant covers this call"
-		if d.PerCall {
-			what = "credential scope requires an approval for each call"
-		}
-		line = jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
-			fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s", what, p.Name, ep, action),
-			map[string]any{
-				"error": grant.AuthorizationRequired, "reason": what, "tool": p.Name,
-				"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "action": action,
-			})
+		line = h.requiredLine(m, p.Name, d, def, action, fields)
 	}
 	h.audit.event(audit.TypeAuthorizationDenied, ep, h.run, fields)
 	return line, nil
+}
+
+// requiredLine is the authorization_required error for a call of tool
+// refused with d; fields (the audit record) gets the reason.
+func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, def, action string, fields map[string]any) []byte {
+	ep := h.child.epoch
+	what := "no grant covers this call"
+	if d.PerCall {
+		what = "credential scope requires an approval for each call"
+	}
+	data := map[string]any{
+		"error": grant.AuthorizationRequired, "tool": tool,
+		"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "action": action,
+	}
+	if g := d.Redefined; g != nil {
+		what = "the tool's definition changed since approval"
+		data["definitionChanged"], data["grant"] = true, g.ID
+		data["approvedDefinition"], data["currentDefinition"] = g.Definitions[tool], def
+		fields["reason"], fields["grant"] = "definition_changed", g.ID
+		action += ", after reviewing what changed"
+		data["action"] = action
+	}
+	data["reason"] = what
+	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
+		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s", what, tool, ep, action), data)
 }
 
 func (h *Host) notePendingLocked(tool string, d grant.Decision, ep epoch.Epoch) {
@@ -245,7 +265,8 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		ID: epoch.NewGrantID(now), AgentRun: h.run, ServerLabel: h.opts.Label, ExecutionEpoch: h.child.epoch,
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
-		Proof: pr.proof, Channel: pr.channel, Authenticator: pr.authenticator, SignCount: pr.signCount, SignedDigest: pr.digest,
+		Definitions: h.definitionsLocked(tools),
+		Proof:       pr.proof, Channel: pr.channel, Authenticator: pr.authenticator, SignCount: pr.signCount, SignedDigest: pr.digest,
 	}
 	g.SetExpiry()
 	h.grants.Add(g)
@@ -264,6 +285,18 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
 	h.logf("epoch %s: %s approved %v (credential scope %v, until %s; proof %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.Proof, g.ID)
 	return g, nil
+}
+
+// definitionsLocked returns the digest of each tool's current definition,
+// what the person reviewed (grant.Grant.Definitions).
+func (h *Host) definitionsLocked(tools []string) map[string]string {
+	out := make(map[string]string, len(tools))
+	for _, name := range tools {
+		if t, ok := h.tools[name]; ok {
+			out[name] = string(t.digest)
+		}
+	}
+	return out
 }
 
 // scopeLocked checks that req speaks of what runs (state ready, the
