@@ -33,6 +33,9 @@ func (h *Host) Run(ctx context.Context) error {
 	// A client that goes away makes writes to stdout fail with EPIPE instead
 	// of killing the host before it can stop the server and close its logs.
 	signal.Ignore(syscall.SIGPIPE)
+	if err := layout.CheckDir(h.opts.Dir); err != nil {
+		return err
+	}
 	if !h.opts.AllowSelfReload {
 		if err := checkSelfReload(h.opts.Command); err != nil {
 			return err

@@ -28,8 +28,12 @@
 package layout
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 )
@@ -90,5 +94,62 @@ func GrantStore(root string, run epoch.RunID) string {
 func Cache(root string) string { return filepath.Join(root, DirName, "cache") }
 
 // MkdirAll creates dir and any missing parents with mode DirMode, like
-// os.MkdirAll. Use it for every directory under DirName.
-func MkdirAll(dir string) error { return os.MkdirAll(dir, DirMode) }
+// os.MkdirAll. Use it for every directory under DirName. When dir is or
+// lies under a DirName directory, that directory must be one the caller
+// owns (CheckDir), or nothing is created and a *StateDirError says why.
+func MkdirAll(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if filepath.Base(d) == DirName {
+			if err := os.MkdirAll(d, DirMode); err != nil {
+				return err
+			}
+			if err := checkState(d); err != nil {
+				return err
+			}
+			break
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return os.MkdirAll(dir, DirMode)
+}
+
+// CheckDir reports whether <root>/.mcpepoch, if it exists, is safe to keep
+// mcpepoch's state in: a directory, not a symbolic link, owned by the
+// user running mcpepoch. Grants, the audit log and the sockets there decide
+// who may call what; a directory another user controls could be swapped
+// under them. A missing directory is no error.
+func CheckDir(root string) error {
+	err := checkState(Dir(root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func checkState(d string) error {
+	fi, err := os.Lstat(d)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&os.ModeSymlink != 0:
+		return &StateDirError{Path: d, Problem: "is a symbolic link"}
+	case !fi.IsDir():
+		return &StateDirError{Path: d, Problem: "is not a directory"}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return &StateDirError{Path: d, Problem: fmt.Sprintf("is owned by uid %d, not by you (uid %d)", st.Uid, os.Geteuid())}
+	}
+	return nil
+}
+
+// StateDirError refuses a .mcpepoch directory mcpepoch must not write in.
+type StateDirError struct {
+	Path    string
+	Problem string // "is a symbolic link", "is owned by uid 1001, not by you (uid 1000)"
+}
+
+func (e *StateDirError) Error() string {
+	return fmt.Sprintf("%s %s: refusing to keep grants, the audit log and sockets in it (remove it, or make it a directory of yours, mode 0700)", e.Path, e.Problem)
+}
