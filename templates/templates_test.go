@@ -157,7 +157,7 @@ func TestGitignore(t *testing.T) {
 func TestHooksPassExitCode(t *testing.T) {
 	for name, want := range map[string][]string{
 		"mcpepoch.Taskfile.yml": {`{{.MCPEPOCH | default "mcpepoch"}} record --exit-code {{.EXIT_CODE | default 0}}`},
-		"mcpepoch.mk":           {"MCPEPOCH ?= mcpepoch", "MCPEPOCH_RECORD = rc=$$?; $(MCPEPOCH) record --exit-code $$rc", "exit $$rc"},
+		"mcpepoch.mk":           {"MCPEPOCH ?= mcpepoch", "MCPEPOCH_HOOK = rc=$$?; $(MCPEPOCH) record --exit-code $$rc", "exit $$rc", `MCPEPOCH_RECORD = eval "$$MCPEPOCH_HOOK"`},
 	} {
 		b, err := Get(name)
 		if err != nil {

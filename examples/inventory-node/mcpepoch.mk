@@ -10,9 +10,16 @@
 #   build:
 #   	npx tsc; $(MCPEPOCH_RECORD)
 #
-# which expands to
+# which make echoes as
 #
-#   npx tsc; rc=$$?; $(MCPEPOCH) record --exit-code $$rc $(MCPEPOCH_FLAGS) || true; exit $$rc
+#   npx tsc; eval "$MCPEPOCH_HOOK"
+#
+# where the exported MCPEPOCH_HOOK holds the hook itself,
+#
+#   rc=$?; mcpepoch record --exit-code $rc || true; exit $rc
+#
+# (eval runs it in the recipe's shell, so $? is still the build's status),
+# and mcpepoch record then prints one line about the build and one per host.
 #
 # The build command and the hook must share one recipe line (one shell), and
 # that shell must not stop at the first failure: under .POSIX, or with -e in
@@ -30,4 +37,5 @@
 
 MCPEPOCH ?= mcpepoch
 MCPEPOCH_FLAGS ?=
-MCPEPOCH_RECORD = rc=$$?; $(MCPEPOCH) record --exit-code $$rc $(MCPEPOCH_FLAGS) || true; exit $$rc
+export MCPEPOCH_HOOK = rc=$$?; $(MCPEPOCH) record --exit-code $$rc $(MCPEPOCH_FLAGS) || true; exit $$rc
+MCPEPOCH_RECORD = eval "$$MCPEPOCH_HOOK"
