@@ -36,6 +36,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,15 +121,21 @@ type Credential struct {
 // known, the key.
 type Error struct {
 	Path string
+	Line int // 1-based line of Key, 0 when not known
 	Key  string
 	Err  error
 }
 
+// Error returns "PATH[:LINE]: [KEY: ]ERR".
 func (e *Error) Error() string {
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %v", e.Path, e.Key, e.Err)
+	where := e.Path
+	if e.Line > 0 {
+		where += ":" + strconv.Itoa(e.Line)
 	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %v", where, e.Key, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", where, e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -159,6 +166,9 @@ func Load(dir string) (*Config, error) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			return nil, &Error{Path: p, Err: fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)}
+		}
+		if te := typeError(p, err); te != nil {
+			return nil, te
 		}
 		return nil, &Error{Path: p, Err: err}
 	}
