@@ -32,7 +32,9 @@ func (h *Host) Run(ctx context.Context) error {
 	defer h.cancel(nil)
 	// A client that goes away makes writes to stdout fail with EPIPE instead
 	// of killing the host before it can stop the server and close its logs.
-	signal.Ignore(syscall.SIGPIPE)
+	// Notify, not Ignore: an ignored signal is inherited across exec, and
+	// the server must get SIGPIPE as it would without the host.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if err := layout.CheckDir(h.opts.Dir); err != nil {
 		return err
 	}
