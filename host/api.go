@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -30,6 +31,12 @@ func (h *Host) localAPI() *localapi.Mux {
 	})
 	m.Handle(localapi.TypeApprove, h.serveApprove)
 	m.Handle(localapi.TypeRevoke, h.serveRevoke)
+	m.Handle(localapi.TypeGrants, func(context.Context, notify.Peer, notify.Request) notify.Response {
+		h.mu.Lock()
+		live := h.grants.Live(time.Now())
+		h.mu.Unlock()
+		return localapi.WithPayload(h.response(), localapi.TypeGrants, live)
+	})
 	return m
 }
 

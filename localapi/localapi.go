@@ -63,6 +63,12 @@ const (
 	// TypeRevoke ends a grant (Payload: [RevokeRequest]); the answer
 	// (TypeRevoke) carries the revoked grant.Grant in Payload.
 	TypeRevoke = "revoke"
+	// TypeGrants asks a host which grants it holds live: the answer
+	// (TypeGrants) carries them, a []grant.Grant, in Payload. mcpepoch
+	// grants shows a grant from a grants file as live only when its host
+	// vouches for it this way: the file is the host's record, not its
+	// word, and may have been edited or rolled back.
+	TypeGrants = "grants"
 )
 
 // Error codes a host's handlers answer with, beside notify's framing codes

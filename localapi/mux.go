@@ -59,6 +59,7 @@ func Routes() []Route {
 		{Type: TypeReview, Permit: PermitSameUser},
 		{Type: TypeApprove, Permit: PermitSameUser},
 		{Type: TypeRevoke, Permit: PermitSameUser},
+		{Type: TypeGrants, Permit: PermitSameUser},
 	}
 }
 

@@ -50,22 +50,35 @@ func runGrants(args []string, stdio Stdio) error {
 			fmt.Fprintf(stdio.Err, "mcpepoch: error: grants file %s: corrupt, not listed: %s\n", printable(ce.Path), printableText(ce.Err.Error()))
 		}
 	}
-	// A host killed without a chance to revoke its run's grants leaves them
-	// looking live; they are not usable, since only that host could apply
-	// them. Ask which hosts are alive.
-	alive := map[string]bool{}
-	for _, r := range askHosts(context.Background(), root, 5*time.Second, notify.Request{Type: localapi.TypeStatus}) {
-		if r.Err == nil {
-			alive[r.Response.Run] = true
+	// The files are the hosts' records, not their word: a hand-edited or
+	// rolled-back file can show a grant as live that its host revoked or
+	// never made. A grant is shown live only when its host, asked now,
+	// holds the same grant live; a host killed without a chance to revoke
+	// its run's grants vouches for nothing.
+	vouched := map[string]map[epoch.GrantID][]byte{} // agent run → grant → its JSON at the host
+	for _, r := range askHosts(context.Background(), root, 5*time.Second, notify.Request{Type: localapi.TypeGrants}) {
+		if r.Err != nil {
+			continue
 		}
+		live, err := localapi.DecodePayload[[]*grant.Grant](r.Response.Payload)
+		if err != nil {
+			continue
+		}
+		m := map[epoch.GrantID][]byte{}
+		for _, g := range live {
+			m[g.ID], _ = json.Marshal(g)
+		}
+		vouched[r.Response.Run] = m
 	}
 	all := []*grant.Grant{}
 	now := time.Now()
 	for _, s := range stores {
 		for _, g := range s.Grants {
-			if g.Live(now) && !alive[string(g.AgentRun)] {
-				t := now
-				g.RevokedAt, g.RevokedReason = &t, "host_gone" // shown, not written: the file is the host's
+			if g.Live(now) {
+				if reason := unvouched(vouched, g); reason != "" {
+					t := now
+					g.RevokedAt, g.RevokedReason = &t, reason // shown, not written: the file is the host's
+				}
 			}
 			if !*liveOnly || g.Live(now) {
 				all = append(all, g)
@@ -106,6 +119,22 @@ func runGrants(args []string, stdio Stdio) error {
 			printableList(g.ToolScope, ","), orDash(g.CredentialScope), printable(until), printable(g.ApprovedBy))
 	}
 	return done
+}
+
+// unvouched says why grant g, live in its file, is not live at its host:
+// "host_gone" when no host of its agent run answered, "not_held_by_host"
+// when the host holds no such grant live or holds a different one (the
+// file was edited or rolled back); "" when the host vouches for it.
+func unvouched(vouched map[string]map[epoch.GrantID][]byte, g *grant.Grant) string {
+	held, ok := vouched[string(g.AgentRun)]
+	if !ok {
+		return "host_gone"
+	}
+	mine, _ := json.Marshal(g)
+	if theirs, ok := held[g.ID]; !ok || string(theirs) != string(mine) {
+		return "not_held_by_host"
+	}
+	return ""
 }
 
 // runRevoke ends one grant: the host that holds it revokes it.
