@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -53,10 +55,25 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 	})
+	// Ctrl-C in the terminal of a client that runs the host reaches the
+	// host too (the foreground process group): that is the person ending
+	// the session, a normal stop, not an error. The server is stopped
+	// either way; SIGTERM and SIGHUP still end the host with exit 1.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt)
+	defer signal.Stop(interrupted)
 	err = h.Run(ctx)
 	var sr *host.SelfReloadError
 	if errors.As(err, &sr) {
 		return &exitError{code: exitUsage, err: err}
+	}
+	select {
+	case <-interrupted:
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+			fmt.Fprintln(stdio.Err, "mcpepoch host: interrupted: server stopped")
+			return nil
+		}
+	default:
 	}
 	return err
 }
