@@ -40,6 +40,7 @@ const (
 	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
 	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
+	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
 	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
 	TypeToolResult          = "tool_result"          // the child answered a tools/call
 	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant

@@ -30,6 +30,8 @@ func (h *Host) localAPI() *localapi.Mux {
 		return localapi.WithPayload(h.response(), localapi.TypeReview, r)
 	})
 	m.Handle(localapi.TypeApprove, h.serveApprove)
+	m.Handle(localapi.TypeApproveWeb, h.serveApproveWeb)
+	m.Handle(localapi.TypeApproveWait, h.serveApproveWait)
 	m.Handle(localapi.TypeRevoke, h.serveRevoke)
 	m.Handle(localapi.TypeGrants, func(context.Context, notify.Peer, notify.Request) notify.Response {
 		h.mu.Lock()
@@ -81,6 +83,36 @@ func (h *Host) serveApprove(_ context.Context, peer notify.Peer, req notify.Requ
 		return h.fail(localapi.CodeApprovalRefused, err)
 	}
 	return localapi.WithPayload(h.response(), localapi.TypeApprove, g)
+}
+
+// serveApproveWeb opens an approval page and answers with its URL.
+func (h *Host) serveApproveWeb(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+	a, err := localapi.DecodePayload[ApproveRequest](req.Payload)
+	if err != nil {
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve_web payload: %v", err))
+	}
+	w, err := h.approveWeb(peer, a)
+	if err != nil {
+		return h.fail(localapi.CodeApprovalRefused, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeApproveWeb, w)
+}
+
+// serveApproveWait answers with the grant of a decided approval page, or
+// CodePending after about 20 s.
+func (h *Host) serveApproveWait(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
+	w, err := localapi.DecodePayload[localapi.WaitRequest](req.Payload)
+	if err != nil || w.Digest == "" {
+		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve_wait payload: want {\"digest\": …}"))
+	}
+	g, err, decided := h.waitWeb(ctx, w.Digest, 20*time.Second)
+	switch {
+	case !decided:
+		return h.fail(localapi.CodePending, fmt.Errorf("the approval page is not decided yet"))
+	case err != nil:
+		return h.fail(localapi.CodeApprovalRefused, err)
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeApproveWait, g)
 }
 
 // serveRevoke ends one grant and answers with it.

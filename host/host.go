@@ -160,6 +160,10 @@ type Host struct {
 	lists        map[string]build.Digest
 	changedLists []string
 
+	// Presence approvals (presence.go): their own lock, never held
+	// while taking h.mu.
+	pres presence
+
 	// Grants (grants.go).
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
@@ -200,6 +204,7 @@ func New(opts Options) *Host {
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, launcher: os.Getppid(),
+		pres: presence{pages: map[string]*webApproval{}},
 	}
 }
 

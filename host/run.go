@@ -48,6 +48,7 @@ func (h *Host) Run(ctx context.Context) error {
 		return err
 	}
 	h.openTrust()
+	defer h.closePresence()
 	if err := h.startFirst(); err != nil {
 		return err
 	}

@@ -5,7 +5,8 @@ import (
 )
 
 // openTrust reads the trust store once, at start: whether an authenticator
-// is enrolled sets the default proof list (grant.DefaultProof). A store
+// is enrolled sets the default proof list (grant.DefaultProof), and its
+// Digest is pinned (presence.go checkPinned). A store
 // that cannot be read (a wrong owner or mode, a corrupt file) counts as
 // enrolled, so the default is the strictest: no approval counts until it
 // is fixed, rather than a weaker one.
@@ -20,6 +21,7 @@ func (h *Host) openTrust() {
 		}
 		dir = d
 	}
+	h.pres.dir = dir
 	s, err := trust.Open(dir)
 	if err != nil {
 		h.logf("trust store: %v: the default proof is presence, and no presence can be verified until it is fixed", err)
@@ -27,4 +29,5 @@ func (h *Host) openTrust() {
 		return
 	}
 	h.enrolled = len(s.Authenticators) > 0
+	h.pres.pinned = s.Digest()
 }

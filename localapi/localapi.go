@@ -21,6 +21,8 @@
 //	status          mcpepoch status, grants     – → [Status]
 //	review          mcpepoch approve            – → [Review]
 //	approve         mcpepoch approve            [ApproveRequest] → grant.Grant
+//	approve_web     mcpepoch approve --web      [ApproveRequest] → [WebApproval]
+//	approve_wait    mcpepoch approve --web      [WaitRequest] → grant.Grant
 //	revoke          mcpepoch revoke             [RevokeRequest] → grant.Grant
 //
 // Every route today is [PermitSameUser]: notify's listener has already
@@ -60,6 +62,17 @@ const (
 	// TypeApprove records a person's approval (Payload: [ApproveRequest]);
 	// the answer (TypeApprove) carries the new grant.Grant in Payload.
 	TypeApprove = "approve"
+	// TypeApproveWeb opens an approval page for what the Payload
+	// ([ApproveRequest]) asks; the answer (TypeApproveWeb) carries a
+	// [WebApproval]. A grant is made only once an enrolled authenticator
+	// signed its digest on that page (proof presence).
+	TypeApproveWeb = "approve_web"
+	// TypeApproveWait waits (up to about 20 s) for the decision of a page
+	// opened by TypeApproveWeb (Payload: [WaitRequest]); the answer
+	// (TypeApproveWait) carries the new grant.Grant, or is an error:
+	// [CodePending] while undecided, [CodeApprovalRefused] when declined
+	// or refused.
+	TypeApproveWait = "approve_wait"
 	// TypeRevoke ends a grant (Payload: [RevokeRequest]); the answer
 	// (TypeRevoke) carries the revoked grant.Grant in Payload.
 	TypeRevoke = "revoke"
@@ -80,6 +93,8 @@ const (
 	// CodeApprovalRefused: the host refused an approval (the reviewed
 	// epoch or catalog is no longer the running one, an unknown tool …).
 	CodeApprovalRefused = "approval_refused"
+	// CodePending: the approval page is not decided yet; ask again.
+	CodePending = "pending"
 	// CodeNotFound: a revoke named no live grant of this host.
 	CodeNotFound = "not_found"
 )

@@ -58,6 +58,8 @@ func Routes() []Route {
 		{Type: TypeStatus, Permit: PermitSameUser},
 		{Type: TypeReview, Permit: PermitSameUser},
 		{Type: TypeApprove, Permit: PermitSameUser},
+		{Type: TypeApproveWeb, Permit: PermitSameUser},
+		{Type: TypeApproveWait, Permit: PermitSameUser},
 		{Type: TypeRevoke, Permit: PermitSameUser},
 		{Type: TypeGrants, Permit: PermitSameUser},
 	}

@@ -176,3 +176,20 @@ type RevokeRequest struct {
 	// ID is the grant to end (grant.Grant.ID). Required.
 	ID epoch.GrantID `json:"id"`
 }
+
+// WebApproval is the answer to [TypeApproveWeb]: the approval page a person
+// opens, and the grant digest its authenticator signs.
+type WebApproval struct {
+	// URL is the page, http://localhost:PORT/TOKEN/ (package ceremony).
+	URL string `json:"url"`
+	// Digest is the grant digest ("sha256:…", grant.Proposal.Digest), and
+	// ShortCode its short form, shown on every screen that asks.
+	Digest    string `json:"digest"`
+	ShortCode string `json:"shortCode"`
+}
+
+// WaitRequest is the payload of a [TypeApproveWait] request.
+type WaitRequest struct {
+	// Digest names the approval, as WebApproval.Digest.
+	Digest string `json:"digest"`
+}

@@ -78,6 +78,10 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runRestart(ctx, rest, stdio)
 	case "approve":
 		return runApprove(ctx, rest, stdio)
+	case "enroll":
+		return runEnroll(ctx, rest, stdio)
+	case "authenticators":
+		return runAuthenticators(rest, stdio)
 	case "grants":
 		return runGrants(rest, stdio)
 	case "revoke":
@@ -118,6 +122,8 @@ const usage = `usage: mcpepoch <command> [flags]
   status [--json]           what every host of this project is running
   restart                   restart every host's server under a new epoch now
   approve [flags]           review what a host runs and grant tools to an agent run
+  enroll --web|--ssh KEY    enroll an authenticator that proves a person (presence)
+  authenticators            list the enrolled authenticators
   grants [--live] [--json]  list grants, live and revoked
   revoke GRANT-ID           end a grant
   audit verify|show         check the audit log's hash chain, or show its timeline

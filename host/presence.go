@@ -1,0 +1,212 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/ceremony"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// Presence: grants signed by an enrolled FIDO authenticator on the
+// approval page (package ceremony). The host starts the page's server on
+// first need, on the loopback interface and a port of its own; each
+// approval is a grant.Proposal whose Digest is the WebAuthn challenge. The
+// grant is made only when the page reports a verified assertion over that
+// digest, the trust store still has the digest pinned at start, and the
+// proposal still names the running epoch and catalog (grantFor checks
+// them as for any approval): an approval for a superseded epoch is refused
+// and audited.
+
+// webApproval is one pending approval page.
+type webApproval struct {
+	req    ApproveRequest
+	digest grant.Digest
+	page   *ceremony.Approval
+	done   chan struct{} // closed once g or err is set
+	g      *grant.Grant
+	err    error
+}
+
+// presence is the approval page server and its pending pages; its own
+// lock, never held while taking h.mu.
+type presence struct {
+	mu     sync.Mutex
+	srv    *ceremony.Server
+	pages  map[string]*webApproval // by digest
+	dir    string                  // the trust store's directory
+	pinned string                  // its Digest at start; "" when it could not be read
+}
+
+// proposeLocked builds the proposal of req for the running epoch: what the
+// person signs. head is the audit log's last written record.
+func (h *Host) proposeLocked(req ApproveRequest, head audit.Head) (*grant.Proposal, ceremony.Request, error) {
+	tools, creds, err := h.scopeLocked(req)
+	if err != nil {
+		return nil, ceremony.Request{}, err
+	}
+	tools, creds = slices.Sorted(slices.Values(tools)), slices.Sorted(slices.Values(creds))
+	if creds == nil {
+		creds = []string{}
+	}
+	if head.Hash == "" {
+		head.Hash = grant.Digest{}.String() // an empty log
+	}
+	p := &grant.Proposal{V: grant.ProposalVersion, AgentRun: string(h.run), ExecutionEpoch: h.child.epoch,
+		CatalogRevision: string(h.catalog.Revision), ToolScope: tools, CredentialScope: creds,
+		ExpiresWhen: req.Expires, Nonce: grant.NewNonce(), AuditHead: grant.AuditHead{Seq: head.Seq, Hash: head.Hash}}
+	d, err := p.Digest()
+	if err != nil {
+		return nil, ceremony.Request{}, err
+	}
+	rv := h.reviewLocked()
+	cr := ceremony.Request{Digest: d, Server: h.opts.Label, AgentRun: string(h.run), Epoch: string(h.child.epoch),
+		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds}
+	for _, l := range rv.Identity {
+		il := ceremony.IdentityLine{Name: string(l.Role) + " " + l.Path, Value: string(l.Digest)}
+		if l.Changed {
+			il.Was = string(l.Approved)
+		}
+		cr.Identity = append(cr.Identity, il)
+	}
+	for _, c := range rv.CatalogChanges {
+		cr.Catalog = append(cr.Catalog, ceremony.CatalogLine{Change: c.Kind, Tool: c.Tool, Detail: c.Detail})
+	}
+	return p, cr, nil
+}
+
+// approveWeb opens an approval page for req and returns it.
+func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApproval, error) {
+	if req.Expires == "" {
+		req.Expires = grant.ExpiresRunEnds
+	}
+	if err := grant.ParseExpiry(req.Expires); err != nil {
+		return localapi.WebApproval{}, err
+	}
+	head, _, err := audit.ReadHead(audit.HeadPath(layout.Audit(h.opts.Dir)))
+	if err != nil {
+		return localapi.WebApproval{}, fmt.Errorf("the audit log's head cannot be read: %v", err)
+	}
+	h.mu.Lock()
+	p, cr, err := h.proposeLocked(req, head)
+	h.mu.Unlock()
+	if err != nil {
+		return localapi.WebApproval{}, err
+	}
+	srv, err := h.ceremonyServer()
+	if err != nil {
+		return localapi.WebApproval{}, err
+	}
+	page, err := srv.Approve(cr)
+	if err != nil {
+		return localapi.WebApproval{}, err
+	}
+	req.Epoch, req.Catalog = p.ExecutionEpoch, localapi.Revision(p.CatalogRevision)
+	req.Tools, req.Credentials, req.All = p.ToolScope, p.CredentialScope, false
+	wa := &webApproval{req: req, digest: cr.Digest, page: page, done: make(chan struct{})}
+	h.pres.mu.Lock()
+	h.pres.pages[cr.Digest.String()] = wa
+	h.pres.mu.Unlock()
+	go h.awaitPage(peer, wa)
+	h.logf("epoch %s: approval page for %v (code %s): %s", p.ExecutionEpoch, p.ToolScope, cr.Digest.ShortCode(), page.URL())
+	return localapi.WebApproval{URL: page.URL(), Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode()}, nil
+}
+
+// ceremonyServer returns the approval page server, starting it on first
+// need.
+func (h *Host) ceremonyServer() (*ceremony.Server, error) {
+	h.pres.mu.Lock()
+	defer h.pres.mu.Unlock()
+	if h.pres.srv != nil {
+		return h.pres.srv, nil
+	}
+	srv, err := ceremony.Listen(ceremony.Config{TrustDir: h.pres.dir, Refused: func(r ceremony.Refusal) {
+		h.audit.event(audit.TypeApprovalRefused, "", h.run, map[string]any{"channel": "web", "ceremony": r.Ceremony, "reason": r.Reason.Error()})
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("approval page: %v", err)
+	}
+	h.pres.srv = srv
+	h.logf("approval pages on %s", srv.Origin())
+	return srv, nil
+}
+
+// awaitPage turns the page's decision into a grant, or a refusal.
+func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
+	defer close(wa.done)
+	var d ceremony.Decision
+	select {
+	case d = <-wa.page.Decided():
+	case <-h.ctx.Done():
+		wa.err = errors.New("the host ended before the page was decided")
+		return
+	}
+	if d.Outcome != ceremony.Approved {
+		wa.err = fmt.Errorf("the approval page ended: %s", d.Outcome)
+		return
+	}
+	pr := proven{proof: grant.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount, digest: d.Digest.String()}
+	if d.Digest != wa.digest {
+		wa.err = errors.New("the page reported a signature over another digest")
+	} else if err := h.checkPinned(); err != nil {
+		wa.err = err
+	} else {
+		wa.g, wa.err = h.grantFor(peer, wa.req, pr)
+	}
+	if wa.err != nil {
+		h.audit.event(audit.TypeApprovalRefused, wa.req.Epoch, h.run, map[string]any{
+			"channel": "web", "proof": string(grant.ProofPresence), "authenticator": d.AuthenticatorID,
+			"signed_digest": d.Digest.String(), "reason": wa.err.Error()})
+	}
+}
+
+// waitWeb waits up to wait for the decision of the page with digest.
+func (h *Host) waitWeb(ctx context.Context, digest string, wait time.Duration) (*grant.Grant, error, bool) {
+	h.pres.mu.Lock()
+	wa := h.pres.pages[digest]
+	h.pres.mu.Unlock()
+	if wa == nil {
+		return nil, fmt.Errorf("no approval page with digest %s at this host", digest), true
+	}
+	select {
+	case <-wa.done:
+		return wa.g, wa.err, true
+	case <-ctx.Done():
+	case <-time.After(wait):
+	}
+	return nil, nil, false
+}
+
+// checkPinned refuses presence when the trust store is not the one the
+// host read at start: an authenticator added or removed while it runs
+// (trust.Store.Digest) is audited (trust_store_changed) and counts for
+// nothing until the host restarts.
+func (h *Host) checkPinned() error {
+	s, err := trust.Open(h.pres.dir)
+	if err != nil {
+		return fmt.Errorf("the trust store cannot be read: %v", err)
+	}
+	if h.pres.pinned == "" || s.Digest() != h.pres.pinned {
+		h.audit.event(audit.TypeTrustStoreChanged, "", h.run, map[string]any{"pinned": h.pres.pinned, "found": s.Digest(), "path": s.Path()})
+		return fmt.Errorf("the trust store %s changed since the host started (pinned %s, now %s): presence counts only with the store the host started with; restart the MCP client's server to take the change", s.Path(), h.pres.pinned, s.Digest())
+	}
+	return nil
+}
+
+// closePresence stops the approval page server; pending pages end.
+func (h *Host) closePresence() {
+	h.pres.mu.Lock()
+	defer h.pres.mu.Unlock()
+	if h.pres.srv != nil {
+		h.pres.srv.Close()
+	}
+}

@@ -1,0 +1,178 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	cdpwa "github.com/chromedp/cdproto/webauthn"
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// chromiumTab starts headless Chromium with one tab that has a virtual
+// CTAP2 authenticator answering with user presence, or skips the test
+// when Chromium is not installed (fails under CI=true).
+func chromiumTab(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if path = "/usr/bin/chromium"; !fileExists(path) {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("chromium is not installed; CI must install it")
+			}
+			t.Skip("chromium is not installed: the presence test needs Debian's chromium package")
+		}
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()))
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdpwa.Enable, cdpwa.EnableParams{}); err != nil {
+		t.Fatalf("WebAuthn.enable: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdpwa.AddVirtualAuthenticator, cdpwa.AddVirtualAuthenticatorParams{
+		Options: &cdpwa.VirtualAuthenticatorOptions{Protocol: cdpwa.AuthenticatorProtocolCtap2,
+			Transport: cdpwa.AuthenticatorTransportUsb, HasResidentKey: true, HasUserVerification: true,
+			IsUserVerified: true, AutomaticPresenceSimulation: true}}); err != nil {
+		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
+	}
+	return ctx
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// pageCLI is mcpepoch run in the background that prints a page's URL as
+// its first line of stdout.
+type pageCLI struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *testenv.Buffer
+}
+
+func startPageCLI(t *testing.T, p *project, env []string, args ...string) *pageCLI {
+	t.Helper()
+	cmd := exec.Command(testenv.Mcpepoch(t), args...)
+	cmd.Dir, cmd.Env = p.dir, testenv.Environ(env...)
+	c := &pageCLI{cmd: cmd, stderr: &testenv.Buffer{}}
+	cmd.Stderr = c.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://localhost:") {
+		t.Fatalf("mcpepoch %v: first line %q (%v)\n%s", args, line, err, c.stderr)
+	}
+	c.url = strings.TrimSpace(line)
+	return c
+}
+
+// wait returns the exit status.
+func (c *pageCLI) wait(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case <-done:
+		return c.cmd.ProcessState.ExitCode()
+	case <-time.After(waitLong):
+		t.Fatalf("mcpepoch did not exit within %s\n%s", waitLong, c.stderr)
+	}
+	return -1
+}
+
+// click opens url in the tab, clicks the button with id and waits for the
+// page's final status.
+func click(t *testing.T, ctx context.Context, url, id string) string {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.Navigate(url), chromedp.Click(chromedp.ID(id))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := chromedp.Run(c, chromedp.Poll[string](`(s => s.className ? s.className + ": " + s.textContent : false)(document.getElementById("status"))`))
+	if err != nil {
+		t.Fatalf("page status: %v", err)
+	}
+	return s
+}
+
+// TestPresenceApprovalInBrowser: a WebAuthn authenticator enrolled with
+// mcpepoch enroll --web makes presence the default proof; the refused call
+// passes once the person approves on the page mcpepoch approve --web
+// prints, and the grant records presence; an approval whose epoch was
+// superseded while the page was open is refused and audited.
+func TestPresenceApprovalInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx := chromiumTab(t)
+	p, env := newDefaultProofProject(t)
+	enroll := startPageCLI(t, p, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
+		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
+	}
+	if code := enroll.wait(t); code != 0 || !strings.Contains(enroll.stderr.String(), "trusted on first use") {
+		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr)
+	}
+
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	data := s.rpcError("slow_write", map[string]any{"key": "k"}, host.CodeAuthorizationRequired, "authorization_required:")
+	if a, _ := data["action"].(string); !strings.Contains(a, "enrolled authenticator") {
+		t.Errorf("action %q: want the authenticator", a)
+	}
+	if out, code := p.runCLI(env, "approve", "--yes", "--run", s.run, "--tools", "slow_write", "--credential", gStaging); code == 0 {
+		t.Fatalf("approve --yes with presence the default: exit 0\n%s", out)
+	}
+
+	args := []string{"approve", "--web", "--no-open", "--run", s.run, "--tools", "slow_write", "--credential", gStaging}
+	ap := startPageCLI(t, p, env, args...)
+	if st := click(t, ctx, ap.url, "approve"); st != "ok: Approved." {
+		t.Fatalf("approval page: %s", st)
+	}
+	if code := ap.wait(t); code != 0 || !strings.Contains(ap.stderr.String(), "proof presence") {
+		t.Fatalf("approve --web: exit %d\n%s", code, ap.stderr)
+	}
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Fatalf("slow_write after the approval: %q", got)
+	}
+	gs := p.grants()
+	if len(gs) != 1 || gs[0].Proof != grant.ProofPresence || gs[0].Channel != "web" || gs[0].Authenticator == "" || gs[0].SignedDigest == "" {
+		t.Fatalf("grants: %+v, want one presence grant", gs)
+	}
+
+	// The page of a superseded epoch.
+	late := startPageCLI(t, p, env, args...)
+	p.cli("restart")
+	click(t, ctx, late.url, "approve")
+	if code := late.wait(t); code == 0 || !strings.Contains(late.stderr.String(), "epoch changed") {
+		t.Fatalf("approval of a superseded epoch: exit %d\n%s", code, late.stderr)
+	}
+	s.list()
+	s.rpcError("slow_write", map[string]any{"key": "k"}, host.CodeAuthorizationStale, "authorization_stale:")
+	p.waitRecords("approval_refused of the superseded epoch", func(rs []audit.Record) bool {
+		for _, r := range filterType(rs, audit.TypeApprovalRefused) {
+			if r.Fields["channel"] == "web" && strings.Contains(r.Fields["reason"].(string), "epoch changed") {
+				return true
+			}
+		}
+		return false
+	})
+}
