@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
@@ -23,12 +25,7 @@ func (h *Host) localAPI() *localapi.Mux {
 	m.Handle(localapi.TypeStatus, func(context.Context, notify.Peer, notify.Request) notify.Response {
 		return localapi.WithPayload(h.response(), localapi.TypeStatus, h.Status())
 	})
-	m.Handle(localapi.TypeReview, func(context.Context, notify.Peer, notify.Request) notify.Response {
-		h.mu.Lock()
-		r := h.reviewLocked()
-		h.mu.Unlock()
-		return localapi.WithPayload(h.response(), localapi.TypeReview, r)
-	})
+	m.Handle(localapi.TypeReview, h.serveReview)
 	m.Handle(localapi.TypeApprove, h.serveApprove)
 	m.Handle(localapi.TypeApproveWeb, h.serveApproveWeb)
 	m.Handle(localapi.TypeApproveWait, h.serveApproveWait)
@@ -174,4 +171,51 @@ func (h *Host) current() (restartOutcome, error) {
 		return restartOutcome{}, fmt.Errorf("no server is running (%s)", h.downReason)
 	}
 	return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
+}
+
+// reviewPageBytes bounds the tools, and separately the catalog changes, of
+// one review page: with the rest of the review, a page stays well under
+// notify.MaxLine however large the catalog.
+const reviewPageBytes = notify.MaxLine / 4
+
+// serveReview answers one page of the review (localapi.Review's paging).
+func (h *Host) serveReview(_ context.Context, _ notify.Peer, req notify.Request) notify.Response {
+	var page localapi.ReviewRequest
+	if len(req.Payload) > 0 {
+		var err error
+		if page, err = localapi.DecodePayload[localapi.ReviewRequest](req.Payload); err != nil || page.ToolsFrom < 0 || page.ChangesFrom < 0 {
+			return h.fail(notify.CodeBadRequest, fmt.Errorf("review payload: want {\"toolsFrom\": N, \"changesFrom\": N}"))
+		}
+	}
+	h.mu.Lock()
+	r := h.reviewLocked()
+	h.mu.Unlock()
+	r.ToolsTotal, r.ChangesTotal = len(r.Tools), len(r.CatalogChanges)
+	var next int
+	r.ToolsFrom = min(page.ToolsFrom, len(r.Tools))
+	r.Tools, next = pageOf(r.Tools[r.ToolsFrom:], func(t json.RawMessage) int { return len(t) })
+	if next > 0 {
+		r.NextTools = r.ToolsFrom + next
+	}
+	r.ChangesFrom = min(page.ChangesFrom, len(r.CatalogChanges))
+	r.CatalogChanges, next = pageOf(r.CatalogChanges[r.ChangesFrom:], func(c grant.Change) int { return len(c.Tool) + len(c.Kind) + len(c.Detail) + 40 })
+	if next > 0 {
+		r.NextChanges = r.ChangesFrom + next
+	}
+	return localapi.WithPayload(h.response(), localapi.TypeReview, r)
+}
+
+// pageOf returns the first items of all whose sizes add up to at most
+// reviewPageBytes (at least one), and, when some are left, how many it
+// took; 0 when it took them all.
+func pageOf[T any](all []T, size func(T) int) ([]T, int) {
+	n, used := 0, 0
+	for n < len(all) && (n == 0 || used+size(all[n]) <= reviewPageBytes) {
+		used += size(all[n])
+		n++
+	}
+	if n == len(all) {
+		return all, 0
+	}
+	return all[:n], n
 }

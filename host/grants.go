@@ -163,7 +163,7 @@ type ApproveRequest = localapi.ApproveRequest
 // reviewLocked builds the review screen's data.
 func (h *Host) reviewLocked() Review {
 	r := Review{AgentRun: h.run, Label: h.opts.Label, State: h.state, Tools: []json.RawMessage{},
-		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Grants}
+		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Live(time.Now())}
 	if r.Pending == nil {
 		r.Pending = []*Pending{}
 	}

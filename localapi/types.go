@@ -139,9 +139,34 @@ type Review struct {
 	// (credentials), the per-call scopes (perCallScopes) and the exempt
 	// tools (exemptTools). The approval rules are package grant's.
 	grant.Coverage
-	Pending []*Pending     `json:"pending"`
-	Grants  []*grant.Grant `json:"grants"`
+	Pending []*Pending `json:"pending"`
+	// Grants are the agent run's live grants (revoked ones are in the
+	// grants file: the review does not grow with every grant ever made).
+	Grants []*grant.Grant `json:"grants"`
+	// A review is sent in pages, so that a catalog of any size fits the
+	// socket's line limit: Tools holds the catalog's tools from ToolsFrom
+	// (of ToolsTotal), CatalogChanges its changes from ChangesFrom (of
+	// ChangesTotal). NextTools and NextChanges, when not zero, are where
+	// the next page starts: ask again with a [ReviewRequest]. Every page
+	// names its epoch and catalog revision; pages of different ones are
+	// not one review.
+	ToolsFrom    int `json:"toolsFrom,omitempty"`
+	ToolsTotal   int `json:"toolsTotal"`
+	NextTools    int `json:"nextTools,omitempty"`
+	ChangesFrom  int `json:"changesFrom,omitempty"`
+	ChangesTotal int `json:"changesTotal"`
+	NextChanges  int `json:"nextChanges,omitempty"`
 }
+
+// ReviewRequest is the payload of a [TypeReview] request for a page after
+// the first (an empty payload asks for the first).
+type ReviewRequest struct {
+	ToolsFrom   int `json:"toolsFrom"`
+	ChangesFrom int `json:"changesFrom"`
+}
+
+// More reports whether the review has pages after this one.
+func (r *Review) More() bool { return r.NextTools > 0 || r.NextChanges > 0 }
 
 // ApproveRequest is the payload of a [TypeApprove] request.
 type ApproveRequest struct {

@@ -63,7 +63,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
 	for i, rv := range got {
 		if strings.HasPrefix(string(rv.AgentRun), *run) {
-			reviews = append(reviews, rv)
+			full, err := completeReview(ctx, from[i].Socket, rv)
+			if err != nil {
+				return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: review: %w", rv.AgentRun, err)}
+			}
+			reviews = append(reviews, full)
 			sockets[rv.AgentRun] = from[i].Socket
 		}
 	}
@@ -269,6 +273,39 @@ func printReview(w io.Writer, rv localapi.Review) {
 		}
 	}
 	fmt.Fprintf(w, "live grants: %d\n", live)
+}
+
+// completeReview asks the host at socket for the pages of review rv after
+// its first: a large catalog comes in pages that each fit the socket's
+// line limit. Every page must be of the same epoch and catalog revision,
+// or the review is not one thing the person saw.
+func completeReview(ctx context.Context, socket string, rv localapi.Review) (localapi.Review, error) {
+	for page := rv; page.More(); {
+		payload, _ := json.Marshal(localapi.ReviewRequest{ToolsFrom: len(rv.Tools), ChangesFrom: len(rv.CatalogChanges)})
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := notify.Send(cctx, socket, notify.Request{Type: localapi.TypeReview, Payload: payload})
+		cancel()
+		if err != nil {
+			return rv, err
+		}
+		if page, err = localapi.DecodePayload[localapi.Review](resp.Payload); err != nil {
+			return rv, fmt.Errorf("unreadable page: %v", err)
+		}
+		if page.Epoch != rv.Epoch || page.CatalogRevision != rv.CatalogRevision {
+			return rv, errors.New("the epoch or the catalog changed while the review was read: run mcpepoch approve again")
+		}
+		if page.NextTools > 0 && page.NextTools <= page.ToolsFrom || page.NextChanges > 0 && page.NextChanges <= page.ChangesFrom {
+			return rv, errors.New("a review page that does not advance")
+		}
+		if page.ToolsFrom == len(rv.Tools) {
+			rv.Tools = append(rv.Tools, page.Tools...)
+		}
+		if page.ChangesFrom == len(rv.CatalogChanges) {
+			rv.CatalogChanges = append(rv.CatalogChanges, page.CatalogChanges...)
+		}
+	}
+	rv.NextTools, rv.NextChanges = 0, 0
+	return rv, nil
 }
 
 // catalogNames returns the names of the review's tools.
