@@ -107,8 +107,17 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 	}
 	data["reason"] = what
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
-		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s", what, tool, ep, action), data)
+		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s; %s", what, tool, ep, action, oneShotWayOut), data)
 }
+
+// oneShotWayOut ends every authorization_required message. A client that
+// connects for one call (mcp-inspector --cli) starts a new agent run each
+// time, so no approval can reach it, and many such clients show only the
+// message: it names the other way, which is the project's own decision
+// (README "Configuring an MCP client"). It is not in error.data's action,
+// what a person does to approve.
+const oneShotWayOut = "a client that connects for one call cannot wait for an approval: " +
+	"to call a tool that way, the project lists it under [grants] exempt in mcpepoch.toml"
 
 func (h *Host) notePendingLocked(tool string, d grant.Decision, ep epoch.Epoch) {
 	for _, p := range h.pending {
