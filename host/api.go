@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -53,13 +52,10 @@ func (h *Host) fail(code string, err error) notify.Response {
 
 // serveBuild answers a build signal: recorded in the audit log as the
 // hook's claim, then (build_complete) a restart if the identity changed.
+// A build the manifest watch acted on already gets that outcome
+// (manifestwatch.go).
 func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
-	h.audit.event(audit.TypeBuildRecorded, "", h.run, h.buildFields(req))
-	if req.Type == localapi.TypeBuildFailed {
-		out, err := h.current()
-		return h.outcome(out, err)
-	}
-	out, err := h.restart(ctx, "build "+req.Build, restartSignal)
+	out, err := h.signals.once(req.Build, func() (restartOutcome, error) { return h.onBuild(ctx, req, "socket") })
 	return h.outcome(out, err)
 }
 

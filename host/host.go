@@ -106,6 +106,10 @@ type Host struct {
 	// catalog.go, supervise.go, run.go). Taken before h.mu, never under it.
 	restartMu sync.Mutex
 
+	// signals makes one build id one restart, from the socket or the
+	// manifest watch (manifestwatch.go). Its own lock.
+	signals buildSignals
+
 	// versions caches runtime digest → version, so a restart does not run
 	// node --version again (supervise.go). Its own lock.
 	versions sync.Map

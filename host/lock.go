@@ -22,6 +22,9 @@ package host
 //     accepting when h.ctx ends, and Run waits until its handlers have
 //     returned before it stops the child: every socket request finishes
 //     before the audit writer closes.
+//     The manifest watch (manifestwatch.go) starts with it: a new build
+//     id in the run manifest is a build signal. Run waits for it to end
+//     with h.ctx, before the child is stopped.
 //  5. The client reader (readLines on stdin, calls fromClient): ends
 //     the host when stdin closes. A read cannot be interrupted, so Run
 //     does not wait for it; what it reads after the child is stopped is

@@ -64,12 +64,18 @@ func (h *Host) Run(ctx context.Context) error {
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
 	h.logf("agent run %s: listening on %s", h.run, ln.Path())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		h.watchManifest(h.ctx) // a second build signal (manifestwatch.go)
+	}()
 
 	go func() {
 		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
 		h.cancel(nil)
 	}()
 	<-h.ctx.Done()
+	<-watched
 	return h.shutdown(served)
 }
 

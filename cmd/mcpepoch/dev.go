@@ -228,13 +228,16 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 		d.recordFailed(lw, recordError(err))
 		return
 	}
+	if n := len(res.Hosts); n > 0 {
+		fmt.Fprintln(lw, signalledLine(n))
+	}
 	perHost(lw, lw, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(d.p, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError
 	})
 	if len(res.Hosts) == 0 {
-		fmt.Fprintln(lw, d.p.warn("no host listening for this project: nothing restarted"))
+		fmt.Fprintln(lw, d.p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
 	if res.BuildsLogErr != nil {
 		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("build log %s: %v: this build is not in it", layout.Builds(root), res.BuildsLogErr)))

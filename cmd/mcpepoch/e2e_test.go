@@ -341,7 +341,7 @@ func TestRecordNodeExample(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
 	stderr := p.record()
-	wantLine(t, stderr, "no host listening for this project: nothing restarted")
+	wantLine(t, stderr, "no host reachable over the socket; hosts watching the manifest will see this build")
 
 	node, err := exec.LookPath("node")
 	if err != nil {

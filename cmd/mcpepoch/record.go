@@ -89,13 +89,16 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return recordError(err)
 	}
+	if n := len(res.Hosts); n > 0 {
+		fmt.Fprintln(stdio.Err, signalledLine(n))
+	}
 	hostErr := perHost(stdio.Err, stdio.Err, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError
 	}) > 0
 	if len(res.Hosts) == 0 {
-		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host listening for this project: nothing restarted"))
+		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
 	var buildsErr error
 	if res.BuildsLogErr != nil {
@@ -116,6 +119,15 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		return silentExit(exitHostError)
 	}
 	return nil
+}
+
+// signalledLine says how many hosts the build signal reached over the
+// socket (hosts it did not reach see the build in the manifest).
+func signalledLine(n int) string {
+	if n == 1 {
+		return "signalled 1 host over the socket"
+	}
+	return fmt.Sprintf("signalled %d hosts over the socket", n)
 }
 
 // printBuild writes the lines saying what was recorded and returns what

@@ -35,7 +35,7 @@ func testDemo(t *testing.T, protocol string) {
 	// Key lines, in the order they must appear.
 	want := []string{
 		`(?m)^   \[hook\] +build complete: first build recorded$`,
-		`(?m)^   \[hook\] +no host listening for this project: nothing restarted$`,
+		`(?m)^   \[hook\] +no host reachable over the socket; hosts watching the manifest will see this build$`,
 		`(?m)^== 3\. `,
 		`(?m)^   \[client\] +connected: protocol ` + regexp.QuoteMeta(protocol) + `, server inventory-go A$`,
 		`(?m)^   \[client\] +← error -31010: authorization_required: `,

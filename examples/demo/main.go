@@ -344,7 +344,7 @@ func (d *demo) firstRecord(ctx context.Context) error {
 	if err := expectLine(lines, "build complete: first build recorded"); err != nil {
 		return d.fail("%v", err)
 	}
-	if err := expectLine(lines, "no host listening for this project: nothing restarted"); err != nil {
+	if err := expectLine(lines, "no host reachable over the socket; hosts watching the manifest will see this build"); err != nil {
 		return d.fail("%v", err)
 	}
 	m, err := os.ReadFile(layout.Manifest(d.proj))

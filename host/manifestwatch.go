@@ -1,0 +1,209 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// A build reaches the host two ways: the hook's signal on the socket, and
+// a new build id in .mcpepoch/manifest.toml, which the host watches. The
+// second is for a hook that cannot connect to any socket (an agent's
+// sandbox that blocks unix sockets): the server still restarts within a
+// second. Either way the signal is a hint; the host recomputes the
+// identity. Approval goes over the socket only.
+
+// manifestGrace is how long the manifest watch leaves the socket to
+// bring a new build first: that signal carries the hook's own word.
+const manifestGrace = 250 * time.Millisecond
+
+// manifestPoll is how often the manifest is compared when file events
+// cannot be set up.
+const manifestPoll = 500 * time.Millisecond
+
+// buildSignals makes one build id one restart, whichever way it came
+// first: the other way gets the same outcome.
+type buildSignals struct {
+	mu   sync.Mutex
+	last *signalRun
+}
+
+type signalRun struct {
+	id   string
+	done chan struct{}
+	out  restartOutcome
+	err  error
+}
+
+// once runs f for build id, or waits for the run already made for it and
+// returns its outcome. An empty id is always run.
+func (b *buildSignals) once(id string, f func() (restartOutcome, error)) (restartOutcome, error) {
+	b.mu.Lock()
+	if r := b.last; r != nil && id != "" && r.id == id {
+		b.mu.Unlock()
+		<-r.done
+		return r.out, r.err
+	}
+	r := &signalRun{id: id, done: make(chan struct{})}
+	b.last = r
+	b.mu.Unlock()
+	r.out, r.err = f()
+	close(r.done)
+	return r.out, r.err
+}
+
+// seen reports whether build id has come already.
+func (b *buildSignals) seen(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last != nil && b.last.id == id
+}
+
+// onBuild acts on a build signal: recorded in the audit log as the hook's
+// claim (via says how it came), then, for build_complete, a restart if
+// the identity changed.
+func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (restartOutcome, error) {
+	fields := h.buildFields(req)
+	fields["via"] = via
+	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
+	if req.Type == localapi.TypeBuildFailed {
+		return h.current()
+	}
+	why := "build " + req.Build
+	if via == "manifest" {
+		why += " (seen in the manifest)"
+	}
+	return h.restart(ctx, why, restartSignal)
+}
+
+// watchManifest treats each new build id written to the run manifest as
+// a build signal, until ctx ends. The build recorded when the host
+// started is not one.
+func (h *Host) watchManifest(ctx context.Context) {
+	path := layout.Manifest(h.opts.Dir)
+	last := ""
+	if m, err := manifest.Read(path); err == nil {
+		last = string(m.Build.ID)
+	}
+	changes := make(chan struct{}, 1)
+	watchFile(ctx, path, changes, h.logf)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+		m, err := manifest.Read(path)
+		if err != nil || string(m.Build.ID) == last {
+			continue // gone, being replaced, or corrupt: record reports that
+		}
+		last = string(m.Build.ID)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(manifestGrace):
+		}
+		if h.signals.seen(last) {
+			continue
+		}
+		req := notify.Request{Type: localapi.TypeBuildComplete, Build: last, Manifest: path, ExitCode: m.Build.ExitCode}
+		if m.Build.ExitCode != 0 {
+			req.Type = localapi.TypeBuildFailed
+		}
+		out, err := h.signals.once(last, func() (restartOutcome, error) { return h.onBuild(ctx, req, "manifest") })
+		if err != nil {
+			h.logf("build %s (seen in the manifest): %v", last, err)
+		} else {
+			h.logf("build %s (seen in the manifest): %s", last, out.Outcome)
+		}
+	}
+}
+
+// watchFile sends on changes (without blocking) when path may have
+// changed: file events on its directory, which is created if missing,
+// else a comparison every manifestPoll. It returns once watching.
+func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf func(string, ...any)) {
+	poke := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	dir := filepath.Dir(path)
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = layout.MkdirAll(dir); err == nil {
+			err = w.Add(dir)
+		}
+		if err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		logf("manifest watch: %v: comparing %s every %s instead", err, path, manifestPoll)
+		go pollFile(ctx, path, poke)
+		return
+	}
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Name == path {
+					poke()
+				}
+				if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+					// The directory itself went away: poll from now on.
+					go pollFile(ctx, path, poke)
+					return
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				logf("manifest watch: %v", err)
+			}
+		}
+	}()
+}
+
+// pollFile calls poke when the file's size, mtime or inode changes.
+func pollFile(ctx context.Context, path string, poke func()) {
+	stamp := func() (int64, time.Time, any) {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return -1, time.Time{}, nil
+		}
+		return fi.Size(), fi.ModTime(), fi.Sys()
+	}
+	size, mtime, _ := stamp()
+	tick := time.NewTicker(manifestPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			s, m, _ := stamp()
+			if s != size || !m.Equal(mtime) {
+				size, mtime = s, m
+				poke()
+			}
+		}
+	}
+}
