@@ -258,7 +258,7 @@ func (l *loop) build(ctx context.Context) (next []string, done bool) {
 // runGroup runs the build in a process group of its own and returns its
 // exit status (128+N for a death by signal N). When ctx ends, the group
 // gets SIGTERM, then SIGKILL after the grace; runGroup returns only once
-// the build has exited, and kills what it left in its group.
+// the build has exited, and (on Linux) kills what it left in its group.
 func runGroup(ctx context.Context, o Options) int {
 	cmd := exec.Command(o.Build[0], o.Build[1:]...)
 	cmd.Dir = o.Root
@@ -271,22 +271,7 @@ func runGroup(ctx context.Context, o Options) int {
 		}
 		return 127
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		signalGroup(cmd.Process.Pid, false)
-		select {
-		case err = <-waited:
-		case <-time.After(o.Grace):
-			signalGroup(cmd.Process.Pid, true)
-			err = <-waited
-		}
-	}
-	signalGroup(cmd.Process.Pid, true) // what the build left running
-	waitGroupGone(cmd.Process.Pid, o.Grace)
+	err := waitBuild(ctx, cmd, o.Grace)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if sig, ok := exitSignal(ee); ok {

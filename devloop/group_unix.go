@@ -3,32 +3,21 @@
 package devloop
 
 import (
-	"errors"
 	"os/exec"
 	"syscall"
-	"time"
 )
 
 func setGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
-// signalGroup sends SIGTERM (or SIGKILL) to the process group pgid.
+// signalGroup sends SIGTERM (or SIGKILL) to the process group pgid. Call
+// it only while the group's leader is not reaped: after that, pgid may be
+// another process group's.
 func signalGroup(pgid int, kill bool) {
 	sig := syscall.SIGTERM
 	if kill {
 		sig = syscall.SIGKILL
 	}
 	_ = syscall.Kill(-pgid, sig)
-}
-
-// waitGroupGone waits, up to limit, until no process is left in the group.
-func waitGroupGone(pgid int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func exitSignal(ee *exec.ExitError) (int, bool) {
