@@ -155,13 +155,16 @@ func startDev(t *testing.T, dir string, env []string, bin string) *devProc {
 	}
 	go func() { d.done <- d.cmd.Wait() }()
 	t.Cleanup(func() {
-		// Only while the group exists: once it is gone its pgid may
-		// already be another test's.
-		if gone, _ := testenv.GroupGone(d.cmd.Process.Pid); !gone {
+		// Only while dev has not been reaped: after that its pid, and
+		// so its group id, may already be another test's (every
+		// testenv.Run command leads a group of its own).
+		select {
+		case err := <-d.done:
+			d.done <- err
+		default:
 			syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+			d.done <- <-d.done
 		}
-		<-d.done
-		d.done <- nil
 		t.Logf("mcpepoch dev:\n%s", d.String())
 	})
 	return d
