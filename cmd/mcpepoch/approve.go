@@ -58,18 +58,9 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	results := askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeReview})
-	got, from, _ := payloads[localapi.Review](stdio.Err, root, "review", results)
-	var reviews []localapi.Review
-	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
-	for i, rv := range got {
-		if strings.HasPrefix(string(rv.AgentRun), *run) {
-			full, err := completeReview(ctx, from[i].Socket, rv)
-			if err != nil {
-				return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: review: %w", rv.AgentRun, err)}
-			}
-			reviews = append(reviews, full)
-			sockets[rv.AgentRun] = from[i].Socket
-		}
+	reviews, sockets, err := runReviews(ctx, stdio.Err, root, *run, results)
+	if err != nil {
+		return err
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(stdio.Err, noHostLine(root, ": nothing to approve"))
@@ -273,6 +264,25 @@ func printReview(w io.Writer, rv localapi.Review) {
 		}
 	}
 	fmt.Fprintf(w, "live grants: %d\n", live)
+}
+
+// runReviews returns the whole review of each host in results whose agent
+// run starts with run, and the socket each came from.
+func runReviews(ctx context.Context, errw io.Writer, root, run string, results []notify.Result) ([]localapi.Review, map[epoch.RunID]string, error) {
+	got, from, _ := payloads[localapi.Review](errw, root, "review", results)
+	var reviews []localapi.Review
+	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
+	for i, rv := range got {
+		if strings.HasPrefix(string(rv.AgentRun), run) {
+			full, err := completeReview(ctx, from[i].Socket, rv)
+			if err != nil {
+				return nil, nil, &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: review: %w", rv.AgentRun, err)}
+			}
+			reviews = append(reviews, full)
+			sockets[rv.AgentRun] = from[i].Socket
+		}
+	}
+	return reviews, sockets, nil
 }
 
 // completeReview asks the host at socket for the pages of review rv after

@@ -50,41 +50,8 @@ func runGrants(args []string, stdio Stdio) error {
 			fmt.Fprintf(stdio.Err, "mcpepoch: error: grants file %s: corrupt, not listed: %s\n", printable(ce.Path), printableText(ce.Err.Error()))
 		}
 	}
-	// The files are the hosts' records, not their word: a hand-edited or
-	// rolled-back file can show a grant as live that its host revoked or
-	// never made. A grant is shown live only when its host, asked now,
-	// holds the same grant live; a host killed without a chance to revoke
-	// its run's grants vouches for nothing.
-	vouched := map[string]map[epoch.GrantID][]byte{} // agent run → grant → its JSON at the host
-	for _, r := range askHosts(context.Background(), root, 5*time.Second, notify.Request{Type: localapi.TypeGrants}) {
-		if r.Err != nil {
-			continue
-		}
-		live, err := localapi.DecodePayload[[]*grant.Grant](r.Response.Payload)
-		if err != nil {
-			continue
-		}
-		m := map[epoch.GrantID][]byte{}
-		for _, g := range live {
-			m[g.ID], _ = json.Marshal(g)
-		}
-		vouched[r.Response.Run] = m
-	}
-	all := []*grant.Grant{}
 	now := time.Now()
-	for _, s := range stores {
-		for _, g := range s.Grants {
-			if g.Live(now) {
-				if reason := unvouched(vouched, g); reason != "" {
-					t := now
-					g.RevokedAt, g.RevokedReason = &t, reason // shown, not written: the file is the host's
-				}
-			}
-			if !*liveOnly || g.Live(now) {
-				all = append(all, g)
-			}
-		}
-	}
+	all := listGrants(stores, vouchedGrants(root), *liveOnly, now)
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	var done error
 	if corrupt > 0 {
@@ -119,6 +86,51 @@ func runGrants(args []string, stdio Stdio) error {
 			printableList(g.ToolScope, ","), orDash(g.CredentialScope), printable(until), printable(g.ApprovedBy))
 	}
 	return done
+}
+
+// vouchedGrants asks every host of the project which grants it holds
+// live: agent run → grant → its JSON at the host. The files are the hosts'
+// records, not their word: a hand-edited or rolled-back file can show a
+// grant as live that its host revoked or never made, and a host killed
+// without a chance to revoke its run's grants vouches for nothing.
+func vouchedGrants(root string) map[string]map[epoch.GrantID][]byte {
+	vouched := map[string]map[epoch.GrantID][]byte{}
+	for _, r := range askHosts(context.Background(), root, 5*time.Second, notify.Request{Type: localapi.TypeGrants}) {
+		if r.Err != nil {
+			continue
+		}
+		live, err := localapi.DecodePayload[[]*grant.Grant](r.Response.Payload)
+		if err != nil {
+			continue
+		}
+		m := map[epoch.GrantID][]byte{}
+		for _, g := range live {
+			m[g.ID], _ = json.Marshal(g)
+		}
+		vouched[r.Response.Run] = m
+	}
+	return vouched
+}
+
+// listGrants returns the grants of stores to list (only the live ones
+// with liveOnly); one live in its file but not vouched for by its host is
+// shown revoked, with the reason unvouched gives, and not written back.
+func listGrants(stores map[string]*grant.Store, vouched map[string]map[epoch.GrantID][]byte, liveOnly bool, now time.Time) []*grant.Grant {
+	all := []*grant.Grant{}
+	for _, s := range stores {
+		for _, g := range s.Grants {
+			if g.Live(now) {
+				if reason := unvouched(vouched, g); reason != "" {
+					t := now
+					g.RevokedAt, g.RevokedReason = &t, reason // shown, not written: the file is the host's
+				}
+			}
+			if !liveOnly || g.Live(now) {
+				all = append(all, g)
+			}
+		}
+	}
+	return all
 }
 
 // unvouched says why grant g, live in its file, is not live at its host:
