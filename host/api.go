@@ -28,6 +28,28 @@ func (h *Host) localAPI() *localapi.Mux {
 	m.Handle(localapi.TypeApprove, h.serveApprove)
 	m.Handle(localapi.TypeApproveWeb, h.serveApproveWeb)
 	m.Handle(localapi.TypeApproveWait, h.serveApproveWait)
+	m.Handle(localapi.TypeProposeSSH, func(_ context.Context, _ notify.Peer, req notify.Request) notify.Response {
+		a, err := localapi.DecodePayload[ApproveRequest](req.Payload)
+		if err != nil {
+			return h.fail(notify.CodeBadRequest, fmt.Errorf("propose_ssh payload: %v", err))
+		}
+		w, err := h.proposeSSH(a)
+		if err != nil {
+			return h.fail(localapi.CodeApprovalRefused, err)
+		}
+		return localapi.WithPayload(h.response(), localapi.TypeProposeSSH, w)
+	})
+	m.Handle(localapi.TypeApproveSSH, func(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+		a, err := localapi.DecodePayload[localapi.SSHApproveRequest](req.Payload)
+		if err != nil || a.Digest == "" || a.Signature == "" {
+			return h.fail(notify.CodeBadRequest, fmt.Errorf("approve_ssh payload: want {\"digest\": …, \"signature\": …}"))
+		}
+		g, err := h.approveSSH(peer, a)
+		if err != nil {
+			return h.fail(localapi.CodeApprovalRefused, err)
+		}
+		return localapi.WithPayload(h.response(), localapi.TypeApproveSSH, g)
+	})
 	m.Handle(localapi.TypeRevoke, h.serveRevoke)
 	m.Handle(localapi.TypeGrants, func(context.Context, notify.Peer, notify.Request) notify.Response {
 		h.mu.Lock()

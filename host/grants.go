@@ -220,6 +220,11 @@ type proven struct {
 	authenticator string
 	signCount     uint32
 	digest        string
+	// proposal is what was signed, and signature the signature itself
+	// when it can be checked again later (an SSHSIG): both go to the
+	// audit log, where audit verify checks them as a signed checkpoint.
+	proposal  *grant.Proposal
+	signature string
 }
 
 // approve records an approval asked over the socket for the current
@@ -287,6 +292,13 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
 		"channel": g.Channel, "proof": string(g.Proof), "authenticator": g.Authenticator,
 		"sign_count": strconv.FormatUint(uint64(g.SignCount), 10), "signed_digest": g.SignedDigest,
+	}
+	if p := pr.proposal; p != nil {
+		fields["nonce"], fields["catalog_revision"] = p.Nonce, p.CatalogRevision
+		fields["audit_head_seq"], fields["audit_head_hash"] = strconv.FormatInt(p.AuditHead.Seq, 10), p.AuditHead.Hash
+		if pr.signature != "" {
+			fields["signature"] = pr.signature
+		}
 	}
 	if g.Proof == grant.ProofSameUser {
 		fields["unverified"] = "no person was proven: " + pr.why

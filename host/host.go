@@ -208,7 +208,7 @@ func New(opts Options) *Host {
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, launcher: os.Getppid(),
-		pres: presence{pages: map[string]*webApproval{}},
+		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
 }
 

@@ -29,12 +29,13 @@ import (
 
 // webApproval is one pending approval page.
 type webApproval struct {
-	req    ApproveRequest
-	digest grant.Digest
-	page   *ceremony.Approval
-	done   chan struct{} // closed once g or err is set
-	g      *grant.Grant
-	err    error
+	req      ApproveRequest
+	proposal *grant.Proposal
+	digest   grant.Digest
+	page     *ceremony.Approval
+	done     chan struct{} // closed once g or err is set
+	g        *grant.Grant
+	err      error
 }
 
 // presence is the approval page server and its pending pages; its own
@@ -43,6 +44,7 @@ type presence struct {
 	mu     sync.Mutex
 	srv    *ceremony.Server
 	pages  map[string]*webApproval // by digest
+	ssh    map[string]*sshProposal // by digest; each used once
 	dir    string                  // the trust store's directory
 	pinned string                  // its Digest at start; "" when it could not be read
 }
@@ -84,21 +86,33 @@ func (h *Host) proposeLocked(req ApproveRequest, head audit.Head) (*grant.Propos
 	return p, cr, nil
 }
 
-// approveWeb opens an approval page for req and returns it.
-func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApproval, error) {
+// propose reads the audit head and builds the proposal of req (see
+// proposeLocked); it returns req narrowed to exactly what is proposed.
+func (h *Host) propose(req ApproveRequest) (*grant.Proposal, ceremony.Request, ApproveRequest, error) {
 	if req.Expires == "" {
 		req.Expires = grant.ExpiresRunEnds
 	}
 	if err := grant.ParseExpiry(req.Expires); err != nil {
-		return localapi.WebApproval{}, err
+		return nil, ceremony.Request{}, req, err
 	}
 	head, _, err := audit.ReadHead(audit.HeadPath(layout.Audit(h.opts.Dir)))
 	if err != nil {
-		return localapi.WebApproval{}, fmt.Errorf("the audit log's head cannot be read: %v", err)
+		return nil, ceremony.Request{}, req, fmt.Errorf("the audit log's head cannot be read: %v", err)
 	}
 	h.mu.Lock()
 	p, cr, err := h.proposeLocked(req, head)
 	h.mu.Unlock()
+	if err != nil {
+		return nil, ceremony.Request{}, req, err
+	}
+	req.Epoch, req.Catalog = p.ExecutionEpoch, localapi.Revision(p.CatalogRevision)
+	req.Tools, req.Credentials, req.All = p.ToolScope, p.CredentialScope, false
+	return p, cr, req, nil
+}
+
+// approveWeb opens an approval page for req and returns it.
+func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApproval, error) {
+	p, cr, req, err := h.propose(req)
 	if err != nil {
 		return localapi.WebApproval{}, err
 	}
@@ -110,9 +124,7 @@ func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApp
 	if err != nil {
 		return localapi.WebApproval{}, err
 	}
-	req.Epoch, req.Catalog = p.ExecutionEpoch, localapi.Revision(p.CatalogRevision)
-	req.Tools, req.Credentials, req.All = p.ToolScope, p.CredentialScope, false
-	wa := &webApproval{req: req, digest: cr.Digest, page: page, done: make(chan struct{})}
+	wa := &webApproval{req: req, proposal: p, digest: cr.Digest, page: page, done: make(chan struct{})}
 	h.pres.mu.Lock()
 	h.pres.pages[cr.Digest.String()] = wa
 	h.pres.mu.Unlock()
@@ -154,7 +166,8 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 		wa.err = fmt.Errorf("the approval page ended: %s", d.Outcome)
 		return
 	}
-	pr := proven{proof: grant.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount, digest: d.Digest.String()}
+	pr := proven{proof: grant.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount,
+		digest: d.Digest.String(), proposal: wa.proposal}
 	if d.Digest != wa.digest {
 		wa.err = errors.New("the page reported a signature over another digest")
 	} else if err := h.checkPinned(); err != nil {

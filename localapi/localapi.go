@@ -23,6 +23,8 @@
 //	approve         mcpepoch approve            [ApproveRequest] → grant.Grant
 //	approve_web     mcpepoch approve --web      [ApproveRequest] → [WebApproval]
 //	approve_wait    mcpepoch approve --web      [WaitRequest] → grant.Grant
+//	propose_ssh     mcpepoch approve --ssh      [ApproveRequest] → [WebApproval]
+//	approve_ssh     mcpepoch approve --ssh      [SSHApproveRequest] → grant.Grant
 //	revoke          mcpepoch revoke             [RevokeRequest] → grant.Grant
 //
 // Every route today is [PermitSameUser]: notify's listener has already
@@ -73,6 +75,16 @@ const (
 	// [CodePending] while undecided, [CodeApprovalRefused] when declined
 	// or refused.
 	TypeApproveWait = "approve_wait"
+	// TypeProposeSSH asks for the grant digest of what the Payload
+	// ([ApproveRequest]) asks, for an ssh key to sign; the answer
+	// (TypeProposeSSH) carries a [WebApproval] without URL. The proposal
+	// is good for one [TypeApproveSSH], for 10 minutes.
+	TypeProposeSSH = "propose_ssh"
+	// TypeApproveSSH makes the grant of a proposal whose digest an
+	// enrolled FIDO ssh key signed with user presence (Payload:
+	// [SSHApproveRequest]); the answer (TypeApproveSSH) carries the
+	// grant.Grant.
+	TypeApproveSSH = "approve_ssh"
 	// TypeRevoke ends a grant (Payload: [RevokeRequest]); the answer
 	// (TypeRevoke) carries the revoked grant.Grant in Payload.
 	TypeRevoke = "revoke"

@@ -60,6 +60,8 @@ func Routes() []Route {
 		{Type: TypeApprove, Permit: PermitSameUser},
 		{Type: TypeApproveWeb, Permit: PermitSameUser},
 		{Type: TypeApproveWait, Permit: PermitSameUser},
+		{Type: TypeProposeSSH, Permit: PermitSameUser},
+		{Type: TypeApproveSSH, Permit: PermitSameUser},
 		{Type: TypeRevoke, Permit: PermitSameUser},
 		{Type: TypeGrants, Permit: PermitSameUser},
 	}

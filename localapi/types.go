@@ -218,3 +218,12 @@ type WaitRequest struct {
 	// Digest names the approval, as WebApproval.Digest.
 	Digest string `json:"digest"`
 }
+
+// SSHApproveRequest is the payload of a [TypeApproveSSH] request: the
+// SSHSIG (ssh-keygen -Y sign -n mcpepoch-grant@v1, armored) of an enrolled
+// FIDO ssh key over the 32 bytes of the digest a [TypeProposeSSH] answer
+// named.
+type SSHApproveRequest struct {
+	Digest    string `json:"digest"`
+	Signature string `json:"signature"`
+}

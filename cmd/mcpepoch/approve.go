@@ -35,6 +35,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	expires := fs.String("expires", grant.ExpiresRunEnds, "agent-run-ends, per-call, or a duration such as 30m")
 	web := fs.Bool("web", false, "approve on a local page with an enrolled authenticator (proof presence): prints one URL per host and waits until each is decided")
 	noOpen := fs.Bool("no-open", false, "with --web: print the URLs, open no browser")
+	sshKey := fs.String("ssh", "", "approve with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the grant digest")
 	yes := fs.Bool("yes", false, "approve without asking, for scripts and tests; needs --tools or --all, and counts only where mcpepoch.toml's [grants] proof names same-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -45,10 +46,10 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if *yes && *tools == "" && !*all {
 		return usageError("--yes needs --tools or --all: say exactly what is approved")
 	}
-	if *web && *yes {
-		return usageError("--web and --yes exclude each other")
+	if (*web && *yes) || (*sshKey != "" && (*yes || *web)) {
+		return usageError("--web, --ssh and --yes exclude each other")
 	}
-	interactive := !*yes && !*web
+	interactive := !*yes && !*web && *sshKey == ""
 	if interactive && !isTerminal(stdio.In) {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
 			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
@@ -76,14 +77,18 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		}
 		return usageError("%d agent runs serve this project (%s): pick one with --run", len(reviews), printableList(runs, ", "))
 	}
+	base := func(rv localapi.Review) localapi.ApproveRequest {
+		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires}
+		if *tools != "" {
+			req.Tools = splitList(*tools)
+		}
+		return req
+	}
 	if *web {
-		return approveWeb(ctx, reviews, sockets, func(rv localapi.Review) localapi.ApproveRequest {
-			req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires, Channel: "web"}
-			if *tools != "" {
-				req.Tools = splitList(*tools)
-			}
-			return req
-		}, *noOpen, stdio)
+		return approveWeb(ctx, reviews, sockets, base, *noOpen, stdio)
+	}
+	if *sshKey != "" {
+		return approveSSH(ctx, *sshKey, reviews, sockets, base, stdio)
 	}
 	in := bufio.NewReader(stdio.In)
 	approvedAny := false

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
-	"slices"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -27,20 +26,9 @@ func approveWeb(ctx context.Context, reviews []localapi.Review, sockets map[epoc
 	}
 	var pages []page
 	for _, rv := range reviews {
-		req := base(rv)
-		if !req.All && len(req.Tools) == 0 {
-			for _, p := range rv.Pending {
-				if p.Epoch == rv.Epoch && !slices.Contains(req.Tools, p.Tool) {
-					req.Tools = append(req.Tools, p.Tool)
-				}
-			}
-		}
-		if !req.All && len(req.Tools) == 0 {
-			fmt.Fprintf(stdio.Err, "agent run %s: no pending requests: name the tools with --tools or --all\n", printable(string(rv.AgentRun)))
+		req, ok := settle(rv, base(rv), stdio)
+		if !ok {
 			continue
-		}
-		if len(req.Credentials) == 0 && !req.All {
-			req.Credentials = rv.Scopes(req.Tools)
 		}
 		payload, _ := json.Marshal(req)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -68,9 +56,7 @@ func approveWeb(ctx context.Context, reviews []localapi.Review, sockets map[epoc
 			failed++
 			continue
 		}
-		fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
-			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
-			orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+		printApproved(stdio, g)
 	}
 	if failed > 0 || len(pages) == 0 {
 		return silentExit(exitHostError)

@@ -68,6 +68,9 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
 		return silentExit(exitAuditBroken)
 	}
+	if err := verifyCheckpoints(p, stdio); err != nil {
+		return err
+	}
 	gaps := 0
 	for _, w := range rep.Warnings {
 		if w.Kind == audit.WarnRecordsLost {
@@ -121,5 +124,5 @@ var auditTypes = []string{
 	audit.TypeServerStarted, audit.TypeCatalogPublished, audit.TypeBuildRecorded, audit.TypeServerReplaced,
 	audit.TypeApprovalGranted, audit.TypeGrantRevoked, audit.TypeToolCalled, audit.TypeToolResult,
 	audit.TypeAuthorizationDenied, audit.TypeCallAborted, audit.TypeClientConnected, audit.TypeClientClosed,
-	audit.TypeChildOutputDropped, audit.TypeLogRecovered, audit.TypeRecordsLost,
+	audit.TypeChildOutputDropped, audit.TypeLogRecovered, audit.TypeRecordsLost, audit.TypeApprovalRefused, audit.TypeTrustStoreChanged,
 }

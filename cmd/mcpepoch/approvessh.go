@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/sshsig"
+)
+
+// approveSSH approves with an OpenSSH FIDO key (proof presence): for each
+// host it asks for the grant digest, has ssh-keygen -Y sign it in
+// namespace mcpepoch-grant@v1 (a touch of the key; the short code on the
+// screen names the grant, since the key shows nothing), and hands the
+// signature to the host, which verifies it.
+func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, stdio Stdio) error {
+	tmp, err := os.MkdirTemp("", "mcpepoch-approve-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for i, rv := range reviews {
+		req, ok := settle(rv, base(rv), stdio)
+		if !ok {
+			continue
+		}
+		resp, err := sendTo(ctx, sockets[rv.AgentRun], localapi.TypeProposeSSH, req)
+		if err != nil {
+			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
+		}
+		w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
+		d, err := grant.ParseDigest(w.Digest)
+		if err != nil {
+			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %v", rv.AgentRun, err)}
+		}
+		msg := filepath.Join(tmp, fmt.Sprintf("grant-%d", i))
+		if err := os.WriteFile(msg, d[:], 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdio.Err, "agent run %s: grant code %s: touch your key to sign it\n", printable(string(rv.AgentRun)), printable(w.ShortCode))
+		cmd := exec.CommandContext(ctx, "ssh-keygen", "-Y", "sign", "-n", sshsig.GrantNamespace, "-f", key, msg)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdio.Err, stdio.Err
+		if err := cmd.Run(); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("ssh-keygen -Y sign -f %s: %v", key, err)}
+		}
+		sig, err := os.ReadFile(msg + ".sig")
+		if err != nil {
+			return err
+		}
+		resp, err = sendTo(ctx, sockets[rv.AgentRun], localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(), Signature: string(sig)})
+		if err != nil {
+			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
+		}
+		var g grant.Grant
+		json.Unmarshal(resp.Payload, &g)
+		printApproved(stdio, &g)
+	}
+	return nil
+}
+
+// settle fills in the tools (the pending requests when none are named)
+// and the credential scopes they use.
+func settle(rv localapi.Review, req localapi.ApproveRequest, stdio Stdio) (localapi.ApproveRequest, bool) {
+	if !req.All && len(req.Tools) == 0 {
+		for _, p := range rv.Pending {
+			if p.Epoch == rv.Epoch && !containsString(req.Tools, p.Tool) {
+				req.Tools = append(req.Tools, p.Tool)
+			}
+		}
+	}
+	if !req.All && len(req.Tools) == 0 {
+		fmt.Fprintf(stdio.Err, "agent run %s: no pending requests: name the tools with --tools or --all\n", printable(string(rv.AgentRun)))
+		return req, false
+	}
+	if len(req.Credentials) == 0 && !req.All {
+		req.Credentials = rv.Scopes(req.Tools)
+	}
+	return req, true
+}
+
+func containsString(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sendTo sends one request with payload v to socket.
+func sendTo(ctx context.Context, socket, typ string, v any) (notify.Response, error) {
+	payload, _ := json.Marshal(v)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return notify.Send(cctx, socket, notify.Request{Type: typ, Payload: payload})
+}
+
+// printApproved writes the line of a new grant.
+func printApproved(stdio Stdio, g *grant.Grant) {
+	fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
+		printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
+		orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+}

@@ -1,0 +1,156 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/softkey"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/sshsig"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// TestSSHPresenceApprovalIsASignedCheckpoint: an enrolled FIDO ssh key's
+// signature over the grant digest makes the grant (proof presence); one
+// without the user-presence flag is refused. audit verify checks the
+// approval as a signed checkpoint: rewriting the log before it, with a
+// new, intact hash chain, makes verify exit 5.
+func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	key := softkey.NewSSHEd25519()
+	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := trust.NewSSH(key.AuthorizedKey("test key"), "test key", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Propose(trust.OpAdd, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(c, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	s := gConnect(t, p, env...)
+	s.list()
+	st := p.ready(s.run)
+	dir, err := notify.Dir(p.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, s.run+notify.SocketSuffix)
+	send := func(typ string, v any) (notify.Response, error) {
+		b, _ := json.Marshal(v)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		defer cancel()
+		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
+	}
+	propose := func() grant.Digest {
+		resp, err := send(localapi.TypeProposeSSH, localapi.ApproveRequest{Epoch: st.Execution.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}})
+		if err != nil {
+			t.Fatalf("propose_ssh: %v", err)
+		}
+		w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
+		d, err := grant.ParseDigest(w.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	d := propose()
+	_, err = send(localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(), Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], 0, 1))})
+	var re *notify.RemoteError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "presence") {
+		t.Fatalf("a signature without the user-presence flag: %v", err)
+	}
+	d = propose()
+	resp, err := send(localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(), Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 2))})
+	if err != nil {
+		t.Fatalf("approve_ssh: %v", err)
+	}
+	g, _ := localapi.DecodePayload[grant.Grant](resp.Payload)
+	if g.Proof != grant.ProofPresence || g.Channel != "ssh" || g.SignedDigest != d.String() || g.SignCount != 2 {
+		t.Fatalf("grant %+v", g)
+	}
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Fatalf("slow_write after the ssh approval: %q", got)
+	}
+	p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
+
+	// A key added while the host runs: the store is no longer the one
+	// pinned at start, and no presence counts until the host restarts.
+	other := softkey.NewSSHEd25519()
+	b, _ := trust.NewSSH(other.AuthorizedKey("other"), "other", time.Now())
+	c2, err := store.Propose(trust.OpAdd, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(c2, &trust.Presence{AuthenticatorID: a.ID, SignCount: 3, Challenge: c2.Requirement.Challenge}); err != nil {
+		t.Fatal(err)
+	}
+	d = propose()
+	_, err = send(localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(), Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 4))})
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "changed since the host started") {
+		t.Fatalf("presence with a trust store changed while the host runs: %v", err)
+	}
+	p.waitRecords("trust_store_changed", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeTrustStoreChanged)) == 1 })
+	s.close()
+
+	if out, code := p.runCLI(env, "audit", "verify"); code != 0 {
+		t.Fatalf("audit verify of the untouched log: exit %d\n%s", code, out)
+	}
+
+	// Rewrite the first record and make the chain anew: the chain is
+	// intact, the checkpoint is not.
+	logPath := layout.Audit(p.dir)
+	recs, err := audit.Read(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(tmp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.Type == audit.TypeLogRecovered {
+			continue
+		}
+		f := r.Fields
+		if i == 0 {
+			f = map[string]any{"label": "rewritten"}
+		}
+		if _, err := l.Append(audit.Event{Type: r.Type, Epoch: r.Epoch, Run: r.Run, Fields: f, Time: r.Time}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	for _, pair := range [][2]string{{tmp, logPath}, {audit.HeadPath(tmp), audit.HeadPath(logPath)}} {
+		b, err := os.ReadFile(pair[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pair[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code := p.runCLI(env, "audit", "verify")
+	if code != 5 || !strings.Contains(out.Stdout, "signed checkpoint") || !strings.Contains(out.Stdout, "rewritten") {
+		t.Fatalf("audit verify of a log rewritten before a signed approval: exit %d, want 5\n%s", code, out)
+	}
+}
