@@ -3,6 +3,9 @@
 //
 // Usage:
 //
+//	mcpepoch init [flags]            wire the project: mcpepoch.toml, build hook, dev task, client configs
+//	mcpepoch dev [flags]             watch the sources, build, record, restart: the whole loop
+//	mcpepoch doctor                  one line per wiring problem, with its fix (exit 1 when any)
 //	mcpepoch record [flags]          post-build hook: hash, write the run manifest, signal hosts
 //	mcpepoch host [flags] -- CMD…    stdio MCP gateway that runs CMD under execution epochs
 //	mcpepoch status [--json]         what every host of this project is running
