@@ -36,6 +36,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	web := fs.Bool("web", false, "approve on a local page with an enrolled authenticator (proof presence): prints one URL per host and waits until each is decided")
 	noOpen := fs.Bool("no-open", false, "with --web: print the URLs, open no browser")
 	sshKey := fs.String("ssh", "", "approve with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the grant digest")
+	full := fs.Bool("full", false, "show digests whole on the review screen (default: the first 12 hex digits)")
 	yes := fs.Bool("yes", false, "approve without asking, for scripts and tests; needs --tools or --all, and counts only where mcpepoch.toml's [grants] proof names same-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -93,7 +94,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	in := bufio.NewReader(stdio.In)
 	approvedAny := false
 	for _, rv := range reviews {
-		printReview(stdio.Out, rv)
+		printReview(stdio.Out, rv, screen{p: newPainter(stdio.Out), full: *full})
 		// Catalog names the revision on the screen: the host refuses the
 		// approval if the server changed its catalog since.
 		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires, Channel: localapi.ChannelScript}
@@ -150,7 +151,7 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 				req.Tools = append(req.Tools, p.Tool)
 			}
 		}
-		def := printableList(req.Tools, ",")
+		def := newPainter(w).warn(printableList(req.Tools, ","))
 		names := catalogNames(rv)
 		for {
 			fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
@@ -200,8 +201,10 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 // printReview writes the review screen: who, which code, what changed
 // since the last approval, the catalog with its hints, pending requests.
 // Everything the server chose (names, annotations) and everything the host
-// reports goes through printable.
-func printReview(w io.Writer, rv localapi.Review) {
+// reports goes through printable. Digests are cut to 12 hex digits unless
+// sc.full; what changed since the last approval (CHANGED, NEW, new tools,
+// changed defaults) is coloured when sc.p is on.
+func printReview(w io.Writer, rv localapi.Review, sc screen) {
 	fmt.Fprintf(w, "agent run %s · server %s · epoch %s (pid %d) · %s\n",
 		printable(string(rv.AgentRun)), printable(rv.Label), printable(string(rv.Epoch)), rv.PID, printable(string(rv.State)))
 	if rv.ApprovedEpoch == "" {
@@ -214,22 +217,27 @@ func printReview(w io.Writer, rv localapi.Review) {
 		switch {
 		case rv.ApprovedEpoch == "":
 		case l.Changed && l.Approved == "":
-			mark = "  NEW"
+			mark = "  " + sc.p.warn("NEW")
 		case l.Changed:
-			mark = "  CHANGED (was " + printable(string(l.Approved)) + ")"
+			mark = "  " + sc.p.warn("CHANGED") + " (was " + sc.digest(string(l.Approved)) + ")"
 		default:
-			mark = "  unchanged"
+			mark = "  " + sc.p.ok("unchanged")
 		}
-		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), printable(string(l.Digest)), mark)
+		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), sc.digest(string(l.Digest)), mark)
 	}
-	fmt.Fprintf(w, "catalog %s (%d tools)\n", printable(orNone(string(rv.CatalogRevision))), len(rv.Tools))
+	fmt.Fprintf(w, "catalog %s (%d tools)\n", sc.digest(orNone(string(rv.CatalogRevision))), len(rv.Tools))
 	if rv.ApprovedEpoch != "" {
 		if len(rv.CatalogChanges) == 0 {
 			fmt.Fprintln(w, "  no change since the last approval")
 		} else {
 			fmt.Fprintln(w, "  changes since the last approval:")
 			for _, c := range rv.CatalogChanges {
-				fmt.Fprintf(w, "    %s\n", printable(fmt.Sprint(c)))
+				line := printable(fmt.Sprint(c))
+				switch c.Kind {
+				case "tool_added", "default_changed":
+					line = sc.p.warn(line)
+				}
+				fmt.Fprintf(w, "    %s\n", line)
 			}
 		}
 	}

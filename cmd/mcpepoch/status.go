@@ -14,9 +14,10 @@ import (
 // gave up restarting its server (its reason says what brings it back),
 // after printing what the others said.
 func runStatus(ctx context.Context, args []string, stdio Stdio) error {
-	fs := newFlags("status", stdio.Err, "[--json] [--dir DIR]")
+	fs := newFlags("status", stdio.Err, "[--json] [--full] [--dir DIR]")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	asJSON := fs.Bool("json", false, "print a JSON array with one object per host on stdout")
+	full := fs.Bool("full", false, "show digests whole (default: the first 12 hex digits)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,6 +50,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	// Every string below comes from a host, and some from the server or
 	// the project's files: all of it goes through printable.
+	sc := screen{p: newPainter(stdio.Out), full: *full}
 	for _, s := range all {
 		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", printable(string(s.AgentRun)), printable(s.Label), printable(string(s.State)),
 			time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
@@ -58,14 +60,14 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		if e := s.Execution; e != nil {
 			fmt.Fprintf(stdio.Out, "  epoch:    %s  pid %d  started %s\n", printable(string(e.Epoch)), e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
 			fmt.Fprintf(stdio.Out, "  command:  [%s] in %s\n", printableList(e.LaunchCommand, " "), printable(e.WorkingDirectory))
-			fmt.Fprintf(stdio.Out, "  entry:    %s\n", printable(string(e.EntryDigest)))
+			fmt.Fprintf(stdio.Out, "  entry:    %s\n", sc.digest(string(e.EntryDigest)))
 			if e.LockfileDigest != "" {
-				fmt.Fprintf(stdio.Out, "  lockfile: %s\n", printable(string(e.LockfileDigest)))
+				fmt.Fprintf(stdio.Out, "  lockfile: %s\n", sc.digest(string(e.LockfileDigest)))
 			}
-			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", printable(e.Runtime), printable(string(e.RuntimeDigest)))
+			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", printable(e.Runtime), sc.digest(string(e.RuntimeDigest)))
 		}
 		if r := s.Running; r != nil {
-			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", printable(r.Exe), printable(string(r.ExeDigest)), r.Cmdline, printable(r.Cwd))
+			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", printable(r.Exe), sc.digest(string(r.ExeDigest)), r.Cmdline, printable(r.Cwd))
 		} else if s.Execution != nil {
 			fmt.Fprintf(stdio.Out, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
 		}
@@ -73,7 +75,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
 		}
 		if s.Catalog != "" {
-			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", printable(string(s.Catalog)), len(s.Tools))
+			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", sc.digest(string(s.Catalog)), len(s.Tools))
 		}
 	}
 	return done
