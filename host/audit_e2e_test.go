@@ -344,11 +344,7 @@ func TestAuditCrashSafety(t *testing.T) {
 		s.list()
 		st := p.ready(s.run)
 		child := st.Execution.ProcessID
-		t.Cleanup(func() {
-			if !gGone(child) {
-				syscall.Kill(-child, syscall.SIGKILL)
-			}
-		})
+		testenv.KillGroupOnCleanup(t, child)
 		p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
 
 		var calls atomic.Int64

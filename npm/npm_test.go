@@ -322,13 +322,7 @@ func terminated(t *testing.T, prog string) (string, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		// Only while the group exists: once it is gone its pgid may
-		// already be another test's.
-		if gone, _ := testenv.GroupGone(cmd.Process.Pid); !gone {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-	}()
+	testenv.KillGroupOnCleanup(t, cmd.Process.Pid)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
 	answered := make(chan error, 1)
 	go func() {

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -114,13 +113,7 @@ func killPIDFile(t *testing.T, name string) {
 // ids are reused, and by the end of the test pgid may be the group of
 // another test's process, which must not be killed.
 func killGroupOnCleanup(t *testing.T, pgid int) (seenGone func()) {
-	var gone atomic.Bool
-	t.Cleanup(func() {
-		if !gone.Load() {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	})
-	return func() { gone.Store(true) }
+	return testenv.KillGroupOnCleanup(t, pgid)
 }
 
 // rawHost is `mcpepoch host` driven over its stdin and stdout directly, so

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -44,4 +45,24 @@ func startTime(pid int) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// KillGroupOnCleanup sends SIGKILL to process group pgid when the test
+// ends, unless forget was called or the group may no longer be the one
+// the test meant: the group's leader (pid pgid) is then a process with
+// another start time than when KillGroupOnCleanup was called. A group
+// whose leader has exited but whose members remain is still killed.
+func KillGroupOnCleanup(t testing.TB, pgid int) (forget func()) {
+	leader := startTime(pgid)
+	var done atomic.Bool
+	t.Cleanup(func() {
+		if done.Load() {
+			return
+		}
+		if now := startTime(pgid); now != "" && now != leader {
+			return // pid pgid is another process now: its group is not ours
+		}
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	})
+	return func() { done.Store(true) }
 }
