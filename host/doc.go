@@ -100,7 +100,8 @@
 //
 // Its own requests to a child use string ids starting with "mcpepoch:", a
 // namespace clients may not use. Nothing but MCP messages is written to the
-// host's stdout; logs go to stderr, prefixed "mcpepoch host:".
+// host's stdout; logs go to stderr, prefixed "mcpepoch host:" and the local
+// time (15:04:05.000).
 //
 // # One build event, file by file
 //

@@ -216,8 +216,13 @@ func New(opts Options) *Host {
 // server go into it, so it is escaped for the terminal: a server cannot
 // forge a log line or send escape sequences through the host's log.
 func (h *Host) logf(format string, args ...any) {
-	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: %s\n", termsafe.EscapeText(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: %s %s\n", time.Now().Format(logTime), termsafe.EscapeText(fmt.Sprintf(format, args...)))
 }
+
+// logTime is the layout of the local time that starts every line of the
+// host's log, after its prefix: "mcpepoch host: 15:04:05.000 …". The
+// server's own stderr, passed through, is not stamped.
+const logTime = "15:04:05.000"
 
 func (h *Host) setState(s State) {
 	h.state, h.stateSince = s, time.Now()
