@@ -132,5 +132,19 @@
 //  9. api.go outcome answers the hook "restarted" with both epochs; the
 //     hook prints its build line.
 //
+// # Approvals: who proved what
+//
+// A grant counts only at a proof level mcpepoch.toml's [grants] proof
+// accepts (package grant, proof.go). The host decides the level itself:
+// approver.go examines the socket's peer (terminal: a controlling terminal,
+// outside the process trees of the MCP client, the host and its server;
+// anything else same-user); presence.go serves the WebAuthn approval page
+// (package ceremony) on first need and presence_ssh.go verifies SSHSIGs of
+// FIDO ssh keys (package sshsig), both over a grant.Proposal's digest,
+// which covers the audit head; trust.go reads the trust store at start and
+// pins its digest. grants.go grantFor makes every grant, so every channel
+// meets the same checks (running epoch and catalog, scopes, proof) and
+// writes approval_granted or approval_refused.
+//
 // Which goroutine owns what, and what the locks guard: lock.go.
 package host

@@ -91,18 +91,23 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if *sshKey != "" {
 		return approveSSH(ctx, *sshKey, reviews, sockets, base, stdio)
 	}
+	return approveAsked(ctx, reviews, sockets, base, interactive, screen{p: newPainter(stdio.Out), full: *full}, stdio)
+}
+
+// approveAsked is the terminal's approval (interactive: the person answers
+// for each host) and --yes's: one approve request per review, each
+// printing its grant on stdout.
+func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, interactive bool, sc screen, stdio Stdio) error {
 	in := bufio.NewReader(stdio.In)
 	approvedAny := false
 	for _, rv := range reviews {
-		printReview(stdio.Out, rv, screen{p: newPainter(stdio.Out), full: *full})
+		printReview(stdio.Out, rv, sc)
 		// Catalog names the revision on the screen: the host refuses the
 		// approval if the server changed its catalog since.
-		req := localapi.ApproveRequest{Epoch: rv.Epoch, Catalog: rv.CatalogRevision, All: *all, Credentials: creds, Expires: *expires, Channel: localapi.ChannelScript}
+		req := base(rv)
+		req.Channel = localapi.ChannelScript
 		if interactive {
 			req.Channel = localapi.ChannelTerminal // the host checks who asked
-		}
-		if *tools != "" {
-			req.Tools = splitList(*tools)
 		}
 		if interactive {
 			ok, err := askApproval(in, stdio.Err, rv, &req)
