@@ -120,7 +120,7 @@ func (h *Host) serveApproveWait(ctx context.Context, _ notify.Peer, req notify.R
 	if err != nil || w.Digest == "" {
 		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve_wait payload: want {\"digest\": …}"))
 	}
-	g, err, decided := h.waitWeb(ctx, w.Digest, 20*time.Second)
+	g, decided, err := h.waitWeb(ctx, w.Digest, 20*time.Second)
 	switch {
 	case !decided:
 		return h.fail(localapi.CodePending, fmt.Errorf("the approval page is not decided yet"))

@@ -74,7 +74,7 @@ func howToApprove(need grant.Proofs) string {
 	case need.Counts(grant.ProofTerminal):
 		return "a person must run mcpepoch approve in their own terminal"
 	case need.Counts(grant.ProofClient):
-		return "a person must accept it in the MCP client, or approve with an enrolled authenticator"
+		return "a person must accept it in the MCP client, or approve with an enrolled authenticator (mcpepoch approve --web in their terminal)"
 	}
-	return "a person must approve it with an enrolled authenticator (presence)"
+	return "a person must approve it with an enrolled authenticator: mcpepoch approve --web (or --ssh KEY) in their terminal, then a touch"
 }

@@ -183,20 +183,20 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 }
 
 // waitWeb waits up to wait for the decision of the page with digest.
-func (h *Host) waitWeb(ctx context.Context, digest string, wait time.Duration) (*grant.Grant, error, bool) {
+func (h *Host) waitWeb(ctx context.Context, digest string, wait time.Duration) (g *grant.Grant, decided bool, err error) {
 	h.pres.mu.Lock()
 	wa := h.pres.pages[digest]
 	h.pres.mu.Unlock()
 	if wa == nil {
-		return nil, fmt.Errorf("no approval page with digest %s at this host", digest), true
+		return nil, true, fmt.Errorf("no approval page with digest %s at this host", digest)
 	}
 	select {
 	case <-wa.done:
-		return wa.g, wa.err, true
+		return wa.g, true, wa.err
 	case <-ctx.Done():
 	case <-time.After(wait):
 	}
-	return nil, nil, false
+	return nil, false, nil
 }
 
 // checkPinned refuses presence when the trust store is not the one the
