@@ -99,8 +99,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 	case "dev":
 		return runDev(ctx, rest, stdio)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdio.Out, version())
-		return nil
+		return runVersion(rest, stdio)
 	case "help", "-h", "-help", "--help":
 		if cmd == "help" && len(rest) > 0 {
 			return runHelp(ctx, rest, stdio)
@@ -129,7 +128,7 @@ const usage = `usage: mcpepoch <command> [flags]
   audit verify|show         check the audit log's hash chain, or show its timeline
   identity [-- CMD...]      explain every input hashed into a launch command's identity
   template NAME             print a Taskfile, Makefile or client-config snippet
-  version                   print the version
+  version [--json]          print the version
 
 Run 'mcpepoch <command> -h' for a command's flags.
 `
@@ -192,7 +191,7 @@ func runHelp(ctx context.Context, args []string, stdio Stdio) error {
 		return usageError("help takes one command, got %q", args)
 	}
 	switch args[0] {
-	case "help", "version":
+	case "help":
 		fmt.Fprint(stdio.Out, usage)
 		return nil
 	}

@@ -13,29 +13,71 @@ import (
 // -ldflags "-X main.releaseVersion=V". Empty in any other build.
 var releaseVersion string
 
-// version returns one line: "mcpepoch V (DETAILS)". V is the stamped
-// release version, else "devel". DETAILS, each left out when unknown, are
-// the module version the go command recorded (a pseudo-version or tag when
-// built from a clone, "(devel)" is left out), the VCS revision (12 hex,
-// "+dirty" when the work tree had changes), and the Go version and
-// platform.
-func version() string {
-	v := releaseVersion
-	if v == "" {
-		v = "devel"
+// runVersion is "mcpepoch version [--json]": one line (version), or with
+// --json the same facts as one JSON object (versionInfo) on stdout.
+func runVersion(args []string, stdio Stdio) error {
+	fs := newFlags("version", stdio.Err, "[--json]")
+	asJSON := fs.Bool("json", false, "print the version as one JSON object")
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	var details []string
+	if fs.NArg() > 0 {
+		return usageError("version takes no arguments, got %q", fs.Args())
+	}
+	info := buildVersion()
+	if *asJSON {
+		return writeJSON(stdio.Out, info)
+	}
+	fmt.Fprintln(stdio.Out, info.line())
+	return nil
+}
+
+// versionInfo is what version prints; its JSON shape is --json's.
+type versionInfo struct {
+	// Version is the stamped release version, else "devel".
+	Version string `json:"version"`
+	// Module is the module version the go command recorded (a
+	// pseudo-version or tag when built from a clone), "" when unknown.
+	Module string `json:"module,omitempty"`
+	// Revision is the VCS revision (12 hex, "+dirty" when the work tree had
+	// changes), "" when unknown.
+	Revision string `json:"revision,omitempty"`
+	// Go is the Go version the binary was built with, e.g. "go1.26.0".
+	Go string `json:"go"`
+	// Platform is GOOS/GOARCH, e.g. "linux/amd64".
+	Platform string `json:"platform"`
+}
+
+func buildVersion() versionInfo {
+	info := versionInfo{Version: releaseVersion, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info.Version == "" {
+		info.Version = "devel"
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
-			details = append(details, "module "+mv)
+			info.Module = mv
 		}
-		if rev := vcsRevision(bi.Settings); rev != "" {
-			details = append(details, "revision "+rev)
-		}
+		info.Revision = vcsRevision(bi.Settings)
 	}
-	details = append(details, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
-	return "mcpepoch " + v + " (" + strings.Join(details, ", ") + ")"
+	return info
 }
+
+// line is one line: "mcpepoch V (DETAILS)", DETAILS the module version,
+// the revision (each left out when unknown), the Go version and platform.
+func (info versionInfo) line() string {
+	var details []string
+	if info.Module != "" {
+		details = append(details, "module "+info.Module)
+	}
+	if info.Revision != "" {
+		details = append(details, "revision "+info.Revision)
+	}
+	details = append(details, info.Go+" "+info.Platform)
+	return "mcpepoch " + info.Version + " (" + strings.Join(details, ", ") + ")"
+}
+
+// version returns the line "mcpepoch version" prints.
+func version() string { return buildVersion().line() }
 
 // vcsRevision returns the first 12 hex digits of the vcs.revision build
 // setting, with "+dirty" when vcs.modified is true, or "" when the binary
