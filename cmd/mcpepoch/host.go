@@ -42,9 +42,6 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
-	if err := host.BecomeSubreaper(); err != nil {
-		fmt.Fprintf(stdio.Err, "mcpepoch host: note: %v\n", err)
-	}
 	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build
 	h := host.New(host.Options{

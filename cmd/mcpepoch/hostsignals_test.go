@@ -46,7 +46,7 @@ func TestHostSignalStopsServerGroup(t *testing.T) {
 				t.Fatalf("host still running %s after %s", stopBound, tc.name)
 			}
 			if code := h.cmd.ProcessState.ExitCode(); code != tc.wantCode {
-				t.Errorf("host exit status %d after %s, want %d", code, tc.name, tc.wantCode)
+				t.Errorf("host exit status %d (%s) after %s, want %d", code, h.cmd.ProcessState, tc.name, tc.wantCode)
 			}
 			waitGroupGone(t, pgid, tc.name)
 			seenGone()

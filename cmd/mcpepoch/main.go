@@ -25,12 +25,30 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcpepoch/mcpepoch/host"
 )
 
 func main() { os.Exit(main1()) }
+
+// becomeSubreaper makes a process that runs mcpepoch host a child
+// subreaper (host.BecomeSubreaper), so that what the server started and
+// left behind is reparented to it and stopped with it. It is
+// process-wide, so it is done here, where the process is known to be the
+// host's alone, never in Run, which tests call inside a process that has
+// children of its own for the host's reaper to steal.
+func becomeSubreaper(args []string) {
+	if len(args) == 0 || args[0] != "host" {
+		return
+	}
+	if err := host.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpepoch host: note: %v\n", err)
+	}
+}
 
 // main1 runs the command and returns its exit status; tests call it through
 // testscript as the "mcpepoch" command.
@@ -40,6 +58,7 @@ func main1() int {
 	// leaving what the group's leader started behind.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	becomeSubreaper(os.Args[1:])
 	err := Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	return report(os.Stderr, err)
 }
