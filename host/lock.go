@@ -13,9 +13,15 @@ package host
 //     stdin writer, its stdout reader (calls fromChild), its reaper
 //     (calls childExited), and its guard process (guard.go, which kills
 //     the group if the host dies without stopping it); around them the
-//     crash recovery loop, the one-time /proc observation, and the
-//     catalog fetches. Stopped by stopChild, which takes restartMu so
-//     that no restart is half done. The orphan reaper of a subreaper
+//     crash recovery loop (recover.go recover), the start after an idle
+//     exit (wakeLocked), the one-time /proc observation, the process
+//     tree watch of allow_self_reload (selfreload.go watchTree, ends
+//     with the child), and the catalog fetches (at most one re-list after
+//     a server's list_changed runs; a restart cancels it first, before it
+//     takes restartMu). Stopped by stopChild, which takes restartMu so
+//     that no restart is half done. Once the host gave up on a server,
+//     watchWhileDown looks at the hashed files every second until a
+//     restart succeeds or h.ctx ends. The orphan reaper of a subreaper
 //     host (reaper_linux.go) is process-wide and outlives Run.
 //  4. The socket server (notify.Listener.Serve with api.go's handlers):
 //     build signals, restart, status, review, approve, revoke. It stops
