@@ -73,6 +73,7 @@ func forgetChild(pid int) {
 type proc struct {
 	pid, ppid, pgid int
 	zombie          bool
+	comm            string // the executable's name, as the kernel keeps it
 }
 
 // procs reads every process's stat.
@@ -101,7 +102,11 @@ func procs() []proc {
 		}
 		ppid, _ := strconv.Atoi(string(f[1]))
 		pgid, _ := strconv.Atoi(string(f[2]))
-		out = append(out, proc{pid: pid, ppid: ppid, pgid: pgid, zombie: f[0][0] == 'Z' || f[0][0] == 'X'})
+		comm := ""
+		if j := bytes.IndexByte(b, '('); j >= 0 && j < i {
+			comm = string(b[j+1 : i])
+		}
+		out = append(out, proc{pid: pid, ppid: ppid, pgid: pgid, zombie: f[0][0] == 'Z' || f[0][0] == 'X', comm: comm})
 	}
 	return out
 }
@@ -174,20 +179,20 @@ func killOrphans() {
 	}
 }
 
-// descendants returns the pids of every process under pid (not pid
-// itself); ok is false when /proc cannot be read.
-func descendants(pid int) (map[int]bool, bool) {
+// descendants returns every live process under pid (not pid itself), pid
+// → its comm; ok is false when /proc cannot be read.
+func descendants(pid int) (map[int]string, bool) {
 	all := procs()
 	if all == nil {
 		return nil, false
 	}
-	out := map[int]bool{}
+	out := map[int]string{}
 	in := map[int]bool{pid: true}
 	for grew := true; grew; {
 		grew = false
 		for _, p := range all {
 			if in[p.ppid] && !in[p.pid] && !p.zombie {
-				in[p.pid], out[p.pid] = true, true
+				in[p.pid], out[p.pid] = true, p.comm
 				grew = true
 			}
 		}

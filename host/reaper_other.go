@@ -20,4 +20,4 @@ func forgetChild(int)              {}
 func killOrphans()                 {}
 
 // descendants has no process tree to read outside Linux.
-func descendants(int) (map[int]bool, bool) { return nil, false }
+func descendants(int) (map[int]string, bool) { return nil, false }

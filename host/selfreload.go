@@ -85,14 +85,14 @@ func checkSelfReload(command []string) error {
 const treeInterval = 250 * time.Millisecond
 
 // watchTree runs while child c is current, with allow_self_reload: when a
-// process under it is replaced (one exits and another starts between two
-// looks), its code was reloaded, and the host treats that as an epoch
-// change: it restarts the server under a new epoch, visibly (list_changed,
+// process under it is replaced (replacedProcess), its code was reloaded,
+// and the host treats that as an epoch change: it restarts the server under a new epoch, visibly (list_changed,
 // grants revoked, the audit log), rather than let new code answer under
 // the old one. Outside Linux there is no process tree to read: the host
 // says so once and cannot see such reloads.
 func (h *Host) watchTree(c *child) {
 	prev, ok := descendants(c.pid)
+	stable, ended := map[int]string{}, map[string]time.Time{}
 	if !ok {
 		h.logf("epoch %s: allow_self_reload: this platform gives no view of the server's process tree; an in-process reload is not seen and keeps the epoch", c.epoch)
 		return
@@ -108,19 +108,15 @@ func (h *Host) watchTree(c *child) {
 		case <-t.C:
 		}
 		cur, _ := descendants(c.pid)
-		gone, added := 0, 0
-		for p := range prev {
-			if !cur[p] {
-				gone++
-			}
-		}
-		for p := range cur {
-			if !prev[p] {
-				added++
+		replaced := replacedProcess(stable, prev, cur, ended, time.Now())
+		stable = map[int]string{} // seen at two looks in a row
+		for p, comm := range cur {
+			if prev[p] == comm {
+				stable[p] = comm
 			}
 		}
 		prev = cur
-		if gone == 0 || added == 0 {
+		if !replaced {
 			continue
 		}
 		h.mu.Lock()
@@ -135,4 +131,32 @@ func (h *Host) watchTree(c *child) {
 		}
 		return
 	}
+}
+
+// reloadWindow is how long after a process under the server ended a new
+// one of the same name counts as its replacement.
+const reloadWindow = 5 * time.Second
+
+// replacedProcess reports whether a process under the server was
+// replaced since the last look: one seen at two looks in a row (stable)
+// ended (noted in ended, by name, at now), and a process of the same name
+// that the last look (prev) did not see runs now (cur), within
+// reloadWindow. That is what a reloader (node --watch, nodemon, uvicorn
+// --reload) does to the process that runs the code. A short-lived helper
+// (a git the server runs) is never stable, and one that ends without a
+// successor of its name replaces nothing.
+func replacedProcess(stable, prev, cur map[int]string, ended map[string]time.Time, now time.Time) bool {
+	for p, comm := range stable {
+		if _, alive := cur[p]; !alive {
+			ended[comm] = now
+		}
+	}
+	for q, comm := range cur {
+		if _, old := prev[q]; !old {
+			if t, ok := ended[comm]; ok && now.Sub(t) < reloadWindow {
+				return true
+			}
+		}
+	}
+	return false
 }

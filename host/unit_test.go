@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
@@ -294,5 +295,29 @@ func TestCatalogRevisionWithHugeNumber(t *testing.T) {
 	}
 	if a.Revision == "" || a.Revision == b.Revision {
 		t.Errorf("revisions %q and %q: want two different ones", a.Revision, b.Revision)
+	}
+}
+
+// A reloader's replaced process is seen; a short-lived helper, or one
+// that ends without a successor of its name, is not.
+func TestReplacedProcess(t *testing.T) {
+	now := time.Now()
+	ended := map[string]time.Time{}
+	// node 10 ran for two looks, then node 11 took its place.
+	if !replacedProcess(map[int]string{10: "node"}, map[int]string{10: "node"}, map[int]string{11: "node"}, ended, now) {
+		t.Error("node 10 replaced by node 11: not seen")
+	}
+	ended = map[string]time.Time{}
+	// git 20 was seen once (not stable), then git 21.
+	if replacedProcess(map[int]string{}, map[int]string{20: "git"}, map[int]string{21: "git"}, ended, now) {
+		t.Error("a short-lived git followed by another: taken for a reload")
+	}
+	// node 10 ended; a sh started, not a node.
+	if replacedProcess(map[int]string{10: "node"}, map[int]string{10: "node"}, map[int]string{12: "sh"}, ended, now) {
+		t.Error("node 10 ended and sh 12 started: taken for a reload")
+	}
+	// The successor shows up a look later, within the window.
+	if !replacedProcess(map[int]string{}, map[int]string{12: "sh"}, map[int]string{12: "sh", 13: "node"}, ended, now.Add(time.Second)) {
+		t.Error("node 13 a second after node 10 ended: not seen")
 	}
 }
