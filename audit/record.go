@@ -51,6 +51,20 @@ const (
 	TypeLogRecovered        = "log_recovered"        // torn lines were closed, or a missing head was found (see the package doc)
 )
 
+// Types lists every record type a log can hold, in the order the
+// constants above are declared, TypeRecordsLost and TypeLogRecovered
+// (written by the Log itself) last. It is the one list: audit show --type
+// and the README's list of events follow it.
+func Types() []string {
+	return []string{
+		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
+		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeTrustStoreChanged,
+		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
+		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,
+		TypeRecordsLost, TypeLogRecovered,
+	}
+}
+
 // HeadMissing is the value of the head member of a log_recovered record
 // appended because the head file was missing (see the package doc).
 const HeadMissing = "missing"

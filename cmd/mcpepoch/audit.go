@@ -95,8 +95,8 @@ func runAuditShow(args []string, stdio Stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *typ != "" && !slices.Contains(auditTypes, *typ) {
-		return usageError("--type %q: not an audit record type (want one of %s)", *typ, strings.Join(auditTypes, ", "))
+	if types := audit.Types(); *typ != "" && !slices.Contains(types, *typ) {
+		return usageError("--type %q: not an audit record type (want one of %s)", *typ, strings.Join(types, ", "))
 	}
 	root, err := findRoot(*dirFlag)
 	if err != nil {
@@ -117,12 +117,4 @@ func runAuditShow(args []string, stdio Stdio) error {
 		return nil
 	}
 	return audit.FormatTimeline(stdio.Out, recs)
-}
-
-// auditTypes are the record types audit show --type accepts.
-var auditTypes = []string{
-	audit.TypeServerStarted, audit.TypeCatalogPublished, audit.TypeBuildRecorded, audit.TypeServerReplaced,
-	audit.TypeApprovalGranted, audit.TypeGrantRevoked, audit.TypeToolCalled, audit.TypeToolResult,
-	audit.TypeAuthorizationDenied, audit.TypeCallAborted, audit.TypeClientConnected, audit.TypeClientClosed,
-	audit.TypeChildOutputDropped, audit.TypeLogRecovered, audit.TypeRecordsLost, audit.TypeApprovalRefused, audit.TypeTrustStoreChanged,
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// TestAuditShowEveryType: a log holding one record of every type a host
+// writes; mcpepoch audit show --type T accepts each type the audit package
+// declares and shows that record, and the README's list of events names
+// every type.
+func TestAuditShowEveryType(t *testing.T) {
+	t.Parallel()
+	root := shortRoot(t)
+	path := layout.Audit(root)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	for _, typ := range audit.Types() {
+		if typ == audit.TypeLogRecovered || typ == audit.TypeRecordsLost {
+			continue // written by the log itself
+		}
+		if _, err := l.Append(audit.Event{Type: typ, Epoch: "01EPOCH", Run: "01RUN"}); err != nil {
+			t.Fatal(err)
+		}
+		written[typ] = true
+	}
+	l.Close()
+
+	bin := testenv.Mcpepoch(t)
+	for _, typ := range audit.Types() {
+		out, code := testenv.Run(t, root, nil, bin, "audit", "show", "--type", typ, "--json")
+		if code != 0 {
+			t.Errorf("audit show --type %s: exit %d\n%s", typ, code, out.Stderr)
+			continue
+		}
+		want := 0
+		if written[typ] {
+			want = 1
+		}
+		if n := strings.Count(out.Stdout, `"type":"`+typ+`"`); n != want {
+			t.Errorf("audit show --type %s: %d records of the type, want %d:\n%s", typ, n, want, out.Stdout)
+		}
+	}
+
+	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile(`(?s)\n## Audit log\n(.*?)\n## `).FindSubmatch(readme)
+	if section == nil {
+		t.Fatal("README.md has no ## Audit log section")
+	}
+	for _, typ := range audit.Types() {
+		if !strings.Contains(string(section[1]), "`"+typ+"`") {
+			t.Errorf("README.md's Audit log section does not name `%s`", typ)
+		}
+	}
+}
