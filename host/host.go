@@ -87,6 +87,9 @@ type Host struct {
 	// Set by New and Run before any goroutine starts; read-only after.
 	opts   Options
 	run    epoch.RunID // assigned when the client connects
+	// configAtStart is the digest of mcpepoch.toml when the host started
+	// (configDigest), what configChange compares with.
+	configAtStart string
 	policy *grant.Policy
 	// launcher is the process that started the host, the MCP client
 	// (approver.go); enrolled: the trust store held an authenticator at
@@ -207,7 +210,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
-		policy: opts.Policy, launcher: os.Getppid(),
+		policy: opts.Policy, launcher: os.Getppid(), configAtStart: configDigest(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
 }

@@ -29,6 +29,7 @@ func (h *Host) Status() Status {
 	if s.Drift == nil {
 		s.Drift = []string{}
 	}
+	s.ConfigChanged = h.configChange()
 	return s
 }
 

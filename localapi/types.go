@@ -100,6 +100,9 @@ type Status struct {
 	// Drift lists every way what runs differs from what was built; empty
 	// means running = built as far as the host can see.
 	Drift []string `json:"drift"`
+	// ConfigChanged, when set, says that mcpepoch.toml changed since the
+	// host started and that its settings reach only a new connection.
+	ConfigChanged string `json:"configChanged,omitempty"`
 }
 
 // Pending is a call refused for lack of a grant, shown by mcpepoch approve.

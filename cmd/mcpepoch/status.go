@@ -71,6 +71,9 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		} else if s.Execution != nil {
 			fmt.Fprintf(stdio.Out, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
 		}
+		if s.ConfigChanged != "" {
+			fmt.Fprintf(stdio.Out, "  config:   %s\n", sc.p.warn(printable(s.ConfigChanged)))
+		}
 		for _, d := range s.Drift {
 			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
 		}
