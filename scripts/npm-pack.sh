@@ -10,6 +10,9 @@
 # root, the one place it is written; it is stamped into each binary
 # (-ldflags -X main.releaseVersion=V) and into every package.json.
 #
+# NPM_PACK_PLATFORMS, when set, names the platforms to build, space
+# separated (for instance "linux-x64"); the main package is always built.
+#
 # Binaries are built with CGO_ENABLED=0 and -trimpath. Needs go, node and
 # npm; reaches no registry.
 set -euo pipefail
@@ -42,6 +45,9 @@ platforms=(
 for p in "${platforms[@]}"; do
 	read -r npmos npmcpu goos goarch <<<"$p"
 	name="$npmos-$npmcpu"
+	if [ -n "${NPM_PACK_PLATFORMS:-}" ] && [[ " $NPM_PACK_PLATFORMS " != *" $name "* ]]; then
+		continue
+	fi
 	dir="$stage/$name"
 	mkdir -p "$dir/bin"
 	echo "build $goos/$goarch"

@@ -44,9 +44,11 @@ function binaryPath() {
     return require.resolve(`${pkg}/bin/mcpepoch`);
   } catch {
     fail(
-      `${pkg} is not installed: npm installs it as an optional dependency of mcpepoch, ` +
-        "unless optional dependencies were left out (--omit=optional, --no-optional); " +
-        "install again without that flag",
+      `${pkg}, the package that holds the binary for this platform, is not installed. ` +
+        "npm installs it as an optional dependency of mcpepoch when it can get it: " +
+        "from the registry, or from its tarball named next to mcpepoch's " +
+        `(npm i -D mcpepoch-V.tgz ${pkg.replace("@mcpepoch/", "mcpepoch-")}-V.tgz); ` +
+        "it is also left out by --omit=optional or --no-optional",
     );
   }
 }
