@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,6 +79,20 @@ var mServers = []mServer{
 	}), tool: "inventory_lookup", args: map[string]any{"sku": "A-1"}},
 }
 
+// interopDir holds the npm peers of the matrix: server-everything, and
+// MCP Inspector CLI 2.x with the node 22 it needs.
+func interopDir(t *testing.T) string {
+	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "interop")
+	testenv.NPM(t, dir)
+	return dir
+}
+
+func init() {
+	mServers = append(mServers, mServer{name: "server-everything", project: execServer(func(t *testing.T) string {
+		return "node " + interopDir(t) + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
+	}), tool: "echo", args: map[string]any{"message": "<hi & bye>"}})
+}
+
 // goEras are the go-sdk client's three eras: "" probes server/discover.
 var goEras = []struct{ name, pin string }{
 	{"2026-07-28", ""},
@@ -93,6 +110,7 @@ func TestInteropMatrix(t *testing.T) {
 		}
 		if s.tool != "" {
 			t.Run("ts-sdk/"+s.name, func(t *testing.T) { tsCell(t, s) })
+			t.Run("inspector-2/"+s.name, func(t *testing.T) { inspectorCell(t, s) })
 		}
 	}
 }
@@ -176,8 +194,13 @@ func goCell(t *testing.T, s mServer, pin string) {
 	n.wait(t, event, 1)
 	if inflight != nil {
 		var werr *jsonrpc.Error
-		if err := <-inflight; !errors.As(err, &werr) || werr.Code != host.CodeServerRestarted {
-			t.Fatalf("the call in flight at the rebuild: %v, want one -31001", err)
+		select {
+		case err := <-inflight:
+			if !errors.As(err, &werr) || werr.Code != host.CodeServerRestarted {
+				t.Fatalf("the call in flight at the rebuild: %v, want one -31001", err)
+			}
+		case <-time.After(waitLong):
+			t.Fatalf("the call in flight at the rebuild: no answer within %s, want one -31001", waitLong)
 		}
 	}
 	list, call = goSnapshot(t, cs, s)
@@ -245,5 +268,41 @@ func tsCell(t *testing.T, s mServer) {
 	}
 	if ev := cl.Events(); len(ev.Errors) != 0 {
 		t.Errorf("client errors (a second answer to one id shows here): %q", ev.Errors)
+	}
+}
+
+// inspectorCell runs MCP Inspector CLI 2.x (node 22), a one-shot client:
+// each invocation starts its own host. tools/list and tools/call print
+// the same bytes through the host as directly, and after a rebuild the
+// next invocation reaches the new code.
+func inspectorCell(t *testing.T, s mServer) {
+	dir := interopDir(t)
+	node := filepath.Join(dir, "node_modules", "node", "bin", "node")
+	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	p, rev := s.project(t)
+	call := []string{"--method", "tools/call", "--tool-name", s.tool}
+	for k, v := range s.args {
+		call = append(call, "--tool-arg", fmt.Sprintf("%s=%v", k, v))
+	}
+	inspect := func(server []string, method ...string) string {
+		t.Helper()
+		args := append(append([]string{cli, "--cli"}, server...), method...)
+		out, code := testenv.Run(t, p.dir, nil, node, args...)
+		if code != 0 {
+			t.Fatalf("mcp-inspector %v: exit %d\n%s", method, code, out)
+		}
+		return out.Stdout
+	}
+	direct := []string{"sh", "./server.sh"}
+	hosted := append([]string{mcpepoch(t)}, p.hostArgs(nil)...)
+	for _, m := range [][]string{{"--method", "tools/list"}, call} {
+		if got, want := inspect(hosted, m...), inspect(direct, m...); got != want {
+			t.Fatalf("%v through the host:\n%s\ndirect:\n%s", m, got, want)
+		}
+	}
+	rev("B")
+	p.record()
+	if got := inspect(hosted, call...); s.fixture && !strings.Contains(got, "revision=B") {
+		t.Fatalf("after the rebuild: %s", got)
 	}
 }
