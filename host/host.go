@@ -85,12 +85,12 @@ type Options struct {
 // lock guards which group.
 type Host struct {
 	// Set by New and Run before any goroutine starts; read-only after.
-	opts   Options
-	run    epoch.RunID // assigned when the client connects
+	opts Options
+	run  epoch.RunID // assigned when the client connects
 	// configAtStart is the digest of mcpepoch.toml when the host started
 	// (configDigest), what configChange compares with.
 	configAtStart string
-	policy *grant.Policy
+	policy        *grant.Policy
 	// launcher is the process that started the host, the MCP client
 	// (approver.go); enrolled: the trust store held an authenticator at
 	// start, or could not be read (trust.go).
