@@ -83,6 +83,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.launch()
 	c.tsc()
 	c.state()
+	c.depWrites()
 	return c.r, nil
 }
 

@@ -252,3 +252,25 @@ func staleHost(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A file the running server wrote into its dependency tree after the last
+// build (server-memory's data file in node_modules) is named, with the fix.
+func TestDataInDependencyTree(t *testing.T) {
+	dir := t.TempDir()
+	wiredProject(t, dir)
+	writeFile(t, filepath.Join(dir, "node_modules", "pkg", "index.js"), "module.exports = 1\n")
+	recordBuild(t, dir)
+	if r := checkDir(t, dir); strings.Contains(problems(r), "node_modules") {
+		t.Fatalf("a tree written by the build is reported: %s", problems(r))
+	}
+	data := filepath.Join(dir, "node_modules", "pkg", "dist", "memory.jsonl")
+	writeFile(t, data, "{}\n")
+	later := time.Now().Add(5 * time.Second)
+	if err := os.Chtimes(data, later, later); err != nil {
+		t.Fatal(err)
+	}
+	got := problems(checkDir(t, dir))
+	if !strings.Contains(got, "node_modules/pkg/dist/memory.jsonl") || !strings.Contains(got, "MEMORY_FILE_PATH") {
+		t.Fatalf("problems %q: want the data file named with the fix", got)
+	}
+}
