@@ -274,10 +274,16 @@ func TestGrantsCorruptAndHostile(t *testing.T) {
 		t.Errorf("want one line naming %s and its entry, got:\n%s", nullFile, stderr)
 	}
 	assertNoControls(t, "grants stdout", stdout)
-	for _, want := range []string{"01GRANT", `tools wipe_disk\r\x1b[Kread_file`, `credential pay\x1b[8m`, `epoch 01EPOCH\u202e`, `by eve\r`} {
+	for _, want := range []string{"01GRANT", `  wipe_disk\r\x1b[Kread_file  `, `  pay\x1b[8m  `, `  01EPOCH\u202e  `, `  eve\r` + "\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("grants stdout lacks %s", want)
 		}
+	}
+	// Columns are aligned: each value starts under its heading.
+	if lines := strings.Split(stdout, "\n"); len(lines) < 2 ||
+		strings.Index(lines[0], "EPOCH") != strings.Index(lines[1], `01EPOCH\u202e`) ||
+		strings.Index(lines[0], "BY") != strings.Index(lines[1], `eve\r`) {
+		t.Errorf("grants columns not aligned under their headings:\n%s", stdout)
 	}
 
 	stdout, _, code = runCLI(t, "grants", "--dir", root, "--json")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"text/tabwriter"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -67,6 +68,10 @@ func runGrants(args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "no grants in %s\n", printable(layout.Grants(root)))
 		return done
 	}
+	// One aligned column per field; every value goes through printable,
+	// which escapes tabs too, so no value can shift a column.
+	tw := tabwriter.NewWriter(stdio.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GRANT\tSTATE\tAGENT RUN\tEPOCH\tTOOLS\tCREDENTIAL\tUNTIL\tBY")
 	for _, g := range all {
 		state := "live"
 		if !g.Live(now) {
@@ -81,9 +86,12 @@ func runGrants(args []string, stdio Stdio) error {
 		if g.ExpiresAt != nil {
 			until += " (" + g.ExpiresAt.Local().Format(time.DateTime) + ")"
 		}
-		fmt.Fprintf(stdio.Out, "%s  %-22s run %s  epoch %s  tools %s  credential %s  until %s  by %s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			printable(string(g.ID)), printable(state), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)),
 			printableList(g.ToolScope, ","), orDash(g.CredentialScope), printable(until), printable(g.ApprovedBy))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
 	}
 	return done
 }
