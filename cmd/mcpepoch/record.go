@@ -66,6 +66,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
 	asJSON := fs.Bool("json", false, "print what was recorded and what each host did as JSON on stdout")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server")
+	quiet := fs.Bool("q", false, "quiet: print only what went wrong (a host's error, a server running other code than was built)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,22 +84,30 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: *exitCode, Timeout: *timeout}
 	spec.Identity.Rehash = *rehash
 	p := newPainter(stdio.Err)
+	talk := stdio.Err // the lines -q leaves out
+	if *quiet {
+		talk = io.Discard
+	}
 	var out recordOutput
-	spec.Recorded = func(b *hook.Build) { out = printBuild(stdio.Err, p, b) }
+	spec.Recorded = func(b *hook.Build) { out = printBuild(talk, p, b) }
 	res, err := hook.Record(ctx, spec)
 	if err != nil {
 		return recordError(err)
 	}
 	if n := len(res.Hosts); n > 0 {
-		fmt.Fprintln(stdio.Err, signalledLine(n))
+		fmt.Fprintln(talk, signalledLine(n))
 	}
 	hostErr := perHost(stdio.Err, stdio.Err, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
 		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
-		return lines, o.Result != localapi.OutcomeError
+		ok := o.Result != localapi.OutcomeError
+		if *quiet && ok {
+			lines = lines[1:] // the outcome; what follows is running ≠ built
+		}
+		return lines, ok
 	}) > 0
 	if len(res.Hosts) == 0 {
-		fmt.Fprintf(stdio.Err, "%s\n", p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
+		fmt.Fprintf(talk, "%s\n", p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
 	var buildsErr error
 	if res.BuildsLogErr != nil {
