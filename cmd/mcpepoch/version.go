@@ -76,9 +76,6 @@ func (info versionInfo) line() string {
 	return "mcpepoch " + info.Version + " (" + strings.Join(details, ", ") + ")"
 }
 
-// version returns the line "mcpepoch version" prints.
-func version() string { return buildVersion().line() }
-
 // vcsRevision returns the first 12 hex digits of the vcs.revision build
 // setting, with "+dirty" when vcs.modified is true, or "" when the binary
 // was built without VCS information.
