@@ -228,7 +228,13 @@ func (l *Log) appendBatch(evs []Event, keepLines bool) ([][]byte, error) {
 				l.loseAll(step, err)
 				return err
 			}
-			recs, err := l.commit(nil, l.withLost(step))
+			withLost, err := l.withLost(step)
+			if err != nil {
+				l.loseAll(step, err)
+				return &WriteError{Path: l.lostPath, Op: "read", Err: unwrapPath(err), Lost: len(step),
+					Detail: "the count of lost records cannot be read; move it aside"}
+			}
+			recs, err := l.commit(nil, withLost)
 			if keepLines {
 				for _, r := range recs {
 					lines = append(lines, slices.Clone(r.line[:len(r.line)-1]))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // TypeRecordsLost is the type of the record a Log appends, before anything
@@ -150,32 +150,31 @@ type carry struct {
 
 // readLost reads the sidecar file. A missing file is an empty tally; a
 // malformed one is kept as is and counted as one unknown loss, so that the
-// log still says something was lost.
-func readLost(path string) (tally, bool) {
-	f, err := os.Open(path)
+// log still says something was lost. A file that cannot be read at all (not
+// a regular file, a symbolic link, over maxLostFile bytes, unreadable) is an
+// error naming it: the count it may hold cannot be accounted for, and the
+// open never blocks (a FIFO there would otherwise stop every writer while
+// it holds the lock).
+func readLost(path string) (tally, bool, error) {
+	b, err := safefile.ReadFileNoFollow(path, maxLostFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return tally{}, false
+		return tally{}, false, nil
 	}
 	if err != nil {
-		return tally{}, false
+		return tally{}, false, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxLostFile))
 	var m map[string]any
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
+	err = json.Unmarshal(b, &m)
 	t, perr := parseLost(m)
 	if err != nil || perr != nil {
-		fi, _ := f.Stat()
 		at := time.Now()
-		if fi != nil {
+		if fi, serr := os.Lstat(path); serr == nil {
 			at = fi.ModTime()
 		}
 		return tally{n: 1, types: map[string]int64{"unknown": 1}, from: at, to: at,
-			err: fmt.Sprintf("%s: unreadable count of lost records", path)}, true
+			err: fmt.Sprintf("%s: unreadable count of lost records", path)}, true, nil
 	}
-	return t, true
+	return t, true, nil
 }
 
 // saveLost moves the in-memory tally into the sidecar file, if it can be
@@ -188,7 +187,11 @@ func (l *Log) saveLost() {
 		return
 	}
 	t := l.lost
-	if f, ok := readLost(l.lostPath); ok {
+	f, ok, err := readLost(l.lostPath)
+	if err != nil {
+		return // the count stays in memory; the file is kept for a person to look at
+	}
+	if ok {
 		t.merge(f)
 	}
 	m := t.fields()
@@ -216,19 +219,22 @@ func NoteLost(logPath string, ev Event, cause error) error {
 }
 
 // withLost puts a records_lost record before evs when records were lost.
-// It runs under the lock.
-func (l *Log) withLost(evs []Event) []Event {
+// It runs under the lock. The error is readLost's.
+func (l *Log) withLost(evs []Event) ([]Event, error) {
 	t := l.lost
-	file, ok := readLost(l.lostPath)
+	file, ok, err := readLost(l.lostPath)
+	if err != nil {
+		return nil, err
+	}
 	if ok {
 		t.merge(file)
 	}
 	if t.empty() {
-		return evs
+		return evs, nil
 	}
 	l.carry = carry{mem: l.lost, file: ok}
 	l.lost = tally{}
-	return append([]Event{{Type: TypeRecordsLost, Fields: t.fields()}}, evs...)
+	return append([]Event{{Type: TypeRecordsLost, Fields: t.fields()}}, evs...), nil
 }
 
 // Gaps returns how many records_lost records this Log has written since
