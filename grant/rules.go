@@ -138,6 +138,11 @@ type Decision struct {
 	// not redefined the tool since it was approved (authorization_required
 	// only).
 	Redefined *Grant
+	// Revoked is the grant that would have covered the call had a person
+	// not revoked it (mcpepoch revoke): authorization_required only. The
+	// newest grant that would have covered the call decides between Revoked
+	// and Stale, so a revocation is never reported as an older epoch's end.
+	Revoked *Grant
 	// Credentials are the credential scopes the tool uses; PerCall reports
 	// that one of them needs a fresh approval for each call.
 	Credentials []string
@@ -156,10 +161,11 @@ const (
 // [Need.CoveredBy]) and for which the person reviewed def (see
 // [Grant.Reviewed]) is the Decision's Grant; the caller marks a
 // per-call grant used with Use once the call is dispatched. A tool the
-// policy exempts needs nothing. Without a covering grant, the call is
-// authorization_stale when a grant revoked by an epoch change would have
-// covered it, else authorization_required (seed: "authorization follows
-// the execution epoch").
+// policy exempts needs nothing. Without a covering grant, the newest grant
+// that would have covered the call decides: revoked by a person, the call
+// is authorization_required with Decision.Revoked; revoked by an epoch
+// change, it is authorization_stale (seed: "authorization follows the
+// execution epoch"); with neither, authorization_required.
 func (s *Store) Check(p *Policy, tool, def string, ep epoch.Epoch, now time.Time) Decision {
 	n := p.Need(tool)
 	if n.Exempt {
@@ -180,14 +186,21 @@ func (s *Store) Check(p *Policy, tool, def string, ep epoch.Epoch, now time.Time
 		d.Refusal = AuthorizationRequired
 		return d
 	}
+	d.Refusal = AuthorizationRequired
 	for i := len(s.Grants) - 1; i >= 0; i-- {
 		g := s.Grants[i]
-		if g.RevokedReason == RevokedEpochChanged && g.ExecutionEpoch != ep && g.covers(tool, d.Credentials) {
+		if !g.covers(tool, d.Credentials) {
+			continue
+		}
+		switch {
+		case g.RevokedReason == RevokedByUser:
+			d.Revoked = g
+			return d
+		case g.RevokedReason == RevokedEpochChanged && g.ExecutionEpoch != ep:
 			d.Refusal, d.Stale = AuthorizationStale, g
 			return d
 		}
 	}
-	d.Refusal = AuthorizationRequired
 	return d
 }
 

@@ -97,6 +97,11 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 		"error": grant.AuthorizationRequired, "tool": tool,
 		"currentEpoch": ep, "credentialScope": d.Credentials, "perCall": d.PerCall, "action": action,
 	}
+	if g := d.Revoked; g != nil {
+		what = fmt.Sprintf("grant %s was revoked", g.ID)
+		data["revoked"], data["grant"] = true, g.ID
+		fields["reason"], fields["grant"] = "grant_revoked", g.ID
+	}
 	if g := d.Redefined; g != nil {
 		what = "the tool's definition changed since approval"
 		data["definitionChanged"], data["grant"] = true, g.ID

@@ -1,0 +1,60 @@
+package host_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+)
+
+// TestRevokedGrantNamed: a grant of epoch A ends with its epoch on a
+// rebuild; the person approves again for epoch B and then revokes that
+// grant with mcpepoch revoke. The next call is refused as
+// authorization_required naming the revocation, never as
+// authorization_stale citing the older grant of epoch A.
+func TestRevokedGrantNamed(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, map[string]string{"FIXTURE_REVISION": "A"})
+	s := gConnect(t, p)
+	s.list()
+	args := map[string]any{"key": "seed", "delayMs": 0}
+	p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
+	if got := s.text("slow_write", args); got != "count=1 revision=A" {
+		t.Fatalf("slow_write on A: %q", got)
+	}
+	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
+	p.cli("record")
+	epB, _ := p.epoch(s.run)
+	s.list()
+	gidB, gep, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
+	if gep != epB {
+		t.Fatalf("approved for epoch %s, running %s", gep, epB)
+	}
+	if got := s.text("slow_write", args); got != "count=2 revision=B" {
+		t.Fatalf("slow_write on B: %q", got)
+	}
+
+	p.cli("revoke", gidB)
+	if g := p.grant(gidB); g.RevokedReason != grant.RevokedByUser {
+		t.Fatalf("grant %s after revoke: reason %q, want %q", gidB, g.RevokedReason, grant.RevokedByUser)
+	}
+	count, started := p.counts("seed")
+	_, err := s.call("slow_write", args)
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		t.Fatalf("call after revoke: error %v, want a JSON-RPC error", err)
+	}
+	if werr.Code != host.CodeAuthorizationRequired || !strings.HasPrefix(werr.Message, "authorization_required: grant "+gidB+" was revoked (tool slow_write, execution epoch "+string(epB)+")") {
+		t.Errorf("call after revoke: error %d %q, want %d authorization_required naming the revocation of %s", werr.Code, werr.Message, host.CodeAuthorizationRequired, gidB)
+	}
+	data := s.rpcError("slow_write", args, host.CodeAuthorizationRequired, "authorization_required:")
+	wantData(t, data, map[string]any{"error": "authorization_required", "revoked": true, "grant": gidB,
+		"reason": "grant " + gidB + " was revoked", "currentEpoch": epB, "tool": "slow_write"})
+	if c, st := p.counts("seed"); c != count || st != started {
+		t.Fatalf("a refused call reached the server: count %q → %q, started %q → %q", count, c, started, st)
+	}
+}
