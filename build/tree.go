@@ -2,7 +2,6 @@ package build
 
 import (
 	"crypto/sha256"
-	"hash"
 	"runtime"
 	"slices"
 	"strings"
@@ -143,6 +142,36 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		return Tree{}, err
 	}
 	skipKey := skipKey(opt.SkipDirs, opt.SkipFiles)
+	c := opt.Cache
+	w := newTreeWalk(opt, real, skipKey)
+	ws := w.walk(dirTask{real: real, st: rootStat, roots: []string{real}})
+	if w.err != nil {
+		return Tree{}, w.err
+	}
+
+	dirs, hashed, reused := w.collect(ws)
+	t := Tree{Root: real, Hashed: hashed}
+	unchanged := reused && t.Hashed == 0 && c.summary != nil
+	if unchanged && !opt.KeepListing {
+		s := c.summary
+		t.Digest = sumDigest(s.digest)
+		t.Files, t.Bytes, t.Symlinks = s.files, s.bytes, s.symlinks
+		t.NativeAddons = slices.Clone(s.natives)
+		return t, nil
+	}
+	sum := t.list(dirs, opt.KeepListing)
+	if c != nil && !unchanged {
+		c.root, c.skip, c.stamp, c.dirs, c.dirty = real, skipKey, start.UnixNano(), dirs, true
+		c.summary = &treeSummary{digest: sum, files: t.Files, bytes: t.Bytes, symlinks: t.Symlinks, natives: slices.Clone(t.NativeAddons)}
+	}
+	return t, nil
+}
+
+// newTreeWalk returns the shared state of a walk of the real root with the
+// options opt, whose skip lists have the StatCache form skipKey. The cached
+// directories are used only when the cache describes this root with the
+// same skip lists and opt.Rehash is not set.
+func newTreeWalk(opt TreeOptions, real, skipKey string) *treeWalk {
 	w := &treeWalk{opt: opt}
 	w.cond = sync.NewCond(&w.mu)
 	if len(opt.SkipDirs) > 0 {
@@ -162,11 +191,18 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		w.old = c.dirs
 		w.racyFrom = c.stamp - int64(racyWindow)
 	}
-	workers := opt.Workers
+	return w
+}
+
+// walk walks the tree from the directory first with opt.Workers workers,
+// the calling goroutine being one of them, and returns the workers once
+// all are done; w.err then holds the first error.
+func (w *treeWalk) walk(first dirTask) []*treeWorker {
+	workers := w.opt.Workers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 8)
 	}
-	w.queue = []dirTask{{real: real, st: rootStat, roots: []string{real}}}
+	w.queue = []dirTask{first}
 	ws := make([]*treeWorker, workers)
 	var wg sync.WaitGroup
 	for i := range ws {
@@ -178,21 +214,24 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 	}
 	ws[0].run()
 	wg.Wait()
-	if w.err != nil {
-		return Tree{}, w.err
-	}
+	return ws
+}
 
-	t := Tree{Root: real}
+// collect gathers what the workers ws recorded: the directory records of
+// the tree as walked (the cached map itself when every record is the cached
+// one), the number of files read, and whether the cached records stand
+// unchanged.
+func (w *treeWalk) collect(ws []*treeWorker) (dirs map[string]*dirRecord, hashed int, reused bool) {
 	n := 0
 	same := true
 	for _, wk := range ws {
-		t.Hashed += wk.hashed
+		hashed += wk.hashed
 		n += len(wk.out)
 		for _, r := range wk.out {
 			same = same && r.same
 		}
 	}
-	dirs := w.old
+	dirs = w.old
 	if !same || n != len(w.old) {
 		dirs = make(map[string]*dirRecord, n)
 		for _, wk := range ws {
@@ -201,17 +240,16 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 			}
 		}
 	}
-	unchanged := w.old != nil && same && n == len(w.old) && t.Hashed == 0 && c.summary != nil
-	if unchanged && !opt.KeepListing {
-		s := c.summary
-		t.Digest = sumDigest(s.digest)
-		t.Files, t.Bytes, t.Symlinks = s.files, s.bytes, s.symlinks
-		t.NativeAddons = slices.Clone(s.natives)
-		return t, nil
-	}
+	return dirs, hashed, w.old != nil && same && n == len(w.old)
+}
+
+// list sets t's Digest, counts and NativeAddons from the listing of dirs,
+// and t.Listing to the listing if keep is set. It returns the SHA-256 of
+// the listing.
+func (t *Tree) list(dirs map[string]*dirRecord, keep bool) [sha256.Size]byte {
 	lines := listDirs(dirs)
 	var sum [sha256.Size]byte
-	sum, t.Listing = writeListing(lines, opt.KeepListing)
+	sum, t.Listing = writeListing(lines, keep)
 	t.Digest = sumDigest(sum)
 	for _, e := range lines {
 		switch e.kind {
@@ -225,11 +263,7 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 			t.Symlinks++
 		}
 	}
-	if c != nil && !unchanged {
-		c.root, c.skip, c.stamp, c.dirs, c.dirty = real, skipKey, start.UnixNano(), dirs, true
-		c.summary = &treeSummary{digest: sum, files: t.Files, bytes: t.Bytes, symlinks: t.Symlinks, natives: slices.Clone(t.NativeAddons)}
-	}
-	return t, nil
+	return sum
 }
 
 // skipKey is the form of TreeOptions.SkipDirs and SkipFiles a StatCache
@@ -280,195 +314,4 @@ type treeWalk struct {
 // trusted reports whether cached stat data old may stand for st.
 func (w *treeWalk) trusted(old statKey, st fileStat) bool {
 	return old == st.key && old.mtime < w.racyFrom && old.ctime < w.racyFrom
-}
-
-// treeWorker walks directories taken from the shared queue and hashes the
-// files in them.
-type treeWorker struct {
-	w      *treeWalk
-	h      hash.Hash
-	buf    []byte // file read buffer, allocated on first use
-	dirent []byte
-	names  []string
-	out    []dirResult
-	hashed int
-}
-
-func (wk *treeWorker) run() {
-	w := wk.w
-	for {
-		w.mu.Lock()
-		for len(w.queue) == 0 && w.busy > 0 && w.err == nil {
-			w.cond.Wait()
-		}
-		if w.err != nil || len(w.queue) == 0 {
-			w.mu.Unlock()
-			return
-		}
-		t := w.queue[len(w.queue)-1]
-		w.queue = w.queue[:len(w.queue)-1]
-		w.busy++
-		w.mu.Unlock()
-
-		sub, err := wk.dir(t)
-
-		w.mu.Lock()
-		w.busy--
-		if err != nil && w.err == nil {
-			w.err = err
-		}
-		w.queue = append(w.queue, sub...)
-		if len(sub) > 0 || w.busy == 0 || err != nil {
-			w.cond.Broadcast()
-		}
-		w.mu.Unlock()
-	}
-}
-
-// dir walks the directory t: it records its entries, hashing the files
-// the cache cannot vouch for, and returns the directories to walk next.
-func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
-	w := wk.w
-	old := w.old[t.rel]
-	var d dirHandle
-	opened := false
-	names := wk.names[:0]
-	if old != nil && w.trusted(old.key, t.st) {
-		// No entry was created, removed or renamed: reuse the names.
-		for i := range old.kids {
-			names = append(names, old.kids[i].name)
-		}
-	} else {
-		var err error
-		if d, err = openDir(t.real); err != nil {
-			return nil, err
-		}
-		defer d.close()
-		opened = true
-		if names, err = d.readNames(names, &wk.dirent, t.real); err != nil {
-			return nil, err
-		}
-		slices.Sort(names)
-	}
-	wk.names = names
-
-	// While every entry equals the cached one at the same index, nothing
-	// is copied; rec is made at the first difference.
-	var rec *dirRecord
-	same := old != nil && old.key == t.st.key
-	n := 0
-	j := 0
-	var sub []dirTask
-	for _, name := range names {
-		real := joinReal(t.real, name)
-		var st fileStat
-		var err error
-		if opened {
-			st, err = d.lstat(name, real)
-		} else {
-			st, err = lstatPath(real)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if st.kind == 'd' && w.skip[name] {
-			continue
-		}
-		var prev *kidRecord
-		if old != nil {
-			for j < len(old.kids) && old.kids[j].name < name {
-				j++
-			}
-			if j < len(old.kids) && old.kids[j].name == name {
-				prev = &old.kids[j]
-			}
-		}
-		rel := name
-		if t.rel != "" {
-			rel = t.rel + "/" + name
-		}
-		if st.kind == 'f' && w.skipFiles[rel] {
-			continue
-		}
-		k := kidRecord{name: name, kind: st.kind, key: st.key}
-		fresh := false
-		switch st.kind {
-		case 'd':
-			sub = append(sub, dirTask{rel: rel, real: real, st: st, roots: t.roots})
-		case 'f':
-			if prev != nil && prev.kind == 'f' && w.trusted(prev.key, st) {
-				k.sum = prev.sum
-			} else {
-				h, at := d, name
-				if !opened {
-					h, at = atCWD(), real
-				}
-				if err := wk.hash(h, at, real, st.key.size, &k.sum); err != nil {
-					return nil, err
-				}
-				fresh = true
-			}
-		case 'l':
-			if prev != nil && prev.kind == 'l' && w.trusted(prev.key, st) {
-				k.target = prev.target
-			} else {
-				h, at := d, name
-				if !opened {
-					h, at = atCWD(), real
-				}
-				if k.target, err = h.readlink(at, real); err != nil {
-					return nil, err
-				}
-				fresh = true
-			}
-			s, ext, extFresh, err := wk.follow(t, rel, k.target, prev)
-			if err != nil {
-				return nil, err
-			}
-			if s != nil {
-				k.descend = true
-				sub = append(sub, *s)
-			}
-			k.ext = ext
-			fresh = fresh || extFresh
-		}
-		if same && !fresh && n < len(old.kids) && old.kids[n].equal(&k) {
-			n++
-			continue
-		}
-		if rec == nil {
-			rec = &dirRecord{key: t.st.key, kids: make([]kidRecord, n, len(names))}
-			if old != nil {
-				copy(rec.kids, old.kids[:n])
-			}
-		}
-		same = false
-		rec.kids = append(rec.kids, k)
-		n++
-	}
-	if same && n == len(old.kids) {
-		rec = old
-	} else if rec == nil {
-		same = false
-		rec = &dirRecord{key: t.st.key}
-		if old != nil {
-			rec.kids = slices.Clone(old.kids[:n])
-		}
-	}
-	wk.out = append(wk.out, dirResult{rel: t.rel, rec: rec, same: same})
-	return sub, nil
-}
-
-// hash sets *sum to the SHA-256 of the first size bytes of the regular
-// file name in d.
-func (wk *treeWorker) hash(d dirHandle, name, real string, size int64, sum *[sha256.Size]byte) error {
-	if wk.buf == nil {
-		wk.buf = make([]byte, 1<<20)
-	}
-	if _, err := d.hashFile(name, real, size, wk.h, wk.buf); err != nil {
-		return err
-	}
-	wk.h.Sum(sum[:0])
-	wk.hashed++
-	return nil
 }

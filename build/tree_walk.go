@@ -1,0 +1,217 @@
+package build
+
+import (
+	"crypto/sha256"
+	"hash"
+	"slices"
+)
+
+// treeWorker walks directories taken from the shared queue and hashes the
+// files in them.
+type treeWorker struct {
+	w      *treeWalk
+	h      hash.Hash
+	buf    []byte // file read buffer, allocated on first use
+	dirent []byte
+	names  []string
+	out    []dirResult
+	hashed int
+}
+
+func (wk *treeWorker) run() {
+	w := wk.w
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && w.busy > 0 && w.err == nil {
+			w.cond.Wait()
+		}
+		if w.err != nil || len(w.queue) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		t := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
+		w.busy++
+		w.mu.Unlock()
+
+		sub, err := wk.dir(t)
+
+		w.mu.Lock()
+		w.busy--
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.queue = append(w.queue, sub...)
+		if len(sub) > 0 || w.busy == 0 || err != nil {
+			w.cond.Broadcast()
+		}
+		w.mu.Unlock()
+	}
+}
+
+// dir walks the directory t: it records its entries, hashing the files
+// the cache cannot vouch for, and returns the directories to walk next.
+func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
+	w := wk.w
+	old := w.old[t.rel]
+	d, opened, names, err := wk.dirNames(t, old)
+	if err != nil {
+		return nil, err
+	}
+	if opened {
+		defer d.close()
+	}
+	wk.names = names
+
+	// While every entry equals the cached one at the same index, nothing
+	// is copied; rec is made at the first difference.
+	var rec *dirRecord
+	same := old != nil && old.key == t.st.key
+	n := 0
+	j := 0
+	var sub []dirTask
+	for _, name := range names {
+		real := joinReal(t.real, name)
+		var st fileStat
+		if opened {
+			st, err = d.lstat(name, real)
+		} else {
+			st, err = lstatPath(real)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st.kind == 'd' && w.skip[name] {
+			continue
+		}
+		var prev *kidRecord
+		if old != nil {
+			for j < len(old.kids) && old.kids[j].name < name {
+				j++
+			}
+			if j < len(old.kids) && old.kids[j].name == name {
+				prev = &old.kids[j]
+			}
+		}
+		rel := name
+		if t.rel != "" {
+			rel = t.rel + "/" + name
+		}
+		if st.kind == 'f' && w.skipFiles[rel] {
+			continue
+		}
+		var k kidRecord
+		var fresh bool
+		if k, sub, fresh, err = wk.kid(t, d, opened, name, real, rel, st, prev, sub); err != nil {
+			return nil, err
+		}
+		if same && !fresh && n < len(old.kids) && old.kids[n].equal(&k) {
+			n++
+			continue
+		}
+		if rec == nil {
+			rec = &dirRecord{key: t.st.key, kids: make([]kidRecord, n, len(names))}
+			if old != nil {
+				copy(rec.kids, old.kids[:n])
+			}
+		}
+		same = false
+		rec.kids = append(rec.kids, k)
+		n++
+	}
+	if same && n == len(old.kids) {
+		rec = old
+	} else if rec == nil {
+		same = false
+		rec = &dirRecord{key: t.st.key}
+		if old != nil {
+			rec.kids = slices.Clone(old.kids[:n])
+		}
+	}
+	wk.out = append(wk.out, dirResult{rel: t.rel, rec: rec, same: same})
+	return sub, nil
+}
+
+// dirNames returns the sorted names in the directory t. When the cached
+// record old vouches for t's stat data, no entry was created, removed or
+// renamed, and the names are the cached ones; otherwise the directory is
+// opened and read, and the caller must close d when opened is set.
+func (wk *treeWorker) dirNames(t dirTask, old *dirRecord) (d dirHandle, opened bool, names []string, err error) {
+	names = wk.names[:0]
+	if old != nil && wk.w.trusted(old.key, t.st) {
+		for i := range old.kids {
+			names = append(names, old.kids[i].name)
+		}
+		return d, false, names, nil
+	}
+	if d, err = openDir(t.real); err != nil {
+		return d, false, nil, err
+	}
+	if names, err = d.readNames(names, &wk.dirent, t.real); err != nil {
+		d.close()
+		return d, false, nil, err
+	}
+	slices.Sort(names)
+	return d, true, names, nil
+}
+
+// kid records the entry name of directory t, at tree path rel and real
+// path real, with lstat data st and cached record prev (nil if none). d is
+// t opened, if opened is set. A directory to walk under rel is appended to
+// sub. fresh reports that a file or link was read rather than taken from
+// prev.
+func (wk *treeWorker) kid(t dirTask, d dirHandle, opened bool, name, real, rel string, st fileStat, prev *kidRecord, sub []dirTask) (k kidRecord, _ []dirTask, fresh bool, err error) {
+	w := wk.w
+	k = kidRecord{name: name, kind: st.kind, key: st.key}
+	h, at := d, name
+	if !opened {
+		h, at = atCWD(), real
+	}
+	switch st.kind {
+	case 'd':
+		sub = append(sub, dirTask{rel: rel, real: real, st: st, roots: t.roots})
+	case 'f':
+		if prev != nil && prev.kind == 'f' && w.trusted(prev.key, st) {
+			k.sum = prev.sum
+		} else {
+			if err := wk.hash(h, at, real, st.key.size, &k.sum); err != nil {
+				return k, nil, false, err
+			}
+			fresh = true
+		}
+	case 'l':
+		if prev != nil && prev.kind == 'l' && w.trusted(prev.key, st) {
+			k.target = prev.target
+		} else {
+			if k.target, err = h.readlink(at, real); err != nil {
+				return k, nil, false, err
+			}
+			fresh = true
+		}
+		s, ext, extFresh, err := wk.follow(t, rel, k.target, prev)
+		if err != nil {
+			return k, nil, false, err
+		}
+		if s != nil {
+			k.descend = true
+			sub = append(sub, *s)
+		}
+		k.ext = ext
+		fresh = fresh || extFresh
+	}
+	return k, sub, fresh, nil
+}
+
+// hash sets *sum to the SHA-256 of the first size bytes of the regular
+// file name in d.
+func (wk *treeWorker) hash(d dirHandle, name, real string, size int64, sum *[sha256.Size]byte) error {
+	if wk.buf == nil {
+		wk.buf = make([]byte, 1<<20)
+	}
+	if _, err := d.hashFile(name, real, size, wk.h, wk.buf); err != nil {
+		return err
+	}
+	wk.h.Sum(sum[:0])
+	wk.hashed++
+	return nil
+}
