@@ -16,8 +16,9 @@ import (
 // (ApproveRequest.Channel "terminal", as mcpepoch approve sends it when it
 // asked a person) counts as grant.ProofTerminal only when that process has
 // a controlling terminal and descends neither from the server, nor from
-// this host, nor from the process that launched the host (the MCP client:
-// the agent's own commands are its descendants). Anything else proves
+// this host, nor from any process of the chain that launched the host:
+// the MCP client (the agent's own commands are its descendants) and the
+// wrappers between it and the host (ancestry.go). Anything else proves
 // grant.ProofSameUser. This is a guard against an agent approving by
 // accident or by a pasted command, not against a determined program: one
 // can open a pseudo-terminal (script(1)) in a process it detached with
@@ -53,8 +54,8 @@ func (h *Host) approverProof(peer notify.Peer, channel string, server int) (gran
 			return grant.ProofSameUser, fmt.Sprintf("the approving process (pid %d) descends from the server (pid %d)", peer.PID, server)
 		case pid == self:
 			return grant.ProofSameUser, fmt.Sprintf("the approving process (pid %d) descends from this host (pid %d)", peer.PID, self)
-		case pid == h.launcher && h.launcher > 1:
-			return grant.ProofSameUser, fmt.Sprintf("the approving process (pid %d) descends from the MCP client that launched this host (pid %d)", peer.PID, h.launcher)
+		case h.launchedBy(pid) != nil:
+			return grant.ProofSameUser, fmt.Sprintf("the approving process (pid %d) descends from %s", peer.PID, h.launchedBy(pid).describe())
 		case n >= maxAncestry:
 			return grant.ProofSameUser, fmt.Sprintf("the approving process (pid %d) has more than %d ancestors", peer.PID, maxAncestry)
 		}
@@ -77,4 +78,14 @@ func howToApprove(need grant.Proofs) string {
 		return "a person must accept it in the MCP client, or approve with an enrolled authenticator (mcpepoch approve --web in their terminal)"
 	}
 	return "a person must approve it with an enrolled authenticator: mcpepoch approve --web (or --ssh KEY) in their terminal, then a touch"
+}
+
+// launchedBy returns the member of the host's launch chain that pid is, or nil.
+func (h *Host) launchedBy(pid int) *ancestor {
+	for i := range h.clients {
+		if h.clients[i].pid == pid {
+			return &h.clients[i]
+		}
+	}
+	return nil
 }

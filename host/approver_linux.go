@@ -30,3 +30,15 @@ func procParent(pid int) (ppid int, tty bool, err error) {
 	}
 	return ppid, f[4] != "0", nil
 }
+
+// procArgs returns the executable of pid (/proc/<pid>/exe) and its
+// arguments (/proc/<pid>/cmdline, NUL-separated). The executable is ""
+// when it cannot be read (another user's process); the arguments decide.
+func procArgs(pid int) (exe string, argv []string, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return "", nil, err
+	}
+	exe, _ = os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	return exe, strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), nil
+}

@@ -9,3 +9,8 @@ import "errors"
 func procParent(int) (int, bool, error) {
 	return 0, false, errors.New("no process table reader on this system")
 }
+
+// procArgs has no process table to read here.
+func procArgs(int) (string, []string, error) {
+	return "", nil, errors.New("no process table reader on this system")
+}

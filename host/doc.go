@@ -137,7 +137,8 @@
 // A grant counts only at a proof level mcpepoch.toml's [grants] proof
 // accepts (package grant, proof.go). The host decides the level itself:
 // approver.go examines the socket's peer (terminal: a controlling terminal,
-// outside the process trees of the MCP client, the host and its server;
+// outside the process trees of the MCP client (found past the wrappers
+// that launched the host, ancestry.go), the host and its server;
 // anything else same-user); presence.go serves the WebAuthn approval page
 // (package ceremony) on first need and presence_ssh.go verifies SSHSIGs of
 // FIDO ssh keys (package sshsig), both over a grant.Proposal's digest,

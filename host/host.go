@@ -91,10 +91,11 @@ type Host struct {
 	// (configDigest), what configChange compares with.
 	configAtStart string
 	policy        *grant.Policy
-	// launcher is the process that started the host, the MCP client
-	// (approver.go); enrolled: the trust store held an authenticator at
+	// clients is the chain that started the host: its parent, the
+	// wrappers above it and the MCP client (ancestry.go); enrolled: the
+	// trust store held an authenticator at
 	// start, or could not be read (trust.go).
-	launcher int
+	clients  []ancestor
 	enrolled bool
 	ctx      context.Context // done when the host ends (run.go)
 	cancel   context.CancelCauseFunc
@@ -210,7 +211,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
-		policy: opts.Policy, launcher: os.Getppid(), configAtStart: configDigest(opts.Dir),
+		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), configAtStart: configDigest(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
 }

@@ -1,0 +1,173 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The MCP client that launched the host, found past wrappers.
+//
+// A client often launches the host through a program that starts it and
+// waits for it: the npm launcher, npx, a shell's -c. The host's parent is
+// then that wrapper, while the agent's commands descend from the client
+// above it. clientChain walks up from the host's parent past every
+// wrapper and stops at the first process that is not one, the client;
+// an approval descending from any process of that chain proves only
+// same-user. The walk never goes above the client, so a terminal emulator
+// or login shell that the client and a person's own terminal share still
+// lets that person approve from another tab.
+//
+// A wrapper is, by its executable (or its argv[0]) and arguments:
+//   - a shell (sh, bash, dash, zsh, ksh, mksh, ash) given -c, alone or in
+//     a cluster of short options (-ec, -lc);
+//   - env, timeout, nice, nohup, setsid, stdbuf or time;
+//   - node (or nodejs) running the npm launcher, a script named mcpepoch
+//     or mcpepoch.js (node_modules/.bin/mcpepoch, bin/mcpepoch.js);
+//   - npx, or npm exec / npm x: node running npx-cli.js, npm-cli.js exec,
+//     or a process titled "npx …" or "npm exec …" (npm sets its title).
+//
+// Any other process, or one that cannot be examined, is the client.
+//
+// The npm launcher also names its own parent in ClientPIDEnv. An agent
+// controls its own environment, so that hint only ever adds to the chain,
+// and only when it names an ancestor of the host: it never replaces the
+// walk.
+
+// ClientPIDEnv is the environment variable in which the npm launcher
+// names the process that started it (a decimal pid).
+const ClientPIDEnv = "MCPEPOCH_CLIENT_PID"
+
+// ancestor is one process of the client chain and what it is.
+type ancestor struct {
+	pid  int
+	what string // "wrapper: sh -c" …, or "" for the client
+}
+
+// clientChain returns the host's launch chain: parent and every wrapper
+// above it up to and including the client, then, when hint names an
+// ancestor of the host not already in the chain, the chain from hint. It
+// reads the process table.
+func clientChain(parent int, hint string) []ancestor {
+	chain := walkWrappers(parent)
+	pid, err := strconv.Atoi(strings.TrimSpace(hint))
+	if hint == "" || err != nil || pid <= 1 || inChain(chain, pid) || !isAncestor(parent, pid) {
+		return chain
+	}
+	return append(chain, walkWrappers(pid)...)
+}
+
+// walkWrappers returns pid and, while it is a wrapper, its parents, up to
+// the first process that is not one.
+func walkWrappers(pid int) []ancestor {
+	var chain []ancestor
+	for n := 0; pid > 1 && n < maxAncestry; n++ {
+		exe, argv, err := procArgs(pid)
+		what, ok := wrapper(exe, argv)
+		if err != nil || !ok {
+			return append(chain, ancestor{pid: pid})
+		}
+		chain = append(chain, ancestor{pid: pid, what: what})
+		if pid, _, err = procParent(pid); err != nil {
+			return chain
+		}
+	}
+	return chain
+}
+
+// isAncestor reports whether want is from or one of from's ancestors.
+func isAncestor(from, want int) bool {
+	for n := 0; from > 1 && n < maxAncestry; n++ {
+		if from == want {
+			return true
+		}
+		var err error
+		if from, _, err = procParent(from); err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+func inChain(chain []ancestor, pid int) bool {
+	for _, a := range chain {
+		if a.pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	shells   = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
+	execWait = map[string]bool{"env": true, "timeout": true, "nice": true, "nohup": true, "setsid": true, "stdbuf": true, "time": true}
+)
+
+// wrapper says whether a process running exe with argv is a wrapper (see
+// above), and which.
+func wrapper(exe string, argv []string) (string, bool) {
+	if len(argv) == 0 {
+		return "", false
+	}
+	name := strings.TrimPrefix(filepath.Base(argv[0]), "-")
+	bin := filepath.Base(exe)
+	switch {
+	case shells[bin] || shells[name]:
+		for _, a := range argv[1:] {
+			if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+				break
+			}
+			if !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'c') {
+				return "wrapper: " + name + " -c", true
+			}
+		}
+	case execWait[bin] || execWait[name]:
+		return "wrapper: " + name, true
+	case bin == "node" || bin == "nodejs" || name == "node" || name == "nodejs" || name == "npm" || name == "npx":
+		return nodeWrapper(argv)
+	}
+	return "", false
+}
+
+// nodeWrapper classifies a node process: the npm launcher, npx or npm
+// exec. A title set by npm replaces argv by one string with spaces.
+func nodeWrapper(argv []string) (string, bool) {
+	if len(argv) == 1 {
+		argv = strings.Fields(argv[0])
+	}
+	script, rest := "", []string(nil)
+	if n := filepath.Base(argv[0]); n == "npm" || n == "npx" {
+		script, rest = n, argv[1:]
+	} else {
+		for i, a := range argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				script, rest = filepath.Base(a), argv[i+2:]
+				break
+			}
+		}
+	}
+	switch script {
+	case "mcpepoch", "mcpepoch.js":
+		return "wrapper: the npm launcher", true
+	case "npx", "npx-cli.js":
+		return "wrapper: npx", true
+	case "npm", "npm-cli.js":
+		if len(rest) > 0 && (rest[0] == "exec" || rest[0] == "x") {
+			return "wrapper: npm exec", true
+		}
+	}
+	return "", false
+}
+
+// describe names a chain member for a refusal.
+func (a ancestor) describe() string {
+	if a.what == "" {
+		return fmt.Sprintf("the MCP client that launched this host (pid %d)", a.pid)
+	}
+	return fmt.Sprintf("the MCP client that launched this host (pid %d, %s)", a.pid, a.what)
+}
+
+// launchHint is the npm launcher's ClientPIDEnv, read once at New.
+func launchHint() string { return os.Getenv(ClientPIDEnv) }
