@@ -8,13 +8,20 @@ import (
 	"path/filepath"
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
+
+// maxHeadFile is the largest head file ReadHead reads, in bytes; a real
+// one is under 120.
+const maxHeadFile = 4 << 10
 
 // ReadHead reads the head file at path. ok is false, with a nil error, if
 // the file does not exist. A malformed file is an error naming the file and
-// the member at fault.
+// the member at fault; so is, at once and without reading it, a symbolic
+// link, anything but a regular file (a FIFO would block the open forever)
+// and a file over 4 KiB (safefile).
 func ReadHead(path string) (h Head, ok bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFileNoFollow(path, maxHeadFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return Head{}, false, nil
 	}

@@ -9,12 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // KeySize is the size of a digest key in bytes.
@@ -70,14 +71,12 @@ func readKey(path string) (Key, error) {
 	case fi.Mode().Perm()&0o077 != 0:
 		return Key{}, fmt.Errorf("audit: digest key %s: mode %v lets others read it; want 0600 (chmod 600 %s)", path, fi.Mode().Perm(), path)
 	}
-	f, err := os.Open(path)
+	b, err := safefile.ReadFileNoFollow(path, 4*KeySize)
+	if safefile.Refusal(err) != nil {
+		return Key{}, fmt.Errorf("audit: digest key %s: %v", path, safefile.Refusal(err))
+	}
 	if err != nil {
 		return Key{}, fmt.Errorf("audit: digest key: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 4*KeySize))
-	if err != nil {
-		return Key{}, fmt.Errorf("audit: digest key %s: %w", path, err)
 	}
 	k, err := hex.DecodeString(strings.TrimSuffix(string(b), "\n"))
 	if err != nil || len(k) != KeySize {

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 )
 
@@ -22,7 +22,7 @@ import (
 func Read(logPath string) ([]Record, error) {
 	release := readLock(logPath)
 	defer release()
-	f, err := os.Open(logPath)
+	f, err := safefile.OpenNoFollow(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // ProblemKind classifies a Problem.
@@ -106,7 +108,7 @@ func (r *Report) Err() error {
 func Verify(logPath, headPath string) (*Report, error) {
 	release := readLock(logPath)
 	defer release()
-	f, err := os.Open(logPath)
+	f, err := safefile.OpenNoFollow(logPath)
 	if errors.Is(err, os.ErrNotExist) && headPath != "" {
 		if h, ok, herr := ReadHead(headPath); ok || herr != nil {
 			// The head says records were written: the log was deleted.
@@ -399,7 +401,7 @@ func (v *verifier) hashOf(seq int64) string {
 // readLock takes a shared lock on the log's lock file if it exists, and
 // returns the function that releases it.
 func readLock(logPath string) func() {
-	f, err := os.Open(lockPath(logPath))
+	f, err := safefile.OpenNoFollow(lockPath(logPath))
 	if err != nil {
 		return func() {}
 	}

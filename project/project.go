@@ -17,6 +17,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // Project is what [Read] found in a project root. Paths are relative to
@@ -91,7 +93,7 @@ func (p *Project) readFile(rel string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &FileError{Path: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}

@@ -44,10 +44,14 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // FileName is the store's file inside its directory.
 const FileName = "authenticators.json"
+
+// maxStoreFile is the largest store Open reads, in bytes.
+const maxStoreFile = 4 << 20
 
 // Kinds of authenticator.
 const (
@@ -227,7 +231,7 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: dir}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, maxStoreFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

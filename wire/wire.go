@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/templates"
 )
@@ -214,7 +215,7 @@ func readOld(path string) ([]byte, error) {
 	if fi.Size() > 4<<20 {
 		return nil, fmt.Errorf("%s: larger than 4 MiB", path)
 	}
-	return os.ReadFile(path)
+	return safefile.ReadFile(path, 4<<20)
 }
 
 // editConfig returns mcpepoch.toml with label and command set: a new file,
