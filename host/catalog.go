@@ -107,7 +107,11 @@ func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 			h.logf("epoch %s: tool %s: inputSchema not checked: %v", c.epoch, name, t.schemaErr)
 		}
 	}
-	h.logf("epoch %s: catalog %s: %d tools %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), cat.Names)
+	tools := "tools"
+	if len(cat.Names) == 1 {
+		tools = "tool"
+	}
+	h.logf("epoch %s: catalog %s: %d %s %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), tools, cat.Names)
 	h.audit.event(audit.TypeCatalogPublished, c.epoch, h.run, map[string]any{"catalog_revision": string(cat.Revision), "tools": cat.Names})
 }
 

@@ -230,7 +230,7 @@ func printReview(w io.Writer, rv localapi.Review, sc screen) {
 		}
 		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), sc.digest(string(l.Digest)), mark)
 	}
-	fmt.Fprintf(w, "catalog %s (%d tools)\n", sc.digest(orNone(string(rv.CatalogRevision))), len(rv.Tools))
+	fmt.Fprintf(w, "catalog %s (%s)\n", sc.digest(orNone(string(rv.CatalogRevision))), count(len(rv.Tools), "tool"))
 	if rv.ApprovedEpoch != "" {
 		if len(rv.CatalogChanges) == 0 {
 			fmt.Fprintln(w, "  no change since the last approval")

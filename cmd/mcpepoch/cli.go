@@ -211,13 +211,17 @@ func newFlags(name string, w io.Writer, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// printDefaults is flag.PrintDefaults with "--" before each flag's name:
+// printDefaults is flag.PrintDefaults with "--" before each flag's name
+// ("-" before a one-letter name):
 // one "  --name type" line per flag, then its usage, with the default
 // value when it is not the zero value.
 func printDefaults(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, text := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name // -q, not --q
+		}
 		if name != "" {
 			line += " " + name
 		}
@@ -282,4 +286,12 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// count is "1 tool", "2 tools": n and noun, plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -92,16 +92,18 @@ func devPlan(root string, f devOptions) (argv, watch []string, notes []string, e
 	switch {
 	case f.build != "":
 		argv = strings.Fields(f.build)
+	case f.target == "" && f.task == "" && p.Taskfile == nil && p.Makefile == nil:
+		return nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run mcpepoch init to write one, or pass --build", printable(root))
 	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
 		name := first(f.target, "build")
 		if p.Makefile == nil || p.Makefile.Target(name) == nil {
-			return nil, nil, nil, usageError("no make target %s: run mcpepoch init, or pass --target or --build", name)
+			return nil, nil, nil, usageError("the Makefile has no target %s: run mcpepoch init, or pass --target or --build", name)
 		}
 		argv = []string{"make", name, "MCPEPOCH=true"}
 	default:
 		name := first(f.task, "build")
 		if p.Taskfile == nil || p.Taskfile.Task(name) == nil {
-			return nil, nil, nil, usageError("no task %s: run mcpepoch init, or pass --task, --target or --build", name)
+			return nil, nil, nil, usageError("no Taskfile task %s: run mcpepoch init, or pass --task, --target or --build", name)
 		}
 		task, err := exec.LookPath("task")
 		if err != nil {

@@ -81,7 +81,7 @@ func TestStatusShortDigests(t *testing.T) {
 		return notify.Response{Type: localapi.TypeStatus, Payload: payload(t, s)}
 	})
 	stdout, _, code := runCLI(t, "status", "--dir", root)
-	if code != 0 || !strings.Contains(stdout, "  entry:    sha256:eeeeeeeeeeee\n") || !strings.Contains(stdout, "  catalog:  sha256:ffffffffffff (1 tools)\n") ||
+	if code != 0 || !strings.Contains(stdout, "  entry:    sha256:eeeeeeeeeeee\n") || !strings.Contains(stdout, "  catalog:  sha256:ffffffffffff (1 tool)\n") ||
 		strings.Contains(stdout, strings.Repeat("e", 13)) {
 		t.Errorf("status: exit %d, want short digests:\n%s", code, stdout)
 	}

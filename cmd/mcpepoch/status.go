@@ -78,7 +78,7 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
 		}
 		if s.Catalog != "" {
-			fmt.Fprintf(stdio.Out, "  catalog:  %s (%d tools)\n", sc.digest(string(s.Catalog)), len(s.Tools))
+			fmt.Fprintf(stdio.Out, "  catalog:  %s (%s)\n", sc.digest(string(s.Catalog)), count(len(s.Tools), "tool"))
 		}
 	}
 	return done
