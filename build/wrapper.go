@@ -64,13 +64,7 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 		}
 		id.Inferred = append(id.Inferred, via+" runs "+strings.Join(words, " "))
 		if entry == "" {
-			for _, a := range words[1:] {
-				if isRegular(abs(dir, a)) {
-					entry = a
-					id.Inferred = append(id.Inferred, "entry "+a+": first argument naming a file of the command "+via+" runs")
-					break
-				}
-			}
+			entry = fileArg(words[1:], dir, via, id)
 		}
 		exe, args, direct = next, words[1:], true
 		return true
@@ -102,21 +96,9 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 		}
 		wrappers = append(wrappers, exe)
 		script := exe
-		name := interp
-		if filepath.Base(interp) == "env" {
-			name = ""
-			for _, a := range iargs {
-				if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-					name = a
-					break
-				}
-			}
-			if name == "" {
-				break
-			}
-			id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp+" "+strings.Join(iargs, " ")+": "+name+" resolved on PATH")
-		} else {
-			id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp)
+		name := shebangCommand(script, interp, iargs, dir, id)
+		if name == "" {
+			break
 		}
 		next, err := lookPath(name, dir, path)
 		if err != nil {
@@ -133,6 +115,36 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 		}
 	}
 	return exe, entry, wrappers, args, direct, nil
+}
+
+// fileArg returns the first of args naming a regular file relative to dir,
+// noting it as the entry of the command via runs, or "" if none does.
+func fileArg(args []string, dir, via string, id *Identity) string {
+	for _, a := range args {
+		if isRegular(abs(dir, a)) {
+			id.Inferred = append(id.Inferred, "entry "+a+": first argument naming a file of the command "+via+" runs")
+			return a
+		}
+	}
+	return ""
+}
+
+// shebangCommand returns the command the "#!interp iargs" line of script
+// names, noting how it was found: interp itself, or, when interp is env,
+// its first argument that is neither a flag nor an assignment, resolved on
+// PATH. It returns "" when env is given no such argument.
+func shebangCommand(script, interp string, iargs []string, dir string, id *Identity) string {
+	if filepath.Base(interp) != "env" {
+		id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp)
+		return interp
+	}
+	for _, a := range iargs {
+		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			id.Inferred = append(id.Inferred, display(dir, script)+" starts with #!"+interp+" "+strings.Join(iargs, " ")+": "+a+" resolved on PATH")
+			return a
+		}
+	}
+	return ""
 }
 
 // npxEntry resolves "npx [flags] NAME" to node_modules/.bin/NAME.
