@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/build"
@@ -42,11 +43,19 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if *asJSON {
 		return writeJSON(stdio.Out, id)
 	}
-	fmt.Fprintf(stdio.Out, "launch command: %s\nworking directory: %s\n", strings.Join(id.Command, " "), id.Dir)
+	printIdentity(stdio.Out, id)
+	return nil
+}
+
+// printIdentity writes id to w as the text report of mcpepoch identity:
+// the launch command, each artifact with its digest and details, the Go
+// build information, native addons and how each input was found.
+func printIdentity(w io.Writer, id *build.Identity) {
+	fmt.Fprintf(w, "launch command: %s\nworking directory: %s\n", strings.Join(id.Command, " "), id.Dir)
 	if id.Source != "" {
-		fmt.Fprintf(stdio.Out, "runs from source: %s\n", id.Source)
+		fmt.Fprintf(w, "runs from source: %s\n", id.Source)
 	}
-	fmt.Fprintln(stdio.Out)
+	fmt.Fprintln(w)
 	for _, a := range id.Artifacts() {
 		d := string(a.Digest)
 		if a.Missing {
@@ -56,7 +65,7 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 		if a.Role == build.RoleEnv {
 			name = "$" + name
 		}
-		fmt.Fprintf(stdio.Out, "%-9s %s\n          %s\n", a.Role, name, d)
+		fmt.Fprintf(w, "%-9s %s\n          %s\n", a.Role, name, d)
 		var extra []string
 		if a.Version != "" {
 			extra = append(extra, "version "+a.Version)
@@ -70,30 +79,29 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 			extra = append(extra, a.Why)
 		}
 		for _, e := range extra {
-			fmt.Fprintf(stdio.Out, "          %s\n", e)
+			fmt.Fprintf(w, "          %s\n", e)
 		}
 	}
 	if g := id.Go; g != nil {
-		fmt.Fprintf(stdio.Out, "\nGo binary: %s, main %s %s", g.GoVersion, g.Path, g.Version)
+		fmt.Fprintf(w, "\nGo binary: %s, main %s %s", g.GoVersion, g.Path, g.Version)
 		if g.VCS != "" {
-			fmt.Fprintf(stdio.Out, ", %s %s %s", g.VCS, g.Revision, g.Time)
+			fmt.Fprintf(w, ", %s %s %s", g.VCS, g.Revision, g.Time)
 			if g.Modified {
-				fmt.Fprint(stdio.Out, " (modified)")
+				fmt.Fprint(w, " (modified)")
 			}
 		}
-		fmt.Fprintln(stdio.Out)
+		fmt.Fprintln(w)
 	}
 	if len(id.Native) > 0 {
-		fmt.Fprintln(stdio.Out, "\nnative addons:")
+		fmt.Fprintln(w, "\nnative addons:")
 		for _, n := range id.Native {
-			fmt.Fprintf(stdio.Out, "  %s %s\n", n.Path, n.Digest)
+			fmt.Fprintf(w, "  %s %s\n", n.Path, n.Digest)
 		}
 	}
 	if len(id.Inferred) > 0 {
-		fmt.Fprintln(stdio.Out, "\nhow it was found:")
+		fmt.Fprintln(w, "\nhow it was found:")
 		for _, s := range id.Inferred {
-			fmt.Fprintf(stdio.Out, "  %s\n", s)
+			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
-	return nil
 }
