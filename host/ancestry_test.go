@@ -1,6 +1,12 @@
 package host
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+)
 
 // What counts as a wrapper: exec-and-wait launchers do, the client and
 // the ancestors a person's own terminal shares with it (a login or
@@ -33,6 +39,31 @@ func TestWrapper(t *testing.T) {
 	} {
 		if what, got := wrapper(c.exe, c.argv); got != c.want {
 			t.Errorf("wrapper(%q, %q) = %q, %v, want %v", c.exe, c.argv, what, got, c.want)
+		}
+	}
+}
+
+// The launcher's hint adds an ancestor to the chain and is ignored
+// otherwise: it never removes what the walk found.
+func TestClientChainHint(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc: Linux only")
+	}
+	self, parent := os.Getpid(), os.Getppid()
+	if c := clientChain(self, ""); len(c) != 1 || c[0].pid != self || c[0].what != "" {
+		t.Fatalf("clientChain(test binary) = %v, want only it, as the client", c)
+	}
+	if c := clientChain(self, strconv.Itoa(parent)); len(c) < 2 || c[0].pid != self || !inChain(c, parent) {
+		t.Errorf("clientChain with the parent as hint = %v, want self then %d", c, parent)
+	}
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	for _, hint := range []string{"1", "0", "-5", "x", strconv.Itoa(sleep.Process.Pid)} {
+		if c := clientChain(self, hint); len(c) != 1 || c[0].pid != self {
+			t.Errorf("clientChain with hint %q (not an ancestor) = %v, want only the walk's", hint, c)
 		}
 	}
 }

@@ -53,7 +53,11 @@ function binaryPath() {
   }
 }
 
-const child = spawn(binaryPath(), process.argv.slice(2), { stdio: "inherit" });
+// MCPEPOCH_CLIENT_PID names the process that started this launcher: a host
+// refuses to count approvals from its descendants as made at a terminal.
+// It can only add to what the host finds itself by walking the process tree.
+const env = { ...process.env, MCPEPOCH_CLIENT_PID: String(process.ppid) };
+const child = spawn(binaryPath(), process.argv.slice(2), { stdio: "inherit", env });
 
 const relay = {};
 for (const sig of forwarded) {
