@@ -139,3 +139,42 @@ func TestHalfLineTimesOut(t *testing.T) {
 		t.Errorf("closed after %v, before lineTimeout %v", d, lineTimeout)
 	}
 }
+
+// MaxConns connections that never send a byte are closed lineTimeout after
+// their accept, so a build hook gets through afterwards instead of a busy
+// error for as long as they stay connected.
+func TestSilentConnsTimeOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits lineTimeout (10s); skipped with -short")
+	}
+	root := newRoot(t)
+	l := serve(t, root, statusHandler)
+	var held []net.Conn
+	for range MaxConns {
+		c, err := net.Dial("unix", l.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		held = append(held, c)
+	}
+	start := time.Now()
+	held[0].SetReadDeadline(start.Add(lineTimeout + 10*time.Second))
+	if _, err := held[0].Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("silent connection: %v, want EOF once the host gives up on it", err)
+	}
+	t.Logf("silent connection closed after %v", time.Since(start))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, r := rawConn(t, l.Path())
+		resp := exchange(t, c, r, `{"v":1,"type":"status"}`)
+		c.Close()
+		if resp.Type == "status" {
+			break
+		}
+		if resp.Code != CodeBusy || time.Now().After(deadline) {
+			t.Fatalf("after the silent connections timed out: %+v, want a status response", resp)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

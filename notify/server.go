@@ -27,12 +27,13 @@ const MaxConns = 16
 
 // Timeouts a Listener applies to each connection.
 const (
-	// idleTimeout is how long a connection may wait before sending its
-	// next request line.
+	// idleTimeout is how long a connection may wait, after a response,
+	// before sending its next request line.
 	idleTimeout = time.Minute
-	// lineTimeout is how long the rest of a request line may take once its
-	// first byte arrived: a peer that sends half a line and stops holds its
-	// connection, and what it buffered, no longer than this.
+	// lineTimeout is how long the first request line may take from the
+	// accept, and any later one from its first byte: a peer that sends
+	// nothing, or half a line, and stops holds its connection, and what it
+	// buffered, no longer than this.
 	lineTimeout = 10 * time.Second
 	// writeTimeout bounds the writing of one response line.
 	writeTimeout = 10 * time.Second
@@ -259,12 +260,19 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 		return
 	}
 	br := bufio.NewReaderSize(c, 64<<10)
-	for {
-		c.SetReadDeadline(time.Now().Add(idleTimeout))
-		if _, err := br.Peek(1); err != nil {
-			return
+	// The first request line must arrive whole within lineTimeout of the
+	// accept: a peer that connects and never sends a byte would otherwise
+	// hold one of MaxConns slots for idleTimeout, and MaxConns such peers,
+	// reconnecting, would shut out every build hook and approval.
+	c.SetReadDeadline(time.Now().Add(lineTimeout))
+	for first := true; ; first = false {
+		if !first {
+			c.SetReadDeadline(time.Now().Add(idleTimeout))
+			if _, err := br.Peek(1); err != nil {
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(lineTimeout))
 		}
-		c.SetReadDeadline(time.Now().Add(lineTimeout))
 		line, err := readLine(br)
 		if errors.Is(err, errLineTooLong) {
 			l.refuse(c, ErrorResponse(CodeBadRequest, "request "+err.Error()))
