@@ -172,11 +172,20 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	payload, _ := json.Marshal(localapi.RevokeRequest{ID: epoch.GrantID(fs.Arg(0))})
+	unanswered := 0
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
 			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
 			return nil
 		}
+		if re, ok := errors.AsType[*notify.RemoteError](r.Err); r.Err != nil && (!ok || re.Code != localapi.CodeNotFound) {
+			// Busy, unreachable or failing: it may hold the grant.
+			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
+			unanswered++
+		}
+	}
+	if unanswered > 0 {
+		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live; try again", printable(fs.Arg(0)), unanswered, printable(root))
 	}
 	return usageError("no live host of the project at %s holds a live grant %s", printable(root), fs.Arg(0))
 }

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// TestRevokeBusyHost: a host that answers busy (as one serving
+// notify.MaxConns connections does) may hold the grant, so revoke says the
+// grant was not revoked and names the host, instead of claiming no host
+// holds it.
+func TestRevokeBusyHost(t *testing.T) {
+	t.Parallel()
+	root := shortRoot(t)
+	fakeHost(t, root, func(context.Context, notify.Peer, notify.Request) notify.Response {
+		return notify.ErrorResponse(notify.CodeBusy, "the host already serves 16 connections, the most it serves at once; try again")
+	})
+	_, stderr, code := runCLI(t, "revoke", "--dir", root, "01JQ0000000000000000000000")
+	if code == 0 || strings.Contains(stderr, "no live host") || !strings.Contains(stderr, "not revoked") || !strings.Contains(stderr, "busy") && !strings.Contains(stderr, "16 connections") {
+		t.Fatalf("revoke with a busy host: exit %d\n%s\nwant the grant not revoked and the busy host named", code, stderr)
+	}
+}
