@@ -46,14 +46,8 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	o := wire.Options{Runner: *runner, Label: *label, Command: strings.Fields(*command)}
-	for _, c := range clients {
-		for _, name := range strings.Split(c, ",") {
-			cl, err := wire.ParseClient(strings.TrimSpace(name))
-			if err != nil {
-				return usageError("--client: %v", err)
-			}
-			o.Clients = append(o.Clients, cl)
-		}
+	if o.Clients, err = parseClients(clients); err != nil {
+		return err
 	}
 	o.UserConfigDir, _ = os.UserConfigDir()
 	var note string
@@ -98,6 +92,23 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	nextSteps(stdio.Err, w)
 	return nil
+}
+
+// parseClients returns the clients the --client flags name, each flag a
+// comma-separated list, in order; nil when none is given. An unknown name
+// is a usage error.
+func parseClients(flags []string) ([]wire.Client, error) {
+	var out []wire.Client
+	for _, c := range flags {
+		for _, name := range strings.Split(c, ",") {
+			cl, err := wire.ParseClient(strings.TrimSpace(name))
+			if err != nil {
+				return nil, usageError("--client: %v", err)
+			}
+			out = append(out, cl)
+		}
+	}
+	return out, nil
 }
 
 // selfPaths returns how the build files call mcpepoch (hook) and what the
