@@ -1,0 +1,51 @@
+package audit
+
+// Event types. The host writes one record per event; TypeLogRecovered is
+// written by the Log itself and refused by Append.
+const (
+	TypeServerStarted       = "server_started"       // a child launched under a new epoch
+	TypeCatalogPublished    = "catalog_published"    // a tools/list revision was sent to the client
+	TypeBuildRecorded       = "build_recorded"       // the build hook signalled a new build
+	TypeServerReplaced      = "server_replaced"      // a child was replaced by one under a new epoch
+	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
+	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
+	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
+	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
+	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
+	TypeToolResult          = "tool_result"          // the child answered a tools/call
+	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant
+	TypeCallAborted         = "call_aborted"         // a call ended without a result (child exited, epoch changed)
+	TypeClientConnected     = "client_connected"     // an MCP client connected to the host
+	TypeClientClosed        = "client_closed"        // the client went away
+	TypeChildOutputDropped  = "child_output_dropped" // child output was discarded (not JSON-RPC, over limit)
+	TypeLogRecovered        = "log_recovered"        // torn lines were closed, or a missing head was found (see the package doc)
+)
+
+// Types lists every record type a log can hold, in the order the
+// constants above are declared, TypeRecordsLost and TypeLogRecovered
+// (written by the Log itself) last. It is the one list: audit show --type
+// and the README's list of events follow it.
+func Types() []string {
+	return []string{
+		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
+		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeTrustStoreChanged,
+		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
+		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,
+		TypeRecordsLost, TypeLogRecovered,
+	}
+}
+
+// HeadMissing is the value of the head member of a log_recovered record
+// appended because the head file was missing (see the package doc).
+const HeadMissing = "missing"
+
+// Field names with a fixed meaning. Other field names are free; these are
+// the ones FormatTimeline shows specially.
+const (
+	FieldEntry      = "entry"       // digest of the entry file ("sha256:…"), on server_started and server_replaced
+	FieldPrevEpoch  = "prev_epoch"  // the epoch a server_replaced record ends
+	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
+	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
+	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
+	FieldHead       = "head"        // HeadMissing on a log_recovered record written because the head file was missing
+)
