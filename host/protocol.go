@@ -48,6 +48,9 @@ type serverCaps struct {
 // negotiated protocolVersion ("" for server/discover).
 func advertiseListChanged(line []byte) ([]byte, serverCaps, string, error) {
 	var caps serverCaps
+	if !json.Valid(line) {
+		return nil, caps, "", fmt.Errorf("initialize result: not valid JSON")
+	}
 	result, ok := jsonrpc.GetMember(line, "result")
 	if !ok || len(result) == 0 || result[0] != '{' {
 		return nil, caps, "", fmt.Errorf("initialize result: not an object")
