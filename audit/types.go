@@ -11,6 +11,9 @@ const (
 	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
 	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
+	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
+	TypeApprovalAnswered    = "approval_answered"    // the MCP client answered such a request (accept, decline, cancel), or an error
+	TypeApprovalWaitEnded   = "approval_wait_ended"  // the calls held for an approval were released or refused, and why
 	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
 	TypeToolResult          = "tool_result"          // the child answered a tools/call
 	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant
@@ -29,6 +32,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeTrustStoreChanged,
+		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,
 		TypeRecordsLost, TypeLogRecovered,

@@ -20,6 +20,7 @@
 //	[grants]
 //	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
 //	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
+//	approval_wait = "5m"                      # how long a call waits for an approval asked through the client
 //
 //	[credentials.inventory-api-staging]       # a credential scope, by name only
 //	tools    = ["inventory_adjust"]           # tools that use it (globs)
@@ -97,6 +98,30 @@ type Grants struct {
 	// Unset: ["presence"] once an authenticator is enrolled, else
 	// ["terminal", "client"] (package grant applies it).
 	Proof []string `toml:"proof"`
+	// ApprovalWait is how long a tools/call that needs a grant is held
+	// while the host asks a person through the MCP client (elicitation),
+	// as a Go duration ("5m"). Empty means 5m; "0s" never holds a call
+	// (the call is refused at once, as for a client without elicitation).
+	ApprovalWait string `toml:"approval_wait"`
+}
+
+// DefaultApprovalWait is grants.approval_wait when unset.
+const DefaultApprovalWait = 5 * time.Minute
+
+// ApprovalWait returns grants.approval_wait, DefaultApprovalWait when
+// unset; an error for a value that is not a duration of zero or more.
+func (c *Config) ApprovalWait() (time.Duration, error) {
+	if c.Grants.ApprovalWait == "" {
+		return DefaultApprovalWait, nil
+	}
+	d, err := time.ParseDuration(c.Grants.ApprovalWait)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %s", d)
+	}
+	return d, nil
 }
 
 // ProofLevels are the values grants.proof and credentials.NAME.proof
@@ -177,11 +202,14 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
 		return nil, &Error{Path: p, Key: "host.grace", Err: err}
+	}
+	if _, err := c.ApprovalWait(); err != nil {
+		return nil, &Error{Path: p, Key: "grants.approval_wait", Err: err}
 	}
 	for _, g := range c.Grants.Exempt {
 		if !doublestar.ValidatePattern(g) {

@@ -47,6 +47,8 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"label = \n", "", "line 1"},
 		{"[grants]\nproof = [\"touch\"]\n", "grants.proof", "not a proof level"},
 		{"[grants]\nproof = []\n", "grants.proof", "empty list"},
+		{"[grants]\napproval_wait = \"a while\"\n", "grants.approval_wait", "invalid duration"},
+		{"[grants]\napproval_wait = \"-1m\"\n", "grants.approval_wait", "negative duration"},
 		{"[grants]\nproof = [\"terminal\", \"terminal\"]\n", "grants.proof", "named twice"},
 		{"[credentials.pay]\ntools = [\"x\"]\nproof = [\"same user\"]\n", "credentials.pay.proof", "not a proof level"},
 	} {
@@ -70,5 +72,18 @@ func TestLoadReadsProof(t *testing.T) {
 	}
 	if strings.Join(c.Grants.Proof, ",") != "presence,same-user" || strings.Join(c.Credentials["pay"].Proof, ",") != "presence" {
 		t.Errorf("proof: grants %v, credentials.pay %v", c.Grants.Proof, c.Credentials["pay"].Proof)
+	}
+}
+
+func TestApprovalWaitDefaultAndValue(t *testing.T) {
+	c, err := Load(write(t, "[grants]\napproval_wait = \"90s\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := c.ApprovalWait(); w != 90*time.Second {
+		t.Errorf("approval_wait = %v, want 1m30s", w)
+	}
+	if w, _ := (&Config{}).ApprovalWait(); w != 5*time.Minute {
+		t.Errorf("unset approval_wait = %v, want 5m", w)
 	}
 }

@@ -28,11 +28,30 @@ type Policy struct {
 	exempt []string
 	creds  map[string]config.Credential
 	proof  Proofs // grants.proof; nil: DefaultProof
+	wait   time.Duration
+	// waitSet: wait came from grants.approval_wait (the zero Policy
+	// waits config.DefaultApprovalWait).
+	waitSet bool
+}
+
+// ApprovalWait is how long a call that needs a grant is held while a
+// person is asked through the MCP client (grants.approval_wait); zero:
+// never held.
+func (p *Policy) ApprovalWait() time.Duration {
+	if !p.waitSet {
+		return config.DefaultApprovalWait
+	}
+	return p.wait
 }
 
 // NewPolicy returns the policy of cfg (already validated by config.Load).
 func NewPolicy(cfg *config.Config) *Policy {
-	return &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof)}
+	p := &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof)}
+	if cfg.Grants.ApprovalWait != "" {
+		p.wait, _ = cfg.ApprovalWait()
+		p.waitSet = true
+	}
+	return p
 }
 
 // Needs reports whether a call to tool needs a grant: every tool does,
