@@ -55,14 +55,18 @@ type auditor struct {
 	log  *audit.Log
 	key  audit.Key // the project's digest key
 	logf func(string, ...any)
+	q    *batchQueue[audit.Event] // from event to the writer goroutine
 
+	// mu guards the rest; cond is signalled on close and every written
+	// group. Lock order: mu before q's own lock (event pushes under mu so
+	// that queued counts exactly what the queue took).
 	mu      sync.Mutex
-	cond    *sync.Cond // signalled on queue, close, and every written group
-	queue   []audit.Event
+	cond    *sync.Cond
 	queued  int64 // events ever queued
 	done    int64 // events ever handed to the log (written or counted lost)
 	closed  bool
 	err     *auditDown // nil while healthy
+	failed  time.Time  // when the last group failed, while unhealthy
 	gaps    int        // log.Gaps() when the writer became unhealthy
 	writing time.Time  // when the group being written started; zero if none
 	groups  int        // groups written, for the benchmark
@@ -96,7 +100,7 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	for _, r := range l.Recoveries() {
 		logf("audit log %s: recovered after a crash: %v", p, r)
 	}
-	a := &auditor{log: l, key: key, logf: logf, stopped: make(chan struct{})}
+	a := &auditor{log: l, key: key, logf: logf, q: newBatchQueue[audit.Event](), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	go a.loop()
 	return a, nil
@@ -108,11 +112,10 @@ func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[
 	if a == nil {
 		return
 	}
+	ev := audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now()}
 	a.mu.Lock()
-	if !a.closed {
-		a.queue = append(a.queue, audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now()})
+	if a.q.push(ev) {
 		a.queued++
-		a.cond.Broadcast()
 	}
 	a.mu.Unlock()
 }
@@ -162,26 +165,39 @@ func (a *auditor) refusal(m *jsonrpc.Message) []byte {
 func (a *auditor) loop() {
 	defer close(a.stopped)
 	for {
-		a.mu.Lock()
-		for len(a.queue) == 0 && !a.closed && a.err == nil {
-			a.cond.Wait()
-		}
-		q, closed, down := a.queue, a.closed, a.err != nil
-		a.queue = nil
-		if len(q) > 0 || down {
-			a.writing = time.Now()
-		}
-		a.mu.Unlock()
+		q, closed, down := a.next()
 		if closed && len(q) == 0 && !down {
 			return
 		}
+		a.mu.Lock()
+		a.writing = time.Now()
+		a.mu.Unlock()
 		_, err := a.log.AppendBatch(q) // with nothing queued, writes what was lost, if anything
 		a.written(len(q), err)
-		if err != nil {
-			if closed || errors.Is(err, audit.ErrClosed) {
-				return
-			}
-			time.Sleep(auditRetry)
+		if err != nil && (closed || errors.Is(err, audit.ErrClosed)) {
+			return
+		}
+	}
+}
+
+// next waits for the writer's next group and returns it, whether the queue
+// is closed, and whether the writer is unhealthy. While healthy the group
+// is everything queued, as soon as anything is. While unhealthy it is what
+// was queued until auditRetry after the failed group (possibly nothing: the
+// retry then writes only the records_lost record), or until close.
+func (a *auditor) next() (q []audit.Event, closed, down bool) {
+	a.mu.Lock()
+	down, retry := a.err != nil, a.failed.Add(auditRetry)
+	a.mu.Unlock()
+	if !down {
+		q, closed = a.q.take()
+		return q, closed, false
+	}
+	for {
+		more, c := a.q.takeTimeout(time.Until(retry))
+		q = append(q, more...)
+		if c || !time.Now().Before(retry) {
+			return q, c, true
 		}
 	}
 }
@@ -194,6 +210,9 @@ func (a *auditor) written(n int, err error) {
 	a.groups++
 	a.writing = time.Time{}
 	a.cond.Broadcast()
+	if err != nil {
+		a.failed = time.Now()
+	}
 	switch {
 	case err != nil && a.err == nil:
 		d := &auditDown{file: a.log.Path(), cause: err, since: time.Now()}
@@ -238,6 +257,7 @@ func (a *auditor) close() {
 	a.closed = true
 	a.cond.Broadcast()
 	a.mu.Unlock()
+	a.q.close()
 	<-a.stopped
 	a.log.Close()
 }

@@ -50,6 +50,30 @@ func (q *batchQueue[T]) take() ([]T, bool) {
 	return batch, q.closed
 }
 
+// takeTimeout is take that waits at most d: it returns everything queued
+// as soon as something is, the queue is closed, or d has passed (then
+// possibly nothing). A d of zero or less does not wait.
+func (q *batchQueue[T]) takeTimeout(d time.Duration) ([]T, bool) {
+	expired := d <= 0
+	if !expired {
+		t := time.AfterFunc(d, func() {
+			q.mu.Lock()
+			expired = true
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed && !expired {
+		q.cond.Wait()
+	}
+	batch := q.items
+	q.items = nil
+	return batch, q.closed
+}
+
 // close stops accepting items; what is queued can still be taken.
 func (q *batchQueue[T]) close() {
 	q.mu.Lock()

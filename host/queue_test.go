@@ -115,3 +115,37 @@ func TestBatchQueue(t *testing.T) {
 		t.Fatalf("take after drop = %v, %v; want nil, true", got, closed)
 	}
 }
+
+// TestBatchQueueTakeTimeout: takeTimeout returns nothing once its timeout
+// passes with nothing queued, returns early with what a push queues while
+// it waits, and returns at once on close or with a timeout of zero. The
+// audit writer relies on it to retry on time while the log cannot be
+// written, without a second mutex and condition of its own.
+func TestBatchQueueTakeTimeout(t *testing.T) {
+	q := newBatchQueue[int]()
+	start := time.Now()
+	if got, closed := q.takeTimeout(20 * time.Millisecond); got != nil || closed {
+		t.Fatalf("takeTimeout on an empty queue = %v, %v; want nil, false", got, closed)
+	}
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Fatalf("takeTimeout returned after %v, before its timeout", waited)
+	}
+	if got, _ := q.takeTimeout(0); got != nil {
+		t.Fatalf("takeTimeout(0) on an empty queue = %v", got)
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		q.push(7)
+	}()
+	// A timeout no test machine reaches: only the push can end the wait.
+	if got, closed := q.takeTimeout(time.Hour); len(got) != 1 || got[0] != 7 || closed {
+		t.Fatalf("takeTimeout while a push comes = %v, %v; want [7], false", got, closed)
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		q.close()
+	}()
+	if got, closed := q.takeTimeout(time.Hour); got != nil || !closed {
+		t.Fatalf("takeTimeout while the queue closes = %v, %v; want nil, true", got, closed)
+	}
+}
