@@ -107,6 +107,26 @@ func TestPackages(t *testing.T) {
 	t.Run("byte for byte", func(t *testing.T) { testBytes(t, in) })
 	t.Run("through a restart", func(t *testing.T) { testRestart(t, in) })
 	t.Run("signal", func(t *testing.T) { testSignal(t, in) })
+	t.Run("credentials module", func(t *testing.T) { testCredentialsModule(t, in) })
+}
+
+// testCredentialsModule: an installed project imports mcpepoch/credentials
+// by the package's exports, and outside a host it rejects with
+// NotUnderHostError.
+func testCredentialsModule(t *testing.T, in *installed) {
+	node, _ := testenv.LookNode(t)
+	script := `import { getCredential, ENV_SOCKET } from "mcpepoch/credentials";
+try { await getCredential("api"); console.log("resolved"); }
+catch (e) { console.log(e.name + " " + ENV_SOCKET); }`
+	out, code := testenv.Run(t, in.dir, nil, node, "--input-type=module", "-e", script)
+	if code != 0 || out.Stdout != "NotUnderHostError MCPEPOCH_CREDENTIALS_SOCKET\n" {
+		t.Errorf("import of mcpepoch/credentials: exit %d\n%s", code, out)
+	}
+	for _, f := range []string{"credentials.mjs", "credentials.d.ts"} {
+		if _, err := os.Stat(filepath.Join(in.dir, "node_modules", "mcpepoch", f)); err != nil {
+			t.Errorf("the package holds no %s: %v", f, err)
+		}
+	}
 }
 
 // testVersion: npx finds the launcher, which prints the stamped version.
