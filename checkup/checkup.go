@@ -5,7 +5,8 @@
 // mcpepoch without an absolute path), the launch command (an entry that
 // does not exist, a server run from source), tsc without noEmitOnError,
 // the socket path fallback, a manifest or audit log that does not verify,
-// and hosts still running with an older mcpepoch.toml. `mcpepoch doctor`
+// hosts still running with an older mcpepoch.toml, and a hook command
+// that is not this mcpepoch (not found, not executable, another version). `mcpepoch doctor`
 // prints what it finds, one line per problem, each with its fix.
 package checkup
 
@@ -39,6 +40,13 @@ type Report struct {
 type Options struct {
 	// UserConfigDir holds per-user client configs (os.UserConfigDir).
 	UserConfigDir string
+	// Self is the absolute path of the running mcpepoch, for fixes that
+	// point the hook at it; "" writes a placeholder.
+	Self string
+	// Version is the first line `mcpepoch version` prints for the running
+	// mcpepoch; when set, the hook's mcpepoch is run as `CMD version` and
+	// must print the same. "" skips that check.
+	Version string
 }
 
 // check is one project being checked.
@@ -78,6 +86,7 @@ func Check(root string, o Options) (*Report, error) {
 		c.problem(config.FileName, "missing: hook and host guess the launch command", "run mcpepoch init, or write label and command in "+config.FileName)
 	}
 	c.hook()
+	c.hookCommand(o)
 	c.sources()
 	c.clients(o.UserConfigDir)
 	c.launch()

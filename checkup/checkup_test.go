@@ -17,10 +17,13 @@ import (
 	"github.com/mcpepoch/mcpepoch/wire"
 )
 
-// selfPath stands for mcpepoch's absolute path: a file that exists.
+// selfPath stands for mcpepoch's absolute path: an executable file.
 func selfPath(t *testing.T, dir string) string {
 	p := filepath.Join(filepath.Dir(dir), "opt", "mcpepoch")
 	writeFile(t, p, "#!/bin/sh\n")
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -40,7 +43,7 @@ func wiredProject(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wire.Wire(p, wire.Options{Mcpepoch: selfPath(t, dir), UserConfigDir: filepath.Join(dir, "userconfig")})
+	w, err := wire.Wire(p, wire.Options{Hook: selfPath(t, dir), Mcpepoch: selfPath(t, dir), UserConfigDir: filepath.Join(dir, "userconfig")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,30 @@ type Makefile struct {
 	Path     string    // relative to the project root
 	Targets  []*Target // explicit targets, in file order (no pattern rules, no .SPECIAL)
 	Includes []string  // operands of include / -include lines, as written
-	Src      []byte    // the file's content as read
+	// IncludeLines are the 1-based lines of Includes, one per operand.
+	IncludeLines []int
+	// Vars are the variable assignments outside recipes, in file order.
+	Vars []Assignment
+	Src  []byte // the file's content as read
+}
+
+// Assignment is one variable assignment line: NAME OP VALUE, with an
+// optional override or export in front.
+type Assignment struct {
+	Name  string
+	Op    string // "=", ":=", "::=", "?=" or "+="
+	Value string // as written, spaces around it trimmed, not expanded
+	Line  int    // 1-based
+}
+
+// Var returns the first assignment of name, or nil.
+func (m *Makefile) Var(name string) *Assignment {
+	for i := range m.Vars {
+		if m.Vars[i].Name == name {
+			return &m.Vars[i]
+		}
+	}
+	return nil
 }
 
 // Target is one explicit rule.
@@ -82,12 +105,15 @@ func parseMakefile(rel string, b []byte) *Makefile {
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		if inc, ok := strings.CutPrefix(trimmed, "include "); ok {
-			m.Includes = append(m.Includes, strings.Fields(inc)...)
+		if inc, ok := strings.CutPrefix(strings.TrimPrefix(trimmed, "-"), "include "); ok {
+			for _, f := range strings.Fields(inc) {
+				m.Includes = append(m.Includes, f)
+				m.IncludeLines = append(m.IncludeLines, n)
+			}
 			continue
 		}
-		if inc, ok := strings.CutPrefix(trimmed, "-include "); ok {
-			m.Includes = append(m.Includes, strings.Fields(inc)...)
+		if a, ok := assignment(trimmed, n); ok {
+			m.Vars = append(m.Vars, a)
 			continue
 		}
 		cur = m.rule(trimmed, n)
@@ -120,4 +146,28 @@ func (m *Makefile) rule(line string, n int) *Target {
 		}
 	}
 	return last
+}
+
+// assignment parses a variable assignment line (GNU make's =, :=, ::=, ?=
+// and +=, after an optional override or export).
+func assignment(line string, n int) (Assignment, bool) {
+	for _, p := range []string{"override ", "export "} {
+		line = strings.TrimSpace(strings.TrimPrefix(line, p))
+	}
+	i := strings.IndexByte(line, '=')
+	if i <= 0 {
+		return Assignment{}, false
+	}
+	name, op := line[:i], "="
+	for _, o := range []string{"::", ":", "?", "+"} {
+		if n, ok := strings.CutSuffix(name, o); ok {
+			name, op = n, o+"="
+			break
+		}
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || strings.ContainsAny(name, " \t:#$()") {
+		return Assignment{}, false
+	}
+	return Assignment{Name: name, Op: op, Value: strings.TrimSpace(line[i+1:]), Line: n}, true
 }

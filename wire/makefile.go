@@ -26,12 +26,22 @@ func editMakefile(p *project.Project, pl project.Plan, o Options) ([]byte, []str
 			first-- // the comment lines above the first rule stay with it
 		}
 	}
-	if !slices.ContainsFunc(mf.Includes, func(s string) bool { return strings.Contains(s, "mcpepoch") }) {
-		var lines []string
-		if o.Hook != "" && o.Hook != "mcpepoch" && !strings.Contains(string(mf.Src), "MCPEPOCH ?=") {
-			lines = append(lines, "MCPEPOCH ?= "+o.Hook)
-		}
-		t.insert(first, append(lines, "include "+MCPEPOCHMk, "")...)
+	// MCPEPOCH goes before the include: mcpepoch.mk's own ?= would win.
+	at := first
+	inc := slices.IndexFunc(mf.Includes, func(s string) bool { return strings.Contains(s, "mcpepoch") })
+	included := inc >= 0
+	if included {
+		at = mf.IncludeLines[inc]
+	}
+	var lines []string
+	if o.Hook != "" && o.Hook != "mcpepoch" && mf.Var("MCPEPOCH") == nil {
+		lines = append(lines, "MCPEPOCH ?= "+shellJoin([]string{o.Hook}))
+	}
+	if !included {
+		lines = append(lines, "include "+MCPEPOCHMk, "")
+	}
+	if len(lines) > 0 {
+		t.insert(at, lines...)
 	}
 	build := mf.Target(pl.Build.Target)
 	switch {

@@ -122,7 +122,8 @@ func (e *taskfileEdit) include(head int) error {
 // hookVar sets MCPEPOCH, the command the hook and the dev task run, unless
 // the Taskfile sets it already.
 func (e *taskfileEdit) hookVar(head int, hook string) error {
-	line := fmt.Sprintf("MCPEPOCH: '{{.MCPEPOCH | default %q}}'", hook)
+	inner := fmt.Sprintf("{{.MCPEPOCH | default %q}}", shellJoin([]string{hook}))
+	line := "MCPEPOCH: '" + strings.ReplaceAll(inner, "'", "''") + "'"
 	key, vars := pair(e.top, "vars")
 	switch {
 	case key == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/mcpepoch/mcpepoch/checkup"
 )
@@ -24,7 +25,13 @@ func runDoctor(_ context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	ucd, _ := os.UserConfigDir()
-	rep, err := checkup.Check(root, checkup.Options{UserConfigDir: ucd})
+	o := checkup.Options{UserConfigDir: ucd, Version: buildVersion().line()}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			o.Self = real
+		}
+	}
+	rep, err := checkup.Check(root, o)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -113,8 +112,10 @@ func parseClients(flags []string) ([]wire.Client, error) {
 
 // selfPaths returns how the build files call mcpepoch (hook) and what the
 // client configs launch (an absolute path): mcpepoch installed in the
-// project's node_modules by its .bin link, else this executable, named
-// "mcpepoch" in the build files when that is what PATH finds.
+// project's node_modules by its .bin link, else this executable by its
+// absolute path, also when PATH finds it: the PATH of a shell where
+// `go install` put mcpepoch is not the PATH of a desktop client, an editor
+// or an agent's sandbox that runs the build.
 func selfPaths(root, override string) (hook, client, note string, err error) {
 	if override != "" {
 		abs, err := filepath.Abs(override)
@@ -135,11 +136,6 @@ func selfPaths(root, override string) (hook, client, note string, err error) {
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"_npx"+string(filepath.Separator)) {
 		note = "mcpepoch runs from npx's cache, which npm may clean: install it in the project (npm i -D mcpepoch) and run init again, so that configs point at node_modules/.bin/mcpepoch"
-	}
-	if found, err := exec.LookPath("mcpepoch"); err == nil {
-		if real, err := filepath.EvalSymlinks(found); err == nil && real == exe {
-			return "mcpepoch", exe, note, nil
-		}
 	}
 	return exe, exe, note, nil
 }
