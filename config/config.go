@@ -22,10 +22,12 @@
 //	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
 //	approval_wait = "5m"                      # how long a call waits for an approval asked through the client
 //
-//	[credentials.inventory-api-staging]       # a credential scope, by name only
+//	[credentials.inventory-api-staging]       # a credential scope
 //	tools    = ["inventory_adjust"]           # tools that use it (globs)
 //	per_call = false                          # true: every call needs a fresh approval
 //	proof    = ["presence"]                   # a stricter proof for grants that name it
+//	env      = "INVENTORY_TOKEN"              # where the secret is: one of env, file, command
+//	deliver  = "broker"                       # broker (default) | env, with as = "VAR"
 //
 // By default every tool needs a grant (seed: "authorization follows the
 // execution epoch"); annotations such as readOnlyHint never exempt one.
@@ -129,7 +131,10 @@ func (c *Config) ApprovalWait() (time.Duration, error) {
 var ProofLevels = []string{"presence", "terminal", "client", "same-user"}
 
 // Credential is one credential scope. Only its name is ever stored or
-// logged; mcpepoch never reads a secret.
+// logged. At most one of Env, File and Command says where its secret is
+// (package credsource reads it, only for a call a person approved); with
+// none, mcpepoch hands nothing over and the server finds the secret itself.
+// credentials.go checks the values.
 type Credential struct {
 	// Tools lists the tools, by name or doublestar glob, that use the scope.
 	Tools []string `toml:"tools"`
@@ -140,6 +145,24 @@ type Credential struct {
 	// name this scope; where it and grants.proof disagree, the stricter
 	// applies (grant.Policy.Proof).
 	Proof []string `toml:"proof"`
+	// Env names a variable of the host's own environment holding the
+	// secret: read once when the host starts, then left out of what the
+	// server inherits.
+	Env string `toml:"env"`
+	// File is an absolute path ("~/" for the home directory) of a file
+	// outside the project holding the secret: a regular file owned by the
+	// user, mode 0600 or stricter, checked each time it is read.
+	File string `toml:"file"`
+	// Command is run (no shell) when a call a person approved first needs
+	// the secret; its standard output, trimmed, is the secret.
+	Command []string `toml:"command"`
+	// Deliver is how the server gets the secret: DeliverBroker (the
+	// default: it asks the host's per-epoch socket during the call) or
+	// DeliverEnv (the server is launched with the variable As, once a
+	// person approved the epoch).
+	Deliver string `toml:"deliver"`
+	// As is the variable the secret is put in for DeliverEnv.
+	As string `toml:"as"`
 }
 
 // Error reports a problem in the settings file, naming the file and, where
@@ -202,7 +225,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -227,6 +250,9 @@ func Load(dir string) (*Config, error) {
 			if !doublestar.ValidatePattern(g) {
 				return nil, &Error{Path: p, Key: "credentials." + name + ".tools", Err: fmt.Errorf("bad glob %q", g)}
 			}
+		}
+		if key, err := checkCredential(dir, cr); err != nil {
+			return nil, &Error{Path: p, Key: "credentials." + name + "." + key, Err: err}
 		}
 	}
 	if !validRestart(c.Host.Restart) {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +49,10 @@ func wantFor(key string) string {
 		return "a table ([" + key + "])"
 	case len(parts) == 3 && parts[0] == "credentials" && parts[2] == "per_call":
 		return "true or false"
+	case len(parts) == 3 && parts[0] == "credentials" && slices.Contains([]string{"env", "file", "deliver", "as"}, parts[2]):
+		return "a string"
+	case len(parts) == 3 && parts[0] == "credentials" && parts[2] == "command":
+		return `a list of strings, e.g. ["pass", "show", "inventory/token"]`
 	}
 	return `a list of strings, e.g. ["a", "b"]`
 }
