@@ -85,6 +85,9 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	defer h.mu.Unlock()
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
+		if h.answerElicitLocked(m, line) {
+			return
+		}
 		h.answerServerLocked(m, line)
 		return
 	}
@@ -167,6 +170,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			// A cancelled request is the client's to forget: a later restart
 			// must not answer it again.
 			delete(h.listens, jsonrpc.IDKey(p.RequestID))
+			h.cancelHeldLocked(jsonrpc.IDKey(p.RequestID))
 			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
 				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
 			}
@@ -250,10 +254,19 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			h.toClient(refusal) // no action without its audit record
 			return
 		}
+		rt := parseRetry(m.Params)
+		if rt != nil {
+			if m, line = h.stripRetryLocked(m, line); m == nil {
+				return
+			}
+		}
 		var p callParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
 			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
 				go h.recheckUnknown(h.child, m, line)
+				return
+			}
+			if h.holdLocked(m, line, &p, rt) {
 				return
 			}
 			refusal, g := h.authorizeLocked(m, &p)

@@ -145,7 +145,11 @@
 // which covers the audit head; trust.go reads the trust store at start and
 // pins its digest. grants.go grantFor makes every grant, so every channel
 // meets the same checks (running epoch and catalog, scopes, proof) and
-// writes approval_granted or approval_refused.
+// writes approval_granted or approval_refused. A call that needs a grant,
+// from a client that declared elicitation, is held while the host asks the
+// person through the client (elicit.go: a url elicitation pointing at the
+// approval page, a form, or input_required in the 2026-07-28 era), up to
+// [grants] approval_wait; every grant releases the held calls it covers.
 //
 // Which goroutine owns what, and what the locks guard: lock.go.
 package host

@@ -161,6 +161,7 @@ func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
 	if n > 0 {
 		h.saveGrantsLocked()
 	}
+	h.endAsksOfEpochLocked(ep)
 	h.pending = nil
 	return n
 }
@@ -292,6 +293,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	h.saveGrantsLocked()
 	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}
 	h.dropPendingLocked(tools)
+	defer h.releaseHeldLocked() // after approval_granted: the calls it covers go now
 	fields := map[string]any{
 		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
 		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,

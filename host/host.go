@@ -172,6 +172,11 @@ type Host struct {
 	// while taking h.mu.
 	pres presence
 
+	// Approvals asked through the client (elicit.go): open asks, and the
+	// host ids of their elicitation/create requests.
+	asks    []*ask
+	elicits map[string]*ask
+
 	// Grants (grants.go).
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
@@ -210,7 +215,7 @@ func New(opts Options) *Host {
 		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
-		listens: map[string]*listen{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
+		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), configAtStart: configDigest(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}

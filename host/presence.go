@@ -112,17 +112,27 @@ func (h *Host) propose(req ApproveRequest) (*grant.Proposal, ceremony.Request, A
 
 // approveWeb opens an approval page for req and returns it.
 func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApproval, error) {
-	p, cr, req, err := h.propose(req)
+	wa, cr, err := h.openPage(peer, req)
 	if err != nil {
 		return localapi.WebApproval{}, err
+	}
+	return localapi.WebApproval{URL: wa.page.URL(), Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode()}, nil
+}
+
+// openPage proposes req, opens its approval page and starts waiting for
+// its decision (awaitPage): the page's grant, if any, is made for peer.
+func (h *Host) openPage(peer notify.Peer, req ApproveRequest) (*webApproval, ceremony.Request, error) {
+	p, cr, req, err := h.propose(req)
+	if err != nil {
+		return nil, cr, err
 	}
 	srv, err := h.ceremonyServer()
 	if err != nil {
-		return localapi.WebApproval{}, err
+		return nil, cr, err
 	}
 	page, err := srv.Approve(cr)
 	if err != nil {
-		return localapi.WebApproval{}, err
+		return nil, cr, err
 	}
 	wa := &webApproval{req: req, proposal: p, digest: cr.Digest, page: page, done: make(chan struct{})}
 	h.pres.mu.Lock()
@@ -130,7 +140,7 @@ func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApp
 	h.pres.mu.Unlock()
 	go h.awaitPage(peer, wa)
 	h.logf("epoch %s: approval page for %v (code %s): %s", p.ExecutionEpoch, p.ToolScope, cr.Digest.ShortCode(), page.URL())
-	return localapi.WebApproval{URL: page.URL(), Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode()}, nil
+	return wa, cr, nil
 }
 
 // ceremonyServer returns the approval page server, starting it on first
