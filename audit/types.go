@@ -10,6 +10,7 @@ const (
 	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
 	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
+	TypeRenewalPrepared     = "renewal_prepared"     // an epoch change revoked grants: the same scopes were prepared for the new epoch
 	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
 	TypeApprovalAnswered    = "approval_answered"    // the MCP client answered such a request (accept, decline, cancel), or an error
@@ -31,7 +32,7 @@ const (
 func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
-		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeTrustStoreChanged,
+		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,

@@ -113,6 +113,7 @@ func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 	}
 	h.logf("epoch %s: catalog %s: %d %s %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), tools, cat.Names)
 	h.audit.event(audit.TypeCatalogPublished, c.epoch, h.run, map[string]any{"catalog_revision": string(cat.Revision), "tools": cat.Names})
+	h.prepareRenewalLocked(c)
 }
 
 // fetchFirstCatalogLocked fetches the session's first catalog in the

@@ -154,6 +154,7 @@ func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
 			ids = append(ids, g.ID)
 		}
 	}
+	h.captureRenewalLocked(ep, now)
 	n := h.grants.RevokeEpoch(ep, now)
 	for _, id := range ids {
 		h.audit.event(audit.TypeGrantRevoked, ep, h.run, map[string]any{"grant": id, "reason": grant.RevokedEpochChanged})
@@ -178,7 +179,8 @@ type ApproveRequest = localapi.ApproveRequest
 // reviewLocked builds the review screen's data.
 func (h *Host) reviewLocked() Review {
 	r := Review{AgentRun: h.run, Label: h.opts.Label, State: h.state, Tools: []json.RawMessage{},
-		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Live(time.Now())}
+		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Live(time.Now()),
+		Renewal: h.currentRenewalLocked()}
 	if r.Pending == nil {
 		r.Pending = []*Pending{}
 	}
@@ -268,6 +270,9 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkRenewalLocked(req.Renewal); err != nil {
+		return nil, err
+	}
 	if need := h.policy.Proof(creds, h.enrolled); !need.Counts(pr.proof) {
 		h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
 			"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),
@@ -307,6 +312,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 			fields["signature"] = pr.signature
 		}
 	}
+	h.settleRenewalLocked(g, req.Renewal, fields)
 	if g.Proof == grant.ProofSameUser {
 		fields["unverified"] = "no person was proven: " + pr.why
 	}

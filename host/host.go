@@ -181,6 +181,10 @@ type Host struct {
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
 	approved *snapshot  // what the person saw at the last approval
+	// Renewals (renewal.go): what the last revoked grants covered, and
+	// the renewal prepared from it for the running epoch.
+	renewBase *renewalBase
+	renewal   *renewal
 }
 
 // New returns a Host for opts, filling defaults.

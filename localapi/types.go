@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
@@ -146,6 +147,10 @@ type Review struct {
 	// Grants are the agent run's live grants (revoked ones are in the
 	// grants file: the review does not grow with every grant ever made).
 	Grants []*grant.Grant `json:"grants"`
+	// Renewal, when set, is the approval the host prepared after an epoch
+	// change revoked grants of this agent run: offered before anything
+	// else (see [Renewal]).
+	Renewal *Renewal `json:"renewal,omitempty"`
 	// A review is sent in pages, so that a catalog of any size fits the
 	// socket's line limit: Tools holds the catalog's tools from ToolsFrom
 	// (of ToolsTotal), CatalogChanges its changes from ChangesFrom (of
@@ -191,6 +196,11 @@ type ApproveRequest struct {
 	// grant.ProofTerminal only when the approving process passes the
 	// host's checks (package host, approver.go).
 	Channel string `json:"channel,omitempty"`
+	// Renewal names the prepared renewal this approval answers
+	// (Renewal.ID); the host refuses it when that renewal is no longer the
+	// one it offers. Tools, Credentials and Expires still say exactly what
+	// is approved: the renewal's, or more (a changed tool included).
+	Renewal string `json:"renewal,omitempty"`
 }
 
 // Values of ApproveRequest.Channel.
@@ -229,4 +239,84 @@ type WaitRequest struct {
 type SSHApproveRequest struct {
 	Digest    string `json:"digest"`
 	Signature string `json:"signature"`
+}
+
+// Renewal is the approval a host prepares when an epoch change revoked
+// grants (authorization_stale): the same tools and credential scopes on
+// the new epoch, with what changed on top (the review's Identity and
+// CatalogChanges, against the epoch the revoked grants named). A grant
+// still ends with its epoch; a renewal only makes the next approval one
+// gesture: mcpepoch approve, mcpepoch dev and the approval page offer it
+// first.
+//
+// Tools are pre-selected: their definitions are the ones the person
+// approved before. A tool whose definition changed is in Changed and is
+// not pre-selected: a person includes it explicitly. A tool the catalog no
+// longer offers is in Dropped. A renewal whose Tools is empty still shows
+// what changed, and approves nothing by itself.
+type Renewal struct {
+	// ID is the grant digest ("sha256:…") of the renewal's proposal
+	// (grant.Proposal over Tools, Credentials, Expires, Epoch and
+	// CatalogRevision), and ShortCode its short form: the same on every
+	// screen that offers it (terminal, dev, the approval page).
+	ID        string `json:"id"`
+	ShortCode string `json:"shortCode"`
+	// FromEpoch is the epoch whose grants were revoked; Epoch and
+	// CatalogRevision are what the renewal is for.
+	FromEpoch       epoch.Epoch     `json:"fromEpoch"`
+	Epoch           epoch.Epoch     `json:"epoch"`
+	CatalogRevision Revision        `json:"catalogRevision"`
+	Revoked         []epoch.GrantID `json:"revokedGrants"`
+	// Tools (sorted) are pre-selected; Credentials (sorted, never nil)
+	// the scopes of the revoked grants that they use; Expires the expiry
+	// of the revoked grants that covered them (the shortest when they
+	// differ, the duration counted again from the new approval).
+	Tools       []string `json:"tools"`
+	Credentials []string `json:"credentialScope"`
+	Expires     string   `json:"expiresWhen"`
+	// Changed are the tools whose definition changed, not pre-selected;
+	// Dropped the tools no longer offered (sorted).
+	Changed []RenewalChange `json:"changedTools"`
+	Dropped []string        `json:"droppedTools"`
+}
+
+// RenewalChange is a tool of a renewal whose definition changed since the
+// revoked grant: what changed (grant.DiffCatalogs), and the credential
+// scopes it would add.
+type RenewalChange struct {
+	Tool        string         `json:"tool"`
+	Changes     []grant.Change `json:"changes"`
+	Credentials []string       `json:"credentialScope"`
+}
+
+// ChangedTools returns the names of r's changed tools.
+func (r *Renewal) ChangedTools() []string {
+	out := []string{}
+	for _, c := range r.Changed {
+		out = append(out, c.Tool)
+	}
+	return out
+}
+
+// Request is the approval of r as prepared, plus the changed tools of
+// include (others are ignored) with their credential scopes: what
+// mcpepoch approve, dev and the approval page send. channel is
+// ChannelTerminal or ChannelScript.
+func (r *Renewal) Request(include []string, channel string) ApproveRequest {
+	req := ApproveRequest{Epoch: r.Epoch, Catalog: r.CatalogRevision, Tools: slices.Clone(r.Tools),
+		Credentials: slices.Clone(r.Credentials), Expires: r.Expires, Channel: channel, Renewal: r.ID}
+	for _, c := range r.Changed {
+		if !slices.Contains(include, c.Tool) {
+			continue
+		}
+		req.Tools = append(req.Tools, c.Tool)
+		for _, s := range c.Credentials {
+			if !slices.Contains(req.Credentials, s) {
+				req.Credentials = append(req.Credentials, s)
+			}
+		}
+	}
+	slices.Sort(req.Tools)
+	slices.Sort(req.Credentials)
+	return req
 }

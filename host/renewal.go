@@ -1,0 +1,245 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
+)
+
+// Renewals (localapi.Renewal). A grant ends with its epoch; what the
+// person approved does not have to be asked from scratch. When an epoch
+// change revokes grants, revokeEpochLocked keeps what they covered (a
+// renewalBase); once the new epoch's catalog is known, setCatalogLocked
+// prepares the renewal against it (prepareRenewalLocked): the tools whose
+// definitions are the approved ones are pre-selected, a changed tool is
+// offered but not selected, a vanished one is dropped and said so. The
+// renewal is a review like any other: approving it goes through grantFor
+// and the proof rules of its channel, nothing less. It ends when a grant
+// covers its tools, or when another epoch change replaces it.
+
+// renewalBase is what the revoked grants of one epoch covered.
+type renewalBase struct {
+	from   epoch.Epoch
+	grants []epoch.GrantID
+	tools  []string                 // sorted
+	creds  []string                 // sorted
+	expiry map[string]time.Duration // tool → the shortest duration of its grants; absent: agent-run-ends
+	defs   map[string]string        // tool → the definition digest approved
+}
+
+// renewal is a prepared renewal and the proposal its ID is the digest of.
+type renewal struct {
+	localapi.Renewal
+	proposal *grant.Proposal
+	headOK   bool // the proposal names the audit head as read (not a stand-in)
+}
+
+// captureRenewalLocked keeps what the live grants of ep cover, before
+// they are revoked. Per-call grants are one call each: nothing to renew.
+// When ep holds none, an earlier base that no grant settled stays.
+func (h *Host) captureRenewalLocked(ep epoch.Epoch, now time.Time) {
+	h.renewal = nil
+	b := &renewalBase{from: ep, defs: map[string]string{}, expiry: map[string]time.Duration{}}
+	for _, g := range h.grants.Grants {
+		if g.ExecutionEpoch != ep || !g.Live(now) || g.ExpiresWhen == grant.ExpiresPerCall {
+			continue
+		}
+		b.grants = append(b.grants, g.ID)
+		for _, t := range g.ToolScope {
+			if !slices.Contains(b.tools, t) {
+				b.tools = append(b.tools, t)
+			}
+			if d, ok := g.Definitions[t]; ok {
+				b.defs[t] = d
+			}
+			if d, err := time.ParseDuration(g.ExpiresWhen); err == nil && (b.expiry[t] == 0 || d < b.expiry[t]) {
+				b.expiry[t] = d
+			}
+		}
+		for _, c := range g.CredentialScope {
+			if !slices.Contains(b.creds, c) {
+				b.creds = append(b.creds, c)
+			}
+		}
+	}
+	if len(b.grants) == 0 {
+		return
+	}
+	slices.Sort(b.tools)
+	slices.Sort(b.creds)
+	h.renewBase = b
+}
+
+// prepareRenewalLocked prepares the renewal of h.renewBase for child c,
+// whose catalog h.catalog and h.tools now are, and audits it
+// (renewal_prepared). A catalog published again unchanged prepares
+// nothing new.
+func (h *Host) prepareRenewalLocked(c *child) {
+	b := h.renewBase
+	if b == nil || b.from == c.epoch || h.catalog == nil {
+		return
+	}
+	if r := h.renewal; r != nil && r.Epoch == c.epoch && r.CatalogRevision == h.catalog.Revision {
+		return
+	}
+	r := &renewal{Renewal: localapi.Renewal{FromEpoch: b.from, Epoch: c.epoch, CatalogRevision: h.catalog.Revision,
+		Revoked: b.grants, Expires: grant.ExpiresRunEnds, Tools: []string{}, Credentials: []string{},
+		Changed: []localapi.RenewalChange{}, Dropped: []string{}}}
+	changes := h.changesSinceApprovalLocked()
+	for _, name := range b.tools {
+		t, offered := h.tools[name]
+		scopes, perCall := h.policy.Credentials(name)
+		switch {
+		case !offered:
+			r.Dropped = append(r.Dropped, name)
+		case !h.policy.Needs(name) || perCall:
+			// exempt now, or per call: no grant of this kind covers it
+		case b.defs[name] != string(t.digest) || !subset(scopes, b.creds):
+			r.Changed = append(r.Changed, localapi.RenewalChange{Tool: name, Changes: changes[name], Credentials: nonNil(scopes)})
+		default:
+			r.Tools = append(r.Tools, name)
+			for _, s := range scopes {
+				if !slices.Contains(r.Credentials, s) {
+					r.Credentials = append(r.Credentials, s)
+				}
+			}
+		}
+	}
+	slices.Sort(r.Credentials)
+	var shortest time.Duration
+	for _, t := range r.Tools {
+		if d := b.expiry[t]; d > 0 && (shortest == 0 || d < shortest) {
+			shortest = d
+		}
+	}
+	if shortest > 0 {
+		r.Expires = shortest.String()
+	}
+	r.proposal, r.headOK = h.renewalProposalLocked(&r.Renewal)
+	if d, err := r.proposal.Digest(); err == nil {
+		r.ID, r.ShortCode = d.String(), d.ShortCode()
+	} else {
+		// No tools to pre-select (a proposal needs one): the renewal
+		// still shows what changed, under an id of its own.
+		r.ID, r.ShortCode = "renewal:"+string(epoch.NewGrantID(time.Now())), ""
+	}
+	h.renewal = r
+	h.audit.event(audit.TypeRenewalPrepared, c.epoch, h.run, map[string]any{
+		"renewal": r.ID, "from_epoch": string(b.from), "revoked_grants": b.grants,
+		"tools": r.Tools, "changed_tools": r.ChangedTools(), "dropped_tools": r.Dropped,
+		"credential_scope": r.Credentials, "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
+	})
+	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with mcpepoch approve",
+		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.Dropped)
+}
+
+// renewalProposalLocked is the proposal of r's pre-selected scope; the
+// audit head is the one in the head file now (a written record), or the
+// empty log's stand-in when it cannot be read (headOK false: such a
+// proposal is not offered for a signature).
+func (h *Host) renewalProposalLocked(r *localapi.Renewal) (*grant.Proposal, bool) {
+	head, ok, err := audit.ReadHead(audit.HeadPath(layout.Audit(h.opts.Dir)))
+	if !ok || err != nil {
+		head.Seq, head.Hash = 0, grant.Digest{}.String()
+	}
+	return &grant.Proposal{V: grant.ProposalVersion, AgentRun: string(h.run), ExecutionEpoch: r.Epoch,
+		CatalogRevision: string(r.CatalogRevision), ToolScope: r.Tools, CredentialScope: r.Credentials,
+		ExpiresWhen: r.Expires, Nonce: grant.NewNonce(), AuditHead: grant.AuditHead{Seq: head.Seq, Hash: head.Hash}}, ok && err == nil
+}
+
+// changesSinceApprovalLocked groups the catalog's changes since the last
+// approval by tool.
+func (h *Host) changesSinceApprovalLocked() map[string][]grant.Change {
+	out := map[string][]grant.Change{}
+	if h.approved == nil || h.catalog == nil {
+		return out
+	}
+	for _, c := range grant.DiffCatalogs(h.approved.tools, h.catalog.Tools) {
+		out[c.Tool] = append(out[c.Tool], c)
+	}
+	return out
+}
+
+// settleRenewalLocked runs once grant g is made (from a request naming
+// the renewal id, or none): a renewal whose pre-selected tools g covers is
+// done, and so is its base.
+func (h *Host) settleRenewalLocked(g *grant.Grant, id string, fields map[string]any) {
+	r := h.renewal
+	if r == nil {
+		return
+	}
+	if id == r.ID {
+		fields["renewal"] = r.ID
+	}
+	if id == r.ID || len(r.Tools) > 0 && subset(r.Tools, g.ToolScope) && g.ExpiresWhen != grant.ExpiresPerCall {
+		h.renewal, h.renewBase = nil, nil
+	}
+}
+
+// checkRenewalLocked refuses an approval that names a renewal the host no
+// longer offers: the person saw another one.
+func (h *Host) checkRenewalLocked(id string) error {
+	if id == "" {
+		return nil
+	}
+	if h.renewal == nil || h.renewal.ID != id {
+		return fmt.Errorf("the renewal %s is no longer offered (approved already, or replaced by a newer epoch or catalog): review again", id)
+	}
+	return nil
+}
+
+// renewalFor returns the prepared renewal that offers tool, pre-selected
+// or changed; false when none does. It is what a channel that asks a
+// person on a call's behalf (an elicitation) offers first:
+// renewal.Request(nil, …) is its approval as prepared.
+func (h *Host) renewalFor(tool string) (localapi.Renewal, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.renewal
+	if r == nil || h.child == nil || r.Epoch != h.child.epoch {
+		return localapi.Renewal{}, false
+	}
+	if !slices.Contains(r.Tools, tool) && !slices.Contains(r.ChangedTools(), tool) {
+		return localapi.Renewal{}, false
+	}
+	return r.Renewal, true
+}
+
+// currentRenewalLocked returns the renewal for the running epoch, nil
+// when none is prepared.
+func (h *Host) currentRenewalLocked() *localapi.Renewal {
+	if h.renewal == nil || h.child == nil || h.renewal.Epoch != h.child.epoch {
+		return nil
+	}
+	r := h.renewal.Renewal
+	return &r
+}
+
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func orDashCode(s string) string {
+	if s == "" {
+		return "(nothing pre-selected)"
+	}
+	return s
+}
