@@ -84,6 +84,24 @@ func skipDir(name string) bool {
 	return false
 }
 
+// editorFile reports whether name is one that editors keep beside a file
+// being edited, never a source: vim's swap files (.NAME.swp, .swo, .swx),
+// backups (NAME~), Emacs's lock links (.#NAME) and auto-saves (#NAME#).
+// Temporary files an editor creates and removes within a save (sed -i's
+// sedXXXXXX, vim's 4913) are dropped from the burst instead (burst.send).
+func editorFile(name string) bool {
+	switch {
+	case strings.HasSuffix(name, "~"), strings.HasPrefix(name, ".#"):
+		return true
+	case len(name) > 2 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"):
+		return true
+	case strings.HasPrefix(name, "."):
+		ext := path.Ext(name)
+		return ext == ".swp" || ext == ".swo" || ext == ".swx"
+	}
+	return false
+}
+
 // matcher says whether a path relative to the root is a source.
 type matcher struct{ include, exclude []string }
 
@@ -108,7 +126,7 @@ func newMatcher(globs []string) (matcher, error) {
 }
 
 func (m matcher) match(rel string) bool {
-	if rel == "." || strings.HasPrefix(rel, "../") {
+	if rel == "." || strings.HasPrefix(rel, "../") || editorFile(path.Base(rel)) {
 		return false
 	}
 	for _, part := range strings.Split(path.Dir(rel), "/") {

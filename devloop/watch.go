@@ -2,6 +2,7 @@ package devloop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -65,12 +66,23 @@ func addTree(w *fsnotify.Watcher, dir string) (int, error) {
 // burst collects the changed sources until the debounce runs out.
 type burst struct {
 	paths []string
-	timer *time.Timer
+	// created are the paths whose first event in the burst created them:
+	// those gone again when the burst ends were an editor's temporary
+	// files (sed -i's sedXXXXXX, vim's 4913 and FILE~), not changes.
+	created map[string]bool
+	timer   *time.Timer
 }
 
-func (b *burst) add(rel string, debounce time.Duration) {
+// add adds rel to the burst; created says the event created it.
+func (b *burst) add(rel string, created bool, debounce time.Duration) {
 	if !slices.Contains(b.paths, rel) {
 		b.paths = append(b.paths, rel)
+		if created {
+			if b.created == nil {
+				b.created = map[string]bool{}
+			}
+			b.created[rel] = true
+		}
 	}
 	if b.timer == nil {
 		b.timer = time.NewTimer(debounce)
@@ -87,9 +99,17 @@ func (b *burst) c() <-chan time.Time {
 }
 
 // send hands the burst to the builder, merged with a burst it has not
-// taken yet.
-func (b *burst) send(trigger chan []string) {
-	paths := b.paths
+// taken yet, without the paths created and gone within it; a burst of
+// nothing else is dropped.
+func (b *burst) send(root string, trigger chan []string) {
+	paths := slices.DeleteFunc(b.paths, func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		return b.created[rel] && errors.Is(err, fs.ErrNotExist)
+	})
+	b.paths, b.created, b.timer = nil, nil, nil
+	if len(paths) == 0 {
+		return
+	}
 	select {
 	case waiting := <-trigger:
 		for _, p := range waiting {
@@ -100,7 +120,6 @@ func (b *burst) send(trigger chan []string) {
 	default:
 	}
 	trigger <- paths
-	b.paths, b.timer = nil, nil
 }
 
 func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, trigger chan []string, events chan Event) {
@@ -111,7 +130,7 @@ func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, 
 		case <-ctx.Done():
 			return
 		case <-b.c():
-			b.send(trigger)
+			b.send(o.Root, trigger)
 		case err := <-w.Errors:
 			select {
 			case events <- Event{Time: time.Now(), Type: "watch_error", Message: err.Error()}:
@@ -130,14 +149,14 @@ func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, 
 					// already in it counts as created.
 					addTree(w, ev.Name)
 					for _, rel := range sources(o.Root, ev.Name, m) {
-						b.add(rel, o.Debounce)
+						b.add(rel, true, o.Debounce)
 					}
 					continue
 				}
 			}
 			rel, err := filepath.Rel(o.Root, ev.Name)
 			if err == nil && m.match(filepath.ToSlash(rel)) {
-				b.add(filepath.ToSlash(rel), o.Debounce)
+				b.add(filepath.ToSlash(rel), ev.Has(fsnotify.Create), o.Debounce)
 			}
 		}
 	}
@@ -188,17 +207,17 @@ func pollLoop(ctx context.Context, o Options, m matcher, trigger chan []string) 
 		case <-ctx.Done():
 			return
 		case <-b.c():
-			b.send(trigger)
+			b.send(o.Root, trigger)
 		case <-tick.C:
 			cur := snapshot(o.Root, m)
 			for rel, s := range cur {
 				if p, ok := prev[rel]; !ok || p != s {
-					b.add(rel, o.Debounce)
+					b.add(rel, false, o.Debounce)
 				}
 			}
 			for rel := range prev {
 				if _, ok := cur[rel]; !ok {
-					b.add(rel, o.Debounce)
+					b.add(rel, false, o.Debounce)
 				}
 			}
 			prev = cur
