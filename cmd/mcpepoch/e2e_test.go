@@ -425,7 +425,7 @@ func TestHostRestartSeenByClient(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
 	c := p.host()
-	if got, want := toolNames(t, c), []string{"inventory_lookup", "inventory_adjust"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, c), []string{"inventory_lookup", "inventory_adjust", "inventory_order"}; !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
 	if got, want := call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"}), "sku=bolt quantity=0 revision=A"; got != want {
@@ -460,7 +460,7 @@ func TestHostRestartSeenByClient(t *testing.T) {
 	if n, err := c.WaitListChanged(1, 10*time.Second); err != nil {
 		t.Fatalf("no notifications/tools/list_changed after the restart: %v (%d)", err, n)
 	}
-	if got, want := toolNames(t, c), []string{"inventory_lookup", "inventory_adjust", "inventory_ping"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, c), []string{"inventory_lookup", "inventory_adjust", "inventory_order", "inventory_ping"}; !slices.Equal(got, want) {
 		t.Errorf("tools after restart = %v, want %v", got, want)
 	}
 	if got, want := call(t, c, "inventory_ping", nil), "pong revision=B"; got != want {

@@ -45,7 +45,7 @@ func testDemo(t *testing.T, protocol string) {
 		`(?m)^   \[server\] +revision=B pid=[0-9]+ `,
 		`(?m)^   \[hook\] +server restarted: epoch [0-9A-Z]{26} → [0-9A-Z]{26}, pid [0-9]+ → [0-9]+(; .*)?$`,
 		`(?m)^== 6\. `,
-		`(?m)^   \[client\] +← 3 tools: inventory_adjust, inventory_history, inventory_lookup$`,
+		`(?m)^   \[client\] +← 4 tools: inventory_adjust, inventory_history, inventory_lookup, inventory_order$`,
 		`(?m)^   \[client\] +← error -31011: authorization_stale: `,
 		`(?m)^   \[approve\] +approved: grant [0-9A-Z]{26} `,
 		`(?m)^   \[client\] +← sku=widget revision=B\n   \[client\] +  delta=\+5 quantity=5 revision=A$`,

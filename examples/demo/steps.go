@@ -20,7 +20,7 @@ func (d *demo) useRevisionA(ctx context.Context, s *mcp.ClientSession) error {
 	if err != nil {
 		return err
 	}
-	if want := []string{"inventory_adjust", "inventory_lookup"}; !slices.Equal(names, want) {
+	if want := []string{"inventory_adjust", "inventory_lookup", "inventory_order"}; !slices.Equal(names, want) {
 		return d.fail("tools = %v, want %v", names, want)
 	}
 	args := map[string]any{"sku": "widget", "delta": 5}
@@ -93,7 +93,7 @@ func (d *demo) useRevisionB(ctx context.Context, s *mcp.ClientSession) error {
 	if err != nil {
 		return err
 	}
-	if want := []string{"inventory_adjust", "inventory_history", "inventory_lookup"}; !slices.Equal(names, want) {
+	if want := []string{"inventory_adjust", "inventory_history", "inventory_lookup", "inventory_order"}; !slices.Equal(names, want) {
 		return d.fail("tools = %v, want %v", names, want)
 	}
 	lookup := map[string]any{"sku": "widget"}

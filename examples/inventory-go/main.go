@@ -4,7 +4,8 @@
 // It keeps stock counts in a JSON file, <data dir>/inventory.json, shaped
 //
 //	{"stock": {"<sku>": <quantity>, ...},
-//	 "history": [{"sku": "<sku>", "delta": <int>, "quantity": <int>, "revision": "<R>"}, ...]}
+//	 "history": [{"sku": "<sku>", "delta": <int>, "quantity": <int>, "revision": "<R>"}, ...],
+//	 "orders": [{"sku": "<sku>", "quantity": <int>, "revision": "<R>", "signature": "<hex>"}, ...]}
 //
 // The data dir is $INVENTORY_DATA_DIR, or ./data relative to the working
 // directory; both are created on the first write. Every write replaces the

@@ -100,7 +100,7 @@ func TestServer(t *testing.T) {
 	dataFile := filepath.Join(dataDir, "inventory.json")
 
 	session := connect(t, ctx, build(t, binDir), dataDir)
-	if got, want := toolNames(t, ctx, session), []string{"inventory_adjust", "inventory_lookup"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, ctx, session), []string{"inventory_adjust", "inventory_lookup", "inventory_order"}; !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
 	if got, want := session.InitializeResult().ServerInfo.Version, "A"; got != want {
@@ -120,6 +120,11 @@ func TestServer(t *testing.T) {
 		t.Errorf("adjust -7 = %q, want insufficient stock", got)
 	}
 	call(t, ctx, session, "inventory_adjust", map[string]any{"sku": "widget"}, true) // delta is required
+	// Outside mcpepoch host there is no supplier token: a tool error that
+	// says so, and nothing written.
+	if got := call(t, ctx, session, "inventory_order", map[string]any{"sku": "widget", "quantity": 3}, true); !strings.Contains(got, "credential inventory-supplier: not running under mcpepoch host") {
+		t.Errorf("order without a host = %q", got)
+	}
 
 	inv := readInventory(t, dataFile)
 	if got := inv.Stock["widget"]; got != 5 || len(inv.Stock) != 1 {
@@ -127,6 +132,9 @@ func TestServer(t *testing.T) {
 	}
 	if want := []adjustment{{SKU: "widget", Delta: 5, Quantity: 5, Revision: "A"}}; !slices.Equal(inv.History, want) {
 		t.Errorf("history = %v, want %v", inv.History, want)
+	}
+	if len(inv.Orders) != 0 {
+		t.Errorf("orders = %v, want none", inv.Orders)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dataDir, "*.tmp")); len(leftovers) > 0 {
 		t.Errorf("temporary files left behind: %v", leftovers)
@@ -156,7 +164,7 @@ func TestServer(t *testing.T) {
 	bin := build(t, binDir, "-overlay", overlayFile, "-ldflags", "-X main.revision=B")
 
 	session = connect(t, ctx, bin, dataDir)
-	if got, want := toolNames(t, ctx, session), []string{"inventory_adjust", "inventory_history", "inventory_lookup"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, ctx, session), []string{"inventory_adjust", "inventory_history", "inventory_lookup", "inventory_order"}; !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
 	if got, want := call(t, ctx, session, "inventory_lookup", map[string]any{"sku": "widget"}, false), "sku=widget quantity=5 revision=B"; got != want {

@@ -18,6 +18,7 @@ const maxHistory = 100
 type inventory struct {
 	Stock   map[string]int `json:"stock"`
 	History []adjustment   `json:"history"`
+	Orders  []order        `json:"orders,omitempty"` // inventory_order calls, newest last
 }
 
 // adjustment records one successful inventory_adjust call.
@@ -72,6 +73,9 @@ func (s *store) update(change func(*inventory) error) error {
 	}
 	if n := len(inv.History); n > maxHistory {
 		inv.History = inv.History[n-maxHistory:]
+	}
+	if n := len(inv.Orders); n > maxHistory {
+		inv.Orders = inv.Orders[n-maxHistory:]
 	}
 	data, err := json.MarshalIndent(inv, "", "  ")
 	if err != nil {

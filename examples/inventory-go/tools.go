@@ -35,8 +35,8 @@ type stockOutput struct {
 // errEmptySKU is returned for an input whose sku is "".
 var errEmptySKU = errors.New("sku must not be empty")
 
-// addTools registers inventory_lookup, inventory_adjust and every entry of
-// extraTools on server.
+// addTools registers inventory_lookup, inventory_adjust, inventory_order
+// (order.go) and every entry of extraTools on server.
 func addTools(server *mcp.Server, st *store) {
 	notOpenWorld, notDestructive := false, false
 
@@ -84,6 +84,8 @@ func addTools(server *mcp.Server, st *store) {
 		}
 		return stock(in.SKU, quantity)
 	})
+
+	addOrderTool(server, st)
 
 	for _, add := range extraTools {
 		add(server, st)

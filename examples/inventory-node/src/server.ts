@@ -9,23 +9,47 @@
 //   inventory_adjust {sku: string, delta: integer} adds delta to the count;
 //                                                  a result below zero is a
 //                                                  tool error and writes nothing
+//   inventory_order {sku: string, quantity: integer}
+//                                                  orders stock from the supplier:
+//                                                  asks mcpepoch host for the
+//                                                  supplier token (credential
+//                                                  scope inventory-supplier),
+//                                                  appends the order, signed with
+//                                                  it, to <data dir>/orders.jsonl
+//                                                  and adds quantity to the count;
+//                                                  without the token it is a tool
+//                                                  error and writes nothing
 //
 // Every result names the code revision that produced it ("revision=A"), so a
 // caller can tell which build answered. Edit REVISION and rebuild to get a new
 // one.
 
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { createHmac } from "node:crypto";
+import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { getCredential } from "mcpepoch/credentials";
 import { z } from "zod";
 
 const REVISION = "A";
 
 const dataDir = path.resolve(process.env.INVENTORY_DATA_DIR || "./data");
 const dataFile = path.join(dataDir, "inventory.json");
+const ordersFile = path.join(dataDir, "orders.jsonl");
+
+// SUPPLIER_SCOPE is the credential scope inventory_order uses: the
+// [credentials.inventory-supplier] table of the project's mcpepoch.toml.
+const SUPPLIER_SCOPE = "inventory-supplier";
+
+// orderSignature is the hex HMAC-SHA256, keyed with the supplier token, of
+// "SKU QUANTITY REVISION": it proves which token signed an order without
+// holding it.
+function orderSignature(token: string, sku: string, quantity: number): string {
+  return createHmac("sha256", token).update(`${sku} ${quantity} ${REVISION}`).digest("hex");
+}
 
 type Inventory = Record<string, number>;
 
@@ -139,6 +163,45 @@ server.registerTool(
       await save(inv);
       return result(sku, quantity);
     }),
+);
+
+server.registerTool(
+  "inventory_order",
+  {
+    title: "Order stock from the supplier",
+    description:
+      `Order quantity of a SKU from the supplier, signed with the supplier token (credential scope ${SUPPLIER_SCOPE}), ` +
+      "and add it to the stock.",
+    inputSchema: {
+      sku: z.string().min(1).describe("stock keeping unit"),
+      quantity: z.number().int().min(1).describe("how many to order"),
+    },
+    outputSchema: output,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+  },
+  async ({ sku, quantity }) => {
+    let token: string;
+    try {
+      token = await getCredential(SUPPLIER_SCOPE);
+    } catch (err) {
+      // The message names the scope and the host's reason, never a value.
+      return { isError: true, content: [{ type: "text", text: (err as Error).message }] };
+    }
+    const signature = orderSignature(token, sku, quantity);
+    return serialize(async () => {
+      const inv = await load();
+      inv[sku] = (inv[sku] ?? 0) + quantity;
+      await mkdir(dataDir, { recursive: true });
+      await appendFile(ordersFile, JSON.stringify({ sku, quantity, revision: REVISION, signature }) + "\n");
+      await save(inv);
+      return result(sku, inv[sku]);
+    });
+  },
 );
 
 const transport = new StdioServerTransport();
