@@ -5,8 +5,9 @@
 // mcpepoch without an absolute path), the launch command (an entry that
 // does not exist, a server run from source), tsc without noEmitOnError,
 // the socket path fallback, a manifest or audit log that does not verify,
-// hosts still running with an older mcpepoch.toml, and a hook command
-// that is not this mcpepoch (not found, not executable, another version). `mcpepoch doctor`
+// hosts still running with an older mcpepoch.toml, a hook command
+// that is not this mcpepoch (not found, not executable, another version),
+// and a credential scope whose source cannot be read (never its value). `mcpepoch doctor`
 // prints what it finds, one line per problem, each with its fix.
 package checkup
 
@@ -93,6 +94,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.tsc()
 	c.state()
 	c.depWrites()
+	c.credentials()
 	return c.r, nil
 }
 
