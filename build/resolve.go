@@ -3,6 +3,7 @@ package build
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,12 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 		return entry, runtime, launchArgs{}, err
 	}
 	rt, found, wrappers, rtArgs, direct, err := resolveCommand(spec.Command, dir, path, id)
+	if err != nil && spec.Unbuilt && strings.ContainsRune(spec.Command[0], '/') && errors.Is(err, fs.ErrNotExist) {
+		// A binary the build has not written yet: it is the entry, recorded
+		// as missing, so that the build that writes it is new code.
+		id.Inferred = append(id.Inferred, "entry: "+spec.Command[0]+", not built yet")
+		return abs(dir, spec.Command[0]), "", launchArgs{}, nil
+	}
 	if err != nil {
 		return "", "", launchArgs{}, &InputError{Field: "command", Path: spec.Command[0], Err: err}
 	}

@@ -16,6 +16,7 @@
 //	[host]
 //	grace   = "5s"    # how long a stopping server gets before SIGKILL
 //	restart = "keep"  # keep | close | manual
+//	first_start_wait = "3m"  # how long a client's initialize waits for a first build
 //
 //	[grants]
 //	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
@@ -85,6 +86,10 @@ type Host struct {
 	Grace string `toml:"grace"`
 	// Restart is the restart mode: "keep" (default), "close" or "manual".
 	Restart string `toml:"restart"`
+	// FirstStartWait is how long the host holds the client's initialize
+	// while no server of it has ever started (the project is not built
+	// yet), a duration such as "3m"; see FirstStartWait.
+	FirstStartWait string `toml:"first_start_wait"`
 }
 
 // Grants holds the grant policy.
@@ -225,7 +230,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, host.first_start_wait, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -233,6 +238,9 @@ func Load(dir string) (*Config, error) {
 	}
 	if _, err := c.ApprovalWait(); err != nil {
 		return nil, &Error{Path: p, Key: "grants.approval_wait", Err: err}
+	}
+	if _, err := c.FirstStartWait(); err != nil {
+		return nil, &Error{Path: p, Key: "host.first_start_wait", Err: err}
 	}
 	for _, g := range c.Grants.Exempt {
 		if !doublestar.ValidatePattern(g) {
@@ -289,10 +297,24 @@ func (c *Config) Spec(root string) build.Spec {
 
 // Grace returns Host.Grace as a duration, 5s when unset.
 func (c *Config) Grace() (time.Duration, error) {
-	if c.Host.Grace == "" {
-		return 5 * time.Second, nil
+	return duration(c.Host.Grace, 5*time.Second)
+}
+
+// DefaultFirstStartWait is host.first_start_wait when unset.
+const DefaultFirstStartWait = 3 * time.Minute
+
+// FirstStartWait returns Host.FirstStartWait as a duration,
+// DefaultFirstStartWait when unset.
+func (c *Config) FirstStartWait() (time.Duration, error) {
+	return duration(c.Host.FirstStartWait, DefaultFirstStartWait)
+}
+
+// duration parses a duration setting of zero or more, def when unset.
+func duration(s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
 	}
-	d, err := time.ParseDuration(c.Host.Grace)
+	d, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, err
 	}

@@ -39,7 +39,7 @@ func wantFor(key string) string {
 		return `a list of strings, e.g. ["node", "dist/server.js"]`
 	case key == "label", key == "entry", key == "host.restart":
 		return "a string"
-	case key == "host.grace":
+	case key == "host.grace", key == "host.first_start_wait":
 		return `a duration as a string, e.g. "5s"`
 	case key == "allow_self_reload":
 		return "true or false"

@@ -34,6 +34,7 @@ type child struct {
 
 	observed *Observed  // set once, after the first message (h.mu)
 	looked   bool       // observation started (h.mu)
+	reaped   bool       // childExited ran for it (h.mu)
 	caps     serverCaps // what its initialize or discover result declared (h.mu)
 }
 

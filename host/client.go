@@ -91,6 +91,18 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 		h.answerServerLocked(m, line)
 		return
 	}
+	if m.Method == "initialize" && m.IsRequest() && h.state != StateReady && h.waitsForFirstStartLocked() {
+		h.holdInitLocked(m) // answered by the next server (firststart.go)
+		return
+	}
+	if h.state == StateDown && !h.everUp && m.IsRequest() {
+		if m.Method == "ping" {
+			h.toClient(jsonrpc.ResultLine(m.ID, struct{}{}))
+		} else {
+			h.toClient(h.notBuiltLocked(m))
+		}
+		return
+	}
 	switch {
 	case h.state == StateReady:
 		h.forwardLocked(m, line)
@@ -142,6 +154,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 	switch m.Method {
 	case "initialize":
 		h.initParams, h.initLine, h.initDone = m.Params, line, false
+		h.armFirstWaitLocked()
 	case "notifications/initialized":
 		h.initialized = true
 	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
@@ -171,7 +184,9 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			// must not answer it again.
 			delete(h.listens, jsonrpc.IDKey(p.RequestID))
 			h.cancelHeldLocked(jsonrpc.IDKey(p.RequestID))
-			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && cl.method != "initialize" {
+			// A held initialize is the client's to give up on before
+			// the first server started (firststart.go).
+			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && (cl.method != "initialize" || !h.everUp) {
 				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
 			}
 		}

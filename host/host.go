@@ -70,6 +70,10 @@ type Options struct {
 	// (mcpepoch.toml allow_self_reload); otherwise Run refuses such a
 	// command with a *SelfReloadError (selfreload.go).
 	AllowSelfReload bool
+	// FirstStartWait bounds how long the client's initialize is held
+	// while no server of this host has ever answered one (the project
+	// is not built yet; firststart.go); default 3 minutes.
+	FirstStartWait time.Duration
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
 	// the default proof level (grant.DefaultProof).
@@ -133,6 +137,14 @@ type Host struct {
 	idle          bool   // down after an exit 0: the next request starts the server again
 	gaveUp        bool   // down after MaxCrashes: until a build signal, restart or hashed file change
 	pendingManual bool   // ModeManual: a signal found new code
+	// everUp: a server of this host answered initialize (or
+	// server/discover); until then the host waits for a first build
+	// (firststart.go). unbuilt names what the last identity found
+	// missing; firstWaitOver: FirstStartWait has passed.
+	everUp         bool
+	unbuilt        []string
+	firstWaitOver  bool
+	firstWaitArmed bool
 
 	// The client side (client.go): requests in flight and held, and what
 	// the session needs replayed to each new child.
@@ -203,6 +215,9 @@ func New(opts Options) *Host {
 	}
 	if opts.MaxCrashes == 0 {
 		opts.MaxCrashes = 5
+	}
+	if opts.FirstStartWait == 0 {
+		opts.FirstStartWait = 3 * time.Minute
 	}
 	if opts.QuickCrash == 0 {
 		opts.QuickCrash = 10 * time.Second

@@ -217,12 +217,14 @@ func TestBatchRefused(t *testing.T) {
 	}
 }
 
-// A request in flight when the server exits while starting is answered
-// -31001 with a message that says the server exited.
+// A client's initialize held while no server ever started (firststart.go)
+// is answered, once host.first_start_wait has passed, with a message that
+// says how the server exited.
 func TestExitWhileStartingSaysSo(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, nil)
 	p.write("server.sh", "#!/bin/sh\nsleep 0.3\nexit 7\n")
+	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n\n[host]\nfirst_start_wait = \"2s\"\n")
 	cmd := exec.Command(mcpepoch(t), p.hostArgs(nil)...)
 	cmd.Dir, cmd.Env = p.dir, testenv.Environ()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -236,8 +238,8 @@ func TestExitWhileStartingSaysSo(t *testing.T) {
 	if !errors.As(err, &werr) {
 		t.Fatalf("connect: %v, want a JSON-RPC error", err)
 	}
-	if werr.Code != host.CodeServerRestarted || !strings.Contains(werr.Message, "server_exited") || !strings.Contains(werr.Message, "exit status 7") {
-		t.Fatalf("got %d %q, want -31001 saying server_exited and the exit status", werr.Code, werr.Message)
+	if werr.Code != host.CodeServerUnavailable || !strings.Contains(werr.Message, "not built yet") || !strings.Contains(werr.Message, "exit status 7") {
+		t.Fatalf("got %d %q, want -31002 saying not built yet and the exit status", werr.Code, werr.Message)
 	}
 }
 

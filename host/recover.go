@@ -37,9 +37,24 @@ var ErrGaveUp = errors.New("the server kept exiting: connection closed (restart 
 func (h *Host) childExited(c *child) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	c.reaped = true
 	if c != h.child {
-		return // stopped by a restart or shutdown: what it owed was answered then
+		return // stopped by a restart or shutdown (what it owed was answered then), or not current yet (adoptLocked)
 	}
+	h.exitedLocked(c)
+}
+
+// adoptLocked makes the new child c current. A server that exits at once
+// can be reaped before that: its exit is handled now, as if it came after.
+func (h *Host) adoptLocked(c *child) {
+	h.child = c
+	if c.reaped {
+		h.exitedLocked(c)
+	}
+}
+
+// exitedLocked handles the exit of the current child c.
+func (h *Host) exitedLocked(c *child) {
 	h.child = nil
 	h.ended = c
 	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
@@ -124,7 +139,8 @@ func (h *Host) giveUpLocked(why string) {
 	h.goDownLocked(why + "; not restarting it on its own: " + comeBack)
 	h.gaveUp, h.recovering = true, false
 	h.logf("%s", h.downReason)
-	if h.opts.Mode == ModeClose {
+	if h.opts.Mode == ModeClose && h.everUp { // before a first start there is no session to close
+
 		h.cancel(fmt.Errorf("%w: %s", ErrGaveUp, why))
 		return
 	}

@@ -213,19 +213,14 @@ func (h *Host) startPending(ctx context.Context, old *child, next *build.Identit
 		return nil, false, err
 	}
 	h.mu.Lock()
-	h.child = c
+	h.adoptLocked(c)
 	params, initialized, stateless := h.initParams, h.initialized, h.stateless
 	c.caps = h.caps // replaced by its own initialize result in the handshake era
 	if params != nil && !h.initDone {
 		// The client's initialize was in flight: the session has not begun,
 		// so the new child answers the client's own request, and the
 		// catalog waits for the client to initialize.
-		for _, cl := range h.inflight {
-			if cl.method == "initialize" {
-				cl.child = c
-			}
-		}
-		c.send(append(h.initLine[:len(h.initLine):len(h.initLine)], '\n'))
+		h.sendInitLocked(c)
 		params, h.catalog, h.tools = nil, nil, nil
 	}
 	h.mu.Unlock()
@@ -284,6 +279,9 @@ func (h *Host) readyLocked(c *child) error {
 	h.announceLocked()
 	h.announceListsLocked(h.changedLists)
 	h.changedLists = nil
+	if h.initParams != nil && !h.initDone {
+		h.sendInitLocked(c) // one that arrived after startPending
+	}
 	held := h.held
 	h.held = nil
 	for _, line := range held {

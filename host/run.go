@@ -117,15 +117,23 @@ func (h *Host) startFirst() error {
 		h.logf("note: %s", id.Source)
 	}
 	c, err := h.start(id, epoch.New(time.Now()))
+	if notBuiltStart(h.opts.Command, err) {
+		// Not built yet (firststart.go): wait for a build.
+		h.mu.Lock()
+		h.unbuilt = []string{h.opts.Command[0]}
+		h.giveUpLocked("not built yet: " + err.Error())
+		h.mu.Unlock()
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
-	h.child = c
 	// The first epoch of a session starts ready with its catalog unknown:
 	// nothing has changed yet that a call could have been prepared against.
 	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
+	h.adoptLocked(c)
 	h.mu.Unlock()
 	return nil
 }

@@ -193,6 +193,7 @@ func (h *Host) serverCancelledLocked(c *child, m *jsonrpc.Message, line []byte) 
 func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte {
 	switch method {
 	case "initialize", "server/discover":
+		h.everUp = true // a server started: the host no longer waits for a first build (firststart.go)
 		out, caps, version, err := advertiseListChanged(line)
 		if err != nil {
 			h.logf("epoch %s: %s result passed unchanged: %v", c.epoch, method, err)

@@ -27,6 +27,9 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	if h.opts.AllowSelfReload {
 		go h.watchTree(c)
 	}
+	h.mu.Lock()
+	h.unbuilt = missingCode(id)
+	h.mu.Unlock()
 	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
 	rec := h.record(c)
@@ -81,8 +84,8 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 		if cl.child != c {
 			continue
 		}
-		if cl.method == "initialize" && next != "" {
-			continue // kept: the next child answers it, the session has not begun
+		if cl.method == "initialize" && (next != "" || !h.everUp) {
+			continue // kept: the next child answers it, the session has not begun (firststart.go)
 		}
 		delete(h.inflight, k)
 		if cl.method == "subscriptions/listen" && h.listens[k] != nil {
@@ -127,6 +130,7 @@ func (h *Host) goDownLocked(reason string) {
 		}
 	}
 	h.held = nil
+	h.endFirstWaitLocked()
 }
 
 // identity computes what the launch command will run now.
@@ -171,10 +175,8 @@ func (h *Host) observeOnce(c *child) {
 // not exist: usually the server was not built yet. The identity records it
 // as missing (build.Spec.Unbuilt), so the build that writes it is a change.
 func (h *Host) warnMissing(id *build.Identity) {
-	for _, a := range id.Artifacts() {
-		if a.Missing && (a.Role == build.RoleEntry || a.Role == build.RoleCode) {
-			h.logf("warning: %s does not exist (build the server first?): the identity records it as missing, and the build that writes it is new code", a.Path)
-		}
+	for _, p := range missingCode(id) {
+		h.logf("warning: %s does not exist (build the server first?): the identity records it as missing, and the build that writes it is new code", p)
 	}
 }
 

@@ -42,6 +42,10 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
+	firstWait := config.DefaultFirstStartWait
+	if set.Config != nil {
+		firstWait, _ = set.Config.FirstStartWait() // checked by config.Load
+	}
 	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build
 	h := host.New(host.Options{
@@ -51,6 +55,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Spec:  spec,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
+		FirstStartWait:  firstWait,
 	})
 	// Ctrl-C in the terminal of a client that runs the host reaches the
 	// host too (the foreground process group): that is the person ending
