@@ -21,6 +21,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	buildfiles "github.com/mcpepoch/mcpepoch/project"
+	"github.com/mcpepoch/mcpepoch/wire"
 )
 
 // devOptions are the flags of mcpepoch dev.
@@ -54,19 +55,24 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	argv, watch, notes, err := devPlan(root, f)
+	plan, err := devPlan(root, f)
 	if err != nil {
 		return err
 	}
 	out := newDevOutput(stdio, f)
-	for _, n := range notes {
+	for _, n := range plan.notes {
 		out.line("note", n)
 	}
 	o := devloop.Options{
-		Root: root, Watch: watch, Build: argv, Debounce: f.debounce, Poll: f.poll,
+		Root: root, Watch: plan.watch, Build: plan.argv, Debounce: f.debounce, Poll: f.poll,
 		Stdout: stdio.Out, Stderr: stdio.Err,
 		Event:  out.event,
 		Record: func(ctx context.Context, code int) { out.record(ctx, root, code) },
+	}
+	if plan.recorder != "" {
+		out.line("note", plan.recorder+": the build records itself with mcpepoch record, not through MCPEPOCH, so dev does not record it again (its lines are the build's output); "+
+			"fix: run the hook as "+strings.TrimPrefix(wire.HookDefer, "- ")+" (Taskfile) or $(MCPEPOCH_RECORD) (Makefile), as mcpepoch init writes it, for dev to record")
+		o.Record = nil
 	}
 	if f.json {
 		o.Stdout = stdio.Err
@@ -78,12 +84,59 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	return nil
 }
 
-// devPlan returns the build command, the globs to watch and notes about
-// what was chosen.
-func devPlan(root string, f devOptions) (argv, watch []string, notes []string, err error) {
-	p, err := buildfiles.Read(root)
+// devRun is what dev runs: the build command, the globs to watch, notes
+// about what was chosen, and where the build runs mcpepoch record by a
+// command of its own ("" when it does not).
+type devRun struct {
+	argv, watch, notes []string
+	recorder           string
+}
+
+// devPlan returns what dev runs.
+func devPlan(root string, f devOptions) (devRun, error) {
+	argv, watch, notes, p, err := devBuild(root, f)
 	if err != nil {
-		return nil, nil, nil, &exitError{code: exitUsage, err: err}
+		return devRun{}, err
+	}
+	return devRun{argv: argv, watch: watch, notes: notes, recorder: selfRecorder(p, f)}, nil
+}
+
+// selfRecorder returns FILE:LINE of a command in the build dev runs
+// (--task, --target or build) that runs mcpepoch record by name or path:
+// MCPEPOCH=true, which makes the hook init writes stand aside, does not
+// reach it, so the build records itself. "" for none, or a --build.
+func selfRecorder(p *buildfiles.Project, f devOptions) string {
+	literal := func(cmd string) bool {
+		return strings.Contains(cmd, "mcpepoch") && strings.Contains(cmd, " record") && !strings.Contains(cmd, "MCPEPOCH")
+	}
+	switch {
+	case f.build != "":
+	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
+		if t := p.Makefile.Target(first(f.target, "build")); t != nil {
+			for _, l := range t.Recipe {
+				if literal(l) {
+					return fmt.Sprintf("%s:%d", p.Makefile.Path, t.Line)
+				}
+			}
+		}
+	case p.Taskfile != nil:
+		if t := p.Taskfile.Task(first(f.task, "build")); t != nil {
+			for _, c := range t.Cmds {
+				if literal(c.Cmd) {
+					return fmt.Sprintf("%s:%d", p.Taskfile.Path, c.Line)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// devBuild returns the build command, the globs to watch, notes about
+// what was chosen, and the project's build files.
+func devBuild(root string, f devOptions) (argv, watch []string, notes []string, p *buildfiles.Project, err error) {
+	p, err = buildfiles.Read(root)
+	if err != nil {
+		return nil, nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	pl := p.Plan()
 	watch = append(watch, f.watch...)
@@ -93,21 +146,21 @@ func devPlan(root string, f devOptions) (argv, watch []string, notes []string, e
 	case f.build != "":
 		argv = strings.Fields(f.build)
 	case f.target == "" && f.task == "" && p.Taskfile == nil && p.Makefile == nil:
-		return nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run mcpepoch init to write one, or pass --build", printable(root))
+		return nil, nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run mcpepoch init to write one, or pass --build", printable(root))
 	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
 		name := first(f.target, "build")
 		if p.Makefile == nil || p.Makefile.Target(name) == nil {
-			return nil, nil, nil, usageError("the Makefile has no target %s: run mcpepoch init, or pass --target or --build", name)
+			return nil, nil, nil, nil, usageError("the Makefile has no target %s: run mcpepoch init, or pass --target or --build", name)
 		}
 		argv = []string{"make", name, "MCPEPOCH=true"}
 	default:
 		name := first(f.task, "build")
 		if p.Taskfile == nil || p.Taskfile.Task(name) == nil {
-			return nil, nil, nil, usageError("no Taskfile task %s: run mcpepoch init, or pass --task, --target or --build", name)
+			return nil, nil, nil, nil, usageError("no Taskfile task %s: run mcpepoch init, or pass --task, --target or --build", name)
 		}
 		task, err := exec.LookPath("task")
 		if err != nil {
-			return nil, nil, nil, &exitError{code: exitUsage, err: errors.New("the go-task CLI is not on PATH"),
+			return nil, nil, nil, nil, &exitError{code: exitUsage, err: errors.New("the go-task CLI is not on PATH"),
 				hints: []string{"install it: go install github.com/go-task/task/v3/cmd/task@v3.54.0 (or your package manager's go-task)"}}
 		}
 		argv = []string{task, "--exit-code", name, "MCPEPOCH=true"}
@@ -125,7 +178,7 @@ func devPlan(root string, f devOptions) (argv, watch []string, notes []string, e
 		watch = pl.Sources
 		notes = append(notes, "watching the sources guessed from the build files: "+strings.Join(watch, " ")+" (pass --watch to choose)")
 	}
-	return argv, append(watch, config.FileName), notes, nil
+	return argv, append(watch, config.FileName), notes, p, nil
 }
 
 func first(s ...string) string {
