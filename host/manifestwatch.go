@@ -32,11 +32,16 @@ const manifestGrace = 250 * time.Millisecond
 const manifestPoll = 500 * time.Millisecond
 
 // buildSignals makes one build id one restart, whichever way it came
-// first: the other way gets the same outcome.
+// first: the other way gets the same outcome. It remembers the last
+// signalMemory ids: the manifest watch reads an id, waits manifestGrace,
+// and by then the socket may have brought that build and later ones.
 type buildSignals struct {
 	mu   sync.Mutex
-	last *signalRun
+	runs []*signalRun // oldest first, at most signalMemory
 }
+
+// signalMemory is how many recent build ids buildSignals remembers.
+const signalMemory = 16
 
 type signalRun struct {
 	id   string
@@ -49,24 +54,39 @@ type signalRun struct {
 // returns its outcome. An empty id is always run.
 func (b *buildSignals) once(id string, f func() (restartOutcome, error)) (restartOutcome, error) {
 	b.mu.Lock()
-	if r := b.last; r != nil && id != "" && r.id == id {
+	if r := b.findLocked(id); r != nil {
 		b.mu.Unlock()
 		<-r.done
 		return r.out, r.err
 	}
 	r := &signalRun{id: id, done: make(chan struct{})}
-	b.last = r
+	if len(b.runs) == signalMemory {
+		b.runs = b.runs[1:]
+	}
+	b.runs = append(b.runs, r)
 	b.mu.Unlock()
 	r.out, r.err = f()
 	close(r.done)
 	return r.out, r.err
 }
 
+func (b *buildSignals) findLocked(id string) *signalRun {
+	if id == "" {
+		return nil
+	}
+	for _, r := range b.runs {
+		if r.id == id {
+			return r
+		}
+	}
+	return nil
+}
+
 // seen reports whether build id has come already.
 func (b *buildSignals) seen(id string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.last != nil && b.last.id == id
+	return b.findLocked(id) != nil
 }
 
 // onBuild acts on a build signal: recorded in the audit log as the hook's
