@@ -217,8 +217,25 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 }
 
 // treeArtifact digests the tree at full (absolute) as an artifact of role,
-// with its stat cache in spec.CacheDir when set.
+// with its stat cache in spec.CacheDir when set, or through spec.Trees.
 func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *Identity) (Artifact, Tree, error) {
+	walk := func() (Tree, error) { return walkTree(spec, full, role, opt, id) }
+	var t Tree
+	var err error
+	if spec.Trees != nil {
+		t, err = spec.Trees(full, opt, walk)
+	} else {
+		t, err = walk()
+	}
+	if err != nil {
+		return Artifact{}, Tree{}, &InputError{Field: string(role), Path: display(dir, full), Err: err}
+	}
+	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
+}
+
+// walkTree is TreeDigest of full with its stat cache in spec.CacheDir when
+// set, noting in id a cache that could not be used.
+func walkTree(spec Spec, full string, role Role, opt TreeOptions, id *Identity) (Tree, error) {
 	var cache *StatCache
 	var cachePath string
 	if spec.CacheDir != "" {
@@ -237,14 +254,14 @@ func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *I
 	opt.Cache, opt.Rehash = cache, spec.Rehash
 	t, err := TreeDigest(full, opt)
 	if err != nil {
-		return Artifact{}, Tree{}, &InputError{Field: string(role), Path: display(dir, full), Err: err}
+		return Tree{}, err
 	}
 	if cache != nil && cache.Dirty() {
 		if err := cache.Save(cachePath); err != nil {
 			id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s not saved: %v", cachePath, err))
 		}
 	}
-	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
+	return t, nil
 }
 
 // scriptPath resolves the script a runtime was given the way it finds it:

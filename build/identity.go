@@ -153,6 +153,15 @@ type Spec struct {
 	CacheDir string
 	// Rehash ignores the stat caches and reads every file.
 	Rehash bool
+	// Trees, if set, is asked for every code and dependency tree Compute
+	// digests, by its absolute root and the options Compute would walk it
+	// with (skip lists only). It returns the tree's current Tree, either
+	// one it knows (a host that watches the tree, package treewatch; the
+	// hook, from a host's answer) or what walk returns; walk is what
+	// Compute does without Trees (TreeDigest with the stat cache of
+	// CacheDir). The Tree's Digest, Bytes, Files and NativeAddons enter the
+	// identity, so they must be exactly what walk would return.
+	Trees func(root string, opt TreeOptions, walk func() (Tree, error)) (Tree, error)
 }
 
 // TreeSkipDirs are directory names left out of dependency trees: caches a
