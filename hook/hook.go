@@ -56,6 +56,10 @@ type Build struct {
 	First bool
 	// Identity is what was hashed.
 	Identity *build.Identity
+	// TreesFrom is the run id of the host whose current tree digests
+	// (localapi.TypeTrees) stand in the identity instead of a walk; empty
+	// when the hook walked every tree itself.
+	TreesFrom string
 }
 
 // Failed reports whether the build itself failed (non-zero exit code).
@@ -83,8 +87,9 @@ type Result struct {
 
 // Record records the build s describes and signals every host of the
 // project: under the manifest lock (manifest.Lock) it reads the previous
-// manifest, hashes the identity and writes the new manifest with a fresh
-// BuildID; then it sends build_complete (or build_failed) to every host and
+// manifest, hashes the identity (taking the code and dependency trees a
+// host keeps current from that host's answer, localapi.TypeTrees, and
+// walking the others) and writes the new manifest with a fresh BuildID; then it sends build_complete (or build_failed) to every host and
 // waits up to s.Timeout for their answers. With no host listening it
 // appends the build to the builds log.
 //
@@ -137,6 +142,14 @@ func write(ctx context.Context, s Spec) (*Build, error) {
 	spec := s.Identity
 	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
 	spec.Versions = prev.RuntimeVersion
+	from := ""
+	if !spec.Rehash && spec.Trees == nil {
+		spec.Trees = hostTrees(ctx, s.Root, s.Timeout, func(run string) {
+			if from == "" {
+				from = run
+			}
+		})
+	}
 	id, err := Interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
 	if err == nil && ctx.Err() != nil {
 		err = interrupted(ctx, "hashing the build")
@@ -152,7 +165,7 @@ func write(ctx context.Context, s Spec) (*Build, error) {
 	if err := manifest.Write(mpath, m); err != nil {
 		return nil, err
 	}
-	return &Build{Manifest: mpath, File: m, First: prev == nil, Identity: id}, nil
+	return &Build{Manifest: mpath, File: m, First: prev == nil, Identity: id, TreesFrom: from}, nil
 }
 
 // logBuild appends the build to the builds log when no host heard of it:

@@ -51,6 +51,7 @@ func (h *Host) localAPI() *localapi.Mux {
 		return localapi.WithPayload(h.response(), localapi.TypeApproveSSH, g)
 	})
 	m.Handle(localapi.TypeRevoke, h.serveRevoke)
+	m.Handle(localapi.TypeTrees, h.serveTrees)
 	m.Handle(localapi.TypeGrants, func(context.Context, notify.Peer, notify.Request) notify.Response {
 		h.mu.Lock()
 		live := h.grants.Live(time.Now())

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
+	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -117,6 +118,11 @@ type Host struct {
 	// signals makes one build id one restart, from the socket or the
 	// manifest watch (manifestwatch.go). Its own lock.
 	signals buildSignals
+
+	// trees keeps the identity's trees current from file notifications
+	// (trees.go); nil before Run, which closes it after the socket server.
+	// Its own lock.
+	trees *treewatch.Watcher
 
 	// versions caches runtime digest → version, so a restart does not run
 	// node --version again (supervise.go). Its own lock.

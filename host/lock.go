@@ -31,6 +31,9 @@ package host
 //     The manifest watch (manifestwatch.go) starts with it: a new build
 //     id in the run manifest is a build signal. Run waits for it to end
 //     with h.ctx, before the child is stopped.
+//     The tree watcher (trees.go, package treewatch) starts before the
+//     first child and reads file notifications on the identity's trees;
+//     Run closes it after the socket server's handlers returned.
 //  5. The client reader (readLines on stdin, calls fromClient): ends
 //     the host when stdin closes. A read cannot be interrupted, so Run
 //     does not wait for it; what it reads after the child is stopped is

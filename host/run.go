@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -49,6 +50,8 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	h.openTrust()
 	defer h.closePresence()
+	h.trees = treewatch.New(h.logf)
+	defer h.trees.Close() // after the socket server and the child are done
 	if err := h.startFirst(); err != nil {
 		return err
 	}

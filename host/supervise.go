@@ -133,23 +133,6 @@ func (h *Host) goDownLocked(reason string) {
 	h.endFirstWaitLocked()
 }
 
-// identity computes what the launch command will run now.
-func (h *Host) identity() (*build.Identity, error) {
-	spec := h.opts.Spec
-	spec.Versions = func(d build.Digest) (string, bool) {
-		v, ok := h.versions.Load(d)
-		if !ok {
-			return "", false
-		}
-		return v.(string), true
-	}
-	id, err := build.Compute(spec)
-	if err == nil && id.Runtime.Version != "" {
-		h.versions.Store(id.Runtime.Digest, id.Runtime.Version)
-	}
-	return id, err
-}
-
 // observeOnce reads /proc for child c after its first message (Linux): by
 // then a wrapper has exec'd what really runs.
 func (h *Host) observeOnce(c *child) {

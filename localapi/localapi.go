@@ -26,6 +26,8 @@
 //	propose_ssh     mcpepoch approve --ssh      [ApproveRequest] → [WebApproval]
 //	approve_ssh     mcpepoch approve --ssh      [SSHApproveRequest] → grant.Grant
 //	revoke          mcpepoch revoke             [RevokeRequest] → grant.Grant
+//	grants          mcpepoch grants             – → []grant.Grant
+//	trees           mcpepoch record             – → [Trees]
 //
 // Every route today is [PermitSameUser]: notify's listener has already
 // refused any peer of another uid.

@@ -64,6 +64,7 @@ func Routes() []Route {
 		{Type: TypeApproveSSH, Permit: PermitSameUser},
 		{Type: TypeRevoke, Permit: PermitSameUser},
 		{Type: TypeGrants, Permit: PermitSameUser},
+		{Type: TypeTrees, Permit: PermitSameUser},
 	}
 }
 

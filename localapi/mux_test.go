@@ -170,7 +170,7 @@ func TestBuildCompleteFieldsChecked(t *testing.T) {
 // TestEveryRouteDeclaresWhoMaySend guards the table: every request type
 // the API names is routed, once, with a permit.
 func TestEveryRouteDeclaresWhoMaySend(t *testing.T) {
-	want := []string{TypeBuildComplete, TypeBuildFailed, TypeRestart, TypeStatus, TypeReview, TypeApprove, TypeApproveWeb, TypeApproveWait, TypeProposeSSH, TypeApproveSSH, TypeRevoke, TypeGrants}
+	want := []string{TypeBuildComplete, TypeBuildFailed, TypeRestart, TypeStatus, TypeReview, TypeApprove, TypeApproveWeb, TypeApproveWait, TypeProposeSSH, TypeApproveSSH, TypeRevoke, TypeGrants, TypeTrees}
 	var got []string
 	for _, r := range Routes() {
 		if r.Permit == PermitNobody {

@@ -32,8 +32,11 @@ type recordOutput struct {
 	Artifacts  []manifest.Artifact `json:"artifacts"`
 	Inferred   []string            `json:"inferred,omitempty"`
 	// Source says so when the server runs from source (go run, tsx, …).
-	Source string        `json:"source,omitempty"`
-	Hosts  []hostOutcome `json:"hosts"`
+	Source string `json:"source,omitempty"`
+	// TreesFrom is the run id of the host whose current tree digests were
+	// used instead of walking the trees (hook.Build.TreesFrom).
+	TreesFrom string        `json:"treesFrom,omitempty"`
+	Hosts     []hostOutcome `json:"hosts"`
 }
 
 type hostOutcome struct {
@@ -144,7 +147,7 @@ func signalledLine(n int) string {
 func printBuild(w io.Writer, p painter, b *hook.Build) recordOutput {
 	m := b.File
 	out := recordOutput{Manifest: b.Manifest, Build: m.Build, Label: m.Label, Command: m.Command, Dir: m.Dir,
-		Changed: m.Changed(), FirstBuild: b.First, Source: b.Identity.Source, Artifacts: m.Artifacts, Inferred: m.Inferred, Hosts: []hostOutcome{}}
+		Changed: m.Changed(), FirstBuild: b.First, Source: b.Identity.Source, Artifacts: m.Artifacts, Inferred: m.Inferred, TreesFrom: b.TreesFrom, Hosts: []hostOutcome{}}
 	if out.Changed == nil {
 		out.Changed = []string{}
 	}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package treewatch
+
+import "io/fs"
+
+// notifications: none used here (package doc: kqueue needs a descriptor
+// per file); every Digest walks.
+const notifications = false
+
+func localFS(string) (string, bool) { return "", false }
+
+func device(fs.FileInfo) uint64 { return 0 }

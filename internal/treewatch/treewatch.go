@@ -1,0 +1,452 @@
+// Package treewatch keeps the digests of directory trees (code trees,
+// dependency trees: build.TreeDigest) current from file-system
+// notifications, so that a host can say what a tree holds now without
+// walking a tree nothing touched since its last walk.
+//
+// A [Watcher] is asked for a tree through [Watcher.Digest], with the walk
+// the caller would otherwise do. The first call walks and starts watching
+// every directory of the tree (and the tree root's parent, for a root that
+// is removed or replaced); later calls return the same Tree until a
+// notification names a path in it, and walk again after one. A walk is
+// always the stat walk with the caller's stat cache, so a tree marked
+// changed costs what it cost without a watcher; one untouched costs nothing.
+//
+// Before answering, Digest makes sure every notification the kernel queued
+// before the call has been read: it creates a file in a private directory
+// watched by the same inotify instance and waits for that file's event,
+// which the kernel queues after all earlier ones. A build that wrote a file
+// and then ran the hook is therefore always seen.
+//
+// A tree is walked on every call, never trusted to notifications, when:
+// the platform has no suitable notifications (see below); its file system
+// is not one whose local changes inotify reports (network and FUSE file
+// systems are not: changes made elsewhere send nothing); a directory in it
+// is another mount; it holds a symbolic link that resolves, or would
+// resolve, outside it (TreeDigest walks what such a link reaches); a watch
+// cannot be added (the user's inotify watch limit,
+// /proc/sys/fs/inotify/max_user_watches); or its root path goes through a
+// symbolic link. After the kernel's event queue overflowed (IN_Q_OVERFLOW)
+// every tree is walked once and its directories watched anew.
+//
+// Platforms: on Linux, inotify (through fsnotify). On macOS fsnotify's
+// kqueue backend needs one open descriptor per watched file, which a
+// dependency tree of thousands of files would exhaust, and FSEvents needs
+// cgo: there, and on every other platform, Digest always walks (the stat
+// walk is the honest fallback: correct, and as fast as without a watcher).
+package treewatch
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpepoch/mcpepoch/build"
+)
+
+// barrierTimeout bounds the wait for a barrier's own event; past it every
+// tree counts as changed (a stalled reader is no proof of no change).
+const barrierTimeout = 5 * time.Second
+
+// Watcher keeps tree digests current. The zero Watcher is not usable; a
+// nil *Watcher walks on every call. Its methods are safe for concurrent use.
+type Watcher struct {
+	fsw     *fsnotify.Watcher // nil when not watching at all
+	barrier string            // private directory for barrier files
+	logf    func(string, ...any)
+	done    chan struct{}
+
+	mu      sync.Mutex
+	trees   map[string]*entry
+	seq     uint64
+	waiting map[string]chan struct{} // barrier file → its waiter
+	stats   Stats
+	closed  bool
+
+	// pause (tests) stops the event loop until the channel it receives is
+	// closed, so that a test can make the kernel's queue overflow.
+	pause chan chan struct{}
+}
+
+// Stats counts what a Watcher did, for tests and benchmarks.
+type Stats struct {
+	Walks     int // trees walked by Digest
+	Answered  int // Digest calls answered without a walk
+	Overflows int // kernel event queue overflows seen
+}
+
+// entry is one tree: a root with its skip lists.
+type entry struct {
+	root string
+	opt  build.TreeOptions
+
+	walking sync.Mutex // one walk of this tree at a time
+
+	// Guarded by Watcher.mu:
+	tree    build.Tree
+	current bool   // tree is what the root holds unless dirty
+	dirty   bool   // a notification named a path in the tree
+	watched bool   // every directory of the tree is watched
+	setup   bool   // watching was tried since the last overflow
+	why     string // why the tree is not watched, once logged
+}
+
+// New returns a Watcher. On a platform without suitable notifications, or
+// when the notifications cannot be set up (logged through logf), it walks
+// on every call. Close releases it.
+func New(logf func(string, ...any)) *Watcher {
+	w := &Watcher{logf: logf, trees: map[string]*entry{}, waiting: map[string]chan struct{}{}, done: make(chan struct{}), pause: make(chan chan struct{})}
+	if !notifications {
+		close(w.done)
+		return w
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err == nil {
+		w.barrier, err = os.MkdirTemp("", "mcpepoch-watch-")
+		if err == nil {
+			if err = fsw.Add(w.barrier); err != nil {
+				os.Remove(w.barrier)
+			}
+		}
+		if err != nil {
+			fsw.Close()
+		}
+	}
+	if err != nil {
+		logf("file notifications unavailable (%v): trees are walked on every build", err)
+		close(w.done)
+		return w
+	}
+	w.fsw = fsw
+	go w.loop()
+	return w
+}
+
+// Close stops watching and removes the Watcher's private directory.
+func (w *Watcher) Close() {
+	if w == nil || w.fsw == nil {
+		return
+	}
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.fsw.Close()
+	<-w.done
+	os.RemoveAll(w.barrier)
+}
+
+// Watching reports whether w keeps trees current from notifications; when
+// not, every Digest walks.
+func (w *Watcher) Watching() bool { return w != nil && w.fsw != nil }
+
+// Stats returns what w did so far.
+func (w *Watcher) Stats() Stats {
+	if w == nil {
+		return Stats{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// Digest returns the tree at root (absolute, as the caller names it) with
+// the skip lists of opt: the Tree of the last walk when no notification
+// named a path in it since, else what walk returns. walk must be what the
+// caller does without a watcher (build.TreeDigest of root with opt, and its
+// stat cache); its errors are returned as they are and nothing is kept.
+// The Tree returned is the caller's (its slices are copies).
+func (w *Watcher) Digest(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+	if !w.Watching() || w.isClosed() {
+		return walk()
+	}
+	e := w.entry(root, opt)
+	e.walking.Lock()
+	defer e.walking.Unlock()
+	w.sync()
+	w.mu.Lock()
+	if e.current && !e.dirty && e.watched {
+		t := e.tree
+		w.stats.Answered++
+		w.mu.Unlock()
+		t.NativeAddons = slices.Clone(t.NativeAddons)
+		return t, nil
+	}
+	e.dirty, e.current = false, false // what happens from here on marks it again
+	setup := !e.setup
+	e.setup = true
+	w.stats.Walks++
+	w.mu.Unlock()
+	if setup {
+		w.watch(e) // before the walk: a change while it runs is seen
+	}
+	t, err := walk()
+	if err != nil {
+		return t, err
+	}
+	w.mu.Lock()
+	e.tree, e.current = t, true
+	e.tree.NativeAddons = slices.Clone(t.NativeAddons)
+	e.tree.Listing = nil
+	w.mu.Unlock()
+	return t, nil
+}
+
+func (w *Watcher) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// entry returns the entry for root and opt's skip lists, made if new.
+func (w *Watcher) entry(root string, opt build.TreeOptions) *entry {
+	key := Key(root, opt)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.trees[key]
+	if e == nil {
+		e = &entry{root: filepath.Clean(root), opt: build.TreeOptions{SkipDirs: slices.Clone(opt.SkipDirs), SkipFiles: slices.Clone(opt.SkipFiles)}}
+		w.trees[key] = e
+	}
+	return e
+}
+
+// Key names a tree: its root and skip lists, in a canonical form (the skip
+// lists sorted). Two trees with the same Key have the same digest.
+func Key(root string, opt build.TreeOptions) string {
+	d, f := slices.Clone(opt.SkipDirs), slices.Clone(opt.SkipFiles)
+	slices.Sort(d)
+	slices.Sort(f)
+	return filepath.Clean(root) + "\x00" + strings.Join(slices.Compact(d), "\x00") + "\x00\x00" + strings.Join(slices.Compact(f), "\x00")
+}
+
+// sync returns once every notification queued before it was handled
+// (package doc); when that cannot be shown, every tree counts as changed.
+func (w *Watcher) sync() {
+	w.mu.Lock()
+	w.seq++
+	name := filepath.Join(w.barrier, strconv.FormatUint(w.seq, 10))
+	ch := make(chan struct{})
+	w.waiting[name] = ch
+	w.mu.Unlock()
+	err := os.WriteFile(name, nil, 0o600)
+	if err == nil {
+		select {
+		case <-ch:
+		case <-time.After(barrierTimeout):
+			err = errors.New("no notification within " + barrierTimeout.String())
+		}
+		os.Remove(name)
+	}
+	if err != nil {
+		w.mu.Lock()
+		delete(w.waiting, name)
+		w.markAllLocked(false)
+		w.mu.Unlock()
+	}
+}
+
+// markAllLocked marks every tree changed; with rewatch, its directories
+// are watched anew at its next walk (after an overflow, directories made
+// meanwhile may lack a watch).
+func (w *Watcher) markAllLocked(rewatch bool) {
+	for _, e := range w.trees {
+		e.dirty = true
+		if rewatch {
+			e.setup = false
+		}
+	}
+}
+
+// loop handles notifications until the fsnotify watcher closes.
+func (w *Watcher) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case resume := <-w.pause:
+			<-resume
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			w.event(ev)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.mu.Lock()
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.stats.Overflows++
+			}
+			w.markAllLocked(true)
+			// A barrier's own event may have been dropped: its waiter
+			// finds every tree changed and walks.
+			for name, ch := range w.waiting {
+				close(ch)
+				delete(w.waiting, name)
+			}
+			w.mu.Unlock()
+			w.logf("file notifications: %v: every tree is walked again", err)
+		}
+	}
+}
+
+// event marks the trees ev names a path in, watches a directory made in
+// one, and wakes a barrier's waiter.
+func (w *Watcher) event(ev fsnotify.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.waiting[ev.Name]; ok {
+		close(ch)
+		delete(w.waiting, ev.Name)
+		return
+	}
+	for _, e := range w.trees {
+		rel, ok := relPath(e.root, ev.Name)
+		if !ok || skipped(rel, e.opt) {
+			continue
+		}
+		e.dirty = true
+		if rel == "" {
+			e.setup = false // the root itself was made, removed or replaced
+			continue
+		}
+		if ev.Has(fsnotify.Create) && e.watched {
+			if why := w.addTreeLocked(e, ev.Name); why != "" {
+				w.unwatchLocked(e, why)
+			}
+		}
+	}
+}
+
+// relPath returns p relative to root, slash-separated ("" for root
+// itself), and whether p is root or inside it.
+func relPath(root, p string) (string, bool) {
+	if p == root {
+		return "", true
+	}
+	if !strings.HasPrefix(p, root) || p[len(root)] != filepath.Separator {
+		return "", false
+	}
+	return filepath.ToSlash(p[len(root)+1:]), true
+}
+
+// skipped reports whether rel is left out of the tree: under a directory
+// named in opt.SkipDirs, or a file in opt.SkipFiles.
+func skipped(rel string, opt build.TreeOptions) bool {
+	if slices.Contains(opt.SkipFiles, rel) {
+		return true
+	}
+	for part := range strings.SplitSeq(rel, "/") {
+		if slices.Contains(opt.SkipDirs, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// watch watches every directory of e's tree and its root's parent, or
+// records why the tree is walked on every call instead.
+func (w *Watcher) watch(e *entry) {
+	why := ""
+	if real, err := filepath.EvalSymlinks(e.root); err != nil || real != e.root {
+		why = "its path goes through a symbolic link"
+		if err != nil {
+			why = err.Error()
+		}
+	} else if fsName, ok := localFS(e.root); !ok {
+		why = "it is on a " + fsName + " file system, whose changes may send no notification"
+	} else if err := w.fsw.Add(filepath.Dir(e.root)); err != nil {
+		why = "watching " + filepath.Dir(e.root) + ": " + err.Error()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if why == "" {
+		e.watched = true
+		why = w.addTreeLocked(e, e.root)
+	}
+	if why != "" {
+		w.unwatchLocked(e, why)
+	}
+}
+
+// unwatchLocked makes e a tree walked on every call, saying why once.
+func (w *Watcher) unwatchLocked(e *entry, why string) {
+	e.watched = false
+	if e.why != why {
+		e.why = why
+		w.logf("%s is walked on every build: %s", e.root, why)
+	}
+}
+
+// addTreeLocked watches dir, a directory of e's tree, and every directory
+// below it that the tree does not skip. It returns why the tree cannot be
+// trusted to notifications, or "".
+func (w *Watcher) addTreeLocked(e *entry, dir string) string {
+	var rootDev uint64
+	if st, err := os.Lstat(e.root); err == nil {
+		rootDev = device(st)
+	}
+	why := ""
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone meanwhile: its removal is a notification too
+			}
+			return err
+		}
+		rel, _ := relPath(e.root, p)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if !linkInside(e.root, p) {
+				why = "the symbolic link " + rel + " leads outside it"
+				return filepath.SkipAll
+			}
+		case d.IsDir():
+			if rel != "" && skipped(rel, e.opt) {
+				return filepath.SkipDir
+			}
+			if st, err := d.Info(); err == nil && device(st) != rootDev {
+				why = rel + " is another mount"
+				return filepath.SkipAll
+			}
+			if err := w.fsw.Add(p); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				why = "watching " + p + ": " + err.Error() + " (see /proc/sys/fs/inotify/max_user_watches)"
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil && why == "" {
+		why = err.Error()
+	}
+	return why
+}
+
+// linkInside reports whether the symbolic link p resolves inside root, or,
+// when it cannot be resolved, names a target inside root (it might resolve
+// later).
+func linkInside(root, p string) bool {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		_, ok := relPath(root, real)
+		return ok
+	}
+	target, err := os.Readlink(p)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	_, ok := relPath(root, filepath.Clean(target))
+	return ok
+}

@@ -1,0 +1,232 @@
+package treewatch
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/build"
+)
+
+// tree is a temporary tree under a parent directory of its own.
+type tree struct {
+	t      *testing.T
+	w      *Watcher
+	parent string
+	root   string
+	opt    build.TreeOptions
+	walks  int
+}
+
+func newTree(t *testing.T) *tree {
+	t.Helper()
+	if !notifications {
+		t.Skip("no file notifications on " + runtime.GOOS + ": Digest always walks (TestWalksWithoutNotifications)")
+	}
+	parent, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tree{t: t, parent: parent, root: filepath.Join(parent, "dist"), opt: build.TreeOptions{SkipDirs: []string{".cache"}}}
+	tr.write("index.js", "one")
+	tr.write("lib/a.js", "a")
+	tr.w = New(t.Logf)
+	t.Cleanup(tr.w.Close)
+	return tr
+}
+
+func (tr *tree) write(name, content string) {
+	tr.t.Helper()
+	p := filepath.Join(tr.root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tr.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+// digest asks the watcher and checks its answer against a fresh walk; it
+// reports whether the watcher walked.
+func (tr *tree) digest() (build.Tree, bool) {
+	tr.t.Helper()
+	before := tr.walks
+	got, err := tr.w.Digest(tr.root, tr.opt, func() (build.Tree, error) {
+		tr.walks++
+		return build.TreeDigest(tr.root, tr.opt)
+	})
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	want, err := build.TreeDigest(tr.root, tr.opt)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	if got.Digest != want.Digest || got.Files != want.Files || got.Bytes != want.Bytes {
+		tr.t.Fatalf("watcher says %s (%d files, %d bytes), a walk %s (%d files, %d bytes)", got.Digest, got.Files, got.Bytes, want.Digest, want.Files, want.Bytes)
+	}
+	return got, tr.walks > before
+}
+
+// step makes a change with f and checks that the next Digest walks and
+// the one after does not.
+func (tr *tree) step(what string, f func()) {
+	tr.t.Helper()
+	before, _ := tr.digest()
+	f()
+	after, walked := tr.digest()
+	if !walked {
+		tr.t.Fatalf("%s: Digest answered without walking", what)
+	}
+	if after.Digest == before.Digest {
+		tr.t.Fatalf("%s: digest unchanged", what)
+	}
+	if _, walked := tr.digest(); walked {
+		tr.t.Fatalf("%s: Digest walked again with nothing changed", what)
+	}
+}
+
+func (tr *tree) run(name string, args ...string) {
+	tr.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = tr.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tr.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// TestDigestFollowsChanges: an untouched tree is answered without a walk;
+// every kind of change a build or an editor makes is seen at the next
+// Digest, which walks, and then the tree is answered from memory again.
+func TestDigestFollowsChanges(t *testing.T) {
+	tr := newTree(t)
+	if _, walked := tr.digest(); !walked {
+		t.Fatal("the first Digest did not walk")
+	}
+	if _, walked := tr.digest(); walked {
+		t.Fatal("the second Digest walked an untouched tree")
+	}
+	tr.step("write in place", func() { tr.write("lib/a.js", "a2") })
+	tr.step("sed -i (write a copy, rename it over)", func() { tr.run("sed", "-i", "s/one/two/", "index.js") })
+	tr.step("delete", func() { tr.run("rm", "lib/a.js") })
+	tr.step("new directory", func() { tr.run("mkdir", "-p", "deep/er") })
+	tr.step("file in the new directory", func() { tr.write("deep/er/b.js", "b") })
+	tr.step("write in the new directory", func() { tr.write("deep/er/b.js", "b2") })
+	tr.step("symbolic link inside", func() { tr.run("ln", "-s", "index.js", "alias.js") })
+	tr.step("retarget the link", func() { tr.run("ln", "-sfn", "deep/er/b.js", "alias.js") })
+	tr.step("exec bit", func() { tr.run("chmod", "+x", "index.js") })
+	tr.step("rename a directory", func() { tr.run("mv", "deep", "deeper") })
+	tr.step("replace the root", func() {
+		tr.run("sh", "-c", "cp -r . ../dist.new && echo three > ../dist.new/index.js")
+		if err := os.RemoveAll(tr.root); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tr.root+".new", tr.root); err != nil {
+			t.Fatal(err)
+		}
+	})
+	tr.step("write after the root was replaced", func() { tr.write("index.js", "four") })
+
+	// A skipped directory is not the tree's: no walk.
+	tr.write(".cache/x", "x")
+	tr.digest()
+	tr.write(".cache/x", "y")
+	if _, walked := tr.digest(); walked {
+		t.Error("a write in a skipped directory made Digest walk")
+	}
+	if s := tr.w.Stats(); s.Answered == 0 || s.Overflows != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestLinkOutsideIsWalked: a tree with a link that leads outside it is
+// walked on every call (TreeDigest walks what the link reaches, which no
+// watch covers), and a change out there is seen.
+func TestLinkOutsideIsWalked(t *testing.T) {
+	tr := newTree(t)
+	outside := filepath.Join(tr.parent, "pkg")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(outside, "m.js"), []byte("1"), 0o644)
+	tr.run("ln", "-s", "../pkg", "pkg")
+	before, _ := tr.digest()
+	os.WriteFile(filepath.Join(outside, "m.js"), []byte("2"), 0o644)
+	after, walked := tr.digest()
+	if !walked || after.Digest == before.Digest {
+		t.Fatalf("a change behind a link leading outside: walked %v, digest changed %v", walked, after.Digest != before.Digest)
+	}
+	if _, walked := tr.digest(); !walked {
+		t.Fatal("a tree with a link leading outside was answered without a walk")
+	}
+}
+
+// TestOverflowWalksAgain: when the kernel's event queue overflows, the
+// notifications it dropped are not trusted away: every tree is walked at
+// its next Digest. The overflow is a real one: the event loop is paused
+// while more events are made than /proc/sys/fs/inotify/max_queued_events
+// holds, then a change is made whose event the kernel drops.
+func TestOverflowWalksAgain(t *testing.T) {
+	tr := newTree(t)
+	limit := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		fmt.Sscan(string(b), &limit)
+	}
+	if limit > 200000 {
+		t.Skipf("max_queued_events is %d: too many events to make", limit)
+	}
+	before, _ := tr.digest()
+	resume := make(chan struct{})
+	tr.w.pause <- resume
+	// Events on the parent are queued but name no tree; two files take
+	// turns so that the kernel cannot merge them.
+	noise := [2]*os.File{}
+	for i := range noise {
+		f, err := os.Create(filepath.Join(tr.parent, fmt.Sprintf("noise%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		noise[i] = f
+	}
+	for i := range limit + 4096*2 + 1000 { // fsnotify reads up to 4096 events ahead
+		noise[i%2].Write([]byte{'x'})
+	}
+	tr.write("index.js", "changed while the queue was full")
+	close(resume)
+	after, walked := tr.digest()
+	if !walked || after.Digest == before.Digest {
+		t.Fatalf("after an overflow: walked %v, digest changed %v", walked, after.Digest != before.Digest)
+	}
+	if s := tr.w.Stats(); s.Overflows == 0 {
+		t.Fatalf("no overflow seen: stats %+v", s)
+	}
+	tr.step("a change after the overflow", func() { tr.write("lib/new.js", "n") })
+}
+
+// TestWalksWithoutNotifications: a nil Watcher, and a tree on a platform
+// without notifications, walks on every call.
+func TestWalksWithoutNotifications(t *testing.T) {
+	var w *Watcher
+	n := 0
+	for range 2 {
+		w.Digest("/nowhere", build.TreeOptions{}, func() (build.Tree, error) { n++; return build.Tree{}, nil })
+	}
+	if n != 2 {
+		t.Fatalf("nil Watcher walked %d times in 2 calls", n)
+	}
+	if !notifications {
+		w := New(t.Logf)
+		defer w.Close()
+		for range 2 {
+			w.Digest("/nowhere", build.TreeOptions{}, func() (build.Tree, error) { n++; return build.Tree{}, nil })
+		}
+		if n != 4 {
+			t.Fatalf("Watcher on %s walked %d times in 2 calls", runtime.GOOS, n-2)
+		}
+	}
+}
