@@ -1,13 +1,15 @@
 package host
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -54,6 +56,9 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
+	}
+	if f, ok := stdout.(*os.File); ok {
+		growPipe(f)
 	}
 	if err := startOwn(cmd); err != nil {
 		return nil, err
@@ -219,44 +224,99 @@ func (o *overflow) id() json.RawMessage {
 	return nil
 }
 
+// Sizes of readLines' buffer: it starts at readChunk, grows to hold the
+// longest line in progress (up to the limit) and shrinks back once a line
+// over readKeep has been passed on.
+const (
+	readChunk = 64 << 10
+	readKeep  = 4 << 20
+)
+
 // readLines calls fn with each line read from r, without its newline; fn
-// owns the slice. A line longer than max bytes is not passed on: fn gets nil
-// and an *overflow instead. It returns at EOF or on a read error.
+// owns the slice, and the newline stays in place just past its end (see
+// withNewline), so that forwarding it needs no copy. Lines are read with
+// large reads into one buffer that is reused, and each complete line is
+// copied out of it once. A line longer than max bytes is not passed on:
+// fn gets nil and an *overflow (its first and last bytes) instead, and the
+// rest of it is not kept. It returns at EOF or on a read error; how reads
+// are cut does not change what fn sees.
 func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
+	buf := make([]byte, 0, readChunk)
 	var over *overflow
 	for {
-		frag, err := br.ReadSlice('\n')
-		if len(frag) > 0 {
-			if over == nil {
-				buf = append(buf, frag...)
-				if len(trimNL(buf)) > max {
-					over = &overflow{head: append([]byte(nil), buf[:min(len(buf), overflowKeep)]...)}
-					buf = nil
-				}
-			}
-			if over != nil {
-				over.tail = append(over.tail, frag...)
-				if len(over.tail) > overflowKeep {
-					over.tail = append(over.tail[:0], over.tail[len(over.tail)-overflowKeep:]...)
-				}
-			}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), max+2-len(buf)+1))
 		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if len(frag) > 0 || len(buf) > 0 {
-			if over != nil {
-				fn(nil, over)
-			} else if line := trimNL(buf); len(line) > 0 {
-				fn(line, nil)
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		scan := len(buf)
+		buf = buf[:scan+n]
+		start := 0
+		for {
+			i := bytes.IndexByte(buf[scan:], '\n')
+			if i < 0 {
+				break
 			}
+			end := scan + i + 1
+			deliver(buf[start:end], max, over, fn)
+			over, start, scan = nil, end, end
 		}
-		buf, over = nil, nil
+		switch rest := buf[start:]; {
+		case over != nil:
+			over.add(rest)
+			buf = buf[:0]
+		case len(rest) > max+1: // over the limit even if it ends in \r\n
+			over = &overflow{}
+			over.add(rest)
+			buf = buf[:0]
+		case start > 0:
+			buf = buf[:copy(buf, rest)]
+		}
+		if cap(buf) > readKeep && len(buf) < readChunk {
+			buf = append(make([]byte, 0, readChunk), buf...)
+		}
 		if err != nil {
+			if len(buf) > 0 || over != nil {
+				deliver(buf, max, over, fn)
+			}
 			return
 		}
+	}
+}
+
+// deliver passes one line (with its newline, unless the input ended
+// without one) to fn: as a copy, as an overflow, or not at all when it is
+// empty.
+func deliver(seg []byte, max int, over *overflow, fn func(line []byte, over *overflow)) {
+	if over == nil && len(trimNL(seg)) > max {
+		over = &overflow{}
+	} else if over == nil {
+		line := trimNL(seg)
+		if len(line) == 0 {
+			return
+		}
+		out := make([]byte, len(line)+1)
+		copy(out, line)
+		out[len(line)] = '\n'
+		fn(out[:len(line)], nil)
+		return
+	}
+	over.add(seg)
+	fn(nil, over)
+}
+
+// add appends the next bytes of an over-long line: the head keeps its
+// first overflowKeep bytes, the tail its last overflowKeep.
+func (o *overflow) add(p []byte) {
+	if k := overflowKeep - len(o.head); k > 0 {
+		o.head = append(o.head, p[:min(k, len(p))]...)
+	}
+	if len(p) >= overflowKeep {
+		o.tail = append(o.tail[:0], p[len(p)-overflowKeep:]...)
+		return
+	}
+	o.tail = append(o.tail, p...)
+	if len(o.tail) > overflowKeep {
+		o.tail = append(o.tail[:0], o.tail[len(o.tail)-overflowKeep:]...)
 	}
 }
 

@@ -32,14 +32,25 @@ type listen struct {
 	prompts, resources bool
 }
 
+// withNewline returns line ending in a newline. A line readLines passed on
+// already has it just past its end (readLines leaves it there), so a
+// large result is not copied again; any other line is copied.
+func withNewline(line []byte) []byte {
+	n := len(line)
+	switch {
+	case n > 0 && line[n-1] == '\n':
+		return line
+	case cap(line) > n && line[:n+1][n] == '\n':
+		return line[:n+1]
+	}
+	return append(line[:n:n], '\n')
+}
+
 // toClient queues one message for the client, adding the newline. It never
 // blocks: a client that stops reading must not stall the host, whose
 // socket, restarts and approvals take the same lock.
 func (h *Host) toClient(line []byte) {
-	if n := len(line); n == 0 || line[n-1] != '\n' {
-		line = append(line[:n:n], '\n')
-	}
-	h.out.push(line)
+	h.out.push(withNewline(line))
 }
 
 // fromClient handles one line from the client.
@@ -192,10 +203,12 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 		}
 	}
 	if m.IsRequest() && len(m.Params) > 0 {
+		// Only _meta is read: a call's arguments are stepped over.
 		var p struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
+			Meta map[string]json.RawMessage
 		}
-		if json.Unmarshal(m.Params, &p) == nil && p.Meta[metaProtocolVersion] != nil {
+		raw, ok := jsonrpc.Member(m.Params, "_meta")
+		if ok && json.Unmarshal(raw, &p.Meta) == nil && p.Meta[metaProtocolVersion] != nil {
 			keep := map[string]json.RawMessage{}
 			for _, k := range []string{metaProtocolVersion, metaClientCapabilities, metaClientInfo} {
 				if v, ok := p.Meta[k]; ok {
@@ -275,8 +288,8 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				return
 			}
 		}
-		var p callParams
-		if err := json.Unmarshal(m.Params, &p); err == nil && p.Name != "" {
+		// ParseClient has read name and arguments strictly, once.
+		if p := (callParams{Name: m.Tool, Arguments: m.Arguments}); p.Name != "" {
 			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
 				go h.recheckUnknown(h.child, m, line)
 				return
@@ -308,5 +321,5 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 	if m.IsRequest() {
 		h.inflight[jsonrpc.IDKey(m.ID)] = cl
 	}
-	h.child.send(append(line, '\n'))
+	h.child.send(withNewline(line))
 }

@@ -285,7 +285,9 @@ func (h *Host) readyLocked(c *child) error {
 	held := h.held
 	h.held = nil
 	for _, line := range held {
-		if m, err := jsonrpc.Parse(line); err == nil {
+		// A held line passed ParseClient once; it is read the same way
+		// again, tools/call name and arguments included.
+		if m, err := jsonrpc.ParseClient(line); err == nil {
 			h.forwardLocked(m, line)
 		}
 	}

@@ -85,6 +85,9 @@ func (h *Host) Run(ctx context.Context) error {
 // openWriters starts the client writer and the audit writer and opens the
 // run's grants; the audit log records the client's connection.
 func (h *Host) openWriters() error {
+	if f, ok := h.opts.Stdout.(*os.File); ok {
+		growPipe(f)
+	}
 	h.out = newLineQueue(h.opts.Stdout, func(err error) {
 		h.logf("client stdout: %v: closing", err)
 		h.cancel(nil)

@@ -105,7 +105,7 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 	}
 	if cl.tool != "" {
 		h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
-			"is_error": toolError(line), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
+			"is_error": toolError(m.Result), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
 	}
 	if m.HasResult {
 		line = h.rewriteResultLocked(c, cl.method, line)
@@ -284,15 +284,13 @@ func (h *Host) privateCall(ctx context.Context, c *child, method string, params 
 	}
 }
 
-// toolError reports whether a tools/call response carries result.isError.
-func toolError(line []byte) bool {
-	var r struct {
-		Result struct {
-			IsError bool `json:"isError"`
-		} `json:"result"`
-	}
-	json.Unmarshal(line, &r)
-	return r.Result.IsError
+// toolError reports whether a tools/call result carries isError: true
+// (MCP tools, error handling). Only the result's top-level members are
+// looked at, its content stepped over (jsonrpc.Member): an answer of any
+// size costs a bounded scan, not a parse.
+func toolError(result json.RawMessage) bool {
+	v, ok := jsonrpc.Member(result, "isError")
+	return ok && string(v) == "true"
 }
 
 // cancelServerRequestsLocked tells the client that the requests child c

@@ -125,7 +125,7 @@ func (h *Host) goDownLocked(reason string) {
 	h.downReason = reason
 	h.setState(StateDown)
 	for _, line := range h.held {
-		if m, err := jsonrpc.Parse(line); err == nil && m.IsRequest() {
+		if m, err := jsonrpc.ParseClient(line); err == nil && m.IsRequest() {
 			h.toClient(h.unavailableLocked(m))
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 )
@@ -50,7 +49,7 @@ func ParseClient(line []byte) (*Message, error) {
 	_, m.HasResult = members["result"]
 	_, m.HasError = members["error"]
 	if raw, ok := members["method"]; ok {
-		if err := json.Unmarshal(raw, &m.Method); err != nil {
+		if m.Method, err = stringValue(raw); err != nil {
 			return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: method is not a string"}
 		}
 	}
@@ -62,10 +61,11 @@ func ParseClient(line []byte) (*Message, error) {
 		if err != nil {
 			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params: " + err.Error()}
 		}
-		var name string
-		if json.Unmarshal(params["name"], &name) != nil || name == "" {
+		name, err := stringValue(params["name"])
+		if err != nil || name == "" {
 			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params.name must be a non-empty string"}
 		}
+		m.Tool, m.Arguments = name, params["arguments"]
 	}
 	return m, nil
 }
@@ -94,43 +94,36 @@ func checkID(id json.RawMessage) error {
 	return nil
 }
 
-// strictObject decodes the JSON object b into its members by exact name.
+// strictObject returns the members of the JSON object b by exact name.
 // It fails when b is not one object, or when a member named in watch
-// appears twice or under a name differing from it only in case.
+// appears twice or under a name differing from it only in case. Values
+// are stepped over, not decoded (scan.go); ParseClient has checked that
+// the whole line is valid JSON.
 func strictObject(b []byte, watch []string) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("not a JSON object")
-	}
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
+	out := make(map[string]json.RawMessage, 8)
+	var bad error
+	err := wholeObject(b, func(raw, v []byte) {
+		if bad != nil {
+			return
 		}
-		key := t.(string)
+		key := keyName(raw)
 		for _, w := range watch {
 			if key != w && strings.EqualFold(key, w) {
-				return nil, fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
+				bad = fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
+				return
 			}
 		}
 		if _, dup := out[key]; dup && slices.Contains(watch, key) {
-			return nil, fmt.Errorf("member %q appears twice", key)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
+			bad = fmt.Errorf("member %q appears twice", key)
+			return
 		}
 		out[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("data after the object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("data after the object")
+	if bad != nil {
+		return nil, bad
 	}
 	return out, nil
 }

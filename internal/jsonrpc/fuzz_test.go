@@ -92,3 +92,53 @@ func FuzzIDKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAsEncodingJSON: on any valid JSON object, Parse reads the
+// envelope exactly as encoding/json does (the reader it replaced), and
+// Member finds what encoding/json decodes into a field of that name,
+// although neither decodes the values they step over.
+func FuzzParseAsEncodingJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"}b"}],"isError":true}}`,
+		`{"result":{"isError":false,"ISERROR":true},"ID":"x","id":2}`,
+		`{"Method":"a","method":null,"params":[1,{"b":"]"}],"error":null}`,
+		`{"\u0069d":7,"m\u0065thod":"x\u0041","params":"\\"}`,
+		`{"id":1,"method":"a\\","result":[[],{}],"x":{"y":[1,2,{"z":"\\\\\""}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var want struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+			return
+		}
+		werr := json.Unmarshal(line, &want)
+		m, err := Parse(line)
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("Parse(%q): error %v, encoding/json: %v", line, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(m.ID, want.ID) || m.Method != want.Method || !bytes.Equal(m.Params, want.Params) ||
+			m.HasResult != (want.Result != nil) || m.HasError != (want.Error != nil) {
+			t.Fatalf("Parse(%q) = id %q method %q params %q result %v error %v; encoding/json: %q %q %q %q %q",
+				line, m.ID, m.Method, m.Params, m.HasResult, m.HasError, want.ID, want.Method, want.Params, want.Result, want.Error)
+		}
+		var r struct {
+			IsError json.RawMessage `json:"isError"`
+		}
+		if json.Unmarshal(want.Result, &r) == nil && len(want.Result) > 0 && want.Result[0] == '{' {
+			v, ok := Member(m.Result, "isError")
+			if ok != (r.IsError != nil) || !bytes.Equal(v, r.IsError) {
+				t.Fatalf("Member(%q, isError) = %q %v; encoding/json: %q", m.Result, v, ok, r.IsError)
+			}
+		}
+	})
+}

@@ -20,14 +20,15 @@ type Message struct {
 	ID        json.RawMessage // absent: nil; may be the JSON null
 	Method    string
 	Params    json.RawMessage
-	HasResult bool // a "result" member exists
-	HasError  bool // an "error" member exists
+	Result    json.RawMessage // the result member's bytes, as read by Parse
+	HasResult bool            // a "result" member exists
+	HasError  bool            // an "error" member exists
+
+	// Tool and Arguments are a tools/call request's params.name and
+	// params.arguments (nil when absent), as ParseClient read them.
+	Tool      string
+	Arguments json.RawMessage
 }
-
-// present records that a member exists without keeping its value.
-type present bool
-
-func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
 
 // HasID reports whether id is present and not null.
 func HasID(id json.RawMessage) bool {
@@ -41,23 +42,76 @@ func (m *Message) IsRequest() bool      { return m.Method != "" && HasID(m.ID) }
 func (m *Message) IsNotification() bool { return m.Method != "" && !HasID(m.ID) }
 func (m *Message) IsResponse() bool     { return m.Method == "" && HasID(m.ID) }
 
-// Parse reads the envelope of line leniently (encoding/json matching). It
-// fails on anything that is not a JSON object.
+// Parse reads the envelope of line leniently, as encoding/json would
+// match it (member names case-insensitively, the last of a name wins),
+// without decoding anything else: params, result and error values are
+// stepped over (scan.go), so a 1 MiB result costs a search for its
+// quotes, not a parse. It fails on a line that is not one JSON object, on
+// an id that is not valid JSON and on a method that is not a string.
+// Values other than the id and method are checked for structure only.
 func Parse(line []byte) (*Message, error) {
 	if len(line) == 0 || line[0] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Result present         `json:"result"`
-		Error  present         `json:"error"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(line, &m); err != nil {
+	m := &Message{}
+	var method []byte
+	err := wholeObject(line, func(key, value []byte) {
+		switch {
+		case keyIs(key, "id", true):
+			m.ID = value
+		case keyIs(key, "method", true):
+			if string(value) != "null" { // null leaves a string as it was
+				method = value
+			}
+		case keyIs(key, "result", true):
+			m.HasResult, m.Result = true, value
+		case keyIs(key, "error", true):
+			m.HasError = true
+		case keyIs(key, "params", true):
+			m.Params = value
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &Message{ID: m.ID, Method: m.Method, Params: m.Params, HasResult: bool(m.Result), HasError: bool(m.Error)}, nil
+	if len(m.ID) > 0 && !json.Valid(m.ID) {
+		return nil, fmt.Errorf("id is not valid JSON")
+	}
+	if method != nil {
+		if m.Method, err = stringValue(method); err != nil {
+			return nil, fmt.Errorf("method: %v", err)
+		}
+	}
+	return m, nil
+}
+
+// stringValue decodes a JSON string value; null is "" (encoding/json
+// leaves a string unset).
+func stringValue(v []byte) (string, error) {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && validPlain(v[1:len(v)-1]) {
+		return string(v[1 : len(v)-1]), nil
+	}
+	if string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// validPlain reports whether s, the inside of a string without escapes,
+// is printable ASCII, which decodes to itself (no control character, which
+// JSON forbids raw, and no byte encoding/json might replace as invalid
+// UTF-8).
+func validPlain(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // IsBatch reports whether line is a JSON-RPC batch: an array (JSON-RPC 2.0

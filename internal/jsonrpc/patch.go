@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -80,27 +79,15 @@ func setIn(doc []byte, at int, value json.RawMessage, path []string) ([]byte, er
 }
 
 // findMember finds key in the object starting at doc[at] and returns the
-// span of its value (the last one when the key repeats).
+// span of its value (the last one when the key repeats), matched exactly.
 func findMember(doc []byte, at int, key string) (start, end int, ok bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(doc[at:]))
-	if _, err := dec.Token(); err != nil { // {
-		return 0, 0, false, err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0, 0, false, err
+	_, err = eachMember(doc, at, func(k, v []byte) {
+		if keyIs(k, key, false) {
+			start = cap(doc) - cap(v)
+			end, ok = start+len(v), true
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return 0, 0, false, err
-		}
-		if k, _ := tok.(string); k == key {
-			end = at + int(dec.InputOffset())
-			start, ok = end-len(raw), true
-		}
-	}
-	if _, err := dec.Token(); err != nil && err != io.EOF { // }
+	})
+	if err != nil {
 		return 0, 0, false, err
 	}
 	return start, end, ok, nil

@@ -1,0 +1,205 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// The scanner below reads the top level of a JSON object and steps over
+// member values without decoding them: a string is skipped by searching
+// for its closing quote (bytes.IndexByte, so at memory speed), a nested
+// object or array by matching its brackets outside strings. It checks
+// structure (strings closed, brackets matched, members separated), not
+// the contents of skipped values: a number or an escape inside a result
+// is the receiving peer's to read.
+
+var (
+	errUnterminated = errors.New("unexpected end of JSON input")
+	errSyntax       = errors.New("invalid JSON")
+)
+
+// scanString returns the index just past the string starting at b[i],
+// which is '"', or -1 when it is not closed.
+func scanString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := j + k
+		n := 0 // backslashes right before the quote
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+}
+
+// skipValue returns the index just past the JSON value starting at b[i]
+// (no leading space).
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errUnterminated
+	}
+	switch b[i] {
+	case '"':
+		if e := scanString(b, i); e > 0 {
+			return e, nil
+		}
+		return 0, errUnterminated
+	case '{', '[':
+		return skipContainer(b, i)
+	case '}', ']', ',', ':':
+		return 0, errSyntax
+	}
+	j := i
+	for j < len(b) && !isDelim(b[j]) {
+		j++
+	}
+	return j, nil
+}
+
+// skipContainer returns the index just past the object or array starting
+// at b[i], checking that brackets match.
+func skipContainer(b []byte, i int) (int, error) {
+	var stack []byte
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			e := scanString(b, j)
+			if e < 0 {
+				return 0, errUnterminated
+			}
+			j = e - 1
+		case '{':
+			stack = append(stack, '}')
+		case '[':
+			stack = append(stack, ']')
+		case '}', ']':
+			if n := len(stack); n == 0 || stack[n-1] != c {
+				return 0, errSyntax
+			} else if stack = stack[:n-1]; n == 1 {
+				return j + 1, nil
+			}
+		}
+	}
+	return 0, errUnterminated
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ':', ' ', '\t', '\n', '\r', '"', '{', '[':
+		return true
+	}
+	return false
+}
+
+// eachMember calls fn with the raw key (quotes included) and the value of
+// each member of the object starting at b[i] ('{'), in order, and returns
+// the index just past the object.
+func eachMember(b []byte, i int, fn func(key, value []byte)) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, errors.New("not a JSON object")
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, errUnterminated
+		}
+		if b[i] != '"' {
+			return 0, errSyntax
+		}
+		ke := scanString(b, i)
+		if ke < 0 {
+			return 0, errUnterminated
+		}
+		key := b[i:ke]
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, errSyntax
+		}
+		vs := skipSpace(b, i+1)
+		ve, err := skipValue(b, vs)
+		if err != nil {
+			return 0, err
+		}
+		fn(key, b[vs:ve])
+		i = skipSpace(b, ve)
+		switch {
+		case i >= len(b):
+			return 0, errUnterminated
+		case b[i] == ',':
+			i = skipSpace(b, i+1)
+		case b[i] == '}':
+			return i + 1, nil
+		default:
+			return 0, errSyntax
+		}
+	}
+}
+
+// keyName returns the member name of a raw key, unescaped.
+func keyName(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return string(raw) // an invalid escape: a name no watched member has
+	}
+	return s
+}
+
+// keyIs reports whether raw names name, exactly or, with fold, as
+// encoding/json matches names (case-insensitively).
+func keyIs(raw []byte, name string, fold bool) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		k := raw[1 : len(raw)-1]
+		if fold {
+			return strings.EqualFold(string(k), name)
+		}
+		return string(k) == name
+	}
+	if fold {
+		return strings.EqualFold(keyName(raw), name)
+	}
+	return keyName(raw) == name
+}
+
+// wholeObject runs eachMember over all of doc, which must be one object
+// with nothing but space after it.
+func wholeObject(doc []byte, fn func(key, value []byte)) error {
+	end, err := eachMember(doc, skipSpace(doc, 0), fn)
+	if err != nil {
+		return err
+	}
+	if skipSpace(doc, end) != len(doc) {
+		return errors.New("data after the object")
+	}
+	return nil
+}
+
+// Member returns the value of the top-level member name of the JSON
+// object obj, matched as encoding/json matches struct fields (the last of
+// a name, case-insensitively), without reading any other value: a tools/call
+// result's isError is found by stepping over its content, not parsing it.
+// It reports false when obj is not an object or lacks the member.
+func Member(obj []byte, name string) (json.RawMessage, bool) {
+	var v json.RawMessage
+	found := false
+	_, err := eachMember(obj, skipSpace(obj, 0), func(key, value []byte) {
+		if keyIs(key, name, true) {
+			v, found = value, true
+		}
+	})
+	return v, found && err == nil
+}
