@@ -30,6 +30,19 @@ type Request struct {
 	Catalog          []CatalogLine
 	Tools            []string // tools the grant covers
 	CredentialScopes []string // credential scopes the grant covers
+	// Renewal, when set, says that the request renews grants an epoch
+	// change ended: the page shows it first.
+	Renewal *Renewal
+}
+
+// Renewal is what the page shows of a renewal (the host's prepared
+// approval after an epoch change revoked grants): the epoch whose grants
+// ended, the tools left out because their definition changed (with what
+// changed), and the tools no longer offered.
+type Renewal struct {
+	FromEpoch string
+	Changed   []CatalogLine // Change is the kind of change
+	Dropped   []string
 }
 
 // IdentityLine is one part of the execution identity: entry, a lockfile,

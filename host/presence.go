@@ -63,16 +63,25 @@ func (h *Host) proposeLocked(req ApproveRequest, head audit.Head) (*grant.Propos
 	if head.Hash == "" {
 		head.Hash = grant.Digest{}.String() // an empty log
 	}
+	if err := h.checkRenewalLocked(req.Renewal); err != nil {
+		return nil, ceremony.Request{}, err
+	}
 	p := &grant.Proposal{V: grant.ProposalVersion, AgentRun: string(h.run), ExecutionEpoch: h.child.epoch,
 		CatalogRevision: string(h.catalog.Revision), ToolScope: tools, CredentialScope: creds,
 		ExpiresWhen: req.Expires, Nonce: grant.NewNonce(), AuditHead: grant.AuditHead{Seq: head.Seq, Hash: head.Hash}}
+	var renewal *ceremony.Renewal
+	if req.Renewal != "" {
+		// The renewal's own proposal when it is what is asked: one
+		// digest and short code on every screen that offers it.
+		p, renewal = h.renewalPageLocked(p)
+	}
 	d, err := p.Digest()
 	if err != nil {
 		return nil, ceremony.Request{}, err
 	}
 	rv := h.reviewLocked()
 	cr := ceremony.Request{Digest: d, Server: h.opts.Label, AgentRun: string(h.run), Epoch: string(h.child.epoch),
-		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds}
+		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds, Renewal: renewal}
 	for _, l := range rv.Identity {
 		il := ceremony.IdentityLine{Name: string(l.Role) + " " + l.Path, Value: string(l.Digest)}
 		if l.Changed {
@@ -130,6 +139,14 @@ func (h *Host) openPage(peer notify.Peer, req ApproveRequest) (*webApproval, cer
 	if err != nil {
 		return nil, cr, err
 	}
+	h.pres.mu.Lock()
+	if wa := h.pres.pages[cr.Digest.String()]; wa != nil && !isDone(wa.done) {
+		// The same proposal asked again (a renewal offered on several
+		// screens): one page, one decision.
+		h.pres.mu.Unlock()
+		return wa, cr, nil
+	}
+	h.pres.mu.Unlock()
 	page, err := srv.Approve(cr)
 	if err != nil {
 		return nil, cr, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -112,6 +113,8 @@ func (h *Host) prepareRenewalLocked(c *child) {
 		}
 	}
 	slices.Sort(r.Credentials)
+	need := h.policy.Proof(r.Credentials, h.enrolled)
+	r.Proof, r.Action = need, howToApprove(need)
 	var shortest time.Duration
 	for _, t := range r.Tools {
 		if d := b.expiry[t]; d > 0 && (shortest == 0 || d < shortest) {
@@ -151,6 +154,32 @@ func (h *Host) renewalProposalLocked(r *localapi.Renewal) (*grant.Proposal, bool
 	return &grant.Proposal{V: grant.ProposalVersion, AgentRun: string(h.run), ExecutionEpoch: r.Epoch,
 		CatalogRevision: string(r.CatalogRevision), ToolScope: r.Tools, CredentialScope: r.Credentials,
 		ExpiresWhen: r.Expires, Nonce: grant.NewNonce(), AuditHead: grant.AuditHead{Seq: head.Seq, Hash: head.Hash}}, ok && err == nil
+}
+
+// renewalPageLocked returns the renewal's own proposal in place of p
+// when p proposes exactly the renewal as prepared (and its audit head was
+// read), and what the approval page shows of the renewal. The renewal is
+// the one checkRenewalLocked found current.
+func (h *Host) renewalPageLocked(p *grant.Proposal) (*grant.Proposal, *ceremony.Renewal) {
+	r := h.renewal
+	view := &ceremony.Renewal{FromEpoch: string(r.FromEpoch), Dropped: r.Dropped}
+	for _, c := range r.Changed {
+		if slices.Contains(p.ToolScope, c.Tool) {
+			continue // included by the person
+		}
+		for _, d := range c.Changes {
+			view.Changed = append(view.Changed, ceremony.CatalogLine{Change: d.Kind, Tool: c.Tool, Detail: d.Detail})
+		}
+		if len(c.Changes) == 0 {
+			view.Changed = append(view.Changed, ceremony.CatalogLine{Change: "definition_changed", Tool: c.Tool})
+		}
+	}
+	q := r.proposal
+	if r.headOK && slices.Equal(q.ToolScope, p.ToolScope) && slices.Equal(q.CredentialScope, p.CredentialScope) &&
+		q.ExpiresWhen == p.ExpiresWhen && q.ExecutionEpoch == p.ExecutionEpoch && q.CatalogRevision == p.CatalogRevision {
+		return q, view
+	}
+	return p, view
 }
 
 // changesSinceApprovalLocked groups the catalog's changes since the last

@@ -278,7 +278,17 @@ type Renewal struct {
 	// Dropped the tools no longer offered (sorted).
 	Changed []RenewalChange `json:"changedTools"`
 	Dropped []string        `json:"droppedTools"`
+	// Proof lists what counts as a person's approval of the renewal as
+	// prepared (grant.Proofs, weakest first: "terminal", "presence" …),
+	// and Action says what a person does to give it: a screen that
+	// cannot collect that proof points there instead of asking.
+	Proof  []grant.Proof `json:"proof"`
+	Action string        `json:"action"`
 }
+
+// Counts reports whether an approval proven as p counts for r as
+// prepared.
+func (r *Renewal) Counts(p grant.Proof) bool { return grant.Proofs(r.Proof).Counts(p) }
 
 // RenewalChange is a tool of a renewal whose definition changed since the
 // revoked grant: what changed (grant.DiffCatalogs), and the credential

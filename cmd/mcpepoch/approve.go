@@ -37,6 +37,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	noOpen := fs.Bool("no-open", false, "with --web: print the URLs, open no browser")
 	sshKey := fs.String("ssh", "", "approve with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the grant digest")
 	full := fs.Bool("full", false, "show digests whole on the review screen (default: the first 12 hex digits)")
+	renew := fs.Bool("renewal", false, "approve the renewal the host prepared after its last epoch change, as prepared (without asking only with --yes)")
 	yes := fs.Bool("yes", false, "approve without asking, for scripts and tests; needs --tools or --all, and counts only where mcpepoch.toml's [grants] proof names same-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -44,8 +45,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if err := grant.ParseExpiry(*expires); err != nil {
 		return usageError("--expires: %v", err)
 	}
-	if *yes && *tools == "" && !*all {
-		return usageError("--yes needs --tools or --all: say exactly what is approved")
+	if *yes && *tools == "" && !*all && !*renew {
+		return usageError("--yes needs --tools, --all or --renewal: say exactly what is approved")
+	}
+	if *renew && (*tools != "" || *all) {
+		return usageError("--renewal approves what the renewal names: it excludes --tools and --all")
 	}
 	if (*web && *yes) || (*sshKey != "" && (*yes || *web)) {
 		return usageError("--web, --ssh and --yes exclude each other")
@@ -83,6 +87,9 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		if *tools != "" {
 			req.Tools = splitList(*tools)
 		}
+		if *renew {
+			req.Renewal = "prepared" // settleRequest takes the review's renewal
+		}
 		return req
 	}
 	if *web {
@@ -99,6 +106,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 // printing its grant on stdout.
 func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, interactive bool, sc screen, stdio Stdio) error {
 	in := bufio.NewReader(stdio.In)
+	keys := newKeyReader(in, stdio.In)
 	approvedAny := false
 	for _, rv := range reviews {
 		printReview(stdio.Out, rv, sc)
@@ -109,29 +117,20 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 		if interactive {
 			req.Channel = localapi.ChannelTerminal // the host checks who asked
 		}
-		if interactive {
-			ok, err := askApproval(in, stdio.Err, rv, &req)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				fmt.Fprintf(stdio.Out, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
-				continue
-			}
+		ok, err := settleRequest(keys, stdio, rv, &req, interactive, sc)
+		if err != nil {
+			return err
 		}
-		payload, _ := json.Marshal(req)
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := notify.Send(cctx, sockets[rv.AgentRun], notify.Request{Type: localapi.TypeApprove, Payload: payload})
-		cancel()
+		if !ok {
+			fmt.Fprintf(stdio.Out, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
+			continue
+		}
+		g, err := sendApproval(ctx, sockets[rv.AgentRun], req)
 		if err != nil {
 			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
 		}
-		var g grant.Grant
-		json.Unmarshal(resp.Payload, &g)
 		approvedAny = true
-		fmt.Fprintf(stdio.Out, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
-			printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
-			orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+		fmt.Fprintln(stdio.Out, approvedLine(g))
 		if req.All && g.ExpiresWhen != grant.ExpiresPerCall {
 			if pc := rv.PerCallTools(g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a
@@ -145,6 +144,38 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 		return silentExit(exitHostError)
 	}
 	return nil
+}
+
+// settleRequest settles what req approves for review rv: the renewal when
+// the host prepared one and the person said yes to it (or --renewal), else
+// the person's answers to askApproval; false when nothing is approved.
+func settleRequest(keys keyReader, stdio Stdio, rv localapi.Review, req *localapi.ApproveRequest, interactive bool, sc screen) (bool, error) {
+	r := rv.Renewal
+	if req.Renewal != "" { // --renewal
+		if r == nil || len(r.Tools) == 0 {
+			fmt.Fprintf(stdio.Err, "agent run %s: no renewal to approve\n", printable(string(rv.AgentRun)))
+			return false, nil
+		}
+		*req = r.Request(nil, req.Channel)
+		return true, nil
+	}
+	if !interactive {
+		return true, nil
+	}
+	if r != nil && len(req.Tools) == 0 && !req.All {
+		printRenewal(stdio.Out, r, sc)
+		rreq, answer, err := askRenewal(keys, stdio.Err, r)
+		switch {
+		case err != nil:
+			return false, err
+		case answer == renewalApproved:
+			*req = rreq
+			return true, nil
+		case answer == renewalDeclined:
+			return false, nil
+		}
+	}
+	return askApproval(keys.in, stdio.Err, rv, req)
 }
 
 // askApproval settles the tools and credential scopes with the person and

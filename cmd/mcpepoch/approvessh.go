@@ -69,6 +69,18 @@ func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sock
 // settle fills in the tools (the pending requests when none are named)
 // and the credential scopes they use.
 func settle(rv localapi.Review, req localapi.ApproveRequest, stdio Stdio) (localapi.ApproveRequest, bool) {
+	// The renewal comes first: what the person approved before the
+	// rebuild, on the new epoch (--renewal asks for it by name).
+	if r := rv.Renewal; !req.All && len(req.Tools) == 0 && r != nil && len(r.Tools) > 0 {
+		fmt.Fprintf(stdio.Err, "agent run %s: renewal %s: %s on epoch %s (changed, not included: %s; dropped: %s)\n",
+			printable(string(rv.AgentRun)), printable(r.ShortCode), printableList(r.Tools, ", "), printable(string(r.Epoch)),
+			orDash(r.ChangedTools()), orDash(r.Dropped))
+		return r.Request(nil, req.Channel), true
+	}
+	if req.Renewal != "" {
+		fmt.Fprintf(stdio.Err, "agent run %s: no renewal to approve\n", printable(string(rv.AgentRun)))
+		return req, false
+	}
 	if !req.All && len(req.Tools) == 0 {
 		for _, p := range rv.Pending {
 			if p.Epoch == rv.Epoch && !containsString(req.Tools, p.Tool) {

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/tty"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// A renewal (localapi.Renewal) is offered before anything else, at the
+// terminal by mcpepoch approve and by mcpepoch dev's prompt: one key
+// approves it as prepared. Both send it through sendApproval with
+// localapi.ChannelTerminal, and the host decides what that proves, as for
+// any terminal approval.
+
+// Keys of the renewal prompt.
+const (
+	keyApprove = 'y' // approve the renewal as prepared
+	keyInclude = 'i' // name changed tools to include, then confirm
+	keyReview  = 'r' // the whole review and the usual questions (mcpepoch approve)
+	keyNo      = 'n' // approve nothing
+)
+
+// printRenewal writes what the renewal r renews, what it leaves out and
+// why, and its short code.
+func printRenewal(w io.Writer, r *localapi.Renewal, sc screen) {
+	code := r.ShortCode
+	if code == "" {
+		code = "-"
+	}
+	fmt.Fprintf(w, "%s %s: epoch %s replaced epoch %s, whose %s ended with it\n",
+		sc.p.warn("renewal"), printable(code), printable(string(r.Epoch)), printable(string(r.FromEpoch)), count(len(r.Revoked), "grant"))
+	for _, t := range r.Tools {
+		fmt.Fprintf(w, "  renew    %-24s definition unchanged\n", printable(t))
+	}
+	for _, c := range r.Changed {
+		fmt.Fprintf(w, "  %s  %-24s not included: its definition changed\n", sc.p.warn("changed"), printable(c.Tool))
+		for _, d := range c.Changes {
+			fmt.Fprintf(w, "             %s\n", printable(d.Kind+": "+d.Detail))
+		}
+	}
+	for _, t := range r.Dropped {
+		fmt.Fprintf(w, "  dropped  %-24s no longer offered\n", printable(t))
+	}
+	if len(r.Tools) > 0 {
+		fmt.Fprintf(w, "  credential scope %s, until %s\n", orDash(r.Credentials), printable(r.Expires))
+	}
+}
+
+// renewalKeys is the prompt line of a renewal: the keys that mean
+// something for r.
+func renewalKeys(r *localapi.Renewal) string {
+	var keys []string
+	if len(r.Tools) > 0 {
+		keys = append(keys, fmt.Sprintf("%c approve %s", keyApprove, printableList(r.Tools, ", ")))
+	}
+	if len(r.Changed) > 0 {
+		keys = append(keys, fmt.Sprintf("%c include changed tools", keyInclude))
+	}
+	return strings.Join(append(keys, fmt.Sprintf("%c review all", keyReview), fmt.Sprintf("%c no", keyNo)), " · ") + ": "
+}
+
+// keyReader reads one key at a time from a person's terminal, and lines
+// when a question needs one. in is shared with the line questions of
+// mcpepoch approve.
+type keyReader struct {
+	in *bufio.Reader
+	f  *os.File // the terminal, put in cbreak mode for each key; nil: no mode change
+}
+
+func newKeyReader(in *bufio.Reader, r io.Reader) keyReader {
+	f, _ := r.(*os.File)
+	return keyReader{in: in, f: f}
+}
+
+// key returns the next key, lower-cased; the end of a line typed with it
+// is consumed.
+func (k keyReader) key() (byte, error) {
+	if k.f != nil {
+		if restore, err := tty.Cbreak(k.f); err == nil {
+			defer restore()
+		}
+	}
+	b, err := k.in.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	if k.in.Buffered() > 0 {
+		if next, _ := k.in.Peek(1); next[0] == '\n' || next[0] == '\r' {
+			k.in.ReadByte()
+		}
+	}
+	if 'A' <= b && b <= 'Z' {
+		b += 'a' - 'A'
+	}
+	return b, nil
+}
+
+// renewalAnswer is what a person answered to a renewal prompt.
+type renewalAnswer int
+
+const (
+	renewalApproved renewalAnswer = iota // the request is set
+	renewalReview                        // go on to the whole review
+	renewalDeclined
+)
+
+// askRenewal offers renewal r with one key, and returns the approval a
+// yes asks for (Channel terminal). w gets the prompt.
+func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.ApproveRequest, renewalAnswer, error) {
+	for {
+		fmt.Fprint(w, renewalKeys(r))
+		b, err := k.key()
+		if err != nil {
+			fmt.Fprintln(w)
+			return localapi.ApproveRequest{}, renewalDeclined, fmt.Errorf("reading the answer: %w", err)
+		}
+		fmt.Fprintf(w, "%c\n", b)
+		switch {
+		case b == keyApprove && len(r.Tools) > 0:
+			return r.Request(nil, localapi.ChannelTerminal), renewalApproved, nil
+		case b == keyInclude && len(r.Changed) > 0:
+			req, ok, err := askInclude(k, w, r)
+			if err != nil || ok {
+				return req, renewalApproved, err
+			}
+		case b == keyReview:
+			return localapi.ApproveRequest{}, renewalReview, nil
+		case b == keyNo || b == 3 || b == 4: // n, Ctrl-C, Ctrl-D
+			return localapi.ApproveRequest{}, renewalDeclined, nil
+		}
+	}
+}
+
+// askInclude asks which changed tools of r to include (none is named for
+// the person), then for a yes on the whole.
+func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.ApproveRequest, bool, error) {
+	changed := r.ChangedTools()
+	fmt.Fprintf(w, "changed tools to include (comma-separated; changed: %s): ", printableList(changed, ", "))
+	line, err := k.in.ReadString('\n')
+	if err != nil && line == "" {
+		return localapi.ApproveRequest{}, false, fmt.Errorf("reading the answer: %w", err)
+	}
+	var include []string
+	for _, t := range splitList(line) {
+		if !slices.Contains(changed, t) {
+			fmt.Fprintf(w, "%s is not a changed tool of this renewal\n", printable(t))
+			return localapi.ApproveRequest{}, false, nil
+		}
+		include = append(include, t)
+	}
+	req := r.Request(include, localapi.ChannelTerminal)
+	fmt.Fprintf(w, "approve tools %s with credential scope %s, until %s? [y/N] ", printableList(req.Tools, ", "), orDash(req.Credentials), printable(req.Expires))
+	b, err := k.key()
+	fmt.Fprintf(w, "%c\n", b)
+	return req, err == nil && b == 'y' && len(req.Tools) > 0, err
+}
+
+// sendApproval sends req to the host at socket and returns the grant it
+// made, or its refusal.
+func sendApproval(ctx context.Context, socket string, req localapi.ApproveRequest) (grant.Grant, error) {
+	payload, _ := json.Marshal(req)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := notify.Send(cctx, socket, notify.Request{Type: localapi.TypeApprove, Payload: payload})
+	if err != nil {
+		return grant.Grant{}, err
+	}
+	return localapi.DecodePayload[grant.Grant](resp.Payload)
+}
+
+// approvedLine is what a command prints for grant g.
+func approvedLine(g grant.Grant) string {
+	return fmt.Sprintf("approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s",
+		printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
+		orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+}

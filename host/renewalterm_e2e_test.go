@@ -1,0 +1,239 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// terminal is a command run in a pseudo-terminal (script -qec), whose
+// keys the test types once the screen shows what it waits for. A
+// person's terminal (own) is a session of its own that does not descend
+// from the MCP client (setsid -f, reading keys from a FIFO); otherwise it
+// is the test's child, as an agent's faked terminal would be.
+type terminal struct {
+	t    *testing.T
+	p    *project
+	name string
+	keys *os.File
+}
+
+func needTerminalTools(t *testing.T) {
+	t.Helper()
+	needProc(t)
+	for _, tool := range []string{"script", "setsid", "mkfifo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+// startTerminal runs command (a shell command line; $MCPEPOCH_BIN is the
+// mcpepoch binary) in a terminal named name: its screen goes to
+// name.out, its exit status to name.rc.
+func (p *project) startTerminal(t *testing.T, env []string, own bool, name, command string) *terminal {
+	t.Helper()
+	fifo := p.path(name + ".keys")
+	if out, err := exec.Command("mkfifo", fifo).CombinedOutput(); err != nil {
+		t.Fatalf("mkfifo: %v\n%s", err, out)
+	}
+	inner := fmt.Sprintf(`script -qec "%s" /dev/null <%s >%s.out 2>&1; echo $? >%s.rc`, command, fifo, name, name)
+	argv := []string{"sh", "-c", inner}
+	if own {
+		argv = []string{"setsid", "-f", "sh", "-c", inner}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = p.dir, testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t))...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if own {
+		cmd.Wait() // setsid -f returns at once; the terminal lives on
+	} else {
+		t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	}
+	keys, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until the shell opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := &terminal{t: t, p: p, name: name, keys: keys}
+	t.Cleanup(func() { keys.Close() })
+	return term
+}
+
+// screen is what the terminal showed so far.
+func (c *terminal) screen() string { return c.p.read(c.name + ".out") }
+
+// waitScreen waits until the screen shows want.
+func (c *terminal) waitScreen(want string) {
+	c.t.Helper()
+	waitFor(c.t, waitLong, fmt.Sprintf("%s to show %q", c.name, want), func() bool { return strings.Contains(c.screen(), want) })
+}
+
+// press types s.
+func (c *terminal) press(s string) {
+	c.t.Helper()
+	if _, err := c.keys.WriteString(s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// exit closes the keyboard and returns the exit status.
+func (c *terminal) exit() string {
+	c.t.Helper()
+	c.keys.Close()
+	rc := filepath.Base(c.name) + ".rc"
+	waitFor(c.t, waitLong, c.name+" to exit", func() bool { return strings.TrimSpace(c.p.read(rc)) != "" })
+	return strings.TrimSpace(c.p.read(rc))
+}
+
+// TestRenewalOneKeyAtTerminal: at the default proof (terminal), a grant
+// made at a person's terminal ends with a rebuild; mcpepoch approve then
+// offers the renewal first, and one key (y, no Enter) approves it with
+// proof terminal. The same key from a faked terminal the MCP client
+// started is refused as any terminal approval from there is: the renewal
+// changes the cost of an approval, not what proves a person.
+func TestRenewalOneKeyAtTerminal(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	first := p.startTerminal(t, env, true, "first", "$MCPEPOCH_BIN "+approveArgs(s.run))
+	first.waitScreen("[y/N]")
+	first.press("y\n")
+	if rc := first.exit(); rc != "0" {
+		t.Fatalf("first approval: exit %s\n%s", rc, first.screen())
+	}
+	s.text("slow_write", map[string]any{"key": "k"})
+
+	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
+	p.cli("record")
+	epB, _ := p.epoch(s.run)
+	r := p.review(s.run).Renewal
+	if r == nil || r.Epoch != epB {
+		t.Fatalf("renewal after the rebuild: %+v", r)
+	}
+
+	agent := p.startTerminal(t, env, false, "agent", "$MCPEPOCH_BIN approve --run "+s.run)
+	agent.waitScreen("y approve slow_write")
+	agent.press("y")
+	if rc := agent.exit(); rc == "0" || !strings.Contains(agent.screen(), "descends from the MCP client") {
+		t.Fatalf("the renewal approved from the client's faked terminal: exit %s\n%s", rc, agent.screen())
+	}
+
+	person := p.startTerminal(t, env, true, "person", "$MCPEPOCH_BIN approve --run "+s.run)
+	person.waitScreen("y approve slow_write")
+	if sc := person.screen(); !strings.Contains(sc, r.ShortCode+": epoch "+string(epB)) || !strings.Contains(sc, "renew    slow_write") {
+		t.Errorf("the renewal is not offered with its code and tools:\n%s", sc)
+	}
+	person.press("y")
+	if rc := person.exit(); rc != "0" || !strings.Contains(person.screen(), "proof terminal") {
+		t.Fatalf("one key on the renewal: exit %s\n%s", rc, person.screen())
+	}
+	recs := p.waitRecords("the renewal's approval_granted", func(rs []audit.Record) bool {
+		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
+			if a.Fields["renewal"] == r.ID {
+				return true
+			}
+		}
+		return false
+	})
+	for _, a := range filterType(recs, audit.TypeApprovalGranted) {
+		if a.Fields["renewal"] == r.ID && (a.Fields["proof"] != string(grant.ProofTerminal) || a.Epoch != string(epB)) {
+			t.Errorf("approval_granted of the renewal: %+v, want proof terminal on epoch %s", a, epB)
+		}
+	}
+	s.list()
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=2 revision=B") {
+		t.Errorf("slow_write on the renewed grant: %q", got)
+	}
+	s.rpcError("publish_preview", map[string]any{"branch": "main"}, host.CodeAuthorizationRequired, "authorization_required:")
+}
+
+// TestRenewalOnePressOnPage: with an enrolled authenticator (proof
+// presence), a grant approved on the page ends with a rebuild; mcpepoch
+// approve --web, with no tools named, opens the renewal: the page shows it
+// at the top with the renewal's own short code, and one press on
+// "Approve renewal" (the authenticator's touch) makes the grant, proof
+// presence, named in approval_granted as the renewal's.
+func TestRenewalOnePressOnPage(t *testing.T) {
+	t.Parallel()
+	ctx := chromiumTab(t)
+	p, env := newDefaultProofProject(t)
+	enroll := startPageCLI(t, p, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
+		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
+	}
+	if code := enroll.wait(t); code != 0 {
+		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr)
+	}
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	first := startPageCLI(t, p, env, "approve", "--web", "--no-open", "--run", s.run, "--tools", "slow_write", "--credential", gStaging)
+	if st := click(t, ctx, first.url, "approve"); st != "ok: Approved." {
+		t.Fatalf("first approval page: %s", st)
+	}
+	first.wait(t)
+
+	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
+	p.cli("record")
+	epB, _ := p.epoch(s.run)
+	r := p.review(s.run).Renewal
+	if r == nil || r.Epoch != epB {
+		t.Fatalf("renewal after the rebuild: %+v", r)
+	}
+	page := startPageCLI(t, p, env, "approve", "--web", "--no-open", "--run", s.run)
+	if !strings.Contains(page.stderr.String(), "renewal "+r.ShortCode) {
+		t.Errorf("approve --web does not name the renewal %s:\n%s", r.ShortCode, page.stderr)
+	}
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.Navigate(page.url)); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := chromedp.Run(c, chromedp.Text("#renewal #renew-tools"))
+	if err != nil {
+		t.Fatalf("the page has no renewal at the top: %v", err)
+	}
+	code, err := chromedp.Run(c, chromedp.Text("#code"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools != "slow_write" || code != r.ShortCode {
+		t.Errorf("renewal on the page: tools %q, code %q; want slow_write and %s", tools, code, r.ShortCode)
+	}
+	if st := click(t, ctx, page.url, "approve"); st != "ok: Approved." {
+		t.Fatalf("one press on the renewal: %s", st)
+	}
+	if code := page.wait(t); code != 0 {
+		t.Fatalf("approve --web: exit %d\n%s", code, page.stderr)
+	}
+	p.waitRecords("the renewal's approval_granted", func(rs []audit.Record) bool {
+		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
+			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(grant.ProofPresence) && a.Fields["signed_digest"] == r.ID {
+				return true
+			}
+		}
+		return false
+	})
+	s.list()
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "revision=B") {
+		t.Errorf("slow_write on the renewed grant: %q", got)
+	}
+}

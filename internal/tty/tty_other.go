@@ -1,0 +1,7 @@
+//go:build !linux && !darwin
+
+package tty
+
+import "os"
+
+func cbreak(*os.File) (func(), error) { return nil, ErrUnsupported }
