@@ -29,7 +29,7 @@ import (
 // newDefaultProofProject is a grants project without a proof list, and an
 // empty trust store (XDG_CONFIG_HOME of its own): the default proof is
 // terminal or client. It returns the env every process of the test gets.
-func newDefaultProofProject(t *testing.T) (*project, []string) {
+func newDefaultProofProject(t testing.TB) (*project, []string) {
 	t.Helper()
 	p := newGrantsProject(t, nil)
 	toml := strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]\n", "", 1)

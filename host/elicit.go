@@ -311,15 +311,20 @@ func (h *Host) releaseHeldLocked() {
 			continue
 		}
 		var left []*waiter
+		released := 0
 		for _, w := range a.waiters {
 			var p callParams
 			json.Unmarshal(w.m.Params, &p)
 			t := h.tools[p.Name]
 			if t != nil && h.grants.Check(h.policy, p.Name, string(t.digest), a.epoch, time.Now()).Refusal == "" {
 				h.forwardLocked(w.m, w.line)
+				released++
 				continue
 			}
 			left = append(left, w)
+		}
+		if released > 0 {
+			h.logf("epoch %s: released %d held call(s) of %s", a.epoch, released, a.tool)
 		}
 		a.waiters = left
 		if len(left) == 0 && (!a.mrtr || a.answered) {

@@ -63,7 +63,7 @@ func (k *asker) counts() (asked, complete int) {
 }
 
 // next waits for the next elicitation.
-func (k *asker) next(t *testing.T) *mcp.ElicitParams {
+func (k *asker) next(t testing.TB) *mcp.ElicitParams {
 	t.Helper()
 	select {
 	case p := <-k.seen:
@@ -78,7 +78,7 @@ func accept(*mcp.ElicitParams) *mcp.ElicitResult { return &mcp.ElicitResult{Acti
 
 // eConnect connects a go-sdk client with opts to the project's host in
 // protocol version (empty: the client's default, 2026-07-28).
-func eConnect(t *testing.T, p *project, opts *mcp.ClientOptions, version string, env ...string) *gSession {
+func eConnect(t testing.TB, p *project, opts *mcp.ClientOptions, version string, env ...string) *gSession {
 	t.Helper()
 	cmd := p.command(testenv.Mcpepoch(t), p.hostArgs(nil)...)
 	cmd.Env = testenv.Environ(env...)

@@ -50,7 +50,7 @@ const (
 // host/testdata/grants/mcpepoch.toml, so that tools need grants, and
 // whose server.sh exports FIXTURE_COUNTER_DIR (counter/, what slow_write
 // reached) and env.
-func newGrantsProject(t *testing.T, env map[string]string) *project {
+func newGrantsProject(t testing.TB, env map[string]string) *project {
 	t.Helper()
 	p := newProject(t, nil)
 	toml, err := os.ReadFile(filepath.Join("testdata", "grants", "mcpepoch.toml"))
@@ -234,7 +234,7 @@ func (p *project) counts(key string) (count, started string) {
 
 // gSession is a go-sdk client connected to mcpepoch host for a project.
 type gSession struct {
-	t      *testing.T
+	t      testing.TB
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
 	stderr *testenv.Buffer

@@ -21,7 +21,7 @@ import (
 // chromiumTab starts headless Chromium with one tab that has a virtual
 // CTAP2 authenticator answering with user presence, or skips the test
 // when Chromium is not installed (fails under CI=true).
-func chromiumTab(t *testing.T) context.Context {
+func chromiumTab(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -62,7 +62,7 @@ type pageCLI struct {
 	stderr *testenv.Buffer
 }
 
-func startPageCLI(t *testing.T, p *project, env []string, args ...string) *pageCLI {
+func startPageCLI(t testing.TB, p *project, env []string, args ...string) *pageCLI {
 	t.Helper()
 	cmd := exec.Command(testenv.Mcpepoch(t), args...)
 	cmd.Dir, cmd.Env = p.dir, testenv.Environ(env...)
@@ -85,7 +85,7 @@ func startPageCLI(t *testing.T, p *project, env []string, args ...string) *pageC
 }
 
 // wait returns the exit status.
-func (c *pageCLI) wait(t *testing.T) int {
+func (c *pageCLI) wait(t testing.TB) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
@@ -100,7 +100,7 @@ func (c *pageCLI) wait(t *testing.T) int {
 
 // click opens url in the tab, clicks the button with id and waits for the
 // page's final status.
-func click(t *testing.T, ctx context.Context, url, id string) string {
+func click(t testing.TB, ctx context.Context, url, id string) string {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()

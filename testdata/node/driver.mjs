@@ -45,6 +45,19 @@
 //	    Closes the client (which ends the server), answers, and exits 0.
 //	    -> {"ok":true}
 //
+//	{"op":"elicitations"}
+//	    -> {"ok":true,"elicitations":[{"n":N,"params":{...},"answered":B},...],
+//	        "complete":[ID,...]}
+//	    The elicitation/create requests received so far, in order, and the
+//	    elicitationIds of notifications/elicitation/complete received.
+//	{"op":"answer","n":N,"action":"accept","content":{...}}
+//	    Answers elicitation N with that ElicitResult.
+//	    -> {"ok":true}
+//
+// MCPEPOCH_DRIVER_ELICITATION=url (or form) in the driver's environment
+// declares the elicitation capability {url: {}} (or {form: {}}); each
+// elicitation/create then waits until an "answer" command answers it.
+//
 // End of input on stdin also closes the client and exits 0.
 
 import { createInterface } from "node:readline";
@@ -53,6 +66,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CallToolResultSchema,
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
   ListToolsResultSchema,
   McpError,
   ToolListChangedNotificationSchema,
@@ -75,7 +90,26 @@ let closed = false;
 const errors = [];
 let waiters = []; // {count, resolve}
 
-const client = new Client({ name: "mcpepoch-test-driver", version: "0.1.0" }, { capabilities: {} });
+const elicitMode = process.env.MCPEPOCH_DRIVER_ELICITATION;
+const capabilities = elicitMode ? { elicitation: { [elicitMode]: {} } } : {};
+const client = new Client({ name: "mcpepoch-test-driver", version: "0.1.0" }, { capabilities });
+const elicitations = []; // {n, params, answered}
+const answerers = new Map(); // n -> resolve
+const completed = [];
+if (elicitMode) {
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    (req) =>
+      new Promise((resolve) => {
+        const n = elicitations.length;
+        elicitations.push({ n, params: req.params, answered: false });
+        answerers.set(n, resolve);
+      }),
+  );
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (note) => {
+    completed.push(note.params.elicitationId);
+  });
+}
 client.onerror = (err) => {
   errors.push(err instanceof Error ? err.message : String(err));
 };
@@ -197,6 +231,16 @@ async function run(cmd, others) {
       if (!Number.isInteger(cmd.count)) throw new Error(`waitListChanged: "count" must be an integer`);
       await waitListChanged(cmd.count, cmd.timeoutMs ?? 10000);
       return { listChanged };
+    case "elicitations":
+      return { elicitations, complete: completed };
+    case "answer": {
+      const resolve = answerers.get(cmd.n);
+      if (!resolve) throw new Error(`answer: no unanswered elicitation ${cmd.n}`);
+      answerers.delete(cmd.n);
+      elicitations[cmd.n].answered = true;
+      resolve(cmd.content === undefined ? { action: cmd.action } : { action: cmd.action, content: cmd.content });
+      return {};
+    }
     case "close":
       // Let the other commands answer first, so this is the last line.
       await shutdown();
