@@ -47,7 +47,7 @@ func TestDriverDirect(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	if got := strings.Join(ToolNames(tools), ","); got != "inventory_lookup,inventory_adjust" {
+	if got := strings.Join(ToolNames(tools), ","); got != "inventory_lookup,inventory_adjust,inventory_order" {
 		t.Errorf("tools = %s", got)
 	}
 	res, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 3})
