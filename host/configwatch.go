@@ -6,8 +6,12 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
@@ -25,17 +29,127 @@ func configDigest(dir string) string {
 	return "unreadable"
 }
 
-// configChange says, in one line, that mcpepoch.toml changed since the
-// host started, or returns "". The host does not apply a changed file:
-// grants policy, credentials, restart mode and command were read once, for
-// this connection, and a file changed halfway (a grants policy loosened by
-// whoever can write the project) must not take effect unseen. A new
-// connection reads it: the line says so plainly. Shown by mcpepoch status
-// and logged on each build signal while it holds.
+// configState is what the host knows of mcpepoch.toml since it started.
+// Guarded by Host.mu.
+type configState struct {
+	// read is the digest of the file as last read (configDigest): at the
+	// start, then at each build signal that found it changed.
+	read string
+	// atStart is the file as the host started, [grants] left out: what
+	// the host does not re-read; nil when there was none or it did not load.
+	atStart *config.Config
+	// next is the grants policy re-read from the file, applied when the
+	// next epoch begins (nil: none waiting); nextChanges says how it
+	// differs from the policy in force.
+	next        *grant.Policy
+	nextChanges []string
+	// rest: the file changed settings outside [grants] since the start.
+	rest bool
+	// bad is why the file with digest badAt could not be loaded, or "".
+	bad, badAt string
+}
+
+func newConfigState(dir string) configState {
+	s := configState{read: configDigest(dir)}
+	if dir == "" {
+		return s
+	}
+	if cfg, err := config.Load(dir); err == nil {
+		cfg.Grants = config.Grants{}
+		s.atStart = cfg
+	}
+	return s
+}
+
+// rereadConfig reads mcpepoch.toml again when it changed since it was last
+// read, on a build signal (onBuild: the socket's or the manifest's). The
+// [grants] settings (exempt, proof, approval_wait) are re-read: a policy
+// that differs from the one in force waits for the next epoch, where
+// grants are revoked anyway (applyPolicyLocked), so no grant or held
+// call of the current epoch is decided by two policies. Everything else
+// (command, credentials and their sources, host settings) was read once
+// for this connection: the host says the client must reconnect.
+func (h *Host) rereadConfig() {
+	if h.opts.Dir == "" {
+		return
+	}
+	d := configDigest(h.opts.Dir)
+	h.mu.Lock()
+	same := d == h.config.read
+	h.mu.Unlock()
+	if !same {
+		h.stageConfig(d)
+	}
+	if note := h.configChange(); note != "" {
+		h.logf("%s", note)
+	}
+}
+
+// stageConfig loads the changed file (digest d) and stages its grants
+// policy for the next epoch.
+func (h *Host) stageConfig(d string) {
+	cfg, err := config.Load(h.opts.Dir)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.config.bad, h.config.badAt = err.Error(), d
+		return
+	}
+	h.config.read, h.config.bad, h.config.badAt = d, "", ""
+	next := h.policy.WithGrants(cfg.Grants)
+	h.config.next, h.config.nextChanges = nil, nil
+	if changes := h.policy.GrantsChanges(next); len(changes) > 0 {
+		h.config.next, h.config.nextChanges = next, changes
+	}
+	cfg.Grants = config.Grants{}
+	cfg.Path = ""
+	if at := h.config.atStart; at != nil {
+		at.Path = ""
+		h.config.rest = !reflect.DeepEqual(at, cfg)
+	} else {
+		h.config.rest = true
+	}
+}
+
+// applyPolicyLocked puts a re-read grants policy in force as epoch ep
+// begins, and returns how it changed (nil when none was waiting).
+func (h *Host) applyPolicyLocked(ep epoch.Epoch) []string {
+	if h.config.next == nil {
+		return nil
+	}
+	changes := h.config.nextChanges
+	h.policy, h.config.next, h.config.nextChanges = h.config.next, nil, nil
+	h.logf("epoch %s: grants policy re-read from %s in force: %s", ep, config.FileName, strings.Join(changes, "; "))
+	return changes
+}
+
+// configChange says, in one line, what of a changed mcpepoch.toml is not
+// in force, or returns "": a file not read yet (the next build signal
+// reads it), one that does not load, a grants policy waiting for the next
+// epoch, settings outside [grants] that reach only a new connection.
+// Shown by mcpepoch status and logged on each build signal while it holds.
 func (h *Host) configChange() string {
-	if h.opts.Dir == "" || configDigest(h.opts.Dir) == h.configAtStart {
+	if h.opts.Dir == "" {
 		return ""
 	}
-	return config.FileName + " changed since this host started; it is not re-read while the client stays connected: " +
-		"reconnect the client (restart its MCP server) to apply it"
+	d := configDigest(h.opts.Dir)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	switch {
+	case d == h.config.read:
+	case d == h.config.badAt:
+		out = append(out, config.FileName+" does not load ("+h.config.bad+"): the grants policy in force stays")
+	default:
+		out = append(out, config.FileName+" changed: its [grants] settings are re-read on the next build signal")
+	}
+	if h.config.next != nil {
+		out = append(out, "grants policy re-read from "+config.FileName+" ("+strings.Join(h.config.nextChanges, "; ")+
+			"): in force from the next epoch (a build that changes the server, or mcpepoch restart)")
+	}
+	if h.config.rest {
+		out = append(out, config.FileName+" changed settings outside [grants] since this host started; they are not re-read while the client stays connected: "+
+			"reconnect the client (restart its MCP server) to apply them")
+	}
+	return strings.Join(out, "; ")
 }

@@ -92,10 +92,11 @@ type Host struct {
 	// Set by New and Run before any goroutine starts; read-only after.
 	opts Options
 	run  epoch.RunID // assigned when the client connects
-	// configAtStart is the digest of mcpepoch.toml when the host started
-	// (configDigest), what configChange compares with.
-	configAtStart string
-	policy        *grant.Policy
+	// policy is the grants policy in force; config what the host knows of
+	// mcpepoch.toml (configwatch.go). Both guarded by mu: a re-read policy
+	// is put in force as an epoch begins.
+	policy *grant.Policy
+	config configState
 	// clients is the chain that started the host: its parent, the
 	// wrappers above it and the MCP client (ancestry.go); enrolled: the
 	// trust store held an authenticator at
@@ -241,7 +242,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
-		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), configAtStart: configDigest(opts.Dir),
+		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
 }

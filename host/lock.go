@@ -47,7 +47,9 @@ package host
 // stopping a process group, tools/list) and is always taken before h.mu.
 //
 // h.mu guards the state machine, the client side, the server side, the
-// catalog and the grants (the groups of Host's fields). Every client and
+// catalog, the grants and the grants policy with what the host knows of
+// mcpepoch.toml (policy, config: configwatch.go reads the file before
+// taking it) (the groups of Host's fields). Every client and
 // server message takes it, so it is held only to decide and to queue:
 //
 //   - Never block under h.mu: no read of a file another process can

@@ -96,9 +96,7 @@ func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (res
 	fields := h.buildFields(req)
 	fields["via"] = via
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
-	if note := h.configChange(); note != "" {
-		h.logf("%s", note)
-	}
+	h.rereadConfig()
 	if req.Type == localapi.TypeBuildFailed {
 		return h.current()
 	}

@@ -142,7 +142,8 @@ func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trig
 
 // identityPendingLocked enters identity-pending on the way to newEpoch:
 // client messages are held from now on, what old (nil when none runs)
-// owed is answered, its grants are revoked, and the audit log records the
+// owed is answered, its grants are revoked, a grants policy re-read from
+// mcpepoch.toml is put in force, and the audit log records the
 // replacement (or, when closing, the end of the connection).
 func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why string, t trigger, closing bool, out *restartOutcome) {
 	if t != restartCrash {
@@ -162,6 +163,10 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 		out.GrantsRevoked = h.endedRevoked
 	}
 	h.ended, h.endedRevoked = nil, 0
+	var policy []string
+	if !closing {
+		policy = h.applyPolicyLocked(newEpoch) // a closing connection's policy ends with it
+	}
 	switch {
 	case prev != nil && closing:
 		h.audit.event(audit.TypeClientClosed, prev.epoch, h.run, map[string]any{
@@ -172,9 +177,13 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 		if old != nil && len(out.Changed) == 0 {
 			reason += " (identical bytes: a new process is a new epoch)"
 		}
-		h.audit.event(audit.TypeServerReplaced, newEpoch, h.run, map[string]any{
+		fields := map[string]any{
 			audit.FieldPrevEpoch: string(prev.epoch), "reason": reason, "changed": out.Changed,
-			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
+			"grants_revoked": strconv.Itoa(out.GrantsRevoked)}
+		if policy != nil {
+			fields["policy_changed"] = policy
+		}
+		h.audit.event(audit.TypeServerReplaced, newEpoch, h.run, fields)
 	}
 }
 

@@ -101,8 +101,10 @@ type Status struct {
 	// Drift lists every way what runs differs from what was built; empty
 	// means running = built as far as the host can see.
 	Drift []string `json:"drift"`
-	// ConfigChanged, when set, says that mcpepoch.toml changed since the
-	// host started and that its settings reach only a new connection.
+	// ConfigChanged, when set, says what of a changed mcpepoch.toml is not
+	// in force yet: a file not re-read yet, one that does not load, a
+	// [grants] policy waiting for the next epoch, or settings outside
+	// [grants] that reach only a new connection.
 	ConfigChanged string `json:"configChanged,omitempty"`
 }
 

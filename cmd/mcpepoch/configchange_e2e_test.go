@@ -10,14 +10,15 @@ import (
 )
 
 // TestHostSaysConfigChanged: a running host whose mcpepoch.toml changed
-// says so on the next build signal, in its log, and in status: the file is
-// not re-read while the client stays connected, the client must reconnect.
+// outside [grants] says so on the next build signal, in its log, and in
+// status: those settings are not re-read while the client stays
+// connected, the client must reconnect.
 func TestHostSaysConfigChanged(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
 	h := startRawHost(t, p, "node", "dist/server.js")
 	h.handshake()
-	const note = "mcpepoch.toml changed since this host started; it is not re-read while the client stays connected: reconnect the client (restart its MCP server) to apply it"
+	const note = "mcpepoch.toml changed settings outside [grants] since this host started; they are not re-read while the client stays connected: reconnect the client (restart its MCP server) to apply them"
 	if out, _ := p.mcpepoch("status"); strings.Contains(out.Stdout, "config:") {
 		t.Fatalf("status says the config changed before it did:\n%s", out)
 	}
@@ -42,5 +43,58 @@ func TestHostSaysConfigChanged(t *testing.T) {
 	out, _ = testenv.Run(t, p.dir, nil, p.bin, "status", "--json")
 	if !strings.Contains(out.Stdout, `"configChanged": "`+note+`"`) {
 		t.Errorf("status --json has no configChanged:\n%s", out)
+	}
+}
+
+// A [grants] policy changed in mcpepoch.toml is re-read on the next build
+// signal and put in force when the next epoch begins, said in the host's
+// log, in status and in the audit log's server_replaced record; until
+// then the policy in force stays.
+func TestHostAppliesRereadGrantsPolicyAtNextEpoch(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	c := p.host()
+	if got := call(t, c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); !strings.Contains(got, "quantity=1") {
+		t.Fatalf("adjust under exempt inventory_*: %q", got)
+	}
+	p.record() // the build the host started from
+	b, err := os.ReadFile(p.path("mcpepoch.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrowed := strings.Replace(string(b), `exempt = ["inventory_*"]`, `exempt = ["inventory_lookup"]`, 1)
+	if err := os.WriteFile(p.path("mcpepoch.toml"), []byte(narrowed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.record() // identical bytes: the epoch stays, and so does its policy
+	const staged = `grants policy re-read from mcpepoch.toml (exempt ["inventory_*"] → ["inventory_lookup"]): in force from the next epoch`
+	if out, _ := p.mcpepoch("status"); !strings.Contains(out.Stdout, staged) {
+		t.Errorf("status does not say a re-read policy waits for the next epoch:\n%s", out)
+	}
+	if got := call(t, c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); !strings.Contains(got, "quantity=2") {
+		t.Errorf("adjust in the same epoch, under the policy in force: %q", got)
+	}
+
+	p.setRevision("B")
+	p.build()
+	p.record()
+	if _, err := c.WaitListChanged(1, 30*time.Second); err != nil {
+		t.Fatalf("no list_changed after the rebuild: %v", err)
+	}
+	if _, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); rerr == nil || !strings.Contains(rerr.Error(), "authorization_required") {
+		t.Errorf("adjust in the new epoch, no longer exempt: %v, want authorization_required", rerr)
+	}
+	if got := call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"}); !strings.Contains(got, "revision=B") {
+		t.Errorf("lookup, still exempt: %q", got)
+	}
+	if !strings.Contains(c.Stderr(), `grants policy re-read from mcpepoch.toml in force: exempt ["inventory_*"] → ["inventory_lookup"]`) {
+		t.Errorf("host log does not say the re-read policy is in force:\n%s", c.Stderr())
+	}
+	if out, _ := p.mcpepoch("status"); strings.Contains(out.Stdout, "config:") {
+		t.Errorf("status still names a config change once it is in force:\n%s", out)
+	}
+	out, _ := p.mcpepoch("audit", "show", "--json")
+	if !strings.Contains(out.Stdout, `"policy_changed"`) {
+		t.Errorf("no server_replaced record with policy_changed in the audit log:\n%s", out)
 	}
 }
