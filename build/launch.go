@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // launchArgs is what a runtime's own command line says it will load, read
@@ -71,7 +72,7 @@ var goBuildValueFlags = map[string]bool{
 	"-covermode": true, "-o": true,
 }
 
-var pythonName = regexp.MustCompile(`^(python|pypy)(\d+(\.\d+)?)?$`)
+var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy)(\d+(\.\d+)?)?$`) }) // compiled on first use
 
 // parseLaunch reads the arguments args that the runtime binary exe is
 // given.
@@ -92,7 +93,7 @@ func parseLaunch(exe string, args []string) launchArgs {
 		return parseNode(args[1:], map[string]bool{"-c": true, "--config": true, "--import-map": true,
 			"--lock": true, "--env-file": true, "--location": true, "--cert": true, "--preload": true},
 			map[string]bool{"--preload": true}, "deno")
-	case pythonName.MatchString(base):
+	case pythonName().MatchString(base):
 		return parsePython(args)
 	case base == "go":
 		return parseGoRun(args)

@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
 // versionFlagRuntimes matches the base names of interpreters that answer
 // "--version" with one line: node, nodejs, python, python3, python3.12, bun,
 // deno, ruby.
-var versionFlagRuntimes = regexp.MustCompile(`^(node|nodejs|python[0-9.]*|bun|deno|ruby)$`)
+var versionFlagRuntimes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(node|nodejs|python[0-9.]*|bun|deno|ruby)$`) }) // compiled on first use
 
 // runtimeVersion names the version of the runtime at path: the Go toolchain
 // version for a Go binary (read from its build info, nothing is run), the
@@ -28,7 +29,7 @@ func runtimeVersion(path string, d Digest, cache func(Digest) (string, bool)) st
 	if bi, err := buildinfo.ReadFile(path); err == nil {
 		return bi.GoVersion
 	}
-	if !versionFlagRuntimes.MatchString(filepath.Base(path)) {
+	if !versionFlagRuntimes().MatchString(filepath.Base(path)) {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -7,12 +7,17 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"sync"
 )
 
 //go:embed page.html
 var pageFS embed.FS
 
-var pageTmpl = template.Must(template.ParseFS(pageFS, "page.html"))
+// pageTmpl is parsed on first use, not at start: most commands never
+// render a page.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(pageFS, "page.html"))
+})
 
 // pageView is what page.html renders.
 type pageView struct {
@@ -34,7 +39,7 @@ func render(w http.ResponseWriter, v pageView) {
 	rand.Read(n)
 	v.Nonce = base64.StdEncoding.EncodeToString(n)
 	var b bytes.Buffer
-	if err := pageTmpl.Execute(&b, v); err != nil {
+	if err := pageTmpl().Execute(&b, v); err != nil {
 		http.Error(w, "page: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

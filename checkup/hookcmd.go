@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/project"
@@ -136,12 +137,14 @@ func literal(p string) string { return "write the hook's command as " + p + " re
 
 // defaultArg is the argument of go-task's `default` in a template such as
 // {{.MCPEPOCH | default "mcpepoch"}}.
-var defaultArg = regexp.MustCompile(`^\{\{\s*\.MCPEPOCH\s*\|\s*default\s+("(?:[^"\\]|\\.)*")\s*\}\}$`)
+var defaultArg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{\{\s*\.MCPEPOCH\s*\|\s*default\s+("(?:[^"\\]|\\.)*")\s*\}\}$`)
+}) // compiled on first use
 
 // templateDefault returns the command a Taskfile's MCPEPOCH value runs
 // when the variable is not given: the template's default, or the value.
 func templateDefault(v string) string {
-	if m := defaultArg.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+	if m := defaultArg().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
 		if s, err := strconv.Unquote(m[1]); err == nil {
 			return firstWord(s)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Values of credentials.NAME.deliver.
@@ -54,7 +55,7 @@ func (c Credential) FilePath() (string, error) {
 
 // envNameRE is what a variable name in env and as must look like (POSIX
 // portable names).
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }) // compiled on first use
 
 // reservedEnvPrefix begins the variables mcpepoch sets in the server's
 // environment itself.
@@ -114,7 +115,7 @@ func checkCredential(root string, c Credential) (string, error) {
 }
 
 func checkEnvName(name string) error {
-	if !envNameRE.MatchString(name) {
+	if !envNameRE().MatchString(name) {
 		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
 	}
 	if strings.HasPrefix(strings.ToUpper(name), reservedEnvPrefix) {

@@ -6,20 +6,23 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // typeErrorRE matches what the TOML decoder says when a value has the wrong
 // type for its key: "toml: line N (last key "K"): incompatible types: TOML
 // value has type T; destination has type D", or "… type mismatch for S:
 // expected table but found T".
-var typeErrorRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (?:incompatible types: TOML value has type (.+); destination has type .+|type mismatch for .+: expected table but found (.+))$`)
+var typeErrorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (?:incompatible types: TOML value has type (.+); destination has type .+|type mismatch for .+: expected table but found (.+))$`)
+}) // compiled on first use
 
 // typeError rewrites the decoder's type error err into an *Error naming the
 // file at path, the key and, when known, its line, in this package's words:
 // "PATH:2: command: want a list of strings, e.g. ["node", "dist/server.js"];
 // got a string". It returns nil for any other error.
 func typeError(path string, err error) *Error {
-	m := typeErrorRE.FindStringSubmatch(err.Error())
+	m := typeErrorRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return nil
 	}

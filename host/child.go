@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"sync"
 
 	"os"
 	"os/exec"
@@ -202,10 +203,12 @@ type overflow struct {
 // overflowKeep is how many bytes of each end of an over-long line are kept.
 const overflowKeep = 4096
 
-var (
-	idInHead = regexp.MustCompile(`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*[,}]`)
-	idInTail = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
-)
+// idPatterns finds the id in the kept ends of an over-long line; compiled
+// on first use, not at start.
+var idPatterns = sync.OnceValues(func() (head, tail *regexp.Regexp) {
+	return regexp.MustCompile(`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*[,}]`),
+		regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
+})
 
 // id returns the top-level JSON-RPC id of the over-long message when it
 // stands first or last in the object (as the SDKs write it) and is valid
@@ -213,6 +216,7 @@ var (
 // match may still be spelled in a way JSON forbids (a leading zero, a raw
 // control character, an unknown escape), and such an id is never echoed.
 func (o *overflow) id() json.RawMessage {
+	idInHead, idInTail := idPatterns()
 	for _, m := range [][][]byte{idInHead.FindSubmatch(o.head), idInTail.FindSubmatch(o.tail)} {
 		if m != nil {
 			if json.Valid(m[1]) {

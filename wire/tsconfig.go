@@ -3,13 +3,14 @@ package wire
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpepoch/mcpepoch/project"
 )
 
-var compilerOptions = regexp.MustCompile(`"compilerOptions"\s*:\s*\{`)
+var compilerOptions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"compilerOptions"\s*:\s*\{`) }) // compiled on first use
 
-// editTSConfig sets compilerOptions.noEmitOnError in tsconfig.json, so
+// editTSConfig sets compilerOptions().noEmitOnError in tsconfig.json, so
 // that a build that fails type checking leaves the last good output in
 // place for a later restart to run. The text is edited (tsconfig.json may
 // hold comments); a file that sets it, to either value, is left alone.
@@ -31,7 +32,7 @@ func editTSConfig(old []byte, tc *project.TSConfig) []byte {
 		next, _, _ := strings.Cut(strings.TrimPrefix(s[at:], line+"\n"), "\n")
 		return []byte(s[:at] + "\n" + indentOf(next) + member + sep + s[at:])
 	}
-	if loc := compilerOptions.FindStringIndex(s); loc != nil {
+	if loc := compilerOptions().FindStringIndex(s); loc != nil {
 		return insert(loc[1], `"noEmitOnError": true`)
 	}
 	if i := strings.IndexByte(s, '{'); i >= 0 {
