@@ -46,11 +46,17 @@ func (h *Host) identityWith(seen func(root string, opt build.TreeOptions, t buil
 }
 
 // serveTrees answers the hook's trees request with the trees of the
-// identity as it is now. A host that keeps no tree current answers none,
-// and the hook walks them itself rather than wait for the host's walk.
+// identity as they are now: from the watcher's memory when every tree it
+// knows is current, else through identity, which walks what changed. A
+// host that keeps no tree current answers none, and the hook walks them
+// itself rather than wait for the host's walk.
 func (h *Host) serveTrees(context.Context, notify.Peer, notify.Request) notify.Response {
 	out := localapi.Trees{Trees: []localapi.Tree{}}
-	if h.trees.Watching() && !h.opts.Spec.Rehash {
+	if known, ok := h.trees.Current(); ok && !h.opts.Spec.Rehash {
+		for _, k := range known {
+			out.Trees = append(out.Trees, localapi.TreeOf(k.Root, k.Opt, k.Tree))
+		}
+	} else if h.trees.Watching() && !h.opts.Spec.Rehash {
 		_, err := h.identityWith(func(root string, opt build.TreeOptions, t build.Tree) {
 			out.Trees = append(out.Trees, localapi.TreeOf(root, opt, t))
 		})

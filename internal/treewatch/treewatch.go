@@ -204,6 +204,37 @@ func (w *Watcher) isClosed() bool {
 	return w.closed
 }
 
+// Known is one tree a Watcher knows to be current.
+type Known struct {
+	Root string
+	Opt  build.TreeOptions // skip lists only
+	Tree build.Tree
+}
+
+// Current returns every tree w has walked, once every notification queued
+// before the call was handled, and whether all of them are current
+// (watched, walked, and named by no notification since). When not, the
+// caller digests them through Digest instead.
+func (w *Watcher) Current() ([]Known, bool) {
+	if !w.Watching() || w.isClosed() {
+		return nil, false
+	}
+	w.sync()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Known, 0, len(w.trees))
+	for _, e := range w.trees {
+		if !e.current || e.dirty || !e.watched {
+			return nil, false
+		}
+		t := e.tree
+		t.NativeAddons = slices.Clone(t.NativeAddons)
+		out = append(out, Known{Root: e.root, Opt: e.opt, Tree: t})
+	}
+	slices.SortFunc(out, func(a, b Known) int { return strings.Compare(a.Root, b.Root) })
+	return out, len(out) > 0
+}
+
 // entry returns the entry for root and opt's skip lists, made if new.
 func (w *Watcher) entry(root string, opt build.TreeOptions) *entry {
 	key := Key(root, opt)

@@ -230,3 +230,25 @@ func TestWalksWithoutNotifications(t *testing.T) {
 		}
 	}
 }
+
+// TestCurrent: Current lists the trees walked while all are current, and
+// says not once a notification named one, until it is walked again.
+func TestCurrent(t *testing.T) {
+	tr := newTree(t)
+	if _, ok := tr.w.Current(); ok {
+		t.Fatal("Current before any walk says every tree is current")
+	}
+	want, _ := tr.digest()
+	known, ok := tr.w.Current()
+	if !ok || len(known) != 1 || known[0].Root != tr.root || known[0].Tree.Digest != want.Digest {
+		t.Fatalf("Current = %+v, %v; want the one tree walked", known, ok)
+	}
+	tr.write("index.js", "changed")
+	if _, ok := tr.w.Current(); ok {
+		t.Fatal("Current after a change says every tree is current")
+	}
+	tr.digest()
+	if _, ok := tr.w.Current(); !ok {
+		t.Fatal("Current after the walk says a tree is not current")
+	}
+}
