@@ -116,7 +116,8 @@
 //  4. identityPendingLocked enters identity-pending: from now client.go
 //     holds client messages; supervise.go abortLocked answers requests in
 //     flight with server_restarted; grants.go revokeEpochLocked ends the
-//     old epoch's grants; the audit log gets server_replaced.
+//     old epoch's grants, keeping what they covered for a renewal
+//     (renewal.go); the audit log gets server_replaced.
 //  5. stopOld stops the old process group (child.go stop); restart mode
 //     close ends the connection here.
 //  6. startPending starts the new child (supervise.go start, child.go
@@ -124,7 +125,9 @@
 //     the client's initialize replayed (reinitialize, server.go
 //     privateCall) or its subscriptions/listen re-sent.
 //  7. catalogReady lists the tools (catalog.go fetchCatalog) and compiles
-//     them for checks (check.go): catalog-ready, catalog_published.
+//     them for checks (check.go): catalog-ready, catalog_published;
+//     renewal.go prepares the renewal of the ended grants against it
+//     (renewal_prepared), what approve, dev and the page offer first.
 //  8. readyLocked enters ready: the client gets
 //     notifications/tools/list_changed (queue.go writes it), then each
 //     held request passes client.go forwardLocked: grants first

@@ -70,7 +70,14 @@ func (p *project) startTerminal(t *testing.T, env []string, own bool, name, comm
 		t.Fatal(err)
 	}
 	term := &terminal{t: t, p: p, name: name, keys: keys}
-	t.Cleanup(func() { keys.Close() })
+	t.Cleanup(func() {
+		// A test that failed half-way leaves no terminal behind: Ctrl-C
+		// ends what runs in it, the end of its keys ends script.
+		if strings.TrimSpace(p.read(name+".rc")) == "" {
+			keys.WriteString("\x03")
+		}
+		keys.Close()
+	})
 	return term
 }
 
@@ -236,4 +243,71 @@ func TestRenewalOnePressOnPage(t *testing.T) {
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "revision=B") {
 		t.Errorf("slow_write on the renewed grant: %q", got)
 	}
+}
+
+// TestRenewalDevPrompt: mcpepoch dev in a person's terminal rebuilds the
+// server, which ends the grant approved before; dev shows the renewal and
+// one key approves it with proof terminal. Run without a terminal, dev
+// shows the next renewal with nothing to press and says where to approve.
+func TestRenewalDevPrompt(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	first := p.startTerminal(t, env, true, "first", "$MCPEPOCH_BIN "+approveArgs(s.run))
+	first.waitScreen("[y/N]")
+	first.press("y\n")
+	if rc := first.exit(); rc != "0" {
+		t.Fatalf("first approval: exit %s\n%s", rc, first.screen())
+	}
+	serverA := p.read("server.sh")
+	p.write("server.next", serverA)
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+
+	p.write("server.next", serverA+"# rebuilt once\n")
+	term.waitScreen("y approve slow_write")
+	r := p.review(s.run).Renewal
+	if r == nil || !strings.Contains(term.screen(), "renewal "+r.ShortCode) {
+		t.Fatalf("dev shows no renewal (host offers %+v):\n%s", r, term.screen())
+	}
+	term.press("y")
+	term.waitScreen("approved: grant")
+	if !strings.Contains(term.screen(), "proof terminal") {
+		t.Errorf("dev's approval:\n%s", term.screen())
+	}
+	s.list()
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Errorf("slow_write after dev's approval: %q", got)
+	}
+	if rv := p.review(s.run); rv.Renewal != nil {
+		t.Errorf("the renewal is still offered after dev approved it: %+v", rv.Renewal)
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+
+	// No terminal: nothing to press, and where to approve.
+	cmd := exec.Command(testenv.Mcpepoch(t), "dev", "--build", "cp server.next server.sh", "--watch", "server.next", "--debounce", "50ms")
+	cmd.Dir, cmd.Env = p.dir, testenv.Environ(env...)
+	var errb testenv.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.KillOnCleanup(t, cmd.Process.Pid)
+	waitFor(t, waitLong, "dev without a terminal to build", func() bool { return strings.Contains(errb.String(), "build ok") })
+	p.write("server.next", serverA+"# rebuilt twice\n")
+	waitFor(t, waitLong, "dev without a terminal to show the renewal", func() bool {
+		return strings.Contains(errb.String(), "a person must run mcpepoch approve in their own terminal (renewal ")
+	})
+	if strings.Contains(errb.String(), "y approve") {
+		t.Errorf("dev without a terminal offers a key:\n%s", errb.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
 }

@@ -60,6 +60,9 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	out := newDevOutput(stdio, f)
+	prompt, restore := newDevPrompt(ctx, stdio, out)
+	defer restore()
+	out.prompt = prompt
 	for _, n := range plan.notes {
 		out.line("note", n)
 	}
@@ -193,10 +196,11 @@ func first(s ...string) string {
 // devOutput prints dev's events: lines with a timestamp on stderr, or
 // JSON lines on stdout.
 type devOutput struct {
-	mu    sync.Mutex
-	stdio Stdio
-	f     devOptions
-	p     painter
+	mu     sync.Mutex
+	stdio  Stdio
+	f      devOptions
+	p      painter
+	prompt *devPrompt // renewals after a build (devprompt.go)
 }
 
 func newDevOutput(stdio Stdio, f devOptions) *devOutput {
@@ -293,6 +297,10 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 	})
 	if len(res.Hosts) == 0 {
 		fmt.Fprintln(lw, d.p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
+	}
+	lw.flush()
+	if d.prompt != nil {
+		d.prompt.afterBuild(ctx, hostResults(res.Hosts))
 	}
 	if res.BuildsLogErr != nil {
 		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("build log %s: %v: this build is not in it", layout.Builds(root), res.BuildsLogErr)))

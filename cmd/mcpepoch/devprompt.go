@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/tty"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// devPrompt is mcpepoch dev's approval prompt. After a build whose
+// restart ended grants, dev asks the host for its review; a renewal there
+// is shown, and, when dev runs in a person's terminal and the terminal
+// counts as proof for it, one key approves it: the same approval request
+// mcpepoch approve sends (sendApproval, channel terminal), so the host's
+// checks of the approving process apply to dev as to approve. Without a
+// terminal, or where the project wants more than a terminal, dev says where
+// to approve instead, and takes no key.
+type devPrompt struct {
+	out   *devOutput
+	keys  bool // dev reads keys from a terminal
+	mu    sync.Mutex
+	queue []devOffer // renewals offered, the first one asked
+}
+
+// devOffer is a renewal offered by the host at socket.
+type devOffer struct {
+	socket string
+	run    string
+	r      localapi.Renewal
+}
+
+// newDevPrompt starts reading keys when in is a terminal and dev prints
+// for a person (not --json); the returned stop restores the terminal.
+func newDevPrompt(ctx context.Context, stdio Stdio, out *devOutput) (*devPrompt, func()) {
+	p := &devPrompt{out: out}
+	f, ok := stdio.In.(*os.File)
+	if !ok || out.f.json || !isTerminal(stdio.In) {
+		return p, func() {}
+	}
+	restore, err := tty.Cbreak(f)
+	if err != nil {
+		out.line("note", "the terminal takes no single keys ("+err.Error()+"): approve renewals with mcpepoch approve")
+		return p, func() {}
+	}
+	p.keys = true
+	go p.read(ctx, f)
+	return p, restore
+}
+
+// read hands each key to answer until ctx ends or the terminal closes.
+func (p *devPrompt) read(ctx context.Context, f *os.File) {
+	b := make([]byte, 1)
+	for ctx.Err() == nil {
+		if n, err := f.Read(b); err != nil {
+			return
+		} else if n == 1 {
+			p.answer(ctx, b[0])
+		}
+	}
+}
+
+// afterBuild looks, for each host whose restart ended grants, for the
+// renewal it prepared, and offers it.
+func (p *devPrompt) afterBuild(ctx context.Context, results []notify.Result) {
+	for _, res := range results {
+		if res.Err != nil || res.Response.GrantsRevoked == 0 {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := notify.Send(cctx, res.Socket, notify.Request{Type: localapi.TypeReview})
+		cancel()
+		if err != nil {
+			p.out.line("renewal", p.out.p.warn(fmt.Sprintf("agent run %s: no review: %v", printable(res.Response.Run), err)))
+			continue
+		}
+		rv, err := localapi.DecodePayload[localapi.Review](resp.Payload)
+		if err != nil || rv.Renewal == nil {
+			continue
+		}
+		p.offer(devOffer{socket: res.Socket, run: string(rv.AgentRun), r: *rv.Renewal})
+	}
+}
+
+// offer shows a renewal and, when a key can approve it, queues it; a
+// newer renewal of the same agent run replaces an older one.
+func (p *devPrompt) offer(o devOffer) {
+	var b strings.Builder
+	printRenewal(&b, &o.r, screen{p: p.out.p})
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		p.out.line("renewal", l)
+	}
+	switch {
+	case len(o.r.Tools) == 0:
+		p.out.line("renewal", "nothing to renew as it was: review the changed tools with mcpepoch approve")
+		return
+	case !p.keys:
+		p.out.line("renewal", fmt.Sprintf("agent run %s: %s (renewal %s)", printable(o.run), printable(o.r.Action), printable(o.r.ShortCode)))
+		return
+	case !o.r.Counts(grant.ProofTerminal):
+		p.out.line("renewal", fmt.Sprintf("a key here does not count for this renewal (proof %s): %s", printable(grant.Proofs(o.r.Proof).String()), printable(o.r.Action)))
+		return
+	}
+	p.mu.Lock()
+	for i, q := range p.queue {
+		if q.run == o.run {
+			p.queue = append(p.queue[:i], p.queue[i+1:]...)
+			break
+		}
+	}
+	p.queue = append(p.queue, o)
+	first := p.queue[0]
+	p.mu.Unlock()
+	p.ask(first)
+}
+
+// ask prints the keys of the renewal asked now.
+func (p *devPrompt) ask(o devOffer) {
+	s := fmt.Sprintf("renewal %s of agent run %s: %c approve %s · %c not now", printable(o.r.ShortCode), printable(o.run),
+		keyApprove, printableList(o.r.Tools, ", "), keyNo)
+	if len(o.r.Changed) > 0 {
+		s += " (changed tools: include them with mcpepoch approve)"
+	}
+	p.out.line("renewal", p.out.p.warn(s))
+}
+
+// answer acts on one key: y approves the renewal asked now, n sets it
+// aside; other keys mean nothing.
+func (p *devPrompt) answer(ctx context.Context, key byte) {
+	if 'A' <= key && key <= 'Z' {
+		key += 'a' - 'A'
+	}
+	p.mu.Lock()
+	if len(p.queue) == 0 || key != keyApprove && key != keyNo {
+		p.mu.Unlock()
+		return
+	}
+	o := p.queue[0]
+	p.queue = p.queue[1:]
+	var next *devOffer
+	if len(p.queue) > 0 {
+		next = &p.queue[0]
+	}
+	p.mu.Unlock()
+	if key == keyNo {
+		p.out.line("renewal", fmt.Sprintf("renewal %s not approved: mcpepoch approve offers it while it is current", printable(o.r.ShortCode)))
+	} else if g, err := sendApproval(ctx, o.socket, o.r.Request(nil, localapi.ChannelTerminal)); err != nil {
+		p.out.line("renewal", p.out.p.bad(fmt.Sprintf("agent run %s: renewal %s: %v", printable(o.run), printable(o.r.ShortCode), printable(err.Error()))))
+	} else {
+		p.out.line("renewal", p.out.p.ok(approvedLine(g)))
+	}
+	if next != nil {
+		p.ask(*next)
+	}
+}
