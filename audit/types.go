@@ -19,6 +19,8 @@ const (
 	TypeToolResult          = "tool_result"          // the child answered a tools/call
 	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant
 	TypeCallAborted         = "call_aborted"         // a call ended without a result (child exited, epoch changed)
+	TypeCredentialIssued    = "credential_issued"    // the broker handed a scope's secret to a granted call in flight (never the value)
+	TypeCredentialDenied    = "credential_denied"    // the broker refused a request for a secret, and which condition failed
 	TypeClientConnected     = "client_connected"     // an MCP client connected to the host
 	TypeClientClosed        = "client_closed"        // the client went away
 	TypeChildOutputDropped  = "child_output_dropped" // child output was discarded (not JSON-RPC, over limit)
@@ -35,6 +37,7 @@ func Types() []string {
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
+		TypeCredentialIssued, TypeCredentialDenied,
 		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,
 		TypeRecordsLost, TypeLogRecovered,
 	}

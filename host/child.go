@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/credbroker"
 	"github.com/mcpepoch/mcpepoch/epoch"
 )
 
@@ -34,6 +35,9 @@ type child struct {
 	waitErr error         // set before done is closed
 
 	guard *guard // kills the group if the host dies without stopping it; nil if it could not start
+	// broker is the epoch's credentials broker (credentials.go); nil when
+	// the project declares no scope or it could not listen.
+	broker *credbroker.Broker
 
 	observed *Observed  // set once, after the first message (h.mu)
 	looked   bool       // observation started (h.mu)
@@ -44,10 +48,12 @@ type child struct {
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
 // environment, with a guard that kills the group if the host dies without
-// stopping it (guard.go). stderr goes straight to the host's stderr.
-func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity) (*child, error) {
+// stopping it (guard.go). stderr goes straight to the host's stderr. env
+// is the child's environment; nil means the host's own.
+func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()
 	stdin, err := cmd.StdinPipe()

@@ -19,6 +19,11 @@ type call struct {
 	child  *child
 	sent   time.Time
 	tool   string // tools/call only
+	// grant is the grant the call was dispatched under (nil: none needed);
+	// issued holds the credential scopes a per-call approval already gave
+	// this call (credentials.go). Both under h.mu.
+	grant  *grant.Grant
+	issued map[string]bool
 }
 
 // listen is a client's subscriptions/listen request (MCP 2026-07-28): it
@@ -310,7 +315,7 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				h.saveGrantsLocked()
 				h.audit.event(audit.TypeGrantRevoked, h.child.epoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedUsed})
 			}
-			cl.tool = p.Name
+			cl.tool, cl.grant = p.Name, g
 			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: h.audit.argsDigest(p.Arguments)}
 			if g != nil {
 				fields["grant"] = g.ID

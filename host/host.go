@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/credsource"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
@@ -75,6 +77,11 @@ type Options struct {
 	// while no server of this host has ever answered one (the project
 	// is not built yet; firststart.go); default 3 minutes.
 	FirstStartWait time.Duration
+	// Credentials are the project's credential scopes (mcpepoch.toml
+	// [credentials.NAME], as config.Load checked them): where each secret
+	// is and how the server gets it (credentials.go). The values of env
+	// sources are read from the host's environment by New.
+	Credentials map[string]config.Credential
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
 	// the default proof level (grant.DefaultProof).
@@ -196,6 +203,12 @@ type Host struct {
 	asks    []*ask
 	elicits map[string]*ask
 
+	// Credentials (credentials.go): the sources, read by New; secrets of
+	// command sources kept for the life of the grant they were read
+	// under.
+	creds    *credsource.Set
+	credKeep map[credKey]keptSecret
+
 	// Grants (grants.go).
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
@@ -237,7 +250,7 @@ func New(opts Options) *Host {
 	}
 	opts.Spec.Dir, opts.Spec.Command = opts.Dir, opts.Command
 	now := time.Now()
-	return &Host{
+	h := &Host{
 		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
@@ -245,6 +258,8 @@ func New(opts Options) *Host {
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
+	h.openCredentials()
+	return h
 }
 
 // logf writes one log line to stderr. Tool names and other text from the

@@ -19,10 +19,15 @@ import (
 // the caller just before) and starts reading its stdout. It does not make
 // the child current.
 func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
-	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id)
+	b := h.openBroker(ep)
+	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id, h.childEnv(b))
 	if err != nil {
+		if b != nil {
+			b.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
+	h.serveBroker(c, b)
 	go c.run(h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) }, func() { h.childExited(c) })
 	if h.opts.AllowSelfReload {
 		go h.watchTree(c)

@@ -56,6 +56,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 		FirstStartWait:  firstWait,
+		Credentials:     credentialsOf(set.Config),
 	})
 	// Ctrl-C in the terminal of a client that runs the host reaches the
 	// host too (the foreground process group): that is the person ending
@@ -78,4 +79,12 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	default:
 	}
 	return err
+}
+
+// credentialsOf returns the credential scopes of cfg, nil without one.
+func credentialsOf(cfg *config.Config) map[string]config.Credential {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.Credentials
 }

@@ -13,6 +13,8 @@
 //	                               log's path (audit.HeadPath, LostPath)
 //	  digest.key                   the project's digest key (audit.LoadKey)
 //	  sock/<run>.sock              each host's local socket (when short enough)
+//	  sock/<epoch>.cred            each epoch's credentials broker socket, in
+//	                               the host's socket directory (CredentialSocket)
 //	  hosts/<run>.json             each live host's execution record
 //	  grants/<run>.json            each agent run's grants
 //	  cache/                       stat and file-digest caches
@@ -70,6 +72,15 @@ func DigestKey(root string) string { return filepath.Join(root, DirName, "digest
 // Sock returns the default socket directory, <root>/.mcpepoch/sock. When a
 // socket in it would be too long, notify uses a short directory elsewhere.
 func Sock(root string) string { return filepath.Join(root, DirName, "sock") }
+
+// CredentialSocket returns the credentials broker socket of epoch ep in
+// sockDir, the directory of the host's own socket (sock/ above, or the
+// short directory notify chose for a long project path):
+// <sockDir>/<epoch>.cred. The name is as long as a host socket's, so it
+// fits wherever that one does.
+func CredentialSocket(sockDir string, ep epoch.Epoch) string {
+	return filepath.Join(sockDir, string(ep)+".cred")
+}
 
 // Hosts returns the directory of the live hosts' execution records,
 // <root>/.mcpepoch/hosts.

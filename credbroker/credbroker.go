@@ -1,0 +1,286 @@
+// Package credbroker is the host's credentials broker: one unix socket per
+// execution epoch through which that epoch's server asks for a credential
+// scope's secret (protocol: package credwire).
+//
+// The broker owns the transport: the socket (mode 0600, in the host's 0700
+// socket directory), its bounds, the peer's credentials, one request line
+// and one answer line per connection. Whether to answer with a secret is
+// the host's decision, made by the Decider it is given; the broker only
+// holds the epoch's token and says whether a request carries it
+// ([Broker.TokenMatches], constant time).
+//
+// Bounds, as on the host's own socket (package notify): at most MaxConns
+// connections at once (one more is answered CodeBusy and closed), the
+// request line must arrive whole within LineTimeout of the accept and be
+// at most credwire.MaxLine bytes, and the answer is written within
+// WriteTimeout. No input can make the broker hold memory or a goroutine
+// longer than that.
+package credbroker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/credwire"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// MaxConns is how many connections a Broker serves at once.
+const MaxConns = 16
+
+// Timeouts of one connection.
+const (
+	LineTimeout  = 5 * time.Second // from the accept to the end of the request line
+	WriteTimeout = 5 * time.Second // for the answer line
+)
+
+// Decider answers one well-formed request (V, Scope and Token set) from
+// peer. It runs on the connection's goroutine, several at once for
+// different connections; ctx is done when Serve returns. It must check the
+// token itself (TokenMatches), in the order credwire documents.
+type Decider func(ctx context.Context, peer notify.Peer, req credwire.Request) credwire.Answer
+
+// Refused is told of every refusal the broker makes itself, before any
+// Decider runs (bad_request, unsupported_version, busy): scope is the one
+// asked for when the line could be read, else "".
+type Refused func(peer notify.Peer, scope, code string)
+
+// Broker is one epoch's socket. Create it with Listen.
+type Broker struct {
+	ul    *net.UnixListener
+	path  string
+	token string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen creates the socket at path (its directory must exist and be
+// private: the host's socket directory) with mode 0600 and a fresh random
+// token of 32 bytes, hex. A stale socket file at path (nothing answers on
+// it) is replaced; anything else there is an error.
+func Listen(path string) (*Broker, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	addr := &net.UnixAddr{Name: path, Net: "unix"}
+	ul, err := net.ListenUnix("unix", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if err = removeStale(path); err == nil {
+			ul, err = net.ListenUnix("unix", addr)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credentials broker: %w", err)
+	}
+	ul.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("credentials broker %s: %w", path, err)
+	}
+	return &Broker{ul: ul, path: path, token: hex.EncodeToString(raw[:])}, nil
+}
+
+// removeStale removes the socket at path when dialing it is refused.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket (mode %v)", path, fi.Mode())
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("%s: another broker answers on it", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%s: cannot tell whether the existing socket is stale: %w", path, err)
+	}
+	return os.Remove(path)
+}
+
+// Path returns the socket's path, what the server gets in
+// credwire.EnvSocket.
+func (b *Broker) Path() string { return b.path }
+
+// Token returns the epoch's token, what the server gets in
+// credwire.EnvToken. It is a capability: never log it.
+func (b *Broker) Token() string { return b.token }
+
+// Env returns the two variables the server's environment carries.
+func (b *Broker) Env() []string {
+	return []string{credwire.EnvSocket + "=" + b.path, credwire.EnvToken + "=" + b.token}
+}
+
+// TokenMatches reports, in constant time, whether tok is this epoch's token.
+func (b *Broker) TokenMatches(tok string) bool {
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(b.token)) == 1
+}
+
+// Close stops listening and removes the socket file; connections being
+// served finish. Calling Close again returns the first result.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.ul.Close() })
+	return b.closeErr
+}
+
+// Serve accepts connections until ctx is done or b is closed, then closes
+// b and waits for the connections it serves; it returns nil then, or the
+// accept error that stopped it. Each connection gets one answer, from
+// decide unless the broker refuses the request itself (told to refused,
+// which may be nil).
+func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) error {
+	ctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(ctx, func() { b.Close() })
+	if refused == nil {
+		refused = func(notify.Peer, string, string) {}
+	}
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // a Decider still reading a source stops
+		wg.Wait()
+	}()
+	slots := make(chan struct{}, MaxConns)
+	var delay time.Duration
+	for {
+		c, err := b.ul.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+				}
+				continue
+			}
+			return fmt.Errorf("credentials broker %s: accept: %w", b.path, err)
+		}
+		delay = 0
+		select {
+		case slots <- struct{}{}:
+		default:
+			// Over the bound: the answer fits the socket buffer, so the
+			// write does not block; the connection is closed at once.
+			peer, _ := notify.PeerOf(c)
+			c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+			writeAnswer(c, refusal(credwire.CodeBusy, fmt.Sprintf("the broker already serves %d connections; try again", MaxConns)))
+			c.Close()
+			refused(peer, "", credwire.CodeBusy)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			defer c.Close()
+			b.serveConn(ctx, c, decide, refused)
+		}()
+	}
+}
+
+// serveConn reads one request from c and writes its answer.
+func (b *Broker) serveConn(ctx context.Context, c *net.UnixConn, decide Decider, refused Refused) {
+	peer, err := notify.PeerOf(c)
+	if err != nil {
+		peer = notify.Peer{UID: -1}
+	}
+	c.SetReadDeadline(time.Now().Add(LineTimeout))
+	req, code, msg := readRequest(bufio.NewReaderSize(c, credwire.MaxLine))
+	var a credwire.Answer
+	if code != "" {
+		if msg == "" {
+			return // the peer went away or sent nothing in time: nobody to answer
+		}
+		refused(peer, req.Scope, code)
+		a = refusal(code, msg)
+	} else {
+		a = decide(ctx, peer, req)
+	}
+	c.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	writeAnswer(c, a)
+}
+
+// readRequest reads and checks one request line. It returns a code and
+// message for a request to refuse; a code with an empty message means
+// there is no one to answer (the peer closed or stayed silent).
+func readRequest(br *bufio.Reader) (req credwire.Request, code, msg string) {
+	line, err := br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return req, credwire.CodeBadRequest, fmt.Sprintf("request line over %d bytes", credwire.MaxLine)
+	case err != nil && len(bytes.TrimSpace(line)) == 0:
+		return req, credwire.CodeBadRequest, ""
+	case err != nil:
+		return req, credwire.CodeBadRequest, "request line not ended by a newline in time"
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return credwire.Request{}, credwire.CodeBadRequest, "request line is not a request object: " + jsonProblem(err)
+	}
+	switch {
+	case req.V != credwire.Version:
+		return req, credwire.CodeUnsupportedVersion, fmt.Sprintf("protocol version %d not supported; this host speaks %d", req.V, credwire.Version)
+	case req.Scope == "":
+		return req, credwire.CodeBadRequest, "no scope: name the [credentials.NAME] the call needs"
+	case req.Token == "":
+		return req, credwire.CodeBadRequest, "no token: send the value of " + credwire.EnvToken
+	}
+	return req, "", ""
+}
+
+// jsonProblem describes a decoding error without quoting the input, which
+// may hold a token.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("%s must be a %s", te.Field, te.Type)
+	}
+	if msg := err.Error(); len(msg) < 80 && bytes.HasPrefix([]byte(msg), []byte("json: unknown field")) {
+		return msg
+	}
+	return "invalid request"
+}
+
+func refusal(code, msg string) credwire.Answer {
+	return credwire.Answer{V: credwire.Version, Error: &credwire.Error{Code: code, Message: msg}}
+}
+
+// Refusal is an answer refusing with code and msg.
+func Refusal(code, msg string) credwire.Answer { return refusal(code, msg) }
+
+// Issue is an answer handing over secret.
+func Issue(secret string) credwire.Answer {
+	return credwire.Answer{V: credwire.Version, Secret: secret}
+}
+
+func writeAnswer(c net.Conn, a credwire.Answer) {
+	a.V = credwire.Version
+	b, err := json.Marshal(a)
+	if err != nil || len(b) >= credwire.MaxAnswer {
+		b, _ = json.Marshal(refusal(credwire.CodeSourceFailed, "the secret is too large to send"))
+	}
+	c.Write(append(b, '\n'))
+}
