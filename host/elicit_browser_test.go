@@ -75,8 +75,8 @@ func TestElicitURLInBrowser(t *testing.T) {
 		if e.Params.Mode != "url" || !pageURLRe.MatchString(e.Params.URL) || !strings.Contains(e.Params.Message, "inventory-local") {
 			t.Fatalf("elicitation %d: %+v", round+1, e.Params)
 		}
-		if round == 1 && !strings.Contains(e.Params.Message, "changed") {
-			t.Errorf("elicitation after the rebuild does not say what changed: %q", e.Params.Message)
+		if round == 1 && (!strings.Contains(e.Params.Message, "changed") || !strings.Contains(e.Params.Message, "renews")) {
+			t.Errorf("elicitation after the rebuild does not offer the renewal and say what changed: %q", e.Params.Message)
 		}
 		c.Answer(e.N, "accept", nil)
 		if st := click(t, ctx, e.Params.URL, "approve"); st != "ok: Approved." {
@@ -93,6 +93,9 @@ func TestElicitURLInBrowser(t *testing.T) {
 	}
 	if es, _ := c.Elicitations(); len(es) != 2 {
 		t.Fatalf("%d elicitations for two calls on two epochs, want 2", len(es))
+	}
+	if gs := filterType(p.records(), audit.TypeApprovalGranted); len(gs) != 2 || gs[1].Fields["renewal"] == nil {
+		t.Errorf("approval_granted records: %v, want the second to be the renewal", gs)
 	}
 	for _, g := range p.grants() {
 		if g.Proof != grant.ProofPresence || g.Channel != "web" {

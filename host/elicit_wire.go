@@ -156,6 +156,9 @@ func (h *Host) elicitParamsLocked(a *ask) map[string]any {
 	p := a.page.req
 	what := fmt.Sprintf("mcpepoch: a call to %s of server %q needs a person's approval of %s on execution epoch %s (code %s). %s",
 		a.tool, h.opts.Label, strings.Join(p.Tools, ", "), a.epoch, a.cr.Digest.ShortCode(), changeSummary(a))
+	if p.Renewal != "" {
+		what += " It renews what the rebuild ended, the same tools and credential scopes on the new code."
+	}
 	if a.mode == "url" {
 		return map[string]any{"mode": "url", "elicitationId": a.id, "url": a.page.page.URL(),
 			"message": what + " Open the page, check the code, and approve there with your authenticator."}
