@@ -3,8 +3,12 @@
 package treewatch
 
 import (
+	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -44,4 +48,27 @@ func device(fi fs.FileInfo) uint64 {
 		return uint64(st.Dev)
 	}
 	return 0
+}
+
+// sweepBarriers removes the private directories of Watchers whose process
+// is gone (a host killed with SIGKILL leaves its directory behind): those
+// of this user, named for a pid that no longer exists.
+func sweepBarriers() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), barrierPrefix+"*-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), barrierPrefix), "-", 2)[0])
+		if err != nil || pid <= 0 {
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }

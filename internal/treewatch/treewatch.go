@@ -51,6 +51,10 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 )
 
+// barrierPrefix starts the name of a Watcher's private directory in the
+// temporary directory: barrierPrefix<pid>-<random>.
+const barrierPrefix = "mcpepoch-watch-"
+
 // barrierTimeout bounds the wait for a barrier's own event; past it every
 // tree counts as changed (a stalled reader is no proof of no change).
 const barrierTimeout = 5 * time.Second
@@ -109,7 +113,8 @@ func New(logf func(string, ...any)) *Watcher {
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err == nil {
-		w.barrier, err = os.MkdirTemp("", "mcpepoch-watch-")
+		sweepBarriers()
+		w.barrier, err = os.MkdirTemp("", barrierPrefix+strconv.Itoa(os.Getpid())+"-")
 		if err == nil {
 			if err = fsw.Add(w.barrier); err != nil {
 				os.Remove(w.barrier)

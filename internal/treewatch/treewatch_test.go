@@ -252,3 +252,27 @@ func TestCurrent(t *testing.T) {
 		t.Fatal("Current after the walk says a tree is not current")
 	}
 }
+
+// TestStaleBarrierSwept: New removes the private directory a Watcher of a
+// process that no longer exists left behind (a host killed with SIGKILL),
+// and keeps that of a live process.
+func TestStaleBarrierSwept(t *testing.T) {
+	if !notifications {
+		t.Skip("no private directory without notifications")
+	}
+	dead := filepath.Join(os.TempDir(), barrierPrefix+"99999999-test")
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-test", barrierPrefix, os.Getpid()))
+	for _, d := range []string{dead, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	New(t.Logf).Close()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the directory of a process that is gone is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the directory of a live process was removed: %v", err)
+	}
+}
