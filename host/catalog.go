@@ -101,7 +101,7 @@ func newCatalog(tools []json.RawMessage) (*Catalog, error) {
 // setCatalogLocked makes cat the catalog of child c.
 func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 	h.catalog = cat
-	h.tools = compileTools(cat)
+	h.tools = compileTools(cat, h.tools)
 	for name, t := range h.tools {
 		if t.schemaErr != nil {
 			h.logf("epoch %s: tool %s: inputSchema not checked: %v", c.epoch, name, t.schemaErr)

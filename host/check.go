@@ -32,8 +32,10 @@ type tool struct {
 
 // compileTools prepares cat's tools for checks: a digest of each definition
 // and its compiled inputSchema (JSON Schema 2020-12 unless the schema says
-// otherwise, MCP tools spec).
-func compileTools(cat *Catalog) map[string]*tool {
+// otherwise, MCP tools spec). A definition with the same digest in prev
+// (the catalog it replaces: a restart, a re-list) keeps its compiled
+// schema, so an unchanged catalog costs its digests and no compilation.
+func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 	out := make(map[string]*tool, len(cat.Tools))
 	for i, def := range cat.Tools {
 		t := &tool{def: def}
@@ -41,6 +43,11 @@ func compileTools(cat *Catalog) map[string]*tool {
 			t.digest = build.DigestBytes(canon)
 		} else {
 			t.digest = build.DigestBytes(def)
+		}
+		if old := prev[cat.Names[i]]; old != nil && old.digest == t.digest {
+			t.schema, t.schemaErr = old.schema, old.schemaErr
+			out[cat.Names[i]] = t
+			continue
 		}
 		var d struct {
 			InputSchema json.RawMessage `json:"inputSchema"`

@@ -169,7 +169,7 @@ func checkHost(t *testing.T, tools ...string) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.catalog, h.tools = cat, compileTools(cat)
+	h.catalog, h.tools = cat, compileTools(cat, nil)
 	return h
 }
 

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# bench.sh prints, in one run, what mcpepoch costs against the least a
+# middle process can cost, each comparison interleaved within the run (the
+# machine may be shared: ratios within one run are what to read):
+#
+#   gateway   scripts/bench/echoclient against three connections open at
+#             once to scripts/bench/echoserver: direct, through
+#             scripts/bench/spliceproxy (splice(2), 1 MiB pipes) and
+#             through mcpepoch host; small tools/call p50/p99, CPU per
+#             call of the middle process, 8 concurrent callers, 1 MiB
+#             results; then the audit backlog after a burst of 8,000
+#             calls, restart overhead and the host's RSS
+#   start     mcpepoch version against an empty Go program (goal <= 1.5x)
+#   size      the mcpepoch binary
+#   hook      warm mcpepoch record with and without a host listening
+#             against git status (BenchmarkHookWarmGit in cmd/mcpepoch)
+#             and an lstat walk, on synthetic trees of 1k, 4k, 20k files
+#
+# It prints the load average before and after: under load, absolute
+# figures move, and the ratios less so.
+#
+# Usage: scripts/bench.sh [gateway|start|hook]...   (default: all; Linux)
+# Env:   ROUNDS (gateway rounds, default 15), HOOK_ROUNDS (default 15),
+#        HOOK_SIZES (default "1000 4000 20000")
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+parts=${*:-gateway start hook}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpepoch-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+echo "mcpepoch bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -sm), $(nproc) cores," \
+	"$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+cd "$repo"
+go build -o "$tmp/mcpepoch" ./cmd/mcpepoch
+for p in echoserver echoclient spliceproxy lstatwalk; do
+	go build -o "$tmp/$p" "./scripts/bench/$p"
+done
+mkdir "$tmp/empty"
+printf 'package main\n\nfunc main() {}\n' >"$tmp/empty/main.go"
+(cd "$tmp/empty" && GO111MODULE=off go build -o "$tmp/empty-program" main.go)
+
+for part in $parts; do
+	case $part in
+	gateway)
+		echo
+		echo "== gateway: echo server direct, through the splice proxy, through mcpepoch host (interleaved)"
+		proj=$tmp/project
+		mkdir -p "$proj"
+		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/echoserver" >"$proj/mcpepoch.toml"
+		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" \
+			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" 2>"$tmp/gateway.log" ||
+			{ tail -20 "$tmp/gateway.log" >&2; exit 1; }
+		;;
+	start)
+		echo
+		echo "== start: mcpepoch version against an empty Go program (interleaved, 40 rounds)"
+		"$tmp/mcpepoch" version >/dev/null
+		for i in $(seq 40); do
+			for c in "$tmp/empty-program" "$tmp/mcpepoch version"; do
+				s=$(date +%s%N); $c >/dev/null; e=$(date +%s%N)
+				echo "$c $(( (e - s) / 1000 ))"
+			done
+		done | awk -v bin="$tmp/mcpepoch version" '
+			{ k = ($0 ~ /version/) ? "v" : "e"; t[k, ++n[k]] = $NF }
+			function med(k,   i, j, x, a) { for (i = 1; i <= n[k]; i++) a[i] = t[k, i]
+				for (i = 2; i <= n[k]; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { x = a[j]; a[j] = a[j-1]; a[j-1] = x }
+				return a[int((n[k] + 1) / 2)] / 1000 }
+			END { e = med("e"); v = med("v")
+				printf "empty Go program %.2f ms, mcpepoch version %.2f ms: %.2fx (goal <= 1.5x)\n", e, v, v / e }'
+		echo "binary: $(du -h "$tmp/mcpepoch" | cut -f1) ($(stat -c %s "$tmp/mcpepoch") bytes, go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH))"
+		;;
+	hook)
+		echo
+		echo "== hook: warm record (host listening / none) against git status and an lstat walk"
+		for n in ${HOOK_SIZES:-1000 4000 20000}; do
+			tree=$tmp/tree-$n
+			"$tmp/lstatwalk" -make "$n" "$tree"
+			echo "-- $n files: lstat walk $("$tmp/lstatwalk" "$tree")"
+			MCPEPOCH_BENCH_TREE=$tree MCPEPOCH_BENCH_BIN=$tmp/mcpepoch \
+				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch |
+				grep -E '^(Benchmark|--- )' || echo "   (BenchmarkHookWarmGit gave no result)"
+			rm -rf "$tree"
+		done
+		;;
+	*)
+		echo "bench.sh: unknown part $part (gateway, start, hook)" >&2
+		exit 2
+		;;
+	esac
+done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
