@@ -73,6 +73,14 @@
 // mcpepoch audit show lists it. Whether records were cut before it can only
 // be told with a copy of the head kept elsewhere.
 //
+// A Log that is open remembers that copy: the last head it wrote or caught
+// up with. When its next step finds the log ending before that seq (the
+// log truncated, or the log and its head deleted, while it was open), it
+// appends a log_recovered record whose "cut" member (FieldCut, a Cut)
+// names the seqs that are gone and the head it remembers, chained to what
+// is left (the genesis value for an empty log), and writes the head. Verify
+// reports every such record as a problem (cut): the log is broken for good.
+//
 // # Writers and locking
 //
 // The log is opened with O_APPEND|O_CREATE|O_NOFOLLOW, mode 0600: a log that is a

@@ -20,6 +20,10 @@ const (
 	// rewritten, or it was missing and a log_recovered record with
 	// head=missing was appended (which rewrote it).
 	RecoveredHead RecoveryKind = "head"
+	// RecoveredCut: records this Log had written or seen were no longer
+	// in the log (it was truncated, or deleted with its head); a
+	// log_recovered record with a cut member names them.
+	RecoveredCut RecoveryKind = "cut"
 )
 
 // Recovery is one repair a Log made to a log a crash left behind. It is a
@@ -32,7 +36,7 @@ type Recovery struct {
 	// names (RecoveredHead; for a missing head, the log_recovered record).
 	Seq    int64
 	Torn   []TornLine // RecoveredTorn only
-	Detail string     // RecoveredHead only
+	Detail string     // RecoveredHead and RecoveredCut
 }
 
 func (r Recovery) String() string {
@@ -46,6 +50,8 @@ func (r Recovery) String() string {
 			r.Path, len(r.Torn), n, r.Torn[0].Offset, r.Seq, TypeLogRecovered)
 	case RecoveredNewline:
 		return fmt.Sprintf("%s: seq %d was complete but lacked its newline; newline appended", r.Path, r.Seq)
+	case RecoveredCut:
+		return fmt.Sprintf("%s: %s; recorded as seq %d (%s)", r.Path, r.Detail, r.Seq, TypeLogRecovered)
 	default:
 		return fmt.Sprintf("%s: %s; rewritten to seq %d", r.Path, r.Detail, r.Seq)
 	}
@@ -118,4 +124,18 @@ func unwrapPath(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// Cut is the cut member of a log_recovered record (FieldCut): records
+// From to To (seqs, inclusive) were in the log and are no longer; Head is
+// the last head the writer knew, that of seq To.
+type Cut struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	Head Head  `json:"head"`
+}
+
+func (c Cut) String() string {
+	return fmt.Sprintf("records seq %d to %d were cut from the log while it was open (truncated, or deleted with its head); the last head was seq %d %s",
+		c.From, c.To, c.Head.Seq, c.Head.Hash)
 }

@@ -370,10 +370,17 @@ func (l *Log) catchUp() error {
 		return err
 	}
 	l.size = fi.Size()
+	seen := l.head // the last record this Log wrote or caught up with
 	l.head = t.last
 
-	headStale, headMissing, err := l.checkHead(t)
-	if err != nil {
+	var cut *Cut
+	var headStale, headMissing bool
+	if seen.Seq > t.last.Seq {
+		// Records this Log knew of are gone: the head file cannot tell
+		// (it was deleted too, or names them), so the memory of them goes
+		// into the chain, which goes on from what is left.
+		cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
+	} else if headStale, headMissing, err = l.checkHead(t); err != nil {
 		return err
 	}
 
@@ -388,6 +395,9 @@ func (l *Log) catchUp() error {
 	if headMissing {
 		fields[FieldHead] = HeadMissing
 	}
+	if cut != nil {
+		fields[FieldCut] = cut
+	}
 	switch {
 	case len(fields) > 0:
 		if prefix != nil && len(t.torn) == 0 {
@@ -401,6 +411,9 @@ func (l *Log) catchUp() error {
 		rec := recs[0]
 		if len(t.torn) > 0 {
 			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: rec.seq, Torn: t.torn})
+		}
+		if cut != nil {
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCut, Path: l.path, Seq: rec.seq, Detail: cut.String()})
 		}
 		if headMissing {
 			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: rec.seq,

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -205,8 +206,9 @@ func TestStaleHeadTemp(t *testing.T) {
 }
 
 // TestLogMovedAside: a Log whose file was moved aside while open appends to
-// the file now at its path, and refuses to while the old head names a
-// record that file lacks.
+// the file now at its path, first a log_recovered record naming the seqs
+// it had written there and its last head, so that the new file does not
+// verify as intact; the old file still does.
 func TestLogMovedAside(t *testing.T) {
 	path := writeLog(t, 2)
 	l, err := Open(path, nil)
@@ -214,25 +216,28 @@ func TestLogMovedAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	was := l.Head()
 	if err := os.Rename(path, path+".old"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = l.Append(Event{Type: TypeClientClosed})
-	var hm *HeadMismatchError
-	if !errors.As(err, &hm) || hm.Head.Seq != 2 || hm.Log.Seq != 0 {
-		t.Fatalf("Append after the log moved: %v", err)
-	}
-	os.Rename(HeadPath(path), HeadPath(path)+".old")
 	rec, err := l.Append(Event{Type: TypeClientClosed})
 	if err != nil || rec.Seq != 2 {
 		t.Fatalf("Append to the new log: %+v %v", rec, err)
 	}
-	// The event refused above is lost, and the new log says so first.
 	recs, _ := Read(path)
-	if len(recs) != 2 || recs[0].Type != TypeRecordsLost || recs[0].Prev != GenesisPrev || recs[0].Fields["records"] != "1" {
+	if len(recs) != 2 || recs[0].Type != TypeLogRecovered || recs[0].Prev != GenesisPrev {
 		t.Fatalf("new log: %+v", recs)
 	}
-	mustVerify(t, path)
+	var cut Cut
+	b, _ := json.Marshal(recs[0].Fields[FieldCut])
+	if err := json.Unmarshal(b, &cut); err != nil || cut != (Cut{From: 1, To: 2, Head: was}) {
+		t.Fatalf("cut member %s, want seqs 1 to 2 and head %+v", b, was)
+	}
+	rep := verify(t, path)
+	expectFindings(t, "new log", rep.Problems, "cut 1 1")
+	if l.Recoveries()[0].Kind != RecoveredCut {
+		t.Errorf("recoveries %+v", l.Recoveries())
+	}
 	if rep, _ := Verify(path+".old", ""); !rep.OK || rep.Records != 2 {
 		t.Fatalf("old log: %+v", rep)
 	}

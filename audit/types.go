@@ -56,4 +56,9 @@ const (
 	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
 	FieldHead       = "head"        // HeadMissing on a log_recovered record written because the head file was missing
+	// FieldCut is a log_recovered record's account of records cut from
+	// the log while a writer had it open (truncated, or the log and its
+	// head deleted): a Cut, the seq range lost and the head the writer
+	// last wrote. Verify reports it as a problem.
+	FieldCut = "cut"
 )

@@ -27,6 +27,7 @@ const (
 	ProblemHeadMismatch ProblemKind = "head-mismatch" // the head names a record the log does not have, or is malformed
 	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
 	ProblemLogMissing   ProblemKind = "log-missing"   // there is a head file but no log: the whole log was deleted
+	ProblemCut          ProblemKind = "cut"           // a log_recovered record names records cut from the log while a writer had it open
 )
 
 // Warnings: reported in Report.Warnings; the log still verifies.
@@ -286,6 +287,7 @@ func (v *verifier) line(l rawLine) {
 	}
 	if rec.Type == TypeLogRecovered {
 		v.headRecovery(rec, l.n)
+		v.cutRecovery(rec, l.n)
 	}
 	if rec.Type == TypeRecordsLost {
 		v.recordsLost(rec, l.n)
@@ -320,6 +322,32 @@ func (v *verifier) headRecovery(rec Record, line int) {
 	v.warn(Problem{Kind: WarnHeadWasMissing, Line: line, Seq: rec.Seq,
 		Msg: fmt.Sprintf("%s: the head file was missing when the log was reopened after %s; records cut from the end of the log before this record cannot be detected (compare with a copy of the head kept elsewhere)",
 			TypeLogRecovered, after)})
+}
+
+// cutRecovery reports a log_recovered record with a cut member: records
+// a writer had written were cut from the log, a problem whatever follows.
+func (v *verifier) cutRecovery(rec Record, line int) {
+	cv, ok := rec.Fields[FieldCut]
+	if !ok {
+		return
+	}
+	var c Cut
+	b, err := json.Marshal(cv)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.From < 1 || c.To < c.From {
+		v.problem(Problem{Kind: ProblemBadRecovery, Line: line, Seq: rec.Seq,
+			Msg: fmt.Sprintf("log_recovered record: member %q: want {from, to, head} with 1 <= from <= to", FieldCut)})
+		return
+	}
+	from := "the start of the log"
+	if c.From > 1 {
+		from = fmt.Sprintf("seq %d", c.From-1)
+	}
+	v.problem(Problem{Kind: ProblemCut, Line: line, Seq: rec.Seq,
+		Msg:      fmt.Sprintf("%s: %s; the chain goes on from %s", TypeLogRecovered, printable(c.String()), from),
+		Expected: c.Head.Hash, Found: rec.Prev})
 }
 
 // recordsLost reports a records_lost record as a warning naming the gap.
