@@ -49,7 +49,7 @@ type cProject struct {
 //	envsrc env source CRED_TEST_ENV_SECRET, used by write_secret
 //	vault  command source (counts its runs in secrets/vault.runs), write_secret
 //	pay    command source, per call, used by pay
-func newCredProject(t *testing.T, rev string) *cProject {
+func newCredProject(t testing.TB, rev string) *cProject {
 	t.Helper()
 	p := &cProject{project: newProject(t, nil), secrets: t.TempDir()}
 	copyFile(t, buildServer(t, &credBin, "host/testdata/credserver"), p.path("bin/credserver"))

@@ -14,6 +14,10 @@
 //	via      "child": ask from a child process (a descendant of the server)
 //	token    send this token instead of $MCPEPOCH_CREDENTIALS_TOKEN
 //	out      also append "rev=$CRED_REV <answers>" to this file
+//	bench    instead, ask this many times and make as many round trips,
+//	         each a new connection carrying one line each way, to a unix
+//	         socket echo of its own; answer "broker_median_ns=N
+//	         direct_median_ns=M issued=K"
 //
 // Tools: write_secret and pay ask during the call; plain asks too (the
 // tests' policy gives it no scope); env answers with the broker's variables
@@ -35,6 +39,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +59,7 @@ type args struct {
 	Via    string `json:"via"`
 	Token  string `json:"token"`
 	Out    string `json:"out"`
+	Bench  int    `json:"bench"`
 }
 
 var (
@@ -120,6 +127,9 @@ func run(a args) string {
 		a.Token = os.Getenv("MCPEPOCH_CREDENTIALS_TOKEN")
 	}
 	time.Sleep(time.Duration(a.WaitMS) * time.Millisecond)
+	if a.Bench > 0 {
+		return bench(a)
+	}
 	var answers []string
 	for i := 0; i < max(a.Times, 1); i++ {
 		if a.Via == "child" {
@@ -143,6 +153,62 @@ func run(a args) string {
 		}
 	}
 	return text
+}
+
+// bench times a.Bench broker requests against as many round trips to an
+// echo socket of this process, in the same run.
+func bench(a args) string {
+	dir, err := os.MkdirTemp("", "credecho")
+	if err != nil {
+		return "refused bench: " + err.Error()
+	}
+	defer os.RemoveAll(dir)
+	l, err := net.Listen("unix", filepath.Join(dir, "echo.sock"))
+	if err != nil {
+		return "refused bench: " + err.Error()
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				bufio.NewReader(c).ReadBytes('\n')
+				c.Write([]byte("{\"v\":1,\"secret\":\"echo\"}\n"))
+			}()
+		}
+	}()
+	echo := func() {
+		c, err := net.Dial("unix", l.Addr().String())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := json.Marshal(map[string]any{"v": 1, "scope": a.Scope, "token": a.Token})
+		c.Write(append(b, '\n'))
+		bufio.NewReader(c).ReadBytes('\n')
+	}
+	var brokerNs, directNs []int64
+	ok := 0
+	for range a.Bench {
+		start := time.Now()
+		if strings.HasPrefix(ask(a.Scope, a.Token), "issued ") {
+			ok++
+		}
+		brokerNs = append(brokerNs, time.Since(start).Nanoseconds())
+		start = time.Now()
+		echo()
+		directNs = append(directNs, time.Since(start).Nanoseconds())
+	}
+	return fmt.Sprintf("broker_median_ns=%d direct_median_ns=%d issued=%d", median(brokerNs), median(directNs), ok)
+}
+
+func median(xs []int64) int64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 func handle(line []byte) {
