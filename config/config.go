@@ -175,15 +175,19 @@ type Credential struct {
 type Error struct {
 	Path string
 	Line int // 1-based line of Key, 0 when not known
+	Col  int // 1-based column (bytes) of a syntax error, 0 when not known
 	Key  string
 	Err  error
 }
 
-// Error returns "PATH[:LINE]: [KEY: ]ERR".
+// Error returns "PATH[:LINE[:COL]]: [KEY: ]ERR".
 func (e *Error) Error() string {
 	where := e.Path
 	if e.Line > 0 {
 		where += ":" + strconv.Itoa(e.Line)
+		if e.Col > 0 {
+			where += ":" + strconv.Itoa(e.Col)
+		}
 	}
 	if e.Key != "" {
 		return fmt.Sprintf("%s: %s: %v", where, e.Key, e.Err)
@@ -218,7 +222,7 @@ func Load(dir string) (*Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{Path: p, Err: fmt.Errorf("line %d: %s", pe.Position.Line, pe.Message)}
+			return nil, syntaxError(p, b, pe)
 		}
 		if te := typeError(p, err); te != nil {
 			return nil, te

@@ -1,12 +1,16 @@
 package config
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/BurntSushi/toml"
 )
 
 // typeErrorRE matches what the TOML decoder says when a value has the wrong
@@ -81,4 +85,19 @@ func tomlKind(goType string) string {
 		return "a table"
 	}
 	return goType
+}
+
+// syntaxError rewrites the decoder's syntax error pe in src, read from
+// path, into an *Error of the same form as a type error:
+// "PATH:LINE:COL: KEY: MESSAGE", KEY the last key read before the error
+// (left out when there is none), LINE and COL where the decoder stopped.
+func syntaxError(path string, src []byte, pe toml.ParseError) *Error {
+	e := &Error{Path: path, Line: pe.Position.Line, Key: pe.LastKey,
+		Err: errors.New(strings.TrimSuffix(pe.Message, "."))}
+	if start := pe.Position.Start; start >= 0 && start <= len(src) {
+		before := src[:start]
+		e.Line = bytes.Count(before, []byte("\n")) + 1
+		e.Col = start - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	}
+	return e
 }
