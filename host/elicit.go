@@ -173,7 +173,7 @@ func (h *Host) runAsk(a *ask, wait time.Duration) {
 	if wa == nil {
 		return
 	}
-	defer wa.page.Cancel() // a page nobody decided goes away with its ask
+	defer h.dropPage(wa)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	decided := wa.done
@@ -369,4 +369,16 @@ func (a *ask) channel() string {
 		return "input_required/" + a.mode
 	}
 	return "elicitation/" + a.mode
+}
+
+// dropPage takes down the page of an ended ask, unless another screen
+// (mcpepoch approve --web, a renewal offered elsewhere) shows the same
+// proposal: that person's page stays until decided.
+func (h *Host) dropPage(wa *webApproval) {
+	h.pres.mu.Lock()
+	shared := wa.shared
+	h.pres.mu.Unlock()
+	if !shared {
+		wa.page.Cancel()
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
@@ -94,6 +95,16 @@ func TestElicitURLInBrowser(t *testing.T) {
 	if es, _ := c.Elicitations(); len(es) != 2 {
 		t.Fatalf("%d elicitations for two calls on two epochs, want 2", len(es))
 	}
+	// Decline on the page: the held call is refused, not forwarded.
+	pend := c.CallAsync("publish_preview", map[string]any{"branch": "x"})
+	e := nextElicitation(t, c, 3)
+	c.Answer(e.N, "accept", nil)
+	if st := click(t, ctx, e.Params.URL, "decline"); !strings.Contains(st, "eclined") {
+		t.Fatalf("decline on the page: %s", st)
+	}
+	if _, rerr := pend.Wait(); rerr == nil || rerr.Code == nil || *rerr.Code != host.CodeAuthorizationRequired || !strings.Contains(string(rerr.Data), `"outcome":"declined"`) {
+		t.Fatalf("held call after a decline on the page: %v", rerr)
+	}
 	if gs := filterType(p.records(), audit.TypeApprovalGranted); len(gs) != 2 || gs[1].Fields["renewal"] == nil {
 		t.Errorf("approval_granted records: %v, want the second to be the renewal", gs)
 	}
@@ -104,14 +115,14 @@ func TestElicitURLInBrowser(t *testing.T) {
 	}
 
 	f, _ := tsElicitClient(t, p, env, "form")
-	pend := f.CallAsync("slow_write", map[string]any{"key": "f"})
-	e := nextElicitation(t, f, 1)
+	pend = f.CallAsync("slow_write", map[string]any{"key": "f"})
+	e = nextElicitation(t, f, 1)
 	url := pageURLRe.FindString(e.Params.Message)
 	if e.Params.Mode == "url" || url == "" || !strings.Contains(e.Params.Message, "cannot approve") {
 		t.Fatalf("form elicitation at the default proof: %+v, want the page's URL", e.Params)
 	}
 	f.Answer(e.N, "accept", map[string]any{})
-	p.waitRecords("the form's answer", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalAnswered)) == 3 })
+	p.waitRecords("the form's answer", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalAnswered)) == 4 })
 	time.Sleep(200 * time.Millisecond) // an accept that counted would have released the call by now
 	if cnt, _ := p.counts("f"); cnt != "" {
 		t.Fatalf("a form accept released the call at the default proof: %q", cnt)
@@ -123,7 +134,7 @@ func TestElicitURLInBrowser(t *testing.T) {
 		t.Fatalf("held call after the press: %v %v", res, rerr)
 	}
 	recs := p.records()
-	if n := len(filterType(recs, audit.TypeApprovalAsked)); n != 3 {
-		t.Errorf("%d approval_asked records, want 3", n)
+	if n := len(filterType(recs, audit.TypeApprovalAsked)); n != 4 {
+		t.Errorf("%d approval_asked records, want 4", n)
 	}
 }

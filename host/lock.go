@@ -34,6 +34,10 @@ package host
 //     The tree watcher (trees.go, package treewatch) starts before the
 //     first child and reads file notifications on the identity's trees;
 //     Run closes it after the socket server's handlers returned.
+//     Per approval asked through the client (elicit.go), runAsk opens
+//     the page, asks, and waits for the page, the client's answer,
+//     approval_wait or the ask's end (an epoch change, a grant, the
+//     client's cancellation), each handled under h.mu; it ends with h.ctx.
 //  5. The client reader (readLines on stdin, calls fromClient): ends
 //     the host when stdin closes. A read cannot be interrupted, so Run
 //     does not wait for it; what it reads after the child is stopped is

@@ -29,6 +29,9 @@ import (
 
 // webApproval is one pending approval page.
 type webApproval struct {
+	// shared: the same proposal was asked for again, by another screen
+	// or a held call (openPage); guarded by h.pres.mu.
+	shared   bool
 	req      ApproveRequest
 	proposal *grant.Proposal
 	digest   grant.Digest
@@ -143,6 +146,7 @@ func (h *Host) openPage(peer notify.Peer, req ApproveRequest) (*webApproval, cer
 	if wa := h.pres.pages[cr.Digest.String()]; wa != nil && !isDone(wa.done) {
 		// The same proposal asked again (a renewal offered on several
 		// screens): one page, one decision.
+		wa.shared = true
 		h.pres.mu.Unlock()
 		return wa, cr, nil
 	}
