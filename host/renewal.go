@@ -223,23 +223,6 @@ func (h *Host) checkRenewalLocked(id string) error {
 	return nil
 }
 
-// renewalFor returns the prepared renewal that offers tool, pre-selected
-// or changed; false when none does. It is what a channel that asks a
-// person on a call's behalf (an elicitation) offers first:
-// renewal.Request(nil, …) is its approval as prepared.
-func (h *Host) renewalFor(tool string) (localapi.Renewal, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.renewal
-	if r == nil || h.child == nil || r.Epoch != h.child.epoch {
-		return localapi.Renewal{}, false
-	}
-	if !slices.Contains(r.Tools, tool) && !slices.Contains(r.ChangedTools(), tool) {
-		return localapi.Renewal{}, false
-	}
-	return r.Renewal, true
-}
-
 // currentRenewalLocked returns the renewal for the running epoch, nil
 // when none is prepared.
 func (h *Host) currentRenewalLocked() *localapi.Renewal {

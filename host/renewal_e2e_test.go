@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
@@ -149,4 +151,55 @@ func sameList(v any, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestRenewalThroughElicitation: after a rebuild ended a grant on three
+// tools, two of which changed, a call of the unchanged one waiting for a
+// person is asked for through the MCP client as the renewal: one accept
+// (the form, where the project counts the client) grants it again, and
+// approval_granted names the renewal. A call of a tool whose definition
+// changed is asked for alone, never with the renewal.
+func TestRenewalThroughElicitation(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha,beta"})
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), `proof = ["same-user"]`, `proof = ["client", "same-user"]`, 1))
+	k := newAsker(func(*mcp.ElicitParams) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+	})
+	s := eConnect(t, p, k.options(false), "2025-11-25")
+	p.approve(s.run, "--tools", "slow_write,alpha,beta", "--credential", gStaging)
+
+	p.serverWithCounter(map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha,beta", "FIXTURE_DESCRIPTION_BYTES": "80"})
+	p.cli("record")
+	p.epoch(s.run)
+	s.list()
+	r := p.review(s.run).Renewal
+	if r == nil || !slices.Equal(r.Tools, []string{"slow_write"}) || !slices.Equal(r.ChangedTools(), []string{"alpha", "beta"}) {
+		t.Fatalf("renewal %+v, want slow_write renewed, alpha and beta changed", r)
+	}
+	if err := wantDone(t, callAsync(s, context.Background(), "e")); err != nil {
+		t.Fatalf("slow_write after the client's accept: %v", err)
+	}
+	if e := k.next(t); !strings.Contains(e.Message, r.ShortCode) {
+		t.Errorf("elicitation %q: want the renewal's code %s", e.Message, r.ShortCode)
+	}
+	p.waitRecords("the renewal granted through the client", func(rs []audit.Record) bool {
+		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
+			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(grant.ProofClient) {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := s.call("alpha", nil); err != nil {
+		t.Fatalf("alpha: %v", err)
+	}
+	if e := k.next(t); strings.Contains(e.Message, r.ShortCode) {
+		t.Errorf("the changed tool alpha was asked for with the renewal: %q", e.Message)
+	}
+	for _, g := range p.grants() {
+		if g.RevokedAt == nil && slices.Contains(g.ToolScope, "alpha") && slices.Contains(g.ToolScope, "slow_write") {
+			t.Errorf("a grant covers the changed tool with the renewal: %+v", g)
+		}
+	}
 }
