@@ -38,6 +38,9 @@ type child struct {
 	// broker is the epoch's credentials broker (credentials.go); nil when
 	// the project declares no scope or it could not listen.
 	broker *credbroker.Broker
+	// envScopes are the deliver = "env" scopes whose variable the process
+	// was started with (envdeliver.go).
+	envScopes []string
 
 	observed *Observed  // set once, after the first message (h.mu)
 	looked   bool       // observation started (h.mu)

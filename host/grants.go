@@ -298,7 +298,13 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	h.saveGrantsLocked()
 	h.approved = &snapshot{epoch: h.child.epoch, identity: h.child.identity, tools: h.catalog.Tools}
 	h.dropPendingLocked(tools)
-	defer h.releaseHeldLocked() // after approval_granted: the calls it covers go now
+	if h.envRelaunchDueLocked(g) {
+		// The calls it covers go to the process started with the
+		// credential's variable, once it is ready (envdeliver.go).
+		go h.relaunchWithEnv(g)
+	} else {
+		defer h.releaseHeldLocked() // after approval_granted: the calls it covers go now
+	}
 	fields := map[string]any{
 		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
 		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,

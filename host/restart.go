@@ -36,11 +36,16 @@ type restartOutcome struct {
 type trigger int
 
 const (
-	restartSignal trigger = iota // a build signal: restart if identity changed, per Mode
-	restartManual                // mcpepoch restart: always a new epoch
-	restartCrash                 // the child exited on its own
-	restartIdle                  // a request after the child's exit 0 (an idle exit)
+	restartSignal     trigger = iota // a build signal: restart if identity changed, per Mode
+	restartManual                    // mcpepoch restart: always a new epoch
+	restartCrash                     // the child exited on its own
+	restartIdle                      // a request after the child's exit 0 (an idle exit)
+	restartCredential                // a deliver = "env" scope approved: same epoch, started again with it (envdeliver.go)
 )
+
+// reasonCredentialRelaunch is the reason of the requests a
+// restartCredential answers.
+const reasonCredentialRelaunch = "credential_relaunch"
 
 // errShuttingDown refuses a restart once the host is ending.
 var errShuttingDown = errors.New("the host is shutting down")
@@ -98,11 +103,17 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 	}
 	closing := t == restartSignal && h.opts.Mode == ModeClose
 	newEpoch := epoch.New(time.Now())
+	if t == restartCredential {
+		newEpoch = old.epoch // decideLocked checked that old runs the same identity
+	}
 	h.identityPendingLocked(old, newEpoch, why, t, closing, &out)
 	h.mu.Unlock()
 
 	if old != nil && h.stopOld(old, why, closing, out) {
 		return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
+	}
+	if t == restartCredential && old.broker != nil {
+		old.broker.Close() // now: the new process's broker listens at the same epoch's path
 	}
 	c, fetch, err := h.startPending(ctx, old, next, newEpoch)
 	if err != nil {
@@ -123,11 +134,18 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 // (nil when none runs) by one with identity next; when it does not, out
 // is the answer: unchanged, or held (restart mode manual).
 func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trigger) (out restartOutcome, replace bool) {
+	if old == nil && t == restartCredential {
+		return restartOutcome{Outcome: localapi.OutcomeUnchanged}, false // the epoch ended meanwhile
+	}
 	if old == nil {
 		return out, true
 	}
 	out.OldEpoch, out.OldPID = old.epoch, old.pid
 	out.Changed = build.Changes(old.identity, next)
+	if t == restartCredential && len(out.Changed) > 0 {
+		h.logf("epoch %s: not started again with the approved credential: %v changed since the approval; the next build starts a new epoch, which needs its own approval", old.epoch, out.Changed)
+		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
+	}
 	if t == restartSignal && len(out.Changed) == 0 {
 		h.pendingManual = false
 		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
@@ -152,7 +170,11 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	h.pendingManual = false
 	h.setState(StateIdentityPending)
 	h.child = nil
-	if old != nil {
+	if old != nil && t == restartCredential {
+		// Same epoch: its grants and the calls waiting for them stay.
+		h.abortLocked(old, reasonCredentialRelaunch, newEpoch)
+		h.cancelServerRequestsLocked(old)
+	} else if old != nil {
 		h.abortLocked(old, "epoch_changed", newEpoch)
 		h.cancelServerRequestsLocked(old)
 		out.GrantsRevoked = h.revokeEpochLocked(old.epoch)
@@ -174,7 +196,9 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 			"grants_revoked": strconv.Itoa(out.GrantsRevoked)})
 	case prev != nil:
 		reason := why
-		if old != nil && len(out.Changed) == 0 {
+		if t == restartCredential {
+			reason += " (same epoch and identity: started again with the credential's variable)"
+		} else if old != nil && len(out.Changed) == 0 {
 			reason += " (identical bytes: a new process is a new epoch)"
 		}
 		fields := map[string]any{

@@ -20,13 +20,15 @@ import (
 // the child current.
 func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	b := h.openBroker(ep)
-	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id, h.childEnv(b))
+	env, envScopes := h.envDelivery(ep, h.childEnv(b))
+	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id, env)
 	if err != nil {
 		if b != nil {
 			b.Close()
 		}
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
+	c.envScopes = envScopes
 	h.serveBroker(c, b)
 	go c.run(h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) }, func() { h.childExited(c) })
 	if h.opts.AllowSelfReload {
@@ -104,7 +106,8 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			"retry":         "not retried: it may or may not have taken effect; check the server's state, refresh tools/list, then decide whether to call again",
 		}
 		var msg string
-		if reason == "server_exited" {
+		switch reason {
+		case "server_exited":
 			// Many clients show only the message: it says what happened.
 			data["exitStatus"] = c.exitStatus()
 			when := "while this request was in flight"
@@ -112,7 +115,10 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 				when = "while starting, before it answered initialize"
 			}
 			msg = "server_restarted (server_exited): the server " + exitText(c) + " " + when + "; the request was not retried and may or may not have taken effect"
-		} else {
+		case reasonCredentialRelaunch:
+			data["currentEpoch"] = next
+			msg = "server_restarted: the server was started again under the same epoch, with a credential a person approved (deliver = \"env\"), while this request was in flight; it was not retried and may or may not have taken effect"
+		default:
 			data["currentEpoch"] = next
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
