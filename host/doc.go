@@ -74,6 +74,10 @@
 // The host computes the identity of what it launches itself, with package
 // build, at every launch. The build hook's signal only makes it look again;
 // the manifest and the server's own statements are never taken as identity.
+// The code and dependency trees in it are kept current from file-system
+// notifications (trees.go, package internal/treewatch): a tree is walked
+// again only when a notification named a path in it, or when
+// notifications cannot be trusted for it.
 //
 // # Streams
 //
@@ -105,11 +109,13 @@
 //
 // # One build event, file by file
 //
-//  1. The build hook (mcpepoch record) writes the manifest and sends
-//     build_complete over the host's socket (packages notify, localapi).
+//  1. The build hook (mcpepoch record) asks the host for its current
+//     trees (trees.go serveTrees), so as not to walk them itself, writes
+//     the manifest and sends build_complete over the host's socket
+//     (packages notify, localapi).
 //  2. api.go serveBuild records the hook's claim (build_recorded) and
 //     calls restart.
-//  3. restart.go restart takes restartMu; supervise.go identity
+//  3. restart.go restart takes restartMu; trees.go identity
 //     recomputes what the launch command runs (package build);
 //     decideLocked compares it with the running epoch's: unchanged or
 //     held (restart mode manual) ends here.
