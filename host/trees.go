@@ -17,26 +17,10 @@ import (
 // identity.
 
 // identity computes what the launch command will run now.
-func (h *Host) identity() (*build.Identity, error) { return h.identityWith(nil) }
-
-// identityWith is identity, calling seen with every tree it digested.
-func (h *Host) identityWith(seen func(root string, opt build.TreeOptions, t build.Tree)) (*build.Identity, error) {
-	spec := h.opts.Spec
-	spec.Versions = func(d build.Digest) (string, bool) {
-		v, ok := h.versions.Load(d)
-		if !ok {
-			return "", false
-		}
-		return v.(string), true
-	}
+func (h *Host) identity() (*build.Identity, error) {
+	spec := h.spec()
 	if !spec.Rehash {
-		spec.Trees = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
-			t, err := h.trees.Digest(root, opt, walk)
-			if err == nil && seen != nil {
-				seen(root, opt, t)
-			}
-			return t, err
-		}
+		spec.Trees = h.trees.Digest
 	}
 	id, err := build.Compute(spec)
 	if err == nil && id.Runtime.Version != "" {
@@ -45,24 +29,52 @@ func (h *Host) identityWith(seen func(root string, opt build.TreeOptions, t buil
 	return id, err
 }
 
+// spec is the identity's build.Spec, with the runtime versions the host
+// has seen: a restart does not run node --version again.
+func (h *Host) spec() build.Spec {
+	spec := h.opts.Spec
+	spec.Versions = func(d build.Digest) (string, bool) {
+		v, ok := h.versions.Load(d)
+		if !ok {
+			return "", false
+		}
+		return v.(string), true
+	}
+	return spec
+}
+
 // serveTrees answers the hook's trees request with the trees of the
-// identity as they are now: from the watcher's memory when every tree it
-// knows is current, else through identity, which walks what changed. A
-// host that keeps no tree current answers none, and the hook walks them
-// itself rather than wait for the host's walk.
+// identity the host keeps current, as they are now: from the watcher's
+// memory when every one is current, else through the identity's inputs,
+// walking a watched tree a notification named. A tree the host walks at
+// every build (not watched) is left out, and so is every tree of a host
+// that keeps none current: the hook walks them itself rather than wait
+// for the host to walk them.
 func (h *Host) serveTrees(context.Context, notify.Peer, notify.Request) notify.Response {
 	out := localapi.Trees{Trees: []localapi.Tree{}}
-	if known, ok := h.trees.Current(); ok && !h.opts.Spec.Rehash {
+	if h.opts.Spec.Rehash || !h.trees.Watching() {
+		return localapi.WithPayload(h.response(), localapi.TypeTrees, out)
+	}
+	if known, ok := h.trees.Current(); ok {
 		for _, k := range known {
 			out.Trees = append(out.Trees, localapi.TreeOf(k.Root, k.Opt, k.Tree))
 		}
-	} else if h.trees.Watching() && !h.opts.Spec.Rehash {
-		_, err := h.identityWith(func(root string, opt build.TreeOptions, t build.Tree) {
-			out.Trees = append(out.Trees, localapi.TreeOf(root, opt, t))
-		})
-		if err != nil {
-			return h.fail(notify.CodeInternal, err)
+		return localapi.WithPayload(h.response(), localapi.TypeTrees, out)
+	}
+	// Compute names the trees; only watched ones are digested and told.
+	spec := h.spec()
+	spec.Trees = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+		if !h.trees.Watched(root, opt) {
+			return build.Tree{}, nil // not told: left to the hook
 		}
+		t, err := h.trees.Digest(root, opt, walk)
+		if err == nil {
+			out.Trees = append(out.Trees, localapi.TreeOf(root, opt, t))
+		}
+		return t, err
+	}
+	if _, err := build.Compute(spec); err != nil {
+		return h.fail(notify.CodeInternal, err)
 	}
 	return localapi.WithPayload(h.response(), localapi.TypeTrees, out)
 }

@@ -144,3 +144,35 @@ func TestHostSeesTreeChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestHostTreeWithLinkOutside: a dependency tree with a link leading out of
+// it (a workspace package) is not one the host answers for: the hook walks
+// it, the host walks it at every build, and a change behind the link is a
+// change the host restarts for.
+func TestHostTreeWithLinkOutside(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\ncode = [\"dist\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	for _, d := range []string{"dist", "node_modules", "packages/ws"} {
+		if err := os.MkdirAll(p.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.write("dist/index.js", "one")
+	p.write("packages/ws/index.js", "w1")
+	if err := os.Symlink("../packages/ws", p.path("node_modules/ws")); err != nil {
+		t.Fatal(err)
+	}
+	c := startRaw(t, p, nil)
+	c.initialize()
+	waitFor(t, waitLong, "the host to listen", func() bool { return listeningRe.MatchString(c.stderr.String()) })
+	p.recordJSON()
+	p.write("packages/ws/index.js", "w2")
+	r := p.recordJSON()
+	if !slices.Contains(r.Changed, "node_modules") || len(r.Hosts) != 1 || r.Hosts[0].Result != "restarted" {
+		t.Fatalf("a change behind a link leading out of node_modules: changed %q, hosts %+v", r.Changed, r.Hosts)
+	}
+	if r.TreesFrom == "" {
+		t.Fatal("record took no tree from the host: dist is watched")
+	}
+}

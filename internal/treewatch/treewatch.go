@@ -209,6 +209,19 @@ func (w *Watcher) isClosed() bool {
 	return w.closed
 }
 
+// Watched reports whether the tree at root with opt's skip lists is kept
+// current from notifications: false for a tree not walked yet, and for one
+// walked on every call (package doc).
+func (w *Watcher) Watched(root string, opt build.TreeOptions) bool {
+	if !w.Watching() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.trees[Key(root, opt)]
+	return e != nil && e.setup && e.watched
+}
+
 // Known is one tree a Watcher knows to be current.
 type Known struct {
 	Root string
@@ -216,10 +229,11 @@ type Known struct {
 	Tree build.Tree
 }
 
-// Current returns every tree w has walked, once every notification queued
-// before the call was handled, and whether all of them are current
-// (watched, walked, and named by no notification since). When not, the
-// caller digests them through Digest instead.
+// Current returns every watched tree w has walked, once every
+// notification queued before the call was handled, and whether all of them
+// are current (walked, and named by no notification since). When not, the
+// caller digests them through Digest instead. Trees walked on every call
+// (package doc) are left out: a caller that needs them walks them.
 func (w *Watcher) Current() ([]Known, bool) {
 	if !w.Watching() || w.isClosed() {
 		return nil, false
@@ -229,7 +243,10 @@ func (w *Watcher) Current() ([]Known, bool) {
 	defer w.mu.Unlock()
 	out := make([]Known, 0, len(w.trees))
 	for _, e := range w.trees {
-		if !e.current || e.dirty || !e.watched {
+		if e.setup && !e.watched {
+			continue
+		}
+		if !e.current || e.dirty {
 			return nil, false
 		}
 		t := e.tree

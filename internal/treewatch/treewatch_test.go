@@ -276,3 +276,25 @@ func TestStaleBarrierSwept(t *testing.T) {
 		t.Errorf("the directory of a live process was removed: %v", err)
 	}
 }
+
+// TestCurrentLeavesOutUnwatched: a tree walked on every call is not among
+// the current ones, and does not stop the others from being current.
+func TestCurrentLeavesOutUnwatched(t *testing.T) {
+	tr := newTree(t)
+	tr.digest()
+	other := filepath.Join(tr.parent, "lib")
+	os.MkdirAll(other, 0o755)
+	if err := os.Symlink("../elsewhere", filepath.Join(other, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.w.Digest(other, build.TreeOptions{}, func() (build.Tree, error) { return build.TreeDigest(other, build.TreeOptions{}) }); err != nil {
+		t.Fatal(err)
+	}
+	if tr.w.Watched(other, build.TreeOptions{}) || !tr.w.Watched(tr.root, tr.opt) {
+		t.Fatalf("Watched: %s %v, %s %v", other, tr.w.Watched(other, build.TreeOptions{}), tr.root, tr.w.Watched(tr.root, tr.opt))
+	}
+	known, ok := tr.w.Current()
+	if !ok || len(known) != 1 || known[0].Root != tr.root {
+		t.Fatalf("Current = %+v, %v; want only %s", known, ok, tr.root)
+	}
+}
