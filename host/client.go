@@ -287,7 +287,12 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			h.toClient(refusal) // no action without its audit record
 			return
 		}
-		rt := parseRetry(m.Params)
+		var rt *retry
+		// Most calls are no retry: their params (arguments and all) are
+		// decoded only when they carry a requestState.
+		if _, ok := jsonrpc.Member(m.Params, "requestState"); ok {
+			rt = parseRetry(m.Params)
+		}
 		if rt != nil {
 			if m, line = h.stripRetryLocked(m, line); m == nil {
 				return
