@@ -35,7 +35,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
 go build -o "$tmp/mcpepoch" ./cmd/mcpepoch
-for p in echoserver echoclient spliceproxy lstatwalk; do
+for p in echoserver echoclient spliceproxy lstatwalk exectime; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
 mkdir "$tmp/empty"
@@ -57,19 +57,7 @@ for part in $parts; do
 	start)
 		echo
 		echo "== start: mcpepoch version against an empty Go program (interleaved, 40 rounds)"
-		"$tmp/mcpepoch" version >/dev/null
-		for i in $(seq 40); do
-			for c in "$tmp/empty-program" "$tmp/mcpepoch version"; do
-				s=$(date +%s%N); $c >/dev/null; e=$(date +%s%N)
-				echo "$c $(( (e - s) / 1000 ))"
-			done
-		done | awk -v bin="$tmp/mcpepoch version" '
-			{ k = ($0 ~ /version/) ? "v" : "e"; t[k, ++n[k]] = $NF }
-			function med(k,   i, j, x, a) { for (i = 1; i <= n[k]; i++) a[i] = t[k, i]
-				for (i = 2; i <= n[k]; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { x = a[j]; a[j] = a[j-1]; a[j-1] = x }
-				return a[int((n[k] + 1) / 2)] / 1000 }
-			END { e = med("e"); v = med("v")
-				printf "empty Go program %.2f ms, mcpepoch version %.2f ms: %.2fx (goal <= 1.5x)\n", e, v, v / e }'
+		"$tmp/exectime" -rounds 40 "$tmp/empty-program" "$tmp/mcpepoch version"
 		echo "binary: $(du -h "$tmp/mcpepoch" | cut -f1) ($(stat -c %s "$tmp/mcpepoch") bytes, go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH))"
 		;;
 	hook)
