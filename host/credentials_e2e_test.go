@@ -218,13 +218,15 @@ func TestCredentialIssuedOnlyToAGrantedCallInFlight(t *testing.T) {
 	// that uses the scope is in flight.
 	var wg sync.WaitGroup
 	calls := len(filterType(p.records(), audit.TypeToolCalled))
-	wg.Go(func() { wantAnswer(t, s.text("write_secret", map[string]any{"wait_ms": 2000}), issued(cApiSecret)) })
-	p.waitRecords("the slow call dispatched", func(recs []audit.Record) bool {
+	release := filepath.Join(t.TempDir(), "release")
+	wg.Go(func() { wantAnswer(t, s.text("write_secret", map[string]any{"wait_for": release}), issued(cApiSecret)) })
+	p.waitRecords("the held call dispatched", func(recs []audit.Record) bool {
 		return len(filterType(recs, audit.TypeToolCalled)) == calls+1
 	})
 	if a := askDirect(t, socket, token, "api"); a.Error == nil || a.Error.Code != credwire.CodeWrongProcess || a.Secret != "" {
 		t.Errorf("the test process asked and got %v, want %s", a, credwire.CodeWrongProcess)
 	}
+	os.WriteFile(release, nil, 0o600)
 	wg.Wait()
 	later := filepath.Join(t.TempDir(), "later")
 	s.text("ask_later", map[string]any{"wait_ms": 500, "out": later})
@@ -262,17 +264,28 @@ func TestCredentialRefusedOnceTheGrantEnds(t *testing.T) {
 		wg     sync.WaitGroup
 		answer string
 	)
-	wg.Go(func() { answer = s.text("write_secret", map[string]any{"wait_ms": 3000}) })
+	release := filepath.Join(t.TempDir(), "release")
+	wg.Go(func() { answer = s.text("write_secret", map[string]any{"wait_for": release}) })
 	p.waitRecords("the call dispatched", func(recs []audit.Record) bool {
 		return len(filterType(recs, audit.TypeToolCalled)) == 1
 	})
 	p.cli("revoke", id)
+	os.WriteFile(release, nil, 0o600)
 	wg.Wait()
 	wantAnswer(t, answer, refused(credwire.CodeGrantRevoked))
 
 	// Expired while the call runs.
-	p.approve(s.run, "--tools", "write_secret", "--credential", "api", "--credential", "envsrc", "--credential", "vault", "--expires", "4s")
-	wantAnswer(t, s.text("write_secret", map[string]any{"wait_ms": 6000}), refused(credwire.CodeGrantExpired))
+	id, _, _ = p.approve(s.run, "--tools", "write_secret", "--credential", "api", "--credential", "envsrc", "--credential", "vault", "--expires", "5s")
+	expires := p.grant(id).ExpiresAt
+	release = filepath.Join(t.TempDir(), "release")
+	wg.Go(func() { answer = s.text("write_secret", map[string]any{"wait_for": release}) })
+	p.waitRecords("the second call dispatched", func(recs []audit.Record) bool {
+		return len(filterType(recs, audit.TypeToolCalled)) == 2
+	})
+	time.Sleep(time.Until(expires.Add(100 * time.Millisecond)))
+	os.WriteFile(release, nil, 0o600)
+	wg.Wait()
+	wantAnswer(t, answer, refused(credwire.CodeGrantExpired))
 	wantNoSecrets(t, p, s)
 }
 

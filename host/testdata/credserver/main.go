@@ -10,6 +10,7 @@
 //
 //	scope    the scope to ask for (default "api")
 //	wait_ms  wait this long before asking
+//	wait_for then wait until this file exists
 //	times    ask this many times (default 1)
 //	via      "child": ask from a child process (a descendant of the server)
 //	token    send this token instead of $MCPEPOCH_CREDENTIALS_TOKEN
@@ -53,13 +54,14 @@ type request struct {
 }
 
 type args struct {
-	Scope  string `json:"scope"`
-	WaitMS int    `json:"wait_ms"`
-	Times  int    `json:"times"`
-	Via    string `json:"via"`
-	Token  string `json:"token"`
-	Out    string `json:"out"`
-	Bench  int    `json:"bench"`
+	Scope   string `json:"scope"`
+	WaitMS  int    `json:"wait_ms"`
+	WaitFor string `json:"wait_for"`
+	Times   int    `json:"times"`
+	Via     string `json:"via"`
+	Token   string `json:"token"`
+	Out     string `json:"out"`
+	Bench   int    `json:"bench"`
 }
 
 var (
@@ -127,6 +129,12 @@ func run(a args) string {
 		a.Token = os.Getenv("MCPEPOCH_CREDENTIALS_TOKEN")
 	}
 	time.Sleep(time.Duration(a.WaitMS) * time.Millisecond)
+	for a.WaitFor != "" {
+		if _, err := os.Stat(a.WaitFor); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if a.Bench > 0 {
 		return bench(a)
 	}
