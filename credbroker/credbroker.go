@@ -29,6 +29,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -255,11 +257,11 @@ func jsonProblem(err error) string {
 	switch {
 	case errors.As(err, &se):
 		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
-	case errors.As(err, &te):
+	case errors.As(err, &te) && slices.Contains([]string{"v", "scope", "token"}, te.Field):
 		return fmt.Sprintf("%s must be a %s", te.Field, te.Type)
 	}
-	if msg := err.Error(); len(msg) < 80 && bytes.HasPrefix([]byte(msg), []byte("json: unknown field")) {
-		return msg
+	if strings.HasPrefix(err.Error(), "json: unknown field") {
+		return "unknown member (a request has v, scope and token only)"
 	}
 	return "invalid request"
 }

@@ -141,6 +141,15 @@
 //  9. api.go outcome answers the hook "restarted" with both epochs; the
 //     hook prints its build line.
 //
+// # Credentials
+//
+// credentials.go gives each epoch of a project that declares a credential
+// scope its own broker socket (package credbroker) and token, and answers
+// a request with the secret (package credsource reads it) only for the
+// epoch's server or a descendant, with the epoch's token, while a call of
+// that epoch runs under a live grant naming the scope; every answer is
+// audited, never with the value.
+//
 // # Approvals: who proved what
 //
 // A grant counts only at a proof level mcpepoch.toml's [grants] proof

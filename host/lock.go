@@ -16,7 +16,10 @@ package host
 //     crash recovery loop (recover.go recover), the start after an idle
 //     exit (wakeLocked), the one-time /proc observation, the process
 //     tree watch of allow_self_reload (selfreload.go watchTree, ends
-//     with the child), and the catalog fetches (at most one re-list after
+//     with the child), its credentials broker (credentials.go: the
+//     socket's accept loop and one goroutine per request, until the child
+//     is reaped or h.ctx ends; a request takes h.mu to decide and again
+//     to hand over, never while a source is read), and the catalog fetches (at most one re-list after
 //     a server's list_changed runs; a restart cancels it first, before it
 //     takes restartMu). Stopped by stopChild, which takes restartMu so
 //     that no restart is half done. Once the host gave up on a server,
