@@ -250,6 +250,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// shortLong defines the bool flag -short and its long spelling --long,
+// both setting v.
+func shortLong(fs *flag.FlagSet, v *bool, short, long, usage string) {
+	fs.BoolVar(v, short, false, usage)
+	fs.BoolVar(v, long, false, "same as -"+short)
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 

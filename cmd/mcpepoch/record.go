@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/checkup"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/hook"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -69,7 +71,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
 	asJSON := fs.Bool("json", false, "print what was recorded and what each host did as JSON on stdout")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server")
-	quiet := fs.Bool("q", false, "quiet: print only what went wrong (a host's error, a server running other code than was built)")
+	var quiet, verbose bool
+	shortLong(fs, &quiet, "q", "quiet", "quiet: print only what went wrong (a host's error, a server running other code than was built)")
+	shortLong(fs, &verbose, "v", "verbose", "also print each input hashed into the identity, its short digest and why it counts")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,11 +92,21 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	spec.Identity.Rehash = *rehash
 	p := newPainter(stdio.Err)
 	talk := stdio.Err // the lines -q leaves out
-	if *quiet {
+	if quiet {
 		talk = io.Discard
 	}
+	var prevDone time.Time // when the previous build completed
+	if prev, err := manifest.Read(layout.Manifest(set.Root)); err == nil && prev != nil {
+		prevDone = prev.Build.Completed
+	}
 	var out recordOutput
-	spec.Recorded = func(b *hook.Build) { out = printBuild(talk, p, b) }
+	spec.Recorded = func(b *hook.Build) {
+		out = printBuild(talk, p, b)
+		if verbose {
+			printHashed(talk, b)
+		}
+		depWriteNotes(stdio.Err, p, set.Root, prevDone, b.File)
+	}
 	res, err := hook.Record(ctx, spec)
 	if err != nil {
 		return recordError(err)
@@ -104,7 +118,7 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 		o, lines := signalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		ok := o.Result != localapi.OutcomeError
-		if *quiet && ok {
+		if quiet && ok {
 			lines = lines[1:] // the outcome; what follows is running ≠ built
 		}
 		return lines, ok
@@ -165,6 +179,61 @@ func printBuild(w io.Writer, p painter, b *hook.Build) recordOutput {
 		fmt.Fprintf(w, "note: %s\n", out.Source)
 	}
 	return out
+}
+
+// printHashed writes, for record -v, one line per input hashed into the
+// identity (role, path, short digest, why it counts), where tree digests
+// came from when a host supplied them, and what was inferred.
+func printHashed(w io.Writer, b *hook.Build) {
+	if b.TreesFrom != "" {
+		fmt.Fprintf(w, "hashed: tree digests from host %s, kept current from file events, instead of a walk\n", printable(b.TreesFrom))
+	}
+	for _, a := range b.Identity.Artifacts() {
+		d := a.Digest.Short()
+		if a.Missing {
+			d = "(absent)"
+		}
+		name := a.Path
+		if a.Role == build.RoleEnv {
+			name = "$" + name
+		}
+		line := fmt.Sprintf("hashed: %-9s %s %s", a.Role, printable(name), d)
+		if a.Why != "" {
+			line += ": " + printable(a.Why)
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, s := range b.Identity.Inferred {
+		fmt.Fprintf(w, "inferred: %s\n", printable(s))
+	}
+}
+
+// depWriteNotes says which files of a dependency tree that changed since
+// the previous build (completed at prevDone) were written after it, when
+// no lockfile changed: not an install, but the running server keeping its
+// data in the tree (server-memory does unless MEMORY_FILE_PATH is set),
+// which restarts it on every build. checkup's depWrites says the same in
+// mcpepoch doctor.
+func depWriteNotes(w io.Writer, p painter, root string, prevDone time.Time, m *manifest.File) {
+	if prevDone.IsZero() || m.Build.ExitCode != 0 {
+		return
+	}
+	var trees []string
+	for _, a := range m.Artifacts {
+		switch {
+		case a.Changed && a.Role == build.RoleLockfile:
+			return
+		case a.Changed && a.Role == build.RoleDeps && !a.Missing:
+			trees = append(trees, a.Path)
+		}
+	}
+	found := checkup.WrittenAfter(root, trees, prevDone.Add(time.Second)) // mtime granularity
+	for _, t := range trees {
+		for _, f := range found[t] {
+			fmt.Fprintln(w, p.warn("note: "+printable(f)+" changed after the last build while no lockfile did: the running server writes into its dependency tree "+
+				printable(t)+", and each write restarts it on the next build; fix: "+checkup.DepWritesFix))
+		}
+	}
 }
 
 // hostResults returns the exchanges behind outcomes, in order.
