@@ -313,3 +313,25 @@ func TestElicitInputRequired(t *testing.T) {
 		t.Fatalf("approval_asked: %v", a)
 	}
 }
+
+// TestElicitInputRequiredForm: a form-only client in the 2026-07-28 era
+// approves in the form where proof counts client: its retry carries the
+// accept, which makes the grant and releases the retry.
+func TestElicitInputRequiredForm(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]", "proof = [\"client\"]", 1))
+	k := newAsker(func(*mcp.ElicitParams) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+	})
+	s := eConnect(t, p, k.options(false), "")
+	if err := wantDone(t, callAsync(s, context.Background(), "r")); err != nil {
+		t.Fatalf("call approved in the form of an input request: %v", err)
+	}
+	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
+		t.Fatalf("grants: %+v, want one of proof client", gs)
+	}
+	if a := filterType(p.records(), audit.TypeApprovalAsked); len(a) != 1 || a[0].Fields["channel"] != "input_required/form" {
+		t.Fatalf("approval_asked: %v", a)
+	}
+}
