@@ -37,6 +37,10 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		return
 	}
 	h.observeOnce(c)
+	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
+		h.droppedFromChild(c, line, m.ID, "not a JSON-RPC message (no method, no id)")
+		return
+	}
 	if m.IsResponse() && isPrivateID(m.ID) {
 		h.mu.Lock()
 		ch, ok := h.private[jsonrpc.IDKey(m.ID)]
@@ -44,6 +48,8 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		h.mu.Unlock()
 		if ok {
 			ch <- line
+		} else {
+			h.droppedFromChild(c, line, m.ID, "a response to a host request that was answered already or never sent")
 		}
 		return
 	}
@@ -70,6 +76,31 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 	}
 }
 
+// droppedFromChild logs and audits a message of child c that is not
+// passed on, by size and id only: a result may hold anything, and clients
+// keep the host's stderr in their logs.
+func (h *Host) droppedFromChild(c *child, line []byte, id json.RawMessage, why string) {
+	shown := "none"
+	if jsonrpc.HasID(id) {
+		shown = string(id)
+	}
+	h.logf("epoch %s: dropped a server message (%d bytes, id %.64s; contents not logged): %s", c.epoch, len(line), shown, why)
+	fields := map[string]any{"bytes": strconv.Itoa(len(line)), "reason": why}
+	if jsonrpc.HasID(id) {
+		fields["id"] = printableID(id)
+	}
+	h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, fields)
+}
+
+// printableID is id as text for an audit record, at most 64 bytes.
+func printableID(id json.RawMessage) string {
+	s := strings.ToValidUTF8(string(id), "\ufffd")
+	if len(s) > 64 {
+		s = strings.ToValidUTF8(s[:64], "") + "…"
+	}
+	return s
+}
+
 // overflowLocked drops a message of child c over the line limit; when it
 // answers a request in flight, the client gets message_too_large instead.
 func (h *Host) overflowLocked(c *child, over *overflow) {
@@ -89,7 +120,7 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 	k := jsonrpc.IDKey(m.ID)
 	cl, ok := h.inflight[k]
 	if !ok || cl.child != c {
-		h.logf("epoch %s: dropped a response to id %s, which no client request is waiting for", c.epoch, k)
+		h.droppedFromChild(c, line, m.ID, "a response to an id no client request is waiting for (answered already, or never sent)")
 		return
 	}
 	delete(h.inflight, k)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // clientMembers are the envelope members read from a client message;
@@ -78,6 +79,8 @@ func checkID(id json.RawMessage) error {
 		return nil
 	}
 	switch c := id[0]; {
+	case c == '"' && !utf8.Valid(id):
+		return &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: id is not valid UTF-8"}
 	case c == '"', bytes.Equal(id, []byte("null")):
 	case c == '-', c >= '0' && c <= '9':
 		// JSON-RPC 2.0 §4: numbers SHOULD NOT have fractional parts.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Standard error codes (JSON-RPC 2.0 §5.1).
@@ -77,12 +78,36 @@ func Parse(line []byte) (*Message, error) {
 	if len(m.ID) > 0 && !json.Valid(m.ID) {
 		return nil, fmt.Errorf("id is not valid JSON")
 	}
+	if err := idKind(m.ID); err != nil {
+		return nil, err
+	}
 	if method != nil {
 		if m.Method, err = stringValue(method); err != nil {
 			return nil, fmt.Errorf("method: %v", err)
 		}
 	}
 	return m, nil
+}
+
+// idKind refuses an id that is not a string, a number or null (JSON-RPC
+// 2.0 §4), or a string that is not valid UTF-8 (RFC 8259 §8.1: JSON text
+// is UTF-8; encoding/json would replace the bytes, and an answer under
+// the replaced id would match no request).
+func idKind(id json.RawMessage) error {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return nil
+	}
+	switch c := id[0]; {
+	case c == '"':
+		if !utf8.Valid(id) {
+			return fmt.Errorf("id is not valid UTF-8")
+		}
+	case c == '-', c >= '0' && c <= '9', bytes.Equal(id, []byte("null")):
+	default:
+		return fmt.Errorf("id must be a string, a number or null")
+	}
+	return nil
 }
 
 // stringValue decodes a JSON string value; null is "" (encoding/json
@@ -140,8 +165,8 @@ func LenientID(line []byte) json.RawMessage {
 	if len(id) == 0 {
 		return nil
 	}
-	if c := id[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+	if c := id[0]; (c == '"' && utf8.Valid(id)) || c == '-' || (c >= '0' && c <= '9') {
 		return id
 	}
-	return nil
+	return nil // not an id that can be answered: JSON-RPC 2.0 §5 answers null
 }
