@@ -311,3 +311,53 @@ func TestRenewalDevPrompt(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 }
+
+// TestRenewalIncludeChangedTool: a changed tool joins the renewal only
+// when the person names it: i, its name, then a yes. (The project counts
+// same-user, so the test's own terminal may approve.)
+func TestRenewalIncludeChangedTool(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p := newGrantsProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
+	s := gConnect(t, p)
+	s.list()
+	p.ready(s.run)
+	p.approve(s.run, "--tools", "slow_write,alpha", "--credential", gStaging)
+	p.serverWithCounter(map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha", "FIXTURE_DESCRIPTION_BYTES": "80"})
+	p.cli("record")
+	p.epoch(s.run)
+	r := p.review(s.run).Renewal
+	if r == nil {
+		t.Fatal("no renewal after the rebuild")
+	}
+	term := p.startTerminal(t, nil, false, "include", "$MCPEPOCH_BIN approve --run "+s.run)
+	term.waitScreen("i include changed tools")
+	if sc := term.screen(); !strings.Contains(sc, "not included: its definition changed") || !strings.Contains(sc, "description_changed") {
+		t.Errorf("the changed tool is not shown as changed:\n%s", sc)
+	}
+	term.press("i")
+	term.waitScreen("changed tools to include")
+	term.press("alpha\n")
+	term.waitScreen("[y/N]")
+	term.press("y")
+	if rc := term.exit(); rc != "0" {
+		t.Fatalf("approve: exit %s\n%s", rc, term.screen())
+	}
+	recs := p.waitRecords("the renewal's approval_granted", func(rs []audit.Record) bool {
+		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
+			if a.Fields["renewal"] == r.ID {
+				return true
+			}
+		}
+		return false
+	})
+	for _, a := range filterType(recs, audit.TypeApprovalGranted) {
+		if a.Fields["renewal"] == r.ID && !sameList(a.Fields["tool_scope"], "alpha", "slow_write") {
+			t.Errorf("the renewal with alpha included granted %v", a.Fields["tool_scope"])
+		}
+	}
+	s.list()
+	if _, err := s.call("alpha", nil); err != nil {
+		t.Errorf("alpha after it was included: %v", err)
+	}
+}
