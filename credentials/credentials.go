@@ -63,9 +63,14 @@ const Version = 1
 var ErrNotUnderHost = errors.New("not running under mcpepoch host: " + EnvSocket + " and " + EnvToken + " are not set (run the server with `mcpepoch host -- CMD…`, and declare the scope under [credentials.NAME] in mcpepoch.toml)")
 
 // Error is the host's refusal of a request. Code is the host's code, as
-// sent, naming which condition failed (for example that no granted call
-// using the scope is in flight, or that the token belongs to a superseded
-// epoch); Message is the host's explanation. Neither carries a secret.
+// sent, naming which condition failed; Message is the host's explanation.
+// Neither carries a secret. The codes are the Code constants of package
+// credwire, among them wrong_process (the caller is not the epoch's server
+// or its descendant), stale_token (a superseded epoch's token), not_in_call
+// (no tools/call of the epoch is in flight), scope_not_used (no granted
+// call in flight uses the scope), grant_revoked, grant_expired,
+// per_call_used, not_broker (the scope has deliver = "env") and
+// source_failed (the host could not read the secret's source).
 type Error struct {
 	Scope   string // the scope asked for
 	Code    string // the host's error code
