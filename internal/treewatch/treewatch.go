@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -73,6 +74,10 @@ type Watcher struct {
 	waiting map[string]chan struct{} // barrier file → its waiter
 	stats   Stats
 	closed  bool
+
+	// maxWatches (tests), when positive, makes adding a watch beyond that
+	// many fail as the kernel's limit does (ENOSPC); watches counts them.
+	maxWatches, watches int
 
 	// pause (tests) stops the event loop until the channel it receives is
 	// closed, so that a test can make the kernel's queue overflow.
@@ -469,7 +474,7 @@ func (w *Watcher) addTreeLocked(e *entry, dir string) string {
 				why = rel + " is another mount"
 				return filepath.SkipAll
 			}
-			if err := w.fsw.Add(p); err != nil {
+			if err := w.addLocked(p); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil
 				}
@@ -483,6 +488,18 @@ func (w *Watcher) addTreeLocked(e *entry, dir string) string {
 		why = err.Error()
 	}
 	return why
+}
+
+// addLocked watches the directory p.
+func (w *Watcher) addLocked(p string) error {
+	if w.maxWatches > 0 && w.watches >= w.maxWatches {
+		return &fs.PathError{Op: "inotify_add_watch", Path: p, Err: syscall.ENOSPC}
+	}
+	if err := w.fsw.Add(p); err != nil {
+		return err
+	}
+	w.watches++
+	return nil
 }
 
 // linkInside reports whether the symbolic link p resolves inside root, or,

@@ -298,3 +298,25 @@ func TestCurrentLeavesOutUnwatched(t *testing.T) {
 		t.Fatalf("Current = %+v, %v; want only %s", known, ok, tr.root)
 	}
 }
+
+// TestWatchLimitWalks: a tree with more directories than the watches left
+// (max_user_watches; here a limit the test sets) is walked on every call,
+// and its changes are seen.
+func TestWatchLimitWalks(t *testing.T) {
+	tr := newTree(t)
+	tr.w.mu.Lock()
+	tr.w.maxWatches = 1 // the tree has two directories, dist and dist/lib
+	tr.w.mu.Unlock()
+	before, _ := tr.digest()
+	if tr.w.Watched(tr.root, tr.opt) {
+		t.Fatal("a tree beyond the watch limit counts as watched")
+	}
+	tr.write("lib/a.js", "past the limit")
+	after, walked := tr.digest()
+	if !walked || after.Digest == before.Digest {
+		t.Fatalf("beyond the watch limit: walked %v, digest changed %v", walked, after.Digest != before.Digest)
+	}
+	if _, walked := tr.digest(); !walked {
+		t.Fatal("a tree beyond the watch limit was answered without a walk")
+	}
+}
