@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -114,6 +115,35 @@ func removeStale(path string) error {
 		return fmt.Errorf("%s: cannot tell whether the existing socket is stale: %w", path, err)
 	}
 	return os.Remove(path)
+}
+
+// SocketSuffix ends the name of every broker socket (layout.CredentialSocket).
+const SocketSuffix = ".cred"
+
+// RemoveStale removes the broker sockets in dir that nothing answers on,
+// left by a host that was killed, and returns how many. A socket a live
+// broker listens on is kept, whether it answers in time or not.
+func RemoveStale(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), SocketSuffix) || e.Type() != os.ModeSocket {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		c, err := net.DialTimeout("unix", p, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) && os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Path returns the socket's path, what the server gets in

@@ -177,3 +177,30 @@ func TestBrokerCloseRemovesTheSocket(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoveStaleKeepsLiveBrokers(t *testing.T) {
+	live, _ := serve(t)
+	dir := filepath.Dir(live.Path())
+	// A socket nobody listens on any more: bound, then its listener's
+	// file kept past close.
+	deadPath := filepath.Join(dir, "d.cred")
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: deadPath, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.SetUnlinkOnClose(false)
+	dead.Close()
+	other := filepath.Join(dir, "x.sock")
+	if o, err := net.ListenUnix("unix", &net.UnixAddr{Name: other, Net: "unix"}); err == nil {
+		o.SetUnlinkOnClose(false)
+		o.Close()
+	}
+	if n := RemoveStale(dir); n != 1 {
+		t.Errorf("RemoveStale removed %d, want 1", n)
+	}
+	for path, want := range map[string]bool{live.Path(): true, deadPath: false, other: true} {
+		if _, err := os.Lstat(path); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
+		}
+	}
+}

@@ -88,6 +88,7 @@ func (h *Host) openBroker(ep epoch.Epoch) *credbroker.Broker {
 	dir, err := notify.MakeDir(h.opts.Dir)
 	var b *credbroker.Broker
 	if err == nil {
+		h.sweepOnce.Do(func() { credbroker.RemoveStale(dir) }) // left by killed hosts
 		b, err = credbroker.Listen(layout.CredentialSocket(dir, ep))
 	}
 	if err != nil {

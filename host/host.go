@@ -206,8 +206,9 @@ type Host struct {
 	// Credentials (credentials.go): the sources, read by New; secrets of
 	// command sources kept for the life of the grant they were read
 	// under.
-	creds    *credsource.Set
-	credKeep map[credKey]keptSecret
+	creds     *credsource.Set
+	credKeep  map[credKey]keptSecret
+	sweepOnce sync.Once // stale broker sockets are removed at the first epoch
 
 	// Grants (grants.go).
 	grants   *grant.Store
