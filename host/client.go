@@ -55,11 +55,13 @@ func withNewline(line []byte) []byte {
 // blocks: a client that stops reading must not stall the host, whose
 // socket, restarts and approvals take the same lock.
 func (h *Host) toClient(line []byte) {
+	h.trace("to client", line)
 	h.out.push(withNewline(line))
 }
 
 // fromClient handles one line from the client.
 func (h *Host) fromClient(line []byte, over *overflow) {
+	h.trace("from client", line)
 	if over != nil {
 		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
 		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))

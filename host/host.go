@@ -73,6 +73,10 @@ type Options struct {
 	// (mcpepoch.toml allow_self_reload); otherwise Run refuses such a
 	// command with a *SelfReloadError (selfreload.go).
 	AllowSelfReload bool
+	// Verbose logs every message read from the client or the server and
+	// every one written to the client: direction, kind, method, id, size
+	// (trace.go), never its params or result.
+	Verbose bool
 	// FirstStartWait bounds how long the client's initialize is held
 	// while no server of this host has ever answered one (the project
 	// is not built yet; firststart.go); default 3 minutes.

@@ -24,6 +24,7 @@ type serverReq struct {
 
 // fromChild handles one line from child c.
 func (h *Host) fromChild(c *child, line []byte, over *overflow) {
+	h.trace("from server", line)
 	if over != nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()

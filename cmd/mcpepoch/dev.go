@@ -42,8 +42,8 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	fs.StringVar(&f.target, "target", "", "make target to run as the build")
 	fs.DurationVar(&f.debounce, "debounce", 200*time.Millisecond, "how long the sources must stay quiet before a build starts")
 	fs.DurationVar(&f.poll, "poll", 0, "compare the sources this often instead of using file events")
-	fs.BoolVar(&f.quiet, "q", false, "print only build results and what the hosts did")
-	fs.BoolVar(&f.verbose, "v", false, "also print every changed file and the build command")
+	shortLong(fs, &f.quiet, "q", "quiet", "print only build results and what the hosts did")
+	shortLong(fs, &f.verbose, "v", "verbose", "also print every changed file and the build command")
 	fs.BoolVar(&f.json, "json", false, "print events as JSON lines on stdout (build output goes to stderr)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
