@@ -103,15 +103,18 @@ const (
 // is not zero, and reports whether it did. h.mu is held and the state is
 // ready.
 func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *retry) bool {
-	form, url := h.elicitModesLocked()
 	wait := h.policy.ApprovalWait()
 	t, known := h.tools[p.Name]
-	if (!form && !url) || wait <= 0 || h.catalog == nil || !known {
+	if wait <= 0 || h.catalog == nil || !known {
 		return false
 	}
 	ep := h.child.epoch
 	d := h.grants.Check(h.policy, p.Name, string(t.digest), ep, time.Now())
 	if d.Refusal == "" {
+		return false // covered: the common case costs one grant check
+	}
+	form, url := h.elicitModesLocked()
+	if !form && !url {
 		return false
 	}
 	if rt != nil {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -79,6 +80,9 @@ type retry struct {
 // parseRetry returns the retry params carries when its requestState is one
 // of the host's (an ask id); nil otherwise.
 func parseRetry(params json.RawMessage) *retry {
+	if !bytes.Contains(params, []byte(`"requestState"`)) {
+		return nil // not a retry: no decoding on the common path
+	}
 	var p struct {
 		RequestState   string                     `json:"requestState"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
