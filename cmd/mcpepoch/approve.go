@@ -28,7 +28,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("approve", stdio.Err, "[--run R] [--tools T,...|--all] [--credential C]... [--expires E] [--yes]")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	run := fs.String("run", "", "agent run to approve for (a prefix is enough); required with --yes when several hosts serve the project")
-	tools := fs.String("tools", "", "comma-separated tools to approve (default: the pending requests)")
+	tools := fs.String("tools", "", "comma-separated tools to approve (default: the renewal the host prepared, else the pending requests)")
 	all := fs.Bool("all", false, "approve every tool of the current catalog, with the credential scopes they use")
 	var creds stringList
 	fs.Var(&creds, "credential", "credential scope to include (repeatable; default in interactive mode: the scopes the tools use)")
