@@ -1,15 +1,14 @@
 package devloop
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/internal/procstat"
 )
 
 // waitBuild waits for the build cmd started, stopping its group when ctx
@@ -52,26 +51,6 @@ func waitBuild(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 // groupHasLive reports whether /proc lists a process of group pgid that
 // is not a zombie.
 func groupHasLive(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')') // comm may hold spaces and parens
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:]) // state ppid pgrp …
-		if len(f) >= 3 && string(f[0]) != "Z" && string(f[0]) != "X" && string(f[2]) == strconv.Itoa(pgid) {
-			return true
-		}
-	}
-	return false
+	live, _ := procstat.GroupHasLive(pgid)
+	return live
 }

@@ -1,16 +1,16 @@
 package host
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpepoch/mcpepoch/internal/procstat"
 )
 
 // BecomeSubreaper makes the calling process a child subreaper (Linux
@@ -78,35 +78,10 @@ type proc struct {
 
 // procs reads every process's stat.
 func procs() []proc {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')') // comm may hold spaces and parens
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:]) // state ppid pgrp …
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(f[1]))
-		pgid, _ := strconv.Atoi(string(f[2]))
-		comm := ""
-		if j := bytes.IndexByte(b, '('); j >= 0 && j < i {
-			comm = string(b[j+1 : i])
-		}
-		out = append(out, proc{pid: pid, ppid: ppid, pgid: pgid, zombie: f[0][0] == 'Z' || f[0][0] == 'X', comm: comm})
+	all, _ := procstat.All()
+	out := make([]proc, 0, len(all))
+	for _, s := range all {
+		out = append(out, proc{pid: s.PID, ppid: s.PPID, pgid: s.PGID, zombie: s.Zombie(), comm: s.Comm})
 	}
 	return out
 }

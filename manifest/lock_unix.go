@@ -3,11 +3,7 @@
 package manifest
 
 import (
-	"fmt"
-	"os"
-
-	"golang.org/x/sys/unix"
-
+	"github.com/mcpepoch/mcpepoch/internal/flock"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
@@ -19,20 +15,5 @@ func Lock(root string) (unlock func(), err error) {
 	if err := layout.MkdirAll(layout.Dir(root)); err != nil {
 		return nil, err
 	}
-	p := layout.ManifestLock(root)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", p, err)
-	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return flock.Lock(layout.ManifestLock(root))
 }
