@@ -23,7 +23,9 @@ func (d *demo) buildAll(ctx context.Context) error {
 	}
 	// The demo approves with --yes, which proves no person: it counts only
 	// where the proof list names same-user.
-	toml := "label = \"" + label + "\"\ncommand = [\"./bin/inventory-server\"]\n\n[grants]\nproof = [\"same-user\"]  # approve --yes counts: no person is proven\n"
+	toml := "label = \"" + label + "\"\ncommand = [\"./bin/inventory-server\"]\n\n[grants]\nproof = [\"same-user\"]  # approve --yes counts: no person is proven\n" +
+		"\n[credentials.inventory-supplier]  # inventory_order signs with it; the host hands it to approved calls only\n" +
+		"tools = [\"inventory_order\"]\nenv   = \"" + supplierVar + "\"\n"
 	if err := os.WriteFile(filepath.Join(d.proj, "mcpepoch.toml"), []byte(toml), 0o644); err != nil {
 		return d.fail("%v", err)
 	}

@@ -41,6 +41,7 @@ func testDemo(t *testing.T, protocol string) {
 		`(?m)^   \[client\] +← error -31010: authorization_required: `,
 		`(?m)^   \[approve\] +approved: grant [0-9A-Z]{26} `,
 		`(?m)^   \[client\] +← sku=widget quantity=5 revision=A$`,
+		`(?m)^   \[client\] +← sku=gadget quantity=3 revision=A$`,
 		`(?m)^== 5\. `,
 		`(?m)^   \[server\] +revision=B pid=[0-9]+ `,
 		`(?m)^   \[hook\] +server restarted: epoch [0-9A-Z]{26} → [0-9A-Z]{26}, pid [0-9]+ → [0-9]+(; .*)?$`,

@@ -13,7 +13,9 @@
 //     ./bin/inventory-server`, as an agent's client would;
 //  4. lists the tools and calls inventory_adjust, which the host refuses
 //     until a person approves with `mcpepoch approve` (scripted here with
-//     --yes --all), then calls inventory_adjust and inventory_lookup;
+//     --yes --all), then calls inventory_adjust, inventory_lookup and
+//     inventory_order, which the host hands the supplier token (from its
+//     own environment, never the server's) for that approved call;
 //  5. rebuilds the server with a new tool (inventory_history, laid over the
 //     package with go build -overlay) as revision B and records the build:
 //     the host restarts the server under a new execution epoch, and the
@@ -56,6 +58,15 @@ import (
 
 // modulePath is the module the demo builds mcpepoch from.
 const modulePath = "github.com/mcpepoch/mcpepoch"
+
+// supplierVar holds the supplier token in the host's environment: the
+// source of the demo's credential scope inventory-supplier. The host
+// leaves it out of the server's environment and hands the value over its
+// broker only to an approved inventory_order call.
+const (
+	supplierVar   = "INVENTORY_SUPPLIER_TOKEN"
+	supplierToken = "demo-supplier-token"
+)
 
 // label is the server label written to the demo project's mcpepoch.toml.
 const label = "inventory-demo"

@@ -40,6 +40,15 @@ func (d *demo) useRevisionA(ctx context.Context, s *mcp.ClientSession) error {
 	if want := "sku=widget quantity=5 revision=A"; got != want {
 		return d.fail("inventory_lookup = %q, want %q", got, want)
 	}
+	// inventory_order asks the host for the supplier token during the
+	// call (credentials.Get): the grant covers the tool and its scope.
+	got, err = d.call(ctx, s, "inventory_order", map[string]any{"sku": "gadget", "quantity": 3})
+	if err != nil {
+		return err
+	}
+	if want := "sku=gadget quantity=3 revision=A"; got != want {
+		return d.fail("inventory_order = %q, want %q", got, want)
+	}
 	return nil
 }
 
