@@ -52,7 +52,9 @@ func (c *capped) Write(p []byte) (int, error) {
 // runCommand runs a command source in its own process group, which is
 // killed when ctx ends. Its errors say how it ended, never what it printed:
 // stderr is discarded, since a failing secret tool may echo what it read.
-func runCommand(ctx context.Context, dir string, argv []string) (string, error) {
+// start and done, when set, start the process and are told its pid once
+// it has been waited for (Set.SetStarter).
+func runCommand(ctx context.Context, dir string, argv []string, start func(*exec.Cmd) error, done func(int)) (string, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultCommandTimeout)
@@ -71,7 +73,16 @@ func runCommand(ctx context.Context, dir string, argv []string) (string, error) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
+		return "", fmt.Errorf("%s: %w", argv[0], err)
+	}
+	err = cmd.Wait()
+	if done != nil {
+		done(cmd.Process.Pid)
+	}
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("%s did not finish in time: %w", argv[0], context.Cause(ctx))
 	}

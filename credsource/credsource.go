@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,6 +63,9 @@ type Source struct {
 
 	value    string // KindEnv: the value captured by New
 	captured bool   // KindEnv: the variable was set when New ran
+
+	start func(*exec.Cmd) error // KindCommand: see Set.SetStarter
+	done  func(pid int)
 }
 
 // Error is a secret that could not be read. It never holds the value.
@@ -121,6 +125,18 @@ func lookup(environ []string, name string) (string, bool) {
 		}
 	}
 	return val, ok
+}
+
+// SetStarter sets how command sources are started: start starts the
+// process (instead of (*exec.Cmd).Start) and done is told its pid once it
+// has been waited for. A process that reaps children it does not know (a
+// child subreaper) registers the command with them, so that it neither
+// takes the command's exit status nor kills it as an orphan. Call it
+// before any Read.
+func (s *Set) SetStarter(start func(*exec.Cmd) error, done func(pid int)) {
+	for _, src := range s.sources {
+		src.start, src.done = start, done
+	}
 }
 
 // Source returns the source of scope, or nil for a scope mcpepoch.toml
@@ -193,7 +209,7 @@ func (src *Source) Read(ctx context.Context) (string, error) {
 	case KindFile:
 		v, err = readFile(src.Dir, src.File)
 	case KindCommand:
-		v, err = runCommand(ctx, src.Dir, src.Command)
+		v, err = runCommand(ctx, src.Dir, src.Command, src.start, src.done)
 	default:
 		err = ErrNoSource
 	}

@@ -66,6 +66,9 @@ func (h *Host) openCredentials() {
 		h.logf("%v: no credential will be handed out", err)
 		return
 	}
+	// The host may be a child subreaper that reaps and kills children it
+	// does not know: a command source is one of its own.
+	s.SetStarter(startOwn, forgetChild)
 	h.creds = s
 	for _, scope := range s.Scopes() {
 		src := s.Source(scope)
