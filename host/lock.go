@@ -62,7 +62,12 @@ package host
 //   - Never block under h.mu: no read of a file another process can
 //     replace (the manifest, /proc: Status reads them after releasing
 //     it), no wait on a peer (a child's answer, the socket, a process
-//     exit), no restartMu.
+//     exit), no restartMu. One file is read under it: the audit log's
+//     head, when a renewal is prepared (renewal.go), through
+//     safefile (regular files only, opened non-blocking, 4 KiB at most),
+//     so that the renewal's proposal names the head as its
+//     renewal_prepared record is queued; audit.Log.Head would wait on
+//     the writer's fsync instead.
 //   - Writes under h.mu go to queues that never block: toClient
 //     (h.out), child.send (the child's stdin queue) and h.audit. The
 //     order they are queued in is the order the host decided, so the

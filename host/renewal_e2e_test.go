@@ -107,11 +107,8 @@ func TestRenewalAfterRebuild(t *testing.T) {
 		t.Errorf("renewal_prepared %+v", prep)
 	}
 
-	resp, err := p.sendHost(s.run, localapi.TypeApprove, r.Request(nil, localapi.ChannelScript))
-	if err != nil {
-		t.Fatalf("approving the renewal: %v", err)
-	}
-	g, _ := localapi.DecodePayload[grant.Grant](resp.Payload)
+	id, _, _ := p.approve(s.run, "--renewal")
+	g := p.grant(id)
 	if g.ExecutionEpoch != epB || !slices.Equal(g.ToolScope, []string{"slow_write"}) || g.ExpiresWhen != "10m0s" {
 		t.Errorf("grant of the renewal: %+v", g)
 	}
@@ -131,6 +128,9 @@ func TestRenewalAfterRebuild(t *testing.T) {
 	})
 	if rv := p.review(s.run); rv.Renewal != nil {
 		t.Errorf("the renewal is still offered once approved: %+v", rv.Renewal)
+	}
+	if out, code := p.tryApprove(s.run, "--renewal"); code == 0 || !strings.Contains(out.Stderr, "no renewal to approve") {
+		t.Errorf("approve --yes --renewal with no renewal left: exit %d\n%s", code, out)
 	}
 	_, err = p.sendHost(s.run, localapi.TypeApprove, r.Request(nil, localapi.ChannelScript))
 	var re *notify.RemoteError
