@@ -59,18 +59,25 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	cmd.Env = env
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()
-	stdin, err := cmd.StdinPipe()
+	// The server's stdin is a pipe of the host's own (not StdinPipe's
+	// wrapper), so that its queue can write small lines at once
+	// (tryWriter).
+	stdinR, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = stdinR
+	defer stdinR.Close() // the server has its own copy once started
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
 	if f, ok := stdout.(*os.File); ok {
 		growPipe(f)
 	}
 	if err := startOwn(cmd); err != nil {
+		stdin.Close()
 		return nil, err
 	}
 	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),

@@ -2,6 +2,7 @@ package host
 
 import (
 	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -15,6 +16,7 @@ type batchQueue[T any] struct {
 	cond   *sync.Cond
 	items  []T
 	closed bool
+	active bool // the consumer holds a batch it has not finished (take, idle)
 }
 
 func newBatchQueue[T any]() *batchQueue[T] {
@@ -36,9 +38,32 @@ func (q *batchQueue[T]) push(v T) bool {
 	return true
 }
 
+// pushOr is push for a consumer that can be bypassed: when nothing is
+// queued and the consumer holds no batch, direct is called with v, under
+// the queue's lock (so it must not block), and only what it returns as
+// left over, if anything, is queued. Order is kept: once anything is
+// queued or being consumed, v waits its turn.
+func (q *batchQueue[T]) pushOr(v T, direct func(T) (rest T, done bool)) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	if !q.active && len(q.items) == 0 {
+		var done bool
+		if v, done = direct(v); done {
+			return true
+		}
+	}
+	q.items = append(q.items, v)
+	q.cond.Signal()
+	return true
+}
+
 // take waits until something is queued or the queue is closed, and
 // returns everything queued and whether the queue is closed. Once closed
-// and empty it returns nil, true at once.
+// and empty it returns nil, true at once. The consumer holds the batch
+// until it calls idle.
 func (q *batchQueue[T]) take() ([]T, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -47,7 +72,15 @@ func (q *batchQueue[T]) take() ([]T, bool) {
 	}
 	batch := q.items
 	q.items = nil
+	q.active = len(batch) > 0
 	return batch, q.closed
+}
+
+// idle says the consumer has finished the batch take returned.
+func (q *batchQueue[T]) idle() {
+	q.mu.Lock()
+	q.active = false
+	q.mu.Unlock()
 }
 
 // takeTimeout is take that waits at most d: it returns everything queued
@@ -98,18 +131,34 @@ type lineQueue struct {
 	onErr func(error) // called once, from the writer goroutine, on the first failed write
 	q     *batchQueue[[]byte]
 	done  chan struct{}
+	// try writes a line at once when that cannot block (a pipe with
+	// room), returning what it could not write; nil when w allows no such
+	// write (pipe_unix.go).
+	try func(line []byte) (rest []byte, done bool)
 }
 
 // newLineQueue starts the writer goroutine for w.
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[[]byte](), done: make(chan struct{})}
+	if f, ok := w.(*os.File); ok {
+		l.try = tryWriter(f)
+	}
 	go l.loop()
 	return l
 }
 
-// push queues line (newline included). After close or a write error it is
-// dropped.
-func (l *lineQueue) push(line []byte) { l.q.push(line) }
+// push queues line (newline included). When nothing is queued and the
+// peer's pipe has room, the line is written at once by the caller, with
+// no hand-off to the writer goroutine (a small call's answer then costs
+// no wake-up); push still never blocks. After close or a write error the
+// line is dropped.
+func (l *lineQueue) push(line []byte) {
+	if l.try != nil {
+		l.q.pushOr(line, l.try)
+		return
+	}
+	l.q.push(line)
+}
 
 func (l *lineQueue) loop() {
 	defer close(l.done)
@@ -124,6 +173,7 @@ func (l *lineQueue) loop() {
 				return
 			}
 		}
+		l.q.idle()
 		if closed && len(batch) == 0 {
 			return
 		}

@@ -1,0 +1,58 @@
+package host
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipeAtomic is PIPE_BUF on Linux and macOS: a write of at most this many
+// bytes to a pipe that polls writable completes without blocking (one free
+// buffer slot holds it).
+const pipeAtomic = 4096
+
+// tryWriter returns a write that never blocks for the pipe f, or nil when
+// f is not a pipe. On a non-blocking descriptor (the server's stdin) any
+// line is written as far as the pipe takes it; on a blocking one (the
+// host's own stdout, as the client opened it) only a line of at most
+// pipeAtomic bytes, and only when poll says the pipe has room. The rest,
+// and any error, is left to the writer goroutine, which reports errors.
+func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var fifo bool
+	rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		fifo = unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+	})
+	if !fifo {
+		return nil
+	}
+	return func(line []byte) ([]byte, bool) {
+		n := 0
+		rc.Write(func(fd uintptr) bool {
+			// The mode is read each time: File.Fd, anywhere, makes a
+			// descriptor blocking.
+			fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+			if err != nil {
+				return true
+			}
+			if fl&unix.O_NONBLOCK == 0 {
+				if len(line) > pipeAtomic {
+					return true
+				}
+				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+				if k, err := unix.Poll(p, 0); err != nil || k != 1 || p[0].Revents&unix.POLLOUT == 0 {
+					return true
+				}
+			}
+			if k, err := unix.Write(int(fd), line); err == nil {
+				n = k
+			}
+			return true // never wait: the writer goroutine does
+		})
+		return line[n:], n == len(line)
+	}
+}
