@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,10 +156,15 @@ func goSnapshot(t *testing.T, cs *mcp.ClientSession, s mServer) (list, call stri
 func goCell(t *testing.T, s mServer, pin string) {
 	p, rev := s.project(t)
 	direct := p.command("sh", "./server.sh")
-	dcs := connectGo(t, direct, &testenv.Buffer{}, nil, pin)
+	var directRaw, hostRaw testenv.Buffer
+	dcs := connectGoRaw(t, direct, &directRaw, nil, pin)
 	wantList, wantCall := goSnapshot(t, dcs, s)
 	want := negotiated(dcs) // a handshake-only server: the probing client falls back on both
 	dcs.Close()
+	wantRaw := answerLines([]byte(directRaw.String()))
+	if len(wantRaw) < 2 {
+		t.Fatalf("direct connection: %d answers seen on stdout, want the list's and the call's:\n%s", len(wantRaw), directRaw.String())
+	}
 	// Server→client requests exist in the handshake era only; in
 	// 2026-07-28 they are input_required results.
 	asks := s.fixture && want != statelessVersion
@@ -165,13 +172,19 @@ func goCell(t *testing.T, s mServer, pin string) {
 	n := newNotes()
 	opts := n.options()
 	opts.ElicitationHandler = nil
-	cs := goClient(t, p, opts, pin, nil)
+	hc := exec.Command(mcpepoch(t), p.hostArgs(nil)...)
+	hc.Dir, hc.Env = p.dir, testenv.Environ()
+	cs := connectGoRaw(t, hc, &hostRaw, opts, pin)
 	if v := negotiated(cs); v != want {
 		t.Fatalf("negotiated %q, want %s", v, want)
 	}
 	list, call := goSnapshot(t, cs, s)
 	if list != wantList || call != wantCall {
 		t.Fatalf("through the host:\n%s\n%s\ndirect:\n%s\n%s", list, call, wantList, wantCall)
+	}
+	// Byte for byte: every answer but initialize's and discover's.
+	if got := answerLines([]byte(hostRaw.String())); !slices.Equal(got, wantRaw) {
+		t.Fatalf("answers through the host, byte for byte:\n%s\ndirect:\n%s", strings.Join(got, "\n"), strings.Join(wantRaw, "\n"))
 	}
 	if asks {
 		mAsk(t, cs, "A")
