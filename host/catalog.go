@@ -111,7 +111,7 @@ func (h *Host) setCatalogLocked(c *child, cat *Catalog) {
 	if len(cat.Names) == 1 {
 		tools = "tool"
 	}
-	h.logf("epoch %s: catalog %s: %d %s %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), tools, cat.Names)
+	h.infof("epoch %s: catalog %s: %d %s %v", c.epoch, build.Digest(cat.Revision).Short(), len(cat.Names), tools, cat.Names)
 	h.audit.event(audit.TypeCatalogPublished, c.epoch, h.run, map[string]any{"catalog_revision": string(cat.Revision), "tools": cat.Names})
 	h.prepareRenewalLocked(c)
 }

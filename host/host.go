@@ -77,6 +77,9 @@ type Options struct {
 	// every one written to the client: direction, kind, method, id, size
 	// (trace.go), never its params or result.
 	Verbose bool
+	// Quiet leaves routine lines out of the log (infof): epoch changes,
+	// refusals and problems stay.
+	Quiet bool
 	// FirstStartWait bounds how long the client's initialize is held
 	// while no server of this host has ever answered one (the project
 	// is not built yet; firststart.go); default 3 minutes.
@@ -272,6 +275,14 @@ func New(opts Options) *Host {
 // forge a log line or send escape sequences through the host's log.
 func (h *Host) logf(format string, args ...any) {
 	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: %s %s\n", time.Now().Format(logTime), termsafe.EscapeText(fmt.Sprintf(format, args...)))
+}
+
+// infof is logf for a routine line (a server started, the socket, a
+// catalog, the client closing), which Options.Quiet leaves out.
+func (h *Host) infof(format string, args ...any) {
+	if !h.opts.Quiet {
+		h.logf(format, args...)
+	}
 }
 
 // logTime is the layout of the local time that starts every line of the

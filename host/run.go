@@ -66,7 +66,7 @@ func (h *Host) Run(ctx context.Context) error {
 		defer close(served)
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
-	h.logf("agent run %s: listening on %s", h.run, ln.Path())
+	h.infof("agent run %s: listening on %s", h.run, ln.Path())
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -152,7 +152,7 @@ func (h *Host) shutdown(served <-chan struct{}) error {
 	cause := context.Cause(h.ctx)
 	if cause == context.Canceled {
 		cause = nil
-		h.logf("client closed the connection: stopping the server")
+		h.infof("client closed the connection: stopping the server")
 		h.drain(2 * time.Second)
 	}
 	<-served

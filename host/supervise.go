@@ -37,7 +37,7 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	h.mu.Lock()
 	h.unbuilt = missingCode(id)
 	h.mu.Unlock()
-	h.logf("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
+	h.infof("epoch %s: started pid %d: %v (entry %s %s)", ep, c.pid, h.opts.Command, id.Entry.Path, id.Entry.Digest.Short())
 	h.writeRecord(c)
 	rec := h.record(c)
 	fields := map[string]any{"pid": strconv.Itoa(c.pid), audit.FieldEntry: string(rec.EntryDigest),

@@ -20,7 +20,8 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	grace := fs.Duration("grace", 0, "how long a stopping server gets after SIGTERM before SIGKILL (default: host.grace in mcpepoch.toml, else 5s)")
 	mode := fs.String("restart", "", "restart mode on new code: keep (keep the connection, announce the new epoch), close (close the connection so the client reconnects), manual (wait for 'mcpepoch restart'); default: host.restart in mcpepoch.toml, else keep")
 	maxLine := fs.Int("max-message", 16<<20, "largest message passed in either direction, in bytes")
-	var verbose bool
+	var quiet, verbose bool
+	shortLong(fs, &quiet, "q", "quiet", "leave routine lines out of the log (a server started, the socket, a catalog): epoch changes, refusals and problems stay")
 	shortLong(fs, &verbose, "v", "verbose", "log every message from the client and the server, and every one to the client: kind, method, id and size, never params or results")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -60,6 +61,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		FirstStartWait:  firstWait,
 		Credentials:     credentialsOf(set.Config),
 		Verbose:         verbose,
+		Quiet:           quiet,
 	})
 	// Ctrl-C in the terminal of a client that runs the host reaches the
 	// host too (the foreground process group): that is the person ending

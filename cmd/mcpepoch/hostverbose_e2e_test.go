@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -35,5 +36,30 @@ func TestHostVerboseLogsEachMessage(t *testing.T) {
 	}
 	if strings.Contains(log, "from client:") && !strings.Contains(log, "to client:") {
 		t.Errorf("no message to the client logged:\n%s", log)
+	}
+}
+
+// host -q leaves the routine lines out of its log (the server started,
+// the socket, the catalog) and keeps the epoch change a rebuild brings.
+func TestHostQuietKeepsEpochChanges(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	c := testenv.Driver(t, p.dir, nil, p.bin, "host", "-q", "--", "node", "dist/server.js")
+	call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"})
+	p.record()
+	p.setRevision("B")
+	p.build()
+	p.record()
+	if _, err := c.WaitListChanged(1, 30*time.Second); err != nil {
+		t.Fatalf("no list_changed after the rebuild: %v", err)
+	}
+	log := c.Stderr()
+	for _, routine := range []string{"started pid", "listening on", ": catalog "} {
+		if strings.Contains(log, routine) {
+			t.Errorf("host -q logged a routine line (%q):\n%s", routine, log)
+		}
+	}
+	if !strings.Contains(log, "changed: stopping pid") {
+		t.Errorf("host -q left out the epoch change:\n%s", log)
 	}
 }
