@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/gowebpki/jcs"
@@ -149,12 +150,65 @@ func (h *Host) fetchFirstCatalogLocked() {
 			h.setListsLocked(lists)
 		}
 		switch {
-		case err != nil:
-			h.logf("epoch %s: catalog not known, calls pass unchecked: %v", c.epoch, err)
+		case err != nil && h.ctx.Err() == nil:
+			h.logf("epoch %s: catalog not known: %v; tools/call is refused until a listing succeeds", c.epoch, err)
 		case cat != nil && h.child == c && h.catalog == nil:
 			h.setCatalogLocked(c, cat)
 		}
+		h.releaseEarlyLocked(c, err)
 	}()
+}
+
+// A tools/call that arrives before the session's first catalog is known
+// (a client that calls at once after initialize, without listing tools)
+// is held until the host's own tools/list is answered, then decided as
+// any call: its grant, the approval asked through the client, its
+// arguments against the inputSchema. It is never forwarded unchecked for
+// lack of a catalog: when the listing fails, the held calls are answered
+// server_unavailable and the next call lists again. The wait is bounded
+// by the listing's own bound (Options.InitTimeout per page).
+
+// earlyCall is a tools/call held for the first catalog.
+type earlyCall struct {
+	m    *jsonrpc.Message
+	line []byte
+}
+
+// awaitCatalogLocked holds the tools/call line while the catalog of a
+// server that declared tools is not known, starting its listing if none
+// runs, and reports whether it did. h.mu is held and the state is ready.
+func (h *Host) awaitCatalogLocked(m *jsonrpc.Message, line []byte) bool {
+	if h.catalog != nil || !h.child.caps.tools {
+		return false
+	}
+	h.early = append(h.early, earlyCall{m, line})
+	h.fetchFirstCatalogLocked()
+	return true
+}
+
+// releaseEarlyLocked decides the calls held for child c's first catalog
+// once its listing ended with err. h.mu is held.
+func (h *Host) releaseEarlyLocked(c *child, err error) {
+	calls := h.early
+	h.early = nil
+	for _, e := range calls {
+		m, line := e.m, e.line
+		switch {
+		case h.state == StateReady && h.child == c && h.catalog == nil:
+			if err == nil {
+				err = errors.New("the listing was cut short")
+			}
+			h.toClient(jsonrpc.ErrorLine(m.ID, CodeServerUnavailable,
+				fmt.Sprintf("server_unavailable: the server's tool catalog is not known (tools/list: %v), so the call was not forwarded; call again to list the tools again", err),
+				map[string]any{"reason": "catalog_unknown", "tool": m.Tool, "currentEpoch": c.epoch}))
+		case h.state == StateReady:
+			h.forwardLocked(m, line)
+		case h.state == StateDown:
+			h.toClient(h.unavailableLocked(m))
+		default:
+			h.held = append(h.held, line)
+		}
+	}
 }
 
 // refreshState tracks re-lists asked for by a server's own

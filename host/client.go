@@ -302,6 +302,9 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 		}
 		// ParseClient has read name and arguments strictly, once.
 		if p := (callParams{Name: m.Tool, Arguments: m.Arguments}); p.Name != "" {
+			if h.awaitCatalogLocked(m, line) {
+				return
+			}
 			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
 				go h.recheckUnknown(h.child, m, line)
 				return

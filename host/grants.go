@@ -112,10 +112,25 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 	}
 	data["reason"] = what
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
-		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s; %s", what, tool, ep, action, oneShotWayOut), data)
+		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s; %s", what, tool, ep, action, h.wayOutLocked()), data)
 }
 
-// oneShotWayOut ends every authorization_required message. A client that
+// wayOutLocked ends an authorization_required message refused at once:
+// for a client that cannot be asked (it declared no elicitation), the way
+// a client that connects for one call can still call (oneShotWayOut); for
+// one that can, why its call was not held.
+func (h *Host) wayOutLocked() string {
+	if form, url := h.elicitModesLocked(); !form && !url {
+		return oneShotWayOut
+	}
+	if h.policy.ApprovalWait() <= 0 {
+		return "the call was not held for an approval, since grants.approval_wait is 0 in mcpepoch.toml"
+	}
+	return "the call was not held for an approval, since the server declared no tools to list"
+}
+
+// oneShotWayOut ends an authorization_required message to a client that
+// cannot be asked (wayOutLocked). A client that
 // connects for one call (mcp-inspector --cli) starts a new agent run each
 // time, so no approval can reach it, and many such clients show only the
 // message: it names the other way, which is the project's own decision

@@ -194,6 +194,7 @@ type Host struct {
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
 	fetching bool                    // the first catalog fetch is under way
+	early    []earlyCall             // tools/calls waiting for the first catalog (catalog.go)
 	refresh  refreshState            // re-lists after the server's own list_changed
 	// lists holds the digest of the prompts and resources lists the client
 	// could last have seen, by method (lists.go); changedLists are those a
