@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -30,6 +31,8 @@ type restartOutcome struct {
 	Changed  []string // what differed, as build.Changes reports it
 	// GrantsRevoked counts the grants of the old epoch the restart revoked.
 	GrantsRevoked int
+
+	catalogBefore Revision // the catalog revision before the replacement
 }
 
 // trigger says why restart runs.
@@ -41,6 +44,7 @@ const (
 	restartCrash                     // the child exited on its own
 	restartIdle                      // a request after the child's exit 0 (an idle exit)
 	restartCredential                // a deliver = "env" scope approved: same epoch, started again with it (envdeliver.go)
+	restartRaced                     // the code changed while the new child started: a new epoch (launchcheck.go)
 )
 
 // reasonCredentialRelaunch is the reason of the requests a
@@ -94,13 +98,51 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 	if err != nil {
 		return restartOutcome{}, err
 	}
+	var total restartOutcome
+	for attempt := 1; ; attempt++ {
+		out, c, err := h.replace(ctx, next, why, t)
+		if attempt == 1 {
+			total = out
+		} else {
+			total.Outcome, total.NewEpoch, total.NewPID = out.Outcome, out.NewEpoch, out.NewPID
+			total.GrantsRevoked += out.GrantsRevoked
+		}
+		if err != nil || c == nil {
+			return total, err
+		}
+		// What runs must be what was hashed: a file swapped in after the
+		// identity was computed, and loaded by the server while it
+		// started, shows here (launchcheck.go).
+		now, changed, err := h.launchCheck(c, next)
+		if err != nil {
+			return total, h.failStart(c, err)
+		}
+		if len(changed) == 0 {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return total, h.readyLocked(c, t != restartCredential || h.catalogRevisionLocked() != out.catalogBefore)
+		}
+		if attempt >= maxLaunchRaces {
+			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or mcpepoch restart", attempt, changed))
+		}
+		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
+		next, why, t = now, "identity changed while the server started ("+strings.Join(changed, ", ")+")", restartRaced
+	}
+}
+
+// replace runs one replacement of a restart with identity next: when
+// decideLocked replaces the running child, the new child c, started and
+// with its catalog, still identity-pending; else c is nil and out the
+// answer.
+func (h *Host) replace(ctx context.Context, next *build.Identity, why string, t trigger) (out restartOutcome, c *child, err error) {
 	h.mu.Lock()
 	old := h.child
 	out, replace := h.decideLocked(old, next, why, t)
 	if !replace {
 		h.mu.Unlock()
-		return out, nil
+		return out, nil, nil
 	}
+	out.catalogBefore = h.catalogRevisionLocked()
 	closing := t == restartSignal && h.opts.Mode == ModeClose
 	newEpoch := epoch.New(time.Now())
 	if t == restartCredential {
@@ -109,25 +151,28 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 	h.identityPendingLocked(old, newEpoch, why, t, closing, &out)
 	h.mu.Unlock()
 
-	if old != nil && h.stopOld(old, why, closing, out) {
-		return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil
+	if old != nil && h.stopOld(old, why, t, closing, out) {
+		return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil, nil
 	}
-	if t == restartCredential && old.broker != nil {
-		old.broker.Close() // now: the new process's broker listens at the same epoch's path
+	if t == restartCredential {
+		if old.broker != nil {
+			old.broker.Close() // now: the new process's broker listens at the same epoch's path
+		}
+		if next, err = h.credentialRecheck(old, next, &newEpoch); err != nil {
+			return out, nil, err
+		}
 	}
 	c, fetch, err := h.startPending(ctx, old, next, newEpoch)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	out.Outcome, out.NewEpoch, out.NewPID = localapi.OutcomeRestarted, newEpoch, c.pid
 	if fetch {
 		if err := h.catalogReady(ctx, c); err != nil {
-			return out, err
+			return out, nil, err
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return out, h.readyLocked(c)
+	return out, c, nil
 }
 
 // decideLocked says whether a restart of trigger t replaces child old
@@ -213,8 +258,12 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 
 // stopOld stops the old child and reports whether the restart ends there
 // (restart mode close: the host ends once the hook has its answer).
-func (h *Host) stopOld(old *child, why string, closing bool, out restartOutcome) bool {
-	h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
+func (h *Host) stopOld(old *child, why string, t trigger, closing bool, out restartOutcome) bool {
+	if t == restartCredential {
+		h.logf("epoch %s: %s: stopping pid %d to start it again with the variable", old.epoch, why, old.pid)
+	} else {
+		h.logf("epoch %s: %s: %v changed: stopping pid %d", old.epoch, why, out.Changed, old.pid)
+	}
 	old.stop(h.opts.Grace)
 	if !closing {
 		return false
@@ -302,14 +351,17 @@ func (h *Host) catalogReady(ctx context.Context, c *child) error {
 }
 
 // readyLocked enters ready with child c: the client is told the catalog
-// may have changed, then the held messages are forwarded in order.
-func (h *Host) readyLocked(c *child) error {
+// may have changed (unless announce is false: a same-epoch relaunch whose
+// catalog revision stayed), then the held messages are forwarded in order.
+func (h *Host) readyLocked(c *child, announce bool) error {
 	if h.child != c {
 		return fmt.Errorf("epoch %s: the server exited while starting (%s)", c.epoch, c.exitStatus())
 	}
 	h.setState(StateReady)
 	h.recovering, h.idle, h.gaveUp = false, false, false
-	h.announceLocked()
+	if announce {
+		h.announceLocked()
+	}
 	h.announceListsLocked(h.changedLists)
 	h.changedLists = nil
 	if h.initParams != nil && !h.initDone {

@@ -1,0 +1,76 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
+)
+
+// What runs must be what was hashed. The host computes a launch's identity
+// before it starts the server, and the server loads its code after that:
+// a file swapped in between runs under an epoch whose identity names the
+// old bytes. So the host computes the identity again once the new server
+// has answered initialize and listed its tools, before the epoch is made
+// ready, before a held call reaches it and before a grant of it is used
+// (restart). With the tree watcher this costs no walk unless a
+// notification named a path in a tree since. When the identity differs,
+// that epoch is not used: its grants are revoked, the audit log records
+// the replacement (server_replaced, reason "identity changed while the
+// server started"), and the server is started again under a new epoch, at
+// most maxLaunchRaces times in a row; then the host is down.
+
+// maxLaunchRaces bounds the launches of one restart whose identity changed
+// while they started.
+const maxLaunchRaces = 3
+
+// launchCheck computes the identity again after child c, launched with
+// identity want, came up, and returns it with what differs from want
+// (build.Changes; empty when nothing did).
+func (h *Host) launchCheck(c *child, want *build.Identity) (*build.Identity, []string, error) {
+	now, err := h.identity()
+	if err != nil {
+		return nil, nil, fmt.Errorf("epoch %s: computing the identity again after the server started: %w", c.epoch, err)
+	}
+	return now, build.Changes(want, now), nil
+}
+
+// credentialRecheck computes the identity again right before a
+// deliver = "env" relaunch of old's epoch starts its process: when it
+// differs from what a person approved (next, old's identity), the grants
+// of that epoch are stale. They are revoked, the launch gets a new epoch
+// (*ep) whose process no grant names, so it starts without the variable,
+// and the audit log records the replacement. It returns the identity to
+// launch.
+func (h *Host) credentialRecheck(old *child, next *build.Identity, ep *epoch.Epoch) (*build.Identity, error) {
+	now, err := h.identity()
+	if err != nil {
+		return nil, err
+	}
+	changed := build.Changes(next, now)
+	if len(changed) == 0 {
+		return next, nil
+	}
+	*ep = epoch.New(time.Now())
+	h.mu.Lock()
+	revoked := h.revokeEpochLocked(old.epoch)
+	h.audit.event(audit.TypeServerReplaced, *ep, h.run, map[string]any{
+		audit.FieldPrevEpoch: string(old.epoch), "changed": changed,
+		"reason":         "identity changed before the approved credential was delivered (" + strings.Join(changed, ", ") + "): started without it under a new epoch",
+		"grants_revoked": fmt.Sprint(revoked)})
+	h.mu.Unlock()
+	h.logf("epoch %s: %v changed since the approval: the credential is not delivered; starting under a new epoch %s, which needs its own approval", old.epoch, changed, *ep)
+	return now, nil
+}
+
+// catalogRevisionLocked returns the revision of the catalog the host
+// holds, empty when none.
+func (h *Host) catalogRevisionLocked() Revision {
+	if h.catalog == nil {
+		return ""
+	}
+	return h.catalog.Revision
+}
