@@ -15,10 +15,15 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
-// CodeSkipDirs are directory names left out of code trees: the caches of
-// TreeSkipDirs, and directories that are dependency trees, version control
-// or mcpepoch's own files rather than the project's code.
-var CodeSkipDirs = []string{"__pycache__", ".cache", "node_modules", ".venv", ".git", ".mcpepoch"}
+// CodeSkipDirs are directory names left out of code trees: tool caches,
+// and directories that are dependency trees (hashed as such, see
+// nestedDeps), version control or mcpepoch's own files rather than the
+// project's code. Python's __pycache__ is not among them: Python loads a
+// .pyc there instead of its source when the .pyc's header matches the
+// source's mtime and size, so the bytecode is code that runs (the host
+// starts Python servers with PYTHONDONTWRITEBYTECODE=1, so that they do
+// not churn it).
+var CodeSkipDirs = []string{".cache", "node_modules", ".venv", ".git", ".mcpepoch"}
 
 // codeInput is a code tree or file to hash.
 type codeInput struct {

@@ -9,9 +9,11 @@ import (
 
 // deps digests the dependency trees of spec into id.Deps (and id.Native):
 // spec.Deps, or by default node_modules in dir, dir/.venv's site-packages
-// and $VIRTUAL_ENV's, where they exist. Lockfiles say what was meant to be
-// installed; these say what the runtime will load.
-func deps(spec Spec, dir string, id *Identity) error {
+// and $VIRTUAL_ENV's, where they exist; and, either way, the trees found
+// inside the code or between the entry and dir (nestedDeps). Lockfiles
+// say what was meant to be installed; these say what the runtime will
+// load.
+func deps(spec Spec, dir string, id *Identity, nested []depRoot) error {
 	roots := spec.Deps
 	if roots == nil {
 		if fi, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil && fi.IsDir() {
@@ -26,9 +28,13 @@ func deps(spec Spec, dir string, id *Identity) error {
 			roots = append(roots, m...)
 		}
 	}
-	seen := map[string]bool{}
+	all := make([]depRoot, 0, len(roots)+len(nested))
 	for _, r := range roots {
-		full := abs(dir, r)
+		all = append(all, depRoot{path: abs(dir, r), why: "the dependency tree the runtime loads: lockfiles describe intent, not the bytes on disk"})
+	}
+	seen := map[string]bool{}
+	for _, r := range append(all, nested...) {
+		full := r.path
 		if seen[full] {
 			continue
 		}
@@ -37,7 +43,7 @@ func deps(spec Spec, dir string, id *Identity) error {
 		if err != nil {
 			return err
 		}
-		a.Why = "the dependency tree the runtime loads: lockfiles describe intent, not the bytes on disk"
+		a.Why = r.why
 		id.Deps = append(id.Deps, a)
 		for _, n := range t.NativeAddons {
 			n.Path = display(dir, full) + "/" + n.Path

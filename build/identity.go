@@ -35,7 +35,7 @@ const (
 var RedirectingEnv = []string{
 	"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
 	"DYLD_FRAMEWORK_PATH", "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "PYTHONPATH", "PYTHONHOME",
-	"PYTHONSTARTUP", "PYTHONSAFEPATH", "VIRTUAL_ENV", "GODEBUG", "GOEXPERIMENT", "RUBYOPT", "RUBYLIB",
+	"PYTHONSTARTUP", "PYTHONSAFEPATH", "PYTHONPYCACHEPREFIX", "VIRTUAL_ENV", "GODEBUG", "GOEXPERIMENT", "RUBYOPT", "RUBYLIB",
 	"PERL5OPT", "PERL5LIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BUN_OPTIONS", "DENO_DIR",
 }
 
@@ -97,6 +97,12 @@ type Identity struct {
 	Source string `json:"source,omitempty"`
 	// Go is set when the entry or the runtime is a Go binary.
 	Go *GoInfo `json:"go,omitempty"`
+	// LaunchEnv lists "NAME=value" variables the host adds to the server's
+	// environment so that the server does not change its own identity:
+	// PYTHONDONTWRITEBYTECODE=1 for a Python server whose environment does
+	// not set it (see pythonBytecode). Not an input: it follows from the
+	// launch command and the environment, which are.
+	LaunchEnv []string `json:"launchEnv,omitempty"`
 	// Inferred lists, in words, what Compute had to guess ("runtime node
 	// resolved from PATH", "lockfile package-lock.json detected"), so a user
 	// can see what was hashed and why.
@@ -231,6 +237,7 @@ func Compute(spec Spec) (*Identity, error) {
 		return nil, err
 	}
 	id.Entry.Why = "the file the runtime loads first"
+	pythonBytecode(spec, launch, runtimePath, id)
 	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
 	if err := hashCode(spec, dir, entryPath, fc, code, spec.BestEffort || spec.Unbuilt, id); err != nil {
 		return nil, err
@@ -267,7 +274,7 @@ func Compute(spec Spec) (*Identity, error) {
 		envDigest = func(b []byte) Digest { return Digest(key.Digest(b)) }
 	}
 	id.Env = envArtifacts(spec, envDigest)
-	if err := deps(spec, dir, id); err != nil {
+	if err := deps(spec, dir, id, nestedDeps(dir, entryPath, launch, code)); err != nil {
 		return nil, err
 	}
 	id.Go = goInfoOf(abs(dir, entryPath), runtimePath)

@@ -56,6 +56,14 @@ type child struct {
 func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
+	if id != nil && len(id.LaunchEnv) > 0 {
+		// What the identity asks the server to run with, so that it does
+		// not rewrite its own hashed code (PYTHONDONTWRITEBYTECODE).
+		if env == nil {
+			env = os.Environ()
+		}
+		env = append(slices.Clip(env), id.LaunchEnv...)
+	}
 	cmd.Env = env
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()

@@ -28,13 +28,14 @@ import (
 )
 
 // ideEnv returns the test's environment without the variables these tests
-// set themselves or that would redirect mcpepoch, followed by env.
+// set themselves or that would redirect mcpepoch (or what the host adds
+// for a Python server), followed by env.
 func ideEnv(env ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "MCPEPOCH", "MCPEPOCH_FLAGS", "NODE_OPTIONS":
+		case "MCPEPOCH", "MCPEPOCH_FLAGS", "NODE_OPTIONS", "PYTHONDONTWRITEBYTECODE":
 			continue
 		}
 		out = append(out, kv)

@@ -1,0 +1,182 @@
+package main
+
+// End-to-end tests of code the runtime loads beside the entry's own tree:
+// Python bytecode, node_modules nested in the code, modules beside an
+// entry at the project root. Real python3 and node servers run through the
+// real hook and host.
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// pyServer is a stdio MCP server in plain Python: one tool, "lib", answers
+// with the X of the module its mcpepoch.toml's command imports as lib.
+const pyServer = `import json, sys
+from %s import X
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("id") is None:
+        continue
+    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
+    if meth == "initialize":
+        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}})
+    elif meth == "tools/list":
+        ok({"tools": [{"name": "lib", "description": "the lib's X", "inputSchema": {"type": "object", "properties": {}}}]})
+    elif meth == "tools/call":
+        ok({"content": [{"type": "text", "text": "X=" + X}]})
+    elif meth == "ping":
+        ok({})
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
+`
+
+// pyLookPython skips the test without python3.
+func pyLookPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+}
+
+// pyCall calls the tool "lib" (of pyServer or nodeLibServer) and returns
+// its text.
+func pyCall(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "lib", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("tools/call lib: %v", err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("tools/call lib: %+v", res.Content)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// pyPlantBytecode writes the bytecode of src as app/__pycache__'s .pyc of
+// the module rel (app/lib.py), its header matching rel's mtime and size,
+// so that Python runs src instead of rel's source.
+func pyPlantBytecode(t *testing.T, dir, rel, src string) {
+	t.Helper()
+	script := `import importlib.util, marshal, os, sys
+path, src = sys.argv[1], sys.argv[2]
+st = os.stat(path)
+code = compile(src, path, "exec")
+out = importlib.util.cache_from_source(path)
+os.makedirs(os.path.dirname(out), exist_ok=True)
+with open(out, "wb") as f:
+    f.write(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little") + (int(st.st_mtime) & 0xffffffff).to_bytes(4, "little") + (st.st_size & 0xffffffff).to_bytes(4, "little") + marshal.dumps(code))
+`
+	cmd := exec.Command("python3", "-B", "-c", script, filepath.Join(dir, rel), src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("planting bytecode: %v\n%s", err, out)
+	}
+}
+
+// A .pyc planted in the package's __pycache__ whose header matches the
+// source is what Python runs: the hook names the package as changed and
+// the host restarts onto it. The server the host ran wrote no bytecode of
+// its own (PYTHONDONTWRITEBYTECODE), so the record before the planting
+// says nothing changed.
+func TestPythonBytecodeInIdentity(t *testing.T) {
+	t.Parallel()
+	pyLookPython(t)
+	dir := ideTempDir(t)
+	ideWrite(t, dir, "app/__init__.py", "", 0o644)
+	ideWrite(t, dir, "app/server.py", strings.Replace(pyServer, "%s", "app.lib", 1), 0o644)
+	ideWrite(t, dir, "app/lib.py", "X = 'good'\n", 0o644)
+	ideWrite(t, dir, "mcpepoch.toml", "label = \"py\"\ncommand = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+	var env []string // the test's own
+
+	ideMust(t, dir, env, "record")
+	cs, _ := ideHost(t, dir, env)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib = %q, want X=good", got)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "app", "__pycache__", "*")); len(m) != 0 {
+		t.Errorf("the server wrote bytecode into its code tree: %q", m)
+	}
+	if _, e := ideMust(t, dir, env, "record"); !strings.Contains(e, "build complete: nothing changed\n") {
+		t.Errorf("record after the server ran:\n%s\nwant build complete: nothing changed", e)
+	}
+	o, _ := ideMust(t, dir, env, "identity")
+	if !strings.Contains(o, "PYTHONDONTWRITEBYTECODE=1") {
+		t.Errorf("identity does not say the server runs with PYTHONDONTWRITEBYTECODE=1:\n%s", o)
+	}
+
+	pyPlantBytecode(t, dir, "app/lib.py", "X = 'planted'\n")
+	_, e := ideMust(t, dir, env, "record")
+	if !strings.Contains(e, "build complete: app changed\n") {
+		t.Errorf("record after planting app/__pycache__:\n%s\nwant build complete: app changed", e)
+	}
+	if got := pyCall(t, cs); got != "X=planted" {
+		t.Errorf("lib after the restart = %q, want X=planted (the bytecode Python loads)", got)
+	}
+}
+
+// nodeLibServer is probeServer's protocol in CommonJS: the tool "lib"
+// answers with what require(%s) exports.
+const nodeLibServer = `const X = require(%s);
+const readline = require('node:readline');
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined || m.id === null) return;
+  const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+  switch (m.method) {
+  case 'initialize':
+    return ok({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'lib', version: '1' } });
+  case 'tools/list':
+    return ok({ tools: [{ name: 'lib', description: 'the lib', inputSchema: { type: 'object', properties: {} } }] });
+  case 'tools/call':
+    return ok({ content: [{ type: 'text', text: 'X=' + X }] });
+  case 'ping':
+    return ok({});
+  }
+  send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'method not found' } });
+}).on('close', () => process.exit(0));
+`
+
+// A node_modules inside the code tree (dist/node_modules) is hashed as a
+// dependency tree: a change in it is named and the host restarts onto it.
+func TestNestedNodeModulesInIdentity(t *testing.T) {
+	t.Parallel()
+	testenv.LookNode(t)
+	dir := ideTempDir(t)
+	ideWrite(t, dir, "dist/server.js", strings.Replace(nodeLibServer, "%s", `'helper'`, 1), 0o644)
+	ideWrite(t, dir, "dist/node_modules/helper/index.js", "module.exports = 'good';\n", 0o644)
+	ideWrite(t, dir, "mcpepoch.toml", "label = \"nm\"\ncommand = [\"node\", \"dist/server.js\"]\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+
+	ideMust(t, dir, nil, "record")
+	cs, _ := ideHost(t, dir, nil)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib = %q, want X=good", got)
+	}
+	ideWrite(t, dir, "dist/node_modules/helper/index.js", "module.exports = 'changed';\n", 0o644)
+	if _, e := ideMust(t, dir, nil, "record"); !strings.Contains(e, "build complete: dist/node_modules changed\n") {
+		t.Errorf("record after changing dist/node_modules:\n%s\nwant build complete: dist/node_modules changed", e)
+	}
+	if got := pyCall(t, cs); got != "X=changed" {
+		t.Errorf("lib after the restart = %q, want X=changed", got)
+	}
+	o, _ := ideMust(t, dir, nil, "identity")
+	if !strings.Contains(o, "a dependency tree inside the code tree dist") {
+		t.Errorf("identity does not say why dist/node_modules is hashed:\n%s", o)
+	}
+}
