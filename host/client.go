@@ -80,7 +80,11 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	switch {
 	case errors.As(err, &pe):
 		h.logf("refused a client message: %v", err)
-		h.toClient(jsonrpc.ErrorLine(jsonrpc.LenientID(line), pe.Code, pe.Msg, nil))
+		id := jsonrpc.LenientID(line)
+		if m != nil {
+			id = m.ID // read strictly; LenientID cannot read a line nested too deep
+		}
+		h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg, nil))
 		return
 	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)

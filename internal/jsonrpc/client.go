@@ -35,11 +35,22 @@ func (e *ProtocolError) Error() string { return e.Msg }
 // error for a line that is not one valid JSON object, and a
 // *ProtocolError for one that is refused (with the message too when only
 // tools/call params are at fault).
+//
+// A line nested deeper than MaxDepth is refused with CodeInvalidRequest
+// and the message, when its envelope can still be read (the scanner steps
+// over values, however deep): the answer then goes to the request's own
+// id. JSON-RPC 2.0 §5.1 keeps -32700 for JSON that is not valid, which
+// such a line is not (RFC 8259 §9 makes depth a parser's limit), and §5
+// answers id null only when the id cannot be read. Whether the values
+// below the limit are valid is not checked: the line is refused either
+// way.
 func ParseClient(line []byte) (*Message, error) {
 	if len(line) == 0 || line[0] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	if !json.Valid(line) {
+	valid := json.Valid(line)
+	tooDeep := !valid && nestingDepth(line) > MaxDepth
+	if !valid && !tooDeep {
 		return nil, fmt.Errorf("not valid JSON")
 	}
 	members, err := strictObject(line, clientMembers)
@@ -57,6 +68,13 @@ func ParseClient(line []byte) (*Message, error) {
 	if err := checkID(m.ID); err != nil {
 		return nil, err
 	}
+	if tooDeep && len(m.ID) > 0 && !json.Valid(m.ID) {
+		return nil, fmt.Errorf("not valid JSON") // no id to answer under
+	}
+	if tooDeep {
+		return m, &ProtocolError{Code: CodeInvalidRequest, Msg: fmt.Sprintf(
+			"invalid request: nested deeper than %d levels, the limit of the host's JSON reader; not forwarded", MaxDepth)}
+	}
 	if m.Method == "tools/call" && m.IsRequest() {
 		params, err := strictObject(m.Params, callMembers)
 		if err != nil {
@@ -69,6 +87,34 @@ func ParseClient(line []byte) (*Message, error) {
 		m.Tool, m.Arguments = name, params["arguments"]
 	}
 	return m, nil
+}
+
+// MaxDepth is the deepest nesting of arrays and objects a client message
+// may have: encoding/json's own limit, which the host's checks (and many
+// servers' readers) share. RFC 8259 §9 lets a parser set one.
+const MaxDepth = 10000
+
+// nestingDepth returns the deepest nesting of arrays and objects in b,
+// counted outside strings, whether or not b is valid JSON.
+func nestingDepth(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			e := scanString(b, i)
+			if e < 0 {
+				return deepest
+			}
+			i = e - 1
+		case '{', '[':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // checkID refuses an id that is not a string, an exact integer of at most

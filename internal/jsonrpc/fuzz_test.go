@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +21,8 @@ func FuzzParseClient(f *testing.F) {
 		`{"id":"\u0041","method":"tools/call","params":{"name":""}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`[1,2]`, `{`, ``,
+		`{"jsonrpc":"2.0","id":"\q","method":"x","params":` + strings.Repeat("[", MaxDepth+1) + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + `}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -34,6 +38,10 @@ func FuzzParseClient(f *testing.F) {
 			IDKey(m.ID)
 		}
 		id := LenientID(line)
+		var pe *ProtocolError
+		if errors.As(err, &pe) && m != nil {
+			id = m.ID // as the host answers a refused message it could read
+		}
 		if out := ErrorLine(id, CodeInvalidRequest, "x", nil); !json.Valid(bytes.TrimSpace(out)) {
 			t.Fatalf("ErrorLine(%q) = %q, not valid JSON", id, out)
 		}
