@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -111,8 +113,7 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 			args = json.RawMessage("{}")
 		}
-		var inst any
-		err := json.Unmarshal(args, &inst)
+		inst, err := schemaInstance(args)
 		if err == nil {
 			err = t.schema.Validate(inst)
 		}
@@ -138,6 +139,83 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		map[string]any{"reason": reason, "detail": problem, "tool": t.def,
 			"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,
 			"retry": "read the current definition, correct the arguments, and call again"})
+}
+
+// schemaInstance decodes tools/call arguments for inputSchema validation.
+// Numbers are read as json.Number, never through float64 first, so that a
+// valid JSON number float64 cannot hold (1e400, 1e-400, 2^64 and beyond;
+// RFC 8259 §6 sets no range) is not refused by the decoder, and each is
+// handed to the validator as the Go value nearest it (numberValue). The
+// line forwarded is the client's, byte for byte: nothing decoded here is
+// written anywhere.
+func schemaInstance(args json.RawMessage) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return exactNumbers(v), nil
+}
+
+// exactNumbers replaces every json.Number in v (from schemaInstance) by
+// numberValue's value, in place.
+func exactNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exactNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exactNumbers(e)
+		}
+	case json.Number:
+		return numberValue(string(x))
+	}
+	return v
+}
+
+// numberValue is the value a JSON number is validated as: an integer
+// literal within int64 or uint64 as that integer, exactly (a bound such as
+// maximum 2^53 then refuses 2^53+1, which float64 would round onto the
+// bound); any other number as the nearest float64, the precision in which
+// github.com/google/jsonschema-go holds the schema's own bounds. Beyond
+// float64's range a number is validated as the largest float64 of its
+// sign, and a non-zero number below its smallest as the smallest, so that
+// it keeps its side of every bound but one equal to that very float64.
+func numberValue(s string) any {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return u
+		}
+	}
+	f, _ := strconv.ParseFloat(s, 64) // s is a valid JSON number: only ErrRange
+	switch {
+	case math.IsInf(f, 0):
+		return math.Copysign(math.MaxFloat64, f)
+	case f == 0 && strings.ContainsAny(mantissa(s), "123456789"):
+		return math.Copysign(math.SmallestNonzeroFloat64, sign(s))
+	}
+	return f
+}
+
+// mantissa is a JSON number without its exponent.
+func mantissa(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func sign(s string) float64 {
+	if strings.HasPrefix(s, "-") {
+		return -1
+	}
+	return 1
 }
 
 // schemaDefaults returns the default of each top-level property of a tool's

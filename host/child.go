@@ -348,6 +348,13 @@ func (o *overflow) add(p []byte) {
 	}
 }
 
+// trimNL returns a line without its line ending, LF or CRLF. The ending
+// is framing, not message: MCP's stdio transport delimits messages by
+// newlines and a message contains none, and a \r before the \n is JSON
+// whitespace after the message (RFC 8259 §2), not part of it. The host
+// writes every line it forwards framed by a single \n, so a peer that
+// writes CRLF is read, and its message bytes forwarded unchanged, but its
+// \r does not reach the other side.
 func trimNL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]

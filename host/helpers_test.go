@@ -72,6 +72,7 @@ var (
 	fixtureBin built // testdata/servers/fixture (go-sdk)
 	bigBin     built // host/testdata/bigserver (raw NDJSON, large results)
 	lateBin    built // host/testdata/lateserver (raw NDJSON, answers late)
+	echoBin    built // host/testdata/echoserver (raw NDJSON, echoes what it read)
 )
 
 // buildServer builds the main package in pkg (relative to the repository
