@@ -55,11 +55,24 @@
 // After each step the Log rewrites a head file, by default audit.head next
 // to the log (HeadPath), holding the seq and hash of the last record:
 //
-//	{"hash":"sha256:…","seq":17,"v":1}
+//	{"v":1,"sum":"crc32c:1e3d5e33","seq":17,"hash":"sha256:…"}
 //
-// It is written atomically (temporary file in the same directory, fsync,
-// rename, fsync of the directory). A log whose tail was cut off no longer
-// ends with the record the head names; Verify reports it and Open refuses to
+// padded with spaces to 192 bytes, the last a newline. The first head a
+// Log writes is written atomically (temporary file in the same directory,
+// fsync, rename, fsync of the directory); the Log keeps that file open and
+// rewrites it in place after every later step, one pwrite(2) of all 192
+// bytes at offset 0 and an fdatasync, as long as the file at the path is
+// still the one it opened (otherwise it writes a new one atomically). The
+// file never changes size, so a crash leaves the old head, the new one, or
+// a torn one; "sum" is the CRC-32C of the seq and hash ("17 sha256:…", in
+// hex), so a torn head is told from a head that names another record:
+// ReadHead returns a *TornHeadError, Verify reports head-torn (not
+// head-mismatch), and Open treats it as a missing head (below) whose
+// log_recovered record says "head":"torn". The sum protects against
+// crashes only; anyone who can write the file can compute it. A head
+// without a sum, as written before heads had one, is read as it is and
+// replaced by the first write. A log whose tail was cut off no longer ends
+// with the record the head names; Verify reports it and Open refuses to
 // append to it (HeadMismatchError).
 //
 // A log that has records but no head file lost its head: deleted, perhaps

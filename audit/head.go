@@ -1,26 +1,96 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
 // maxHeadFile is the largest head file ReadHead reads, in bytes; a real
-// one is under 120.
+// one is headSize.
 const maxHeadFile = 4 << 10
 
+// headSize is the size of a head file in bytes. Every head is padded with
+// spaces to this size, so a writer rewrites it in place, one pwrite(2) of
+// the whole file at offset 0 and an fdatasync, and the file never changes
+// size (see the package doc, "Head file").
+const headSize = 192
+
+// headPrefix starts every head file since heads carry a checksum; the sum
+// follows it at a fixed offset.
+const headPrefix = `{"v":1,"sum":"crc32c:`
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// headSum is the checksum of a head: CRC-32C of "SEQ HASH" in hex. It
+// detects a head torn by a crash during its in-place rewrite; it is no
+// protection against anyone who can write the file.
+func headSum(h Head) string {
+	return fmt.Sprintf("%08x", crc32.Checksum([]byte(strconv.FormatInt(h.Seq, 10)+" "+h.Hash), castagnoli))
+}
+
+// encodeHead returns the head file bytes for h: headPrefix, the sum, seq
+// and hash as one JSON object, padded with spaces to headSize-1 bytes and
+// a newline.
+func encodeHead(h Head) []byte {
+	b := make([]byte, 0, headSize)
+	b = append(b, headPrefix...)
+	b = append(b, headSum(h)...)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendInt(b, h.Seq, 10)
+	b = append(b, `,"hash":`...)
+	b = strconv.AppendQuote(b, h.Hash)
+	b = append(b, '}')
+	for len(b) < headSize-1 {
+		b = append(b, ' ')
+	}
+	return append(b, '\n')
+}
+
+// TornHeadError is a head file that a crash left half rewritten: it has
+// the size and start of a head, but its contents do not match its
+// checksum. What it named is lost; it is not evidence that anyone edited
+// it (see the package doc, "Head file").
+type TornHeadError struct {
+	Path string
+}
+
+func (e *TornHeadError) Error() string {
+	return fmt.Sprintf("%s: head file torn (its checksum does not match: a crash during its rewrite); truncation of the log before its next record cannot be detected", e.Path)
+}
+
 // ReadHead reads the head file at path. ok is false, with a nil error, if
-// the file does not exist. A malformed file is an error naming the file and
-// the member at fault; so is, at once and without reading it, a symbolic
-// link, anything but a regular file (a FIFO would block the open forever)
-// and a file over 4 KiB (safefile).
+// the file does not exist. A head torn by a crash is a *TornHeadError. A
+// malformed file is an error naming the file and the member at fault; so
+// is, at once and without reading it, a symbolic link, anything but a
+// regular file (a FIFO would block the open forever) and a file over 4 KiB
+// (safefile). A head file without a checksum (as written before heads had
+// one) is read as it is.
+//
+// A writer rewrites the head in place; a reader that does not hold the
+// log's lock may meet a rewrite half done, so a torn head is read again,
+// a few times, before it is reported.
 func ReadHead(path string) (h Head, ok bool, err error) {
+	for try := 0; ; try++ {
+		h, ok, err = readHeadOnce(path)
+		var torn *TornHeadError
+		if !errors.As(err, &torn) || try == 3 {
+			return h, ok, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func readHeadOnce(path string) (Head, bool, error) {
 	b, err := safefile.ReadFileNoFollow(path, maxHeadFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return Head{}, false, nil
@@ -28,39 +98,93 @@ func ReadHead(path string) (h Head, ok bool, err error) {
 	if err != nil {
 		return Head{}, false, err
 	}
+	summed := len(b) == headSize && (bytes.HasPrefix(b, []byte(headPrefix)) || len(bytes.Trim(b, "\x00")) == 0)
 	var m struct {
 		V    *int   `json:"v"`
+		Sum  string `json:"sum"`
 		Seq  *int64 `json:"seq"`
 		Hash string `json:"hash"`
 	}
+	bad := func(format string, args ...any) (Head, bool, error) {
+		if summed {
+			return Head{}, false, &TornHeadError{Path: path}
+		}
+		return Head{}, false, fmt.Errorf("%s: "+format, append([]any{path}, args...)...)
+	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Head{}, false, fmt.Errorf("%s: not a head file: %v", path, err)
+		return bad("not a head file: %v", err)
 	}
 	switch {
 	case m.V == nil || *m.V != Version:
-		return Head{}, false, fmt.Errorf("%s: member \"v\": want %d", path, Version)
+		return bad("member \"v\": want %d", Version)
 	case m.Seq == nil || *m.Seq < 1:
-		return Head{}, false, fmt.Errorf("%s: member \"seq\": want a positive integer", path)
+		return bad("member \"seq\": want a positive integer")
 	}
 	if err := checkDigest(m.Hash); err != nil {
-		return Head{}, false, fmt.Errorf("%s: member \"hash\": %v", path, err)
+		return bad("member \"hash\": %v", err)
 	}
-	return Head{Seq: *m.Seq, Hash: m.Hash}, true, nil
+	h := Head{Seq: *m.Seq, Hash: m.Hash}
+	if summed && m.Sum != "crc32c:"+headSum(h) {
+		return Head{}, false, &TornHeadError{Path: path}
+	}
+	return h, true, nil
 }
 
-// writeHead writes h to path atomically: temporary file in the same
-// directory, fsync, rename, fsync of the directory.
-func writeHead(path string, h Head) error {
-	b, err := canonical(map[string]any{"v": Version, "seq": h.Seq, "hash": h.Hash})
-	if err != nil {
+// headFile is the head file a Log rewrites: open, once it has the fixed
+// size, so that each rewrite is one pwrite and one fdatasync.
+type headFile struct {
+	path string
+	f    *os.File
+}
+
+// write writes h to the head file. While the open file is still the one
+// at the path and has the fixed size, it is rewritten in place (pwrite,
+// fdatasync): a crash leaves the old head, the new one, or a torn one that
+// ReadHead reports as such. Otherwise (first write, a head without a
+// checksum, a file deleted or replaced) the head is written atomically:
+// temporary file in the same directory, fsync, rename, fsync of the
+// directory; then opened for the next rewrite.
+func (hf *headFile) write(h Head) error {
+	b := encodeHead(h)
+	if hf.f != nil {
+		cur, err1 := hf.f.Stat()
+		now, err2 := os.Lstat(hf.path)
+		if err1 == nil && err2 == nil && os.SameFile(cur, now) && cur.Size() == headSize {
+			if _, err := hf.f.WriteAt(b, 0); err != nil {
+				return fmt.Errorf("write %s: %w", hf.path, err)
+			}
+			if err := fdatasync(hf.f); err != nil {
+				return fmt.Errorf("write %s: fdatasync: %w", hf.path, err)
+			}
+			return nil
+		}
+		hf.close()
+	}
+	if err := atomicfile.Write(hf.path, b, 0o600); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'), 0o600)
+	f, err := os.OpenFile(hf.path, os.O_RDWR|noFollow, 0)
+	if err != nil {
+		return nil // written; the next write replaces it again
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil
+	}
+	hf.f = f
+	return nil
+}
+
+func (hf *headFile) close() {
+	if hf.f != nil {
+		hf.f.Close()
+		hf.f = nil
+	}
 }
 
 // removeStaleTemps removes temporary head files a writer killed in
-// writeHead left behind. It runs under the exclusive lock, when no head is
-// being written.
+// an atomic head write left behind. It runs under the exclusive lock, when
+// no head is being written.
 func removeStaleTemps(headPath string) {
 	pattern := filepath.Join(filepath.Dir(headPath), "."+filepath.Base(headPath)+".tmp-*")
 	names, _ := filepath.Glob(pattern)

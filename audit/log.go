@@ -75,6 +75,7 @@ type Log struct {
 	enc         encoder  // reused by commit
 	f           *os.File // the log, O_RDWR|O_APPEND
 	lock        *os.File // the lock file
+	hf          headFile // the head file, kept open between rewrites
 	closed      bool
 
 	// known is true while size and head describe the file as this Log left
@@ -115,6 +116,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	l.lock = lk
+	l.hf.path = l.headPath
 	err = l.locked(nil, func() error {
 		if err := l.catchUp(); err != nil {
 			return err
@@ -124,6 +126,7 @@ func Open(path string, opts *Options) (*Log, error) {
 	})
 	if err != nil {
 		l.lock.Close()
+		l.hf.close()
 		if l.f != nil {
 			l.f.Close()
 		}
@@ -159,6 +162,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.hf.close()
 	err := l.f.Close()
 	if err2 := l.lock.Close(); err == nil {
 		err = err2
@@ -329,7 +333,7 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 	}
 	l.head = head
 	l.accounted(recs)
-	if err := writeHead(l.headPath, l.head); err != nil {
+	if err := l.hf.write(l.head); err != nil {
 		l.known = false
 		return recs, &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),
 			Detail: fmt.Sprintf("records up to seq %d appended, head not updated", l.head.Seq)}
@@ -374,13 +378,14 @@ func (l *Log) catchUp() error {
 	l.head = t.last
 
 	var cut *Cut
-	var headStale, headMissing bool
+	var headStale bool
+	var headLost string // HeadMissing or HeadTorn
 	if seen.Seq > t.last.Seq {
 		// Records this Log knew of are gone: the head file cannot tell
 		// (it was deleted too, or names them), so the memory of them goes
 		// into the chain, which goes on from what is left.
 		cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
-	} else if headStale, headMissing, err = l.checkHead(t); err != nil {
+	} else if headStale, headLost, err = l.checkHead(t); err != nil {
 		return err
 	}
 
@@ -392,8 +397,8 @@ func (l *Log) catchUp() error {
 	if len(t.torn) > 0 {
 		fields[FieldTorn] = t.torn
 	}
-	if headMissing {
-		fields[FieldHead] = HeadMissing
+	if headLost != "" {
+		fields[FieldHead] = headLost
 	}
 	if cut != nil {
 		fields[FieldCut] = cut
@@ -415,10 +420,14 @@ func (l *Log) catchUp() error {
 		if cut != nil {
 			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCut, Path: l.path, Seq: rec.seq, Detail: cut.String()})
 		}
-		if headMissing {
+		if headLost != "" {
+			what := "missing"
+			if headLost == HeadTorn {
+				what = "torn (a crash during its rewrite)"
+			}
 			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: rec.seq,
-				Detail: fmt.Sprintf("head file was missing with the log at seq %d; recorded as seq %d (%s %s=%s)",
-					t.last.Seq, rec.seq, TypeLogRecovered, FieldHead, HeadMissing)})
+				Detail: fmt.Sprintf("head file was %s with the log at seq %d; recorded as seq %d (%s %s=%s)",
+					what, t.last.Seq, rec.seq, TypeLogRecovered, FieldHead, headLost)})
 		}
 	case prefix != nil:
 		// The last record is complete and lacks only its newline.
@@ -429,7 +438,7 @@ func (l *Log) catchUp() error {
 		fallthrough
 	default:
 		if headStale {
-			if err := writeHead(l.headPath, l.head); err != nil {
+			if err := l.hf.write(l.head); err != nil {
 				return fmt.Errorf("audit: %w", err)
 			}
 		}
@@ -440,18 +449,28 @@ func (l *Log) catchUp() error {
 
 // checkHead compares the head file with the log's tail t: stale when the
 // head lags a chain that leads back to it (the next step rewrites it),
-// missing when the log has records and no head. It runs under the lock.
-func (l *Log) checkHead(t tail) (stale, missing bool, err error) {
-	h, ok, err := ReadHead(l.headPath)
+// lost (HeadMissing) when the log has records and no head, or (HeadTorn)
+// a head torn by a crash. It runs under the lock.
+func (l *Log) checkHead(t tail) (stale bool, lost string, err error) {
+	h, ok, err := readHeadOnce(l.headPath)
+	var torn *TornHeadError
+	if errors.As(err, &torn) {
+		// A crash during the in-place rewrite (under this lock, so no
+		// writer is mid-rewrite now): what the head named is gone, as if
+		// it were deleted, and the chain says so.
+		return false, HeadTorn, nil
+	}
 	if err != nil {
-		return false, false, fmt.Errorf("audit: %w", err)
+		return false, "", fmt.Errorf("audit: %w", err)
 	}
 	switch {
 	case !ok:
 		// The log has records but no head: the head was deleted, perhaps
 		// with records cut from the end. Rewriting it silently would make
 		// the cut log verify as intact, so the gap goes into the chain.
-		missing = t.last.Seq > 0
+		if t.last.Seq > 0 {
+			lost = HeadMissing
+		}
 	case h == t.last:
 	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
 		stale = true
@@ -462,10 +481,10 @@ func (l *Log) checkHead(t tail) (stale, missing bool, err error) {
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
 			Detail: fmt.Sprintf("head was %s behind (seq %d); the writer stopped before updating it", behind, h.Seq)})
 	default:
-		return false, false, &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
+		return false, "", &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
 	}
 
-	return stale, missing, nil
+	return stale, lost, nil
 }
 
 // reopenIfReplaced opens l.path if no file is open yet or if the file at

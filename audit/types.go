@@ -47,6 +47,11 @@ func Types() []string {
 // appended because the head file was missing (see the package doc).
 const HeadMissing = "missing"
 
+// HeadTorn is the value of the head member of a log_recovered record
+// appended because the head file was torn by a crash during its in-place
+// rewrite (see the package doc): like a missing head, what it named is lost.
+const HeadTorn = "torn"
+
 // Field names with a fixed meaning. Other field names are free; these are
 // the ones FormatTimeline shows specially.
 const (
@@ -55,7 +60,7 @@ const (
 	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
 	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
-	FieldHead       = "head"        // HeadMissing on a log_recovered record written because the head file was missing
+	FieldHead       = "head"        // HeadMissing or HeadTorn on a log_recovered record written because the head file was missing or torn
 	// FieldCut is a log_recovered record's account of records cut from
 	// the log while a writer had it open (truncated, or the log and its
 	// head deleted): a Cut, the seq range lost and the head the writer

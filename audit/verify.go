@@ -26,6 +26,7 @@ const (
 	ProblemTruncated    ProblemKind = "truncated"     // the head names a record past the end of the log
 	ProblemHeadMismatch ProblemKind = "head-mismatch" // the head names a record the log does not have, or is malformed
 	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
+	ProblemHeadTorn     ProblemKind = "head-torn"     // the head file was torn by a crash during its rewrite
 	ProblemLogMissing   ProblemKind = "log-missing"   // there is a head file but no log: the whole log was deleted
 	ProblemCut          ProblemKind = "cut"           // a log_recovered record names records cut from the log while a writer had it open
 )
@@ -304,15 +305,20 @@ func (v *verifier) line(l rawLine) {
 }
 
 // headRecovery reports a log_recovered record with a head member: a
-// warning for head=missing, a problem for any other value.
+// warning for head=missing or head=torn, a problem for any other value.
 func (v *verifier) headRecovery(rec Record, line int) {
 	hv, ok := rec.Fields[FieldHead]
 	if !ok {
 		return
 	}
-	if hv != HeadMissing {
+	what := "missing"
+	switch hv {
+	case HeadMissing:
+	case HeadTorn:
+		what = "torn by a crash during its rewrite"
+	default:
 		v.problem(Problem{Kind: ProblemBadRecovery, Line: line, Seq: rec.Seq,
-			Msg: fmt.Sprintf("log_recovered record: member %q: want %q", FieldHead, HeadMissing)})
+			Msg: fmt.Sprintf("log_recovered record: member %q: want %q or %q", FieldHead, HeadMissing, HeadTorn)})
 		return
 	}
 	after := "the start of the log"
@@ -320,8 +326,8 @@ func (v *verifier) headRecovery(rec Record, line int) {
 		after = fmt.Sprintf("seq %d", v.last.Seq)
 	}
 	v.warn(Problem{Kind: WarnHeadWasMissing, Line: line, Seq: rec.Seq,
-		Msg: fmt.Sprintf("%s: the head file was missing when the log was reopened after %s; records cut from the end of the log before this record cannot be detected (compare with a copy of the head kept elsewhere)",
-			TypeLogRecovered, after)})
+		Msg: fmt.Sprintf("%s: the head file was %s when the log was reopened after %s; records cut from the end of the log before this record cannot be detected (compare with a copy of the head kept elsewhere)",
+			TypeLogRecovered, what, after)})
 }
 
 // cutRecovery reports a log_recovered record with a cut member: records
@@ -385,7 +391,10 @@ func (v *verifier) finish() {
 func (v *verifier) checkHead(headPath string) {
 	h, ok, err := ReadHead(headPath)
 	last := v.rep.Last
+	var torn *TornHeadError
 	switch {
+	case errors.As(err, &torn):
+		v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemHeadTorn, Path: headPath, Msg: err.Error()})
 	case err != nil:
 		v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemHeadMismatch, Path: headPath, Msg: err.Error()})
 	case !ok:
