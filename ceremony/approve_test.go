@@ -24,6 +24,7 @@ type harness struct {
 	t       testing.TB
 	srv     *Server
 	dir     string
+	keys    map[string]*softkey.WebAuthnKey // by authenticator ID
 	mu      sync.Mutex
 	refused []Refusal
 }
@@ -36,7 +37,7 @@ func newHarness(t testing.TB, requireUV bool) *harness {
 	} else {
 		t.(*testing.B).Setenv("HOME", home)
 	}
-	h := &harness{t: t, dir: filepath.Join(home, ".config", "mcpepoch")}
+	h := &harness{t: t, dir: filepath.Join(home, ".config", "mcpepoch"), keys: map[string]*softkey.WebAuthnKey{}}
 	srv, err := Listen(Config{TrustDir: h.dir, RequireUV: requireUV, Refused: func(r Refusal) {
 		h.mu.Lock()
 		h.refused = append(h.refused, r)
@@ -75,11 +76,15 @@ func (h *harness) enroll(k *softkey.WebAuthnKey) {
 	var p *trust.Presence
 	if c.Requirement.Presence {
 		first := s.Authenticators[0]
-		p = &trust.Presence{AuthenticatorID: first.ID, Challenge: c.Requirement.Challenge, SignCount: first.SignCount + 1000}
+		n, ch := first.SignCount+1000, c.Requirement.Challenge
+		ad, cd, sig := h.keys[first.ID].RawAssertion(h.srv.Origin(), RPID, ch[:], softkey.FlagUserPresent, n)
+		p = &trust.Presence{AuthenticatorID: first.ID, Challenge: ch, SignCount: n,
+			Assertion: &trust.Assertion{AuthenticatorData: ad, ClientDataJSON: cd, Signature: sig}}
 	}
 	if err := s.Apply(c, p); err != nil {
 		h.t.Fatal(err)
 	}
+	h.keys[a.ID] = k
 }
 
 func newDigest(t testing.TB) grant.Digest {

@@ -92,7 +92,9 @@ func (s *Server) verify(store *trust.Store, challenge grant.Digest, body []byte)
 	}
 	flags := parsed.Response.AuthenticatorData.Flags
 	return trust.Presence{AuthenticatorID: base64.RawURLEncoding.EncodeToString(cred.ID), Challenge: challenge,
-		SignCount: parsed.Response.AuthenticatorData.Counter, UserVerified: flags.HasUserVerified()}, nil
+		SignCount: parsed.Response.AuthenticatorData.Counter, UserVerified: flags.HasUserVerified(),
+		Assertion: &trust.Assertion{AuthenticatorData: parsed.Raw.AssertionResponse.AuthenticatorData,
+			ClientDataJSON: parsed.Raw.AssertionResponse.ClientDataJSON, Signature: parsed.Raw.AssertionResponse.Signature}}, nil
 }
 
 // clientChallenge returns the challenge an assertion's client data names,

@@ -92,15 +92,27 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 	}
 	p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
 
-	// A key added while the host runs: the store is no longer the one
-	// pinned at start, and no presence counts until the host restarts.
+	// The store replaced while the host runs (another key as a new
+	// root): it is no longer the one pinned at start, and no presence
+	// counts until the host restarts.
 	other := softkey.NewSSHEd25519()
 	b, _ := trust.NewSSH(other.AuthorizedKey("other"), "other", time.Now())
-	c2, err := store.Propose(trust.OpAdd, b)
+	kept, err := os.ReadFile(store.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Apply(c2, &trust.Presence{AuthenticatorID: a.ID, SignCount: 3, Challenge: c2.Requirement.Challenge}); err != nil {
+	if err := os.Remove(store.Path()); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := trust.Open(store.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := fresh.Propose(trust.OpAdd, b)
+	if err == nil {
+		err = fresh.Apply(c2, nil)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	d = propose()
@@ -110,6 +122,9 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 	}
 	p.waitRecords("trust_store_changed", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeTrustStoreChanged)) == 1 })
 	s.close()
+	if err := os.WriteFile(store.Path(), kept, 0o600); err != nil { // the person's store back, for audit verify
+		t.Fatal(err)
+	}
 
 	if out, code := p.runCLI(env, "audit", "verify"); code != 0 {
 		t.Fatalf("audit verify of the untouched log: exit %d\n%s", code, out)

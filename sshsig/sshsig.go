@@ -200,5 +200,22 @@ func VerifyPresence(store *trust.Store, armored []byte, challenge grant.Digest, 
 		return trust.Presence{}, ErrNoVerification
 	}
 	return trust.Presence{AuthenticatorID: id, Challenge: challenge, SignCount: counter,
-		UserVerified: flags&flagUserVerified != 0}, nil
+		UserVerified: flags&flagUserVerified != 0, SSHSIG: armored}, nil
+}
+
+func init() { trust.RegisterSSHVerifier(verifyKept) }
+
+// verifyKept checks a confirmation kept in the trust store: armored signs
+// message in namespace, by exactly the key authorizedKey, with presence.
+func verifyKept(authorizedKey string, armored, message []byte, namespace string) error {
+	sig, err := Parse(armored)
+	if err != nil {
+		return err
+	}
+	want, _, _, _, err := ssh.ParseAuthorizedKey([]byte(authorizedKey))
+	if err != nil || !bytes.Equal(want.Marshal(), sig.PublicKey.Marshal()) {
+		return errors.New("signed by another key")
+	}
+	_, _, err = sig.Verify(message, namespace)
+	return err
 }

@@ -30,6 +30,19 @@ func enrolled(t *testing.T, keys ...*softkey.SSHKey) *trust.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A WebAuthn root confirms every key, as the store requires.
+	root := softkey.NewWebAuthn()
+	ra, err := trust.NewWebAuthn(trust.WebAuthnCredential{CredentialID: root.CredentialID, PublicKey: root.COSEKey(), AAGUID: root.AAGUID}, "root", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Propose(trust.OpAdd, ra)
+	if err == nil {
+		err = s.Apply(c, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, k := range keys {
 		a, err := trust.NewSSH(k.AuthorizedKey("key"), "key", time.Now())
 		if err != nil {
@@ -39,10 +52,10 @@ func enrolled(t *testing.T, keys ...*softkey.SSHKey) *trust.Store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p *trust.Presence
-		if i > 0 { // signed by the first key, as the store requires
-			p = &trust.Presence{AuthenticatorID: s.Authenticators[0].ID, SignCount: uint32(i), Challenge: c.Requirement.Challenge}
-		}
+		ch := c.Requirement.Challenge
+		ad, cd, sig := root.RawAssertion("http://localhost:1", "localhost", ch[:], softkey.FlagUserPresent, uint32(i+1))
+		p := &trust.Presence{AuthenticatorID: ra.ID, SignCount: uint32(i + 1), Challenge: ch,
+			Assertion: &trust.Assertion{AuthenticatorData: ad, ClientDataJSON: cd, Signature: sig}}
 		if err := s.Apply(c, p); err != nil {
 			t.Fatal(err)
 		}
@@ -232,5 +245,8 @@ func TestSSHSignedStoreChange(t *testing.T) {
 	}
 	if a, ok := s.Lookup(next.ID); !ok || a.AddedBy != p.AuthenticatorID {
 		t.Fatalf("added %+v, %v", a, ok)
+	}
+	if _, err := trust.Open(s.Dir()); err != nil {
+		t.Fatalf("the kept SSHSIG confirmation does not verify on Open: %v", err)
 	}
 }

@@ -73,6 +73,12 @@ type Presence struct {
 	Challenge       grant.Digest // what was signed
 	SignCount       uint32       // the counter in the signature
 	UserVerified    bool         // UV flag: a PIN or biometric, not only a touch
+	// Assertion is the WebAuthn assertion itself; Apply keeps it with an
+	// added authenticator as its Confirmation, and refuses an addition
+	// without it.
+	Assertion *Assertion
+	// SSHSIG is the armored signature, for an ssh key; kept the same way.
+	SSHSIG []byte
 }
 
 // Propose returns the change of adding a (op OpAdd; a from NewWebAuthn or
@@ -88,7 +94,7 @@ func (s *Store) Propose(op string, a Authenticator) (*Change, error) {
 		if _, ok := s.Lookup(a.ID); ok {
 			return nil, fmt.Errorf("authenticator %s is already enrolled", a.ID)
 		}
-		a.SignCount, a.AddedBy = 0, ""
+		a = bare(a)
 	case OpRemove:
 		got, ok := s.Lookup(a.ID)
 		if !ok {
@@ -128,6 +134,9 @@ func (c *Change) challenge() (grant.Digest, error) {
 // store's lock it re-reads the store and refuses with ErrStale when the
 // store's Digest is no longer c.StoreDigest, with ErrPresenceRequired when p
 // is missing, over another challenge or by an authenticator not enrolled,
+// or, for an addition, carries no Assertion that verifies (it is kept with
+// the new entry as its Confirmation); with an error when a removal would
+// leave an entry whose confirmation no longer verifies;
 // and with ErrCounter when p's counter did not grow. On success s holds the
 // store as written.
 func (s *Store) Apply(c *Change, p *Presence) error {
@@ -150,11 +159,20 @@ func (s *Store) Apply(c *Change, p *Presence) error {
 		switch c.Op {
 		case OpAdd:
 			a := c.Authenticator
-			if p != nil && len(cur.Authenticators) > 0 {
+			if len(cur.Authenticators) > 0 {
 				a.AddedBy = p.AuthenticatorID
+				a.Confirmation = &Confirmation{By: p.AuthenticatorID, StoreDigest: c.StoreDigest, Nonce: c.Nonce, WebAuthn: p.Assertion, SSHSIG: string(p.SSHSIG)}
+				if err := verifyEntry(a, cur.Authenticators); err != nil {
+					return fmt.Errorf("%w: %v", ErrPresenceRequired, err)
+				}
 			}
 			cur.Authenticators = append(cur.Authenticators, a)
 		case OpRemove:
+			for _, x := range cur.Authenticators {
+				if x.AddedBy == c.Authenticator.ID {
+					return fmt.Errorf("authenticator %s confirmed %s: remove that one first", c.Authenticator.ID, x.ID)
+				}
+			}
 			cur.Authenticators = slices.DeleteFunc(cur.Authenticators, func(x Authenticator) bool { return x.ID == c.Authenticator.ID })
 		}
 		return nil

@@ -23,7 +23,8 @@
 //	   "webauthn": {"credentialId": "…", "publicKey": "…COSE_Key…", "aaguid": "…16 bytes…",
 //	                "backupEligible": false, "attestationType": "none"}},
 //	  {"id": "SHA256:…", "kind": "ssh", "name": "laptop key", "addedAt": "…", "addedBy": "AbC…",
-//	   "signCount": 0, "ssh": {"authorizedKey": "sk-ssh-ed25519@openssh.com AAAA… comment"}}
+//	   "signCount": 0, "ssh": {"authorizedKey": "sk-ssh-ed25519@openssh.com AAAA… comment"},
+//	   "confirmation": {"by": "AbC…", "storeDigest": "sha256:…", "nonce": "…", "webauthn": {…}}}
 //	]}
 package trust
 
@@ -85,6 +86,9 @@ type Authenticator struct {
 	SignCount uint32              `json:"signCount"`
 	WebAuthn  *WebAuthnCredential `json:"webauthn,omitempty"`
 	SSH       *SSHKey             `json:"ssh,omitempty"`
+	// Confirmation is the signature by AddedBy over this entry (confirm.go);
+	// nil only for the first.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
 }
 
 // WebAuthnCredential is what a relying party keeps of a registered public
@@ -189,8 +193,12 @@ func (a *Authenticator) check() error {
 
 // Store is the trust store as read from its directory.
 type Store struct {
-	dir            string
+	dir string
+	// Authenticators are the trusted entries, in file order.
 	Authenticators []Authenticator
+	// Unconfirmed are the entries whose confirmation does not verify; Open
+	// then returns a *TamperedError, and nothing is trusted.
+	Unconfirmed []Unconfirmed
 }
 
 type fileFormat struct {
@@ -224,7 +232,11 @@ func DefaultDir() (string, error) {
 // directory or file is an empty store (no authenticator enrolled). A file
 // that is not a version 1 store, or with an entry that is not a
 // well-formed authenticator or repeats an ID, is a *CorruptError; a file
-// or directory with a wrong owner or mode is a *PermissionError.
+// or directory with a wrong owner or mode is a *PermissionError. A store
+// with an entry, other than the first, whose confirmation is missing or
+// does not verify (confirm.go) is a *TamperedError, returned with the
+// store read so far (for listing it, never for trusting it); the file is
+// never rewritten by this package then.
 func Open(dir string) (*Store, error) {
 	path := filepath.Join(dir, FileName)
 	if err := CheckPath(path); err != nil {
@@ -256,7 +268,10 @@ func Open(dir string) (*Store, error) {
 		}
 		seen[a.ID] = true
 	}
-	s.Authenticators = f.Authenticators
+	s.Authenticators, s.Unconfirmed = confirm(f.Authenticators)
+	if len(s.Unconfirmed) > 0 {
+		return s, &TamperedError{Path: path, Entries: s.Unconfirmed}
+	}
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,12 +19,26 @@ var t0 = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 
 func webauthnAuth(t *testing.T, name string) Authenticator {
 	t.Helper()
+	a, _ := webauthnKey(t, name)
+	return a
+}
+
+func webauthnKey(t *testing.T, name string) (Authenticator, *softkey.WebAuthnKey) {
+	t.Helper()
 	k := softkey.NewWebAuthn()
 	a, err := NewWebAuthn(WebAuthnCredential{CredentialID: k.CredentialID, PublicKey: k.COSEKey(), AAGUID: k.AAGUID, AttestationType: "none"}, name, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return a, k
+}
+
+// signChange returns k's presence over c's challenge with counter n, as
+// the ceremony reports a verified assertion.
+func signChange(k *softkey.WebAuthnKey, id string, c *Change, n uint32) *Presence {
+	ad, cd, sig := k.RawAssertion("http://localhost:4321", "localhost", c.Requirement.Challenge[:], softkey.FlagUserPresent, n)
+	return &Presence{AuthenticatorID: id, Challenge: c.Requirement.Challenge, SignCount: n,
+		Assertion: &Assertion{AuthenticatorData: ad, ClientDataJSON: cd, Signature: sig}}
 }
 
 func sshAuth(t *testing.T) Authenticator {
@@ -94,7 +109,7 @@ func TestOwnerChecked(t *testing.T) {
 
 func TestFirstEnrollmentThenSignedChanges(t *testing.T) {
 	dir := storeDir(t)
-	first := webauthnAuth(t, "YubiKey")
+	first, key := webauthnKey(t, "YubiKey")
 	s := enrollFirst(t, dir, first)
 	fi, err := os.Stat(filepath.Join(dir, FileName))
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -123,7 +138,11 @@ func TestFirstEnrollmentThenSignedChanges(t *testing.T) {
 	if err := s.Apply(c, stranger); !errors.Is(err, ErrPresenceRequired) {
 		t.Fatalf("Apply signed by an unenrolled authenticator = %v, want ErrPresenceRequired", err)
 	}
-	ok := &Presence{AuthenticatorID: first.ID, SignCount: 5, Challenge: c.Requirement.Challenge}
+	noEvidence := &Presence{AuthenticatorID: first.ID, SignCount: 5, Challenge: c.Requirement.Challenge}
+	if err := s.Apply(c, noEvidence); !errors.Is(err, ErrPresenceRequired) {
+		t.Fatalf("Apply of an addition without the assertion to keep = %v, want ErrPresenceRequired", err)
+	}
+	ok := signChange(key, first.ID, c, 5)
 	if err := s.Apply(c, ok); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +162,16 @@ func TestFirstEnrollmentThenSignedChanges(t *testing.T) {
 		t.Fatalf("second Apply of one change = %v, want ErrStale", err)
 	}
 
+	// The first confirmed the second: removing it would leave the second
+	// unconfirmed.
 	rm, err := back.Propose(OpRemove, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Apply(rm, &Presence{AuthenticatorID: first.ID, SignCount: 6, Challenge: rm.Requirement.Challenge}); err == nil || !strings.Contains(err.Error(), "remove that one first") {
+		t.Fatalf("removal of a confirming authenticator = %v, want a refusal", err)
+	}
+	rm, err = back.Propose(OpRemove, second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +181,61 @@ func TestFirstEnrollmentThenSignedChanges(t *testing.T) {
 	if err := back.Apply(rm, &Presence{AuthenticatorID: second.ID, Challenge: rm.Requirement.Challenge}); err != nil {
 		t.Fatal(err)
 	}
-	if _, found := back.Lookup(first.ID); found || len(back.Authenticators) != 1 {
+	if _, found := back.Lookup(second.ID); found || len(back.Authenticators) != 1 {
 		t.Fatalf("after removal: %+v", back.Authenticators)
+	}
+}
+
+// TestHandEditedEntryRefused: an entry written into the file by hand, with
+// no confirmation, with another entry's confirmation, or changed after it
+// was confirmed, makes the store tampered: named by file and entry,
+// nothing trusted, the file kept as is.
+func TestHandEditedEntryRefused(t *testing.T) {
+	dir := storeDir(t)
+	first, key := webauthnKey(t, "YubiKey")
+	s := enrollFirst(t, dir, first)
+	second := sshAuth(t)
+	c, _ := s.Propose(OpAdd, second)
+	if err := s.Apply(c, signChange(key, first.ID, c, 1)); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(s.Path())
+	var f fileFormat
+	if err := json.Unmarshal(good, &f); err != nil {
+		t.Fatal(err)
+	}
+	agent := sshAuth(t)
+	agent.Name = "agent"
+	noConf := agent
+	noConf.AddedBy = first.ID
+	copied := agent
+	copied.AddedBy, copied.Confirmation = first.ID, f.Authenticators[1].Confirmation
+	renamed := f.Authenticators[1]
+	renamed.Name = "renamed"
+	for what, entries := range map[string][]Authenticator{
+		"appended without confirmation":              {f.Authenticators[0], f.Authenticators[1], noConf},
+		"appended with another entry's confirmation": {f.Authenticators[0], f.Authenticators[1], copied},
+		"confirmed entry changed":                    {f.Authenticators[0], renamed},
+		"confirmed by a later entry":                 {f.Authenticators[1], f.Authenticators[0]},
+	} {
+		b, _ := json.Marshal(fileFormat{V: 1, Authenticators: entries})
+		os.WriteFile(s.Path(), b, 0o600)
+		got, err := Open(dir)
+		var te *TamperedError
+		if !errors.As(err, &te) || te.Path != s.Path() || len(got.Unconfirmed) == 0 || !strings.Contains(err.Error(), "authenticators[") {
+			t.Errorf("%s: Open = %v, want a TamperedError naming the file and entry", what, err)
+			continue
+		}
+		if err := s.RecordUse(first.ID, 50); !errors.As(err, &te) {
+			t.Errorf("%s: a write over a tampered store = %v, want TamperedError", what, err)
+		}
+		if back, _ := os.ReadFile(s.Path()); string(back) != string(b) {
+			t.Errorf("%s: tampered file was changed", what)
+		}
+	}
+	os.WriteFile(s.Path(), good, 0o600)
+	if _, err := Open(dir); err != nil {
+		t.Fatalf("restored store: %v", err)
 	}
 }
 

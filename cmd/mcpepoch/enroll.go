@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,21 +141,32 @@ func runAuthenticators(args []string, stdio Stdio) error {
 		return err
 	}
 	s, err := trust.Open(dir)
-	if err != nil {
+	var tampered *trust.TamperedError
+	if err != nil && !errors.As(err, &tampered) {
 		return err
 	}
-	if len(s.Authenticators) == 0 {
+	if len(s.Authenticators)+len(s.Unconfirmed) == 0 {
 		fmt.Fprintf(stdio.Err, "no authenticator enrolled in %s: run mcpepoch enroll --web or --ssh KEY.pub\n", s.Path())
 		return nil
 	}
 	for _, a := range s.Authenticators {
-		by := "first, trusted on first use"
+		by := "root: first, trusted on first use"
 		if a.AddedBy != "" {
 			by = "confirmed by " + a.AddedBy
 		}
-		fmt.Fprintf(stdio.Out, "%-8s %-20s %s  added %s (%s), counter %d\n", a.Kind, printable(a.Name), printable(a.ID),
-			a.AddedAt.Local().Format(time.DateTime), printable(by), a.SignCount)
+		listAuthenticator(stdio, a, by)
 	}
-	fmt.Fprintf(stdio.Out, "store %s, digest %s\n", s.Path(), s.Digest())
+	for _, u := range s.Unconfirmed {
+		listAuthenticator(stdio, u.Authenticator, "UNCONFIRMED: "+u.Why)
+	}
+	if tampered != nil {
+		return err
+	}
+	fmt.Fprintf(stdio.Out, "store %s, digest %s, root %s\n", s.Path(), s.Digest(), printable(s.Root().ID))
 	return nil
+}
+
+func listAuthenticator(stdio Stdio, a trust.Authenticator, by string) {
+	fmt.Fprintf(stdio.Out, "%-8s %-20s %s  added %s (%s), counter %d\n", a.Kind, printable(a.Name), printable(a.ID),
+		a.AddedAt.Local().Format(time.DateTime), printable(by), a.SignCount)
 }

@@ -189,8 +189,7 @@ func ArmorSSHSIG(pub ssh.PublicKey, namespace string, sig *ssh.Signature) []byte
 // userHandle as the user.id.
 func (k *WebAuthnKey) Assertion(origin, rpID string, challenge, userHandle []byte, flags byte, counter uint32) []byte {
 	b64 := base64.RawURLEncoding.EncodeToString
-	cd, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": b64(challenge), "origin": origin, "crossOrigin": false})
-	ad := AuthenticatorData(rpID, flags, counter)
+	ad, cd, _ := k.RawAssertion(origin, rpID, challenge, flags, counter)
 	out, _ := json.Marshal(map[string]any{
 		"id": b64(k.CredentialID), "rawId": b64(k.CredentialID), "type": "public-key",
 		"authenticatorAttachment": "cross-platform", "clientExtensionResults": map[string]any{},
@@ -198,4 +197,12 @@ func (k *WebAuthnKey) Assertion(origin, rpID string, challenge, userHandle []byt
 			"signature": b64(k.SignAssertion(ad, cd)), "userHandle": b64(userHandle)},
 	})
 	return out
+}
+
+// RawAssertion returns the authenticator data, client data JSON and
+// signature of an assertion over challenge made at origin for rpID.
+func (k *WebAuthnKey) RawAssertion(origin, rpID string, challenge []byte, flags byte, counter uint32) (authData, clientDataJSON, sig []byte) {
+	cd, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": base64.RawURLEncoding.EncodeToString(challenge), "origin": origin, "crossOrigin": false})
+	ad := AuthenticatorData(rpID, flags, counter)
+	return ad, cd, k.SignAssertion(ad, cd)
 }

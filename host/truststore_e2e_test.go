@@ -1,0 +1,101 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/softkey"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/sshsig"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// TestHandAppendedAuthenticatorRefused: the person's key is enrolled; a
+// program appends its own FIDO-typed key to authenticators.json by hand,
+// naming the person's key as the one that added it. mcpepoch
+// authenticators shows it unconfirmed and fails, the file is kept as is,
+// and a host started afterwards counts no presence by it.
+func TestHandAppendedAuthenticatorRefused(t *testing.T) {
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	dir := filepath.Join(p.dir, "config", "mcpepoch")
+	store, err := trust.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, _ := trust.NewSSH(softkey.NewSSHEd25519().AuthorizedKey("person"), "person", time.Now())
+	c, err := store.Propose(trust.OpAdd, person)
+	if err == nil {
+		err = store.Apply(c, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The edit: a copy of the person's entry with the agent's key.
+	agentKey := softkey.NewSSHEd25519()
+	agent, _ := trust.NewSSH(agentKey.AuthorizedKey("agent"), "agent", time.Now())
+	var f map[string]any
+	b, _ := os.ReadFile(store.Path())
+	json.Unmarshal(b, &f)
+	list := f["authenticators"].([]any)
+	e := map[string]any{}
+	for k, v := range list[0].(map[string]any) {
+		e[k] = v
+	}
+	e["id"], e["name"], e["addedBy"], e["ssh"] = agent.ID, "agent", person.ID, map[string]any{"authorizedKey": agent.SSH.AuthorizedKey}
+	f["authenticators"] = append(list, e)
+	edited, _ := json.MarshalIndent(f, "", "  ")
+	if err := os.WriteFile(store.Path(), edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := p.runCLI(env, "authenticators")
+	if code == 0 || !strings.Contains(out.Stdout, "UNCONFIRMED") || !strings.Contains(out.Stderr, "tampered") ||
+		!strings.Contains(out.Stderr, store.Path()) || !strings.Contains(out.Stderr, "authenticators[1] ("+agent.ID+")") {
+		t.Fatalf("mcpepoch authenticators over a hand-edited store: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out.Stdout, "confirmed by "+person.ID) {
+		t.Fatalf("the hand-appended key is listed as confirmed:\n%s", out)
+	}
+
+	s := gConnect(t, p, env...)
+	s.list()
+	st := p.ready(s.run)
+	ndir, err := notify.Dir(p.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(ndir, s.run+notify.SocketSuffix)
+	send := func(typ string, v any) (notify.Response, error) {
+		b, _ := json.Marshal(v)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		defer cancel()
+		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
+	}
+	resp, err := send(localapi.TypeProposeSSH, localapi.ApproveRequest{Epoch: st.Execution.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}})
+	var re *notify.RemoteError
+	if err == nil {
+		w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
+		d, _ := grant.ParseDigest(w.Digest)
+		_, err = send(localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(), Signature: string(agentKey.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 1))})
+	}
+	if !errors.As(err, &re) {
+		t.Fatalf("an approval signed by the hand-appended key: %v, want a refusal", err)
+	}
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil || !strings.Contains(err.Error(), "authorization_required") {
+		t.Fatalf("slow_write after the forged approval: %v, want authorization_required", err)
+	}
+	s.close()
+	if back, _ := os.ReadFile(store.Path()); string(back) != string(edited) {
+		t.Fatal("the tampered store was rewritten")
+	}
+}
