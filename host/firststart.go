@@ -18,6 +18,9 @@ import (
 // answered initialize (or server/discover), a server that exits or cannot
 // be executed means "not built yet", not a lost session:
 //
+//   - a launch command whose entry does not exist yet is not launched
+//     at all (notBuiltError), so it neither prints the runtime's errors
+//     nor counts as a crash;
 //   - the client's initialize is held, never answered server_restarted: a
 //     server that exits before answering it has not begun the session,
 //     and the next one (brought by a build signal, the manifest watch, a
@@ -125,7 +128,20 @@ func (h *Host) notBuiltLocked(m *jsonrpc.Message) []byte {
 // binary the build has not written): the host then waits for a build
 // instead of failing. A bare name not found in $PATH stays an error.
 func notBuiltStart(command []string, err error) bool {
-	return len(command) > 0 && strings.ContainsRune(command[0], '/') && errors.Is(err, fs.ErrNotExist)
+	var nb *notBuiltError
+	return errors.As(err, &nb) || len(command) > 0 && strings.ContainsRune(command[0], '/') && errors.Is(err, fs.ErrNotExist)
+}
+
+// notBuiltError is the start, before any server of the host has started,
+// of a launch command whose entry (the file the runtime loads: a
+// dist/server.js tsc has not written, a binary) the identity records as
+// missing: the server is not launched.
+type notBuiltError struct {
+	entry string
+}
+
+func (e *notBuiltError) Error() string {
+	return "entry " + e.entry + " does not exist, so the server was not launched"
 }
 
 // missingCode returns the entry and code paths of id that do not exist.

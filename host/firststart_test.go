@@ -45,6 +45,28 @@ func TestInitializeBeforeFirstBuildIsHeld(t *testing.T) {
 			}
 		})
 	})
+	t.Run("entry missing", func(t *testing.T) {
+		t.Parallel()
+		// node dist/server.js before tsc wrote it: the runtime exists, the
+		// entry it would load does not.
+		p := newProject(t, nil)
+		p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\nentry = \"server.sh\"\n\n[grants]\nexempt = [\"**\"]\n")
+		if err := os.Rename(p.path("server.sh"), p.path("server.built")); err != nil {
+			t.Fatal(err)
+		}
+		c := startRaw(t, p, nil)
+		heldInitialize(t, p, c, "not built yet", func() {
+			if s := c.stderr.String(); strings.Contains(s, "started pid") || strings.Contains(s, "times in a row") {
+				t.Fatalf("a server whose entry is missing was launched:\n%s", s)
+			}
+			if err := os.Rename(p.path("server.built"), p.path("server.sh")); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if s := c.stderr.String(); !strings.Contains(s, "server.sh not found") && !strings.Contains(s, "entry server.sh does not exist") {
+			t.Errorf("the host does not name the missing entry:\n%s", s)
+		}
+	})
 }
 
 // heldInitialize sends initialize to a host whose server cannot start

@@ -127,6 +127,9 @@ func (h *Host) startFirst() error {
 		// Not built yet (firststart.go): wait for a build.
 		h.mu.Lock()
 		h.unbuilt = []string{h.opts.Command[0]}
+		if m := missingCode(id); len(m) > 0 {
+			h.unbuilt = m
+		}
 		h.giveUpLocked("not built yet: " + err.Error())
 		h.mu.Unlock()
 		return nil

@@ -19,6 +19,14 @@ import (
 // the caller just before) and starts reading its stdout. It does not make
 // the child current.
 func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
+	h.mu.Lock()
+	everUp := h.everUp
+	h.mu.Unlock()
+	if !everUp && id.Entry.Missing {
+		// Not built yet (firststart.go): launching would only fail, and
+		// count as a crash.
+		return nil, &notBuiltError{entry: id.Entry.Path}
+	}
 	b := h.openBroker(ep)
 	env, envScopes := h.envDelivery(ep, h.childEnv(b))
 	c, err := startChild(h.opts.Command, h.opts.Dir, h.opts.Stderr, ep, id, env)
