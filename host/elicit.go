@@ -201,8 +201,9 @@ func (h *Host) runAsk(a *ask, wait time.Duration) {
 }
 
 // pageDecided handles the end of a's page. A grant has already released
-// the calls it covers (grantFor); calls it could not cover (a per-call
-// grant is used by one call) are asked for again.
+// the calls it covers (grantFor), or will once the server runs again with
+// a deliver = "env" variable it names; calls it could not cover (a
+// per-call grant is used by one call) are asked for again.
 func (h *Host) pageDecided(a *ask, wa *webApproval) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -215,6 +216,12 @@ func (h *Host) pageDecided(a *ask, wa *webApproval) {
 			why = wa.err.Error()
 		}
 		h.endAskLocked(a, askDeclined, why)
+		return
+	}
+	if h.envRelaunchDueLocked(wa.g) {
+		// The calls go to the process started with the credential's
+		// variable once it is ready (relaunchWithEnv releases them), as
+		// with an approval from the terminal; not to the one it replaces.
 		return
 	}
 	left := a.waiters

@@ -1,12 +1,16 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // raced returns the server_replaced records whose reason says the
@@ -81,4 +85,73 @@ func TestLaunchCheckEnvRelaunchSwapped(t *testing.T) {
 		t.Errorf("no server_replaced record for the relaunch whose code changed:\n%s", s.stderr)
 	}
 	s.rpcError("plain", nil, host.CodeAuthorizationStale, "authorization_stale:")
+}
+
+// deliver = "env": a call held for an approval given in the MCP client
+// waits for the process started with the variable, like one approved with
+// mcpepoch approve; the relaunch, same catalog, sends no
+// notifications/tools/list_changed and does not log "[] changed".
+func TestEnvDeliveryHeldCallWaitsForRelaunch(t *testing.T) {
+	p := newEnvProject(t)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), `proof = ["same-user"]`, `proof = ["client"]`, 1))
+	k := newAsker(func(*mcp.ElicitParams) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+	})
+	var listChanged atomic.Int32
+	opts := k.options(false)
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) }
+	s := eConnect(t, p.project, opts, "2025-11-25")
+	if got := s.text("plain", nil); got == "" {
+		t.Fatal("plain: empty result")
+	}
+	if got := p.launches(2); got[1] != "rev=A api="+hashed(envSecret) {
+		t.Fatalf("launches %q, want a second with the variable", got)
+	}
+	if n := listChanged.Load(); n != 0 {
+		t.Errorf("%d notifications/tools/list_changed for a relaunch with the same catalog", n)
+	}
+	if strings.Contains(s.stderr.String(), "[] changed") {
+		t.Errorf("the host's log says \"[] changed\" for the relaunch:\n%s", s.stderr.String())
+	}
+}
+
+// deliver = "env": a call held for an approval given on the host's own
+// approval page (url elicitation, presence) waits for the process started
+// with the variable and runs there, as with mcpepoch approve; it is not
+// sent to the process being stopped (server_restarted).
+func TestEnvDeliveryPageApprovalWaitsForRelaunch(t *testing.T) {
+	ctx := chromiumTab(t)
+	p := newEnvProject(t)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]\n", "", 1))
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(p.dir, "config")}
+	enroll := startPageCLI(t, p.project, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
+		t.Fatalf("registration page: %s\n%s", s, enroll.stderr.String())
+	}
+	if code := enroll.wait(t); code != 0 {
+		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr.String())
+	}
+	k := newAsker(accept)
+	s := eConnect(t, p.project, k.options(true), "2025-11-25", env...)
+	done := make(chan error, 1)
+	go func() {
+		res, err := s.call("plain", nil)
+		if err == nil && (res.IsError || gText(res) == "") {
+			err = fmt.Errorf("result %q", gText(res))
+		}
+		done <- err
+	}()
+	e := k.next(t)
+	if e.Mode != "url" {
+		t.Fatalf("elicitation: %+v, want url mode", e)
+	}
+	if st := click(t, ctx, e.URL, "approve"); st != "ok: Approved." {
+		t.Fatalf("approval page: %s", st)
+	}
+	if err := wantDone(t, done); err != nil {
+		t.Fatalf("the held call after the page's approval: %v", err)
+	}
+	if got := p.launches(2); got[1] != "rev=A api="+hashed(envSecret) {
+		t.Fatalf("launches %q, want a second with the variable", got)
+	}
 }
