@@ -73,6 +73,7 @@ var (
 	bigBin     built // host/testdata/bigserver (raw NDJSON, large results)
 	lateBin    built // host/testdata/lateserver (raw NDJSON, answers late)
 	echoBin    built // host/testdata/echoserver (raw NDJSON, echoes what it read)
+	fakeKeygen built // host/testdata/fakesshkeygen (ssh-keygen -Y sign with a software key)
 )
 
 // buildServer builds the main package in pkg (relative to the repository

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +98,69 @@ func TestHandAppendedAuthenticatorRefused(t *testing.T) {
 	s.close()
 	if back, _ := os.ReadFile(store.Path()); string(back) != string(edited) {
 		t.Fatal("the tampered store was rewritten")
+	}
+}
+
+// TestAgentCannotEnrollTheFirstAuthenticator: with nothing enrolled and
+// proof = ["presence"], a program enrolls a software key presented as an
+// sk-ssh-ed25519 FIDO key and signs with a fake ssh-keygen on PATH. The
+// enrollment is refused without a terminal and from a faked terminal
+// started by the MCP client, so the approval proves nothing and the call
+// stays refused; a person's own terminal session may enroll it.
+func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
+	needProc(t)
+	for _, tool := range []string{"script", "setsid"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nproof = [\"presence\"]\n", 1))
+	fake := filepath.Join(p.dir, "fakebin")
+	os.MkdirAll(fake, 0o755)
+	if err := os.Symlink(buildServer(t, &fakeKeygen, "host/testdata/fakesshkeygen"), filepath.Join(fake, "ssh-keygen")); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+fake+":"+os.Getenv("PATH"))
+	if out, code := p.shell(env, "ssh-keygen gen softkey"); code != 0 {
+		t.Fatalf("fake ssh-keygen gen: %d\n%s", code, out)
+	}
+	store := filepath.Join(p.dir, "config", "mcpepoch", trust.FileName)
+
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+
+	out, code := p.shell(env, `"$MCPEPOCH_BIN" enroll --ssh softkey.pub --name agent`)
+	if code == 0 || !strings.Contains(out.Stderr, "no controlling terminal") {
+		t.Fatalf("enroll with no terminal: exit %d\n%s", code, out)
+	}
+	out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN enroll --ssh softkey.pub --name agent" /dev/null`)
+	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched this host") {
+		t.Fatalf("enroll through script -qc: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trust store after refused enrollments: %v, want none", err)
+	}
+	out, code = p.shell(env, `"$MCPEPOCH_BIN" approve --all --ssh softkey`)
+	if code == 0 {
+		t.Fatalf("approve --ssh with the fake ssh-keygen: exit 0\n%s", out)
+	}
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil || !strings.Contains(err.Error(), "authorization_required") {
+		t.Fatalf("slow_write after the agent's approval: %v, want authorization_required", err)
+	}
+
+	// A person: a terminal session that does not descend from the client.
+	out, code = p.shell(env, `setsid -f sh -c 'printf "y\n" | script -qec "$MCPEPOCH_BIN enroll --ssh softkey.pub --name person" /dev/null >person.out 2>&1; echo $? >person.rc'`)
+	if code != 0 {
+		t.Fatalf("setsid -f: exit %d\n%s", code, out)
+	}
+	waitFor(t, waitLong, "the person's enrollment to end", func() bool { return strings.TrimSpace(p.read("person.rc")) != "" })
+	if rc := strings.TrimSpace(p.read("person.rc")); rc != "0" || !strings.Contains(p.read("person.out"), "as the root of the trust store?") {
+		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, p.read("person.out"))
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("trust store after the person's enrollment: %v", err)
 	}
 }

@@ -92,6 +92,9 @@ func enrollSSH(ctx context.Context, srv *ceremony.Server, dir, keyFile, name str
 		return err
 	}
 	if !c.Requirement.Presence {
+		if err := confirmRoot(a, stdio); err != nil {
+			return err
+		}
 		if err := s.Apply(c, nil); err != nil {
 			return err
 		}

@@ -43,12 +43,28 @@ type SSHKey struct {
 
 // NewSSHEd25519 returns a fresh sk-ssh-ed25519@openssh.com key.
 func NewSSHEd25519() *SSHKey {
-	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	return SSHEd25519FromSeed(priv.Seed())
+}
+
+// SSHEd25519FromSeed returns the sk-ssh-ed25519@openssh.com key of a
+// 32-byte ed25519 seed: a software key dressed as a FIDO one, as a program
+// can make without any security key.
+func SSHEd25519FromSeed(seed []byte) *SSHKey {
+	priv := ed25519.NewKeyFromSeed(seed)
 	k := &SSHKey{Type: "sk-ssh-ed25519@openssh.com", Application: "ssh:", ed: priv}
 	k.pub = mustParse(ssh.Marshal(struct {
 		Name, Key, App string
-	}{k.Type, string(pub), k.Application}))
+	}{k.Type, string(priv.Public().(ed25519.PublicKey)), k.Application}))
 	return k
+}
+
+// Seed returns an ed25519 key's seed (nil for ECDSA).
+func (k *SSHKey) Seed() []byte {
+	if k.ed == nil {
+		return nil
+	}
+	return k.ed.Seed()
 }
 
 // NewSSHECDSA returns a fresh sk-ecdsa-sha2-nistp256@openssh.com key.
