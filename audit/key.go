@@ -140,6 +140,9 @@ func canonicalArgs(raw json.RawMessage) []byte {
 	if len(b) == 0 {
 		return []byte("{}")
 	}
+	if c, ok := canonicalFast(b); ok {
+		return c
+	}
 	if c, err := jcs.Transform(b); err == nil {
 		return c
 	}
