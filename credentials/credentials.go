@@ -57,10 +57,16 @@ const (
 // Version is the protocol version Get speaks: the "v" of every line.
 const Version = 1
 
-// ErrNotUnderHost is returned, wrapped, when the process was not launched
+// ErrNotUnderHost is what Get's error is (errors.Is) when the process was not launched
 // by mcpepoch host with credential delivery: MCPEPOCH_CREDENTIALS_SOCKET or
 // MCPEPOCH_CREDENTIALS_TOKEN is unset. Test for it with errors.Is.
 var ErrNotUnderHost = errors.New("not running under mcpepoch host: " + EnvSocket + " and " + EnvToken + " are not set (run the server with `mcpepoch host -- CMD…`, and declare the scope under [credentials.NAME] in mcpepoch.toml)")
+
+// CodeNotUnderHost is the Code of the *Error Get returns when the process
+// was not launched by mcpepoch host with credential delivery; that error
+// is ErrNotUnderHost under errors.Is. The Node module's NotUnderHostError
+// has the same code and message.
+const CodeNotUnderHost = "not_under_host"
 
 // Error is the host's refusal of a request. Code is the host's code, as
 // sent, naming which condition failed; Message is the host's explanation.
@@ -75,6 +81,11 @@ type Error struct {
 	Scope   string // the scope asked for
 	Code    string // the host's error code
 	Message string // the host's message
+}
+
+// Is reports whether e is ErrNotUnderHost: Code is CodeNotUnderHost.
+func (e *Error) Is(target error) bool {
+	return target == ErrNotUnderHost && e.Code == CodeNotUnderHost
 }
 
 // Error returns "credential NAME: CODE: MESSAGE".
@@ -111,15 +122,15 @@ type answer struct {
 // [credentials.NAME] table of the project's mcpepoch.toml) from the host
 // that launched this process.
 //
-// Errors: ErrNotUnderHost (wrapped) when the environment lacks the socket
-// or the token; *Error when the host refused, with its code; otherwise an
+// Errors: an *Error of code CodeNotUnderHost, which is ErrNotUnderHost
+// under errors.Is, when the environment lacks the socket or the token; *Error when the host refused, with its code; otherwise an
 // error naming the socket when it cannot be reached or its answer is not
 // one protocol line. ctx bounds the whole exchange; without a deadline, 30
 // seconds do.
 func Get(ctx context.Context, scope string) (string, error) {
 	sock, token := os.Getenv(EnvSocket), os.Getenv(EnvToken)
 	if sock == "" || token == "" {
-		return "", fmt.Errorf("credential %s: %w", scope, ErrNotUnderHost)
+		return "", &Error{Scope: scope, Code: CodeNotUnderHost, Message: ErrNotUnderHost.Error()}
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -97,7 +97,7 @@ func TestGetNotUnderHost(t *testing.T) {
 		if !errors.Is(err, ErrNotUnderHost) {
 			t.Fatalf("socket=%q token=%q: err = %v, want ErrNotUnderHost", env[0], env[1], err)
 		}
-		if !strings.Contains(err.Error(), "credential inventory-api: not running under mcpepoch host") {
+		if !strings.Contains(err.Error(), "credential inventory-api: not_under_host: not running under mcpepoch host") {
 			t.Fatalf("message = %q", err)
 		}
 	}

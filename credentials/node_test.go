@@ -80,7 +80,9 @@ func TestNodeModuleSameShape(t *testing.T) {
 		t.Setenv(EnvToken, "")
 		got := nodeGet(t, "inventory-api", 0)
 		_, goErr := Get(context.Background(), "inventory-api")
-		if got.Name != "NotUnderHostError" || !errors.Is(goErr, ErrNotUnderHost) || got.Message != goErr.Error() {
+		var ce *Error
+		if got.Name != "NotUnderHostError" || !errors.Is(goErr, ErrNotUnderHost) || got.Message != goErr.Error() ||
+			!errors.As(goErr, &ce) || got.Code != CodeNotUnderHost || ce.Code != got.Code || got.Scope != ce.Scope {
 			t.Fatalf("node got %+v; Go said %q", got, goErr)
 		}
 	})

@@ -19,10 +19,17 @@ export declare class CredentialError extends Error {
   readonly hostMessage: string;
 }
 
+/** The code of NotUnderHostError (the Go package's CodeNotUnderHost). */
+export declare const NOT_UNDER_HOST: "not_under_host";
+
 /** The process was not launched by mcpepoch host with credential delivery. */
 export declare class NotUnderHostError extends Error {
   readonly name: "NotUnderHostError";
   readonly scope: string;
+  /** Always NOT_UNDER_HOST. */
+  readonly code: "not_under_host";
+  /** Why, without the "credential SCOPE: not_under_host: " prefix. */
+  readonly hostMessage: string;
 }
 
 /**

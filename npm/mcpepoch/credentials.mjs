@@ -45,18 +45,25 @@ export class CredentialError extends Error {
   }
 }
 
+/** The code of NotUnderHostError (the Go package's CodeNotUnderHost). */
+export const NOT_UNDER_HOST = "not_under_host";
+
 /**
  * The process was not launched by mcpepoch host with credential delivery:
  * MCPEPOCH_CREDENTIALS_SOCKET or MCPEPOCH_CREDENTIALS_TOKEN is unset.
+ * `code` is NOT_UNDER_HOST; `message` is "credential SCOPE: not_under_host:
+ * …", as CredentialError's and as the Go package's.
  */
 export class NotUnderHostError extends Error {
   constructor(scope) {
-    super(
-      `credential ${scope}: not running under mcpepoch host: ${ENV_SOCKET} and ${ENV_TOKEN} are not set ` +
-        "(run the server with `mcpepoch host -- CMD…`, and declare the scope under [credentials.NAME] in mcpepoch.toml)",
-    );
+    const message =
+      `not running under mcpepoch host: ${ENV_SOCKET} and ${ENV_TOKEN} are not set ` +
+      "(run the server with `mcpepoch host -- CMD…`, and declare the scope under [credentials.NAME] in mcpepoch.toml)";
+    super(`credential ${scope}: ${NOT_UNDER_HOST}: ${message}`);
     this.name = "NotUnderHostError";
     this.scope = scope;
+    this.code = NOT_UNDER_HOST;
+    this.hostMessage = message;
   }
 }
 
