@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -96,10 +97,18 @@ func (h *Host) stageConfig(d string) {
 		return
 	}
 	h.config.read, h.config.bad, h.config.badAt = d, "", ""
-	next := h.policy.WithGrants(cfg.Grants)
+	eff, strengthened := h.reconcileLocked(cfg)
+	next := h.policy.WithGrants(eff.Grants)
 	h.config.next, h.config.nextChanges = nil, nil
 	if changes := h.policy.GrantsChanges(next); len(changes) > 0 {
-		h.config.next, h.config.nextChanges = next, changes
+		if strengthened {
+			// A stricter policy needs no new epoch to be safe: it applies at once.
+			h.policy = next
+			h.logf("grants policy re-read from %s in force at once (it raised the policy floor): %s", config.FileName, strings.Join(changes, "; "))
+			h.audit.event(audit.TypePolicyRaised, h.epochLocked(), h.run, map[string]any{"policy_changed": changes, "file": config.FileName})
+		} else {
+			h.config.next, h.config.nextChanges = next, changes
+		}
 	}
 	cfg.Grants = config.Grants{}
 	cfg.Path = ""

@@ -111,6 +111,10 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 		data["action"] = action
 	}
 	data["reason"] = what
+	if len(h.floor.weak) > 0 {
+		data["policyNotApplied"] = weakNote(h.floor.weak)
+		what += "; " + weakNote(h.floor.weak)
+	}
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
 		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s; %s", what, tool, ep, action, h.wayOutLocked()), data)
 }
@@ -297,8 +301,12 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		if pr.why != "" {
 			why = " (" + pr.why + ")"
 		}
-		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s",
-			pr.proof, why, need, howToApprove(need))
+		note := ""
+		if len(h.floor.weak) > 0 {
+			note = "; " + weakNote(h.floor.weak)
+		}
+		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
+			pr.proof, why, need, howToApprove(need), note)
 	}
 	now := time.Now()
 	g := &grant.Grant{

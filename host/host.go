@@ -111,6 +111,7 @@ type Host struct {
 	// is put in force as an epoch begins.
 	policy *grant.Policy
 	config configState
+	floor  floorState // the project's policy floor (floor.go)
 	// clients is the chain that started the host: its parent, the
 	// wrappers above it and the MCP client (ancestry.go); enrolled: the
 	// trust store held an authenticator at

@@ -39,6 +39,9 @@ func (h *Host) Run(ctx context.Context) error {
 	if err := layout.CheckDir(h.opts.Dir); err != nil {
 		return err
 	}
+	h.openTrust()
+	defer h.closePresence()
+	h.applyFloor() // before the self-reload check: allow_self_reload may be held at the floor
 	if !h.opts.AllowSelfReload {
 		if err := checkSelfReload(h.opts.Command); err != nil {
 			return err
@@ -48,8 +51,7 @@ func (h *Host) Run(ctx context.Context) error {
 	if err := h.openWriters(); err != nil {
 		return err
 	}
-	h.openTrust()
-	defer h.closePresence()
+	h.auditWeakLocked("start") // no goroutine yet
 	h.trees = treewatch.New(h.logf)
 	defer h.trees.Close() // after the socket server and the child are done
 	if err := h.startFirst(); err != nil {

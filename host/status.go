@@ -30,6 +30,7 @@ func (h *Host) Status() Status {
 		s.Drift = []string{}
 	}
 	s.ConfigChanged = h.configChange()
+	s.PolicyNotApplied = h.policyNotApplied()
 	return s
 }
 

@@ -106,6 +106,19 @@ type Status struct {
 	// [grants] policy waiting for the next epoch, or settings outside
 	// [grants] that reach only a new connection.
 	ConfigChanged string `json:"configChanged,omitempty"`
+	// PolicyNotApplied lists the settings of mcpepoch.toml that would
+	// weaken the project's policy floor (package trust, Floor) and are not
+	// in force: the floor's value is, until a person accepts the change.
+	PolicyNotApplied []PolicyWeakening `json:"policyNotApplied,omitempty"`
+}
+
+// PolicyWeakening is one setting of mcpepoch.toml not in force because it
+// would weaken the policy floor: its key ("grants.proof"), what the file
+// says and what is in force instead, as TOML values.
+type PolicyWeakening struct {
+	Setting string `json:"setting"`
+	File    string `json:"file"`
+	InForce string `json:"inForce"`
 }
 
 // Pending is a call refused for lack of a grant, shown by mcpepoch approve.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -73,6 +74,9 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		}
 		if s.ConfigChanged != "" {
 			fmt.Fprintf(stdio.Out, "  config:   %s\n", sc.p.warn(printable(s.ConfigChanged)))
+		}
+		for _, w := range s.PolicyNotApplied {
+			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", w.Setting, w.File, config.FileName, w.InForce))))
 		}
 		for _, d := range s.Drift {
 			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// editToml replaces old with repl in the project's mcpepoch.toml.
+func (p *project) editToml(old, repl string) {
+	p.t.Helper()
+	b, err := os.ReadFile(p.path("mcpepoch.toml"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	s := strings.Replace(string(b), old, repl, 1)
+	if s == string(b) {
+		p.t.Fatalf("mcpepoch.toml has no %q", old)
+	}
+	if err := os.WriteFile(p.path("mcpepoch.toml"), []byte(s), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// floorProject is the example with only inventory_lookup exempt, served by
+// a host that made that policy the project's floor (first use).
+func floorProject(t *testing.T) (*project, *testenv.Client) {
+	t.Helper()
+	p := newProject(t)
+	p.editToml(`exempt = ["inventory_*"]`, `exempt = ["inventory_lookup"]`)
+	c := p.host()
+	refused(t, c, "before any edit")
+	p.record() // the build the host started from
+	return p, c
+}
+
+// refused calls inventory_adjust, which must be refused for lack of a
+// grant, and returns the error's data.
+func refused(t *testing.T, c *testenv.Client, when string) string {
+	t.Helper()
+	_, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 1})
+	if rerr == nil || !strings.Contains(rerr.Error(), "authorization_required") {
+		t.Fatalf("adjust %s: %v, want authorization_required", when, rerr)
+	}
+	return string(rerr.Data)
+}
+
+// rebuild changes the server and records it, so that a policy staged for
+// the next epoch would be in force.
+func (p *project) rebuild(t *testing.T, c *testenv.Client, rev string) {
+	t.Helper()
+	p.setRevision(rev)
+	p.build()
+	p.record()
+	if _, err := c.WaitListChanged(1, 30*time.Second); err != nil {
+		t.Fatalf("no list_changed after the rebuild: %v", err)
+	}
+}
+
+// An agent that writes proof = ["same-user"] into mcpepoch.toml while the
+// host runs cannot then approve itself with approve --yes, not even in the
+// next epoch: the weakening is not applied, and the host's log, status,
+// the audit log and the refusal say so, without a command that lifts it.
+func TestEditedProofDoesNotLetApproveYesGrant(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, "exempt = [\"inventory_lookup\"]\nproof = [\"same-user\"]")
+	p.rebuild(t, c, "B")
+	out, code := p.mcpepoch("approve", "--yes", "--all")
+	if code == 0 {
+		t.Fatalf("approve --yes after the edit: exit 0, want a refusal\n%s", out)
+	}
+	if !strings.Contains(out.Stderr, `grants.proof = ["same-user"] (in force: (default))`) {
+		t.Errorf("the refusal does not name the weakening not applied:\n%s", out)
+	}
+	data := refused(t, c, "after approve --yes")
+	if !strings.Contains(data, "policyNotApplied") || !strings.Contains(data, "grants.proof") {
+		t.Errorf("error.data does not name the weakening: %s", data)
+	}
+	if strings.Contains(data, "--yes") || strings.Contains(out.Stderr, "--yes") {
+		t.Errorf("a refusal teaches --yes:\n%s\n%s", data, out)
+	}
+	checkNotApplied(t, p, c, "grants.proof")
+}
+
+// A tool added to grants.exempt while the host runs stays under grants,
+// in this epoch and the next.
+func TestExemptGainingToolDoesNotLetCallThrough(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	p.record()
+	refused(t, c, "after exempt gained it")
+	p.rebuild(t, c, "B")
+	data := refused(t, c, "in the next epoch")
+	if !strings.Contains(data, "grants.exempt") {
+		t.Errorf("error.data does not name the weakening: %s", data)
+	}
+	checkNotApplied(t, p, c, "grants.exempt")
+}
+
+// A weakening written between two runs of the host is held at the floor
+// the first run left.
+func TestWeakeningBetweenHostStartsNotApplied(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	c.Close()
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_*"]`)
+	c = p.host()
+	refused(t, c, "in a new host after exempt gained it")
+	checkNotApplied(t, p, c, "grants.exempt")
+}
+
+// checkNotApplied checks that the host's log, status (text and --json) and
+// the audit log name setting as not applied.
+func checkNotApplied(t *testing.T, p *project, c *testenv.Client, setting string) {
+	t.Helper()
+	if !strings.Contains(c.Stderr(), "mcpepoch.toml weakens the project's policy floor, not applied: "+setting) {
+		t.Errorf("host log does not name the weakening:\n%s", c.Stderr())
+	}
+	if out, _ := p.mcpepoch("status"); !strings.Contains(out.Stdout, "  policy:   "+setting+" = ") {
+		t.Errorf("status does not name the weakening:\n%s", out)
+	}
+	if out, _ := p.mcpepoch("status", "--json"); !strings.Contains(out.Stdout, `"policyNotApplied"`) || !strings.Contains(out.Stdout, `"setting": "`+setting+`"`) {
+		t.Errorf("status --json has no policyNotApplied:\n%s", out)
+	}
+	if out, _ := p.mcpepoch("audit", "show", "--json"); !strings.Contains(out.Stdout, `"policy_not_applied"`) {
+		t.Errorf("no policy_not_applied record in the audit log:\n%s", out)
+	}
+}

@@ -1,0 +1,198 @@
+package host
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// floorState is the project's policy floor as this host holds it
+// (trust.Floor): read once at start, after the trust store; raised by an
+// edit of mcpepoch.toml that strengthens the policy, never lowered by
+// one. A change of the floor file while the host runs is not read: like
+// the trust store's digest, the floor is pinned for the host's life.
+// Guarded by Host.mu.
+type floorState struct {
+	floor *trust.Floor // nil: no project directory, or the floor is unknown
+	// weak lists what the file says that is not in force, as last read.
+	weak []trust.Weakening
+	// save: floor can be written (false when its file could not be read,
+	// so a corrupt or foreign file is kept for a person to look at).
+	save bool
+}
+
+// strictestFloor is the floor used when the project's floor file cannot
+// be read: presence only, nothing exempt, no self-reload, so that a
+// damaged file never opens the policy.
+func strictestFloor(root string) trust.Floor {
+	return trust.Floor{V: 1, Root: root, Proof: []string{string(grant.ProofPresence)}, Exempt: []string{}}
+}
+
+// applyFloor reads the project's floor at start, after openTrust, and
+// puts in force the policy mcpepoch.toml sets with every weakening
+// replaced by the floor's value (Options.Policy, Options.AllowSelfReload
+// and the credential scopes' proof lists). The first start for a project
+// makes the file's policy its floor (trust on first use). Runs before any
+// goroutine.
+func (h *Host) applyFloor() {
+	if h.opts.Dir == "" || h.pres.dir == "" {
+		return
+	}
+	cfg, err := config.Load(h.opts.Dir)
+	if err != nil {
+		return // the caller loaded it already; a file gone since keeps the policy built from it
+	}
+	root := floorRoot(h.opts.Dir)
+	f, err := trust.LoadFloor(h.pres.dir, root)
+	switch {
+	case err != nil:
+		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt and self-reload is off", err)
+		s := strictestFloor(root)
+		f = &s
+	case f == nil:
+		s := trust.FloorOf(root, cfg)
+		if err := trust.SaveFloor(h.pres.dir, s, "first_use", time.Now()); err != nil {
+			h.logf("policy floor: %v", err)
+		}
+		h.logf("policy floor: first use of this project: the grants policy of %s is its floor from now on", config.FileName)
+		h.floor = floorState{floor: &s, save: true}
+		return
+	default:
+		h.floor.save = true
+	}
+	eff, next, weak := f.Reconcile(cfg, h.enrolled)
+	h.floor.floor, h.floor.weak = f, weak
+	h.raiseFloorLocked(next)
+	if len(weak) > 0 {
+		// Without a weakening, the policy Options carries (built from the
+		// same file) is the one in force.
+		h.policy = grant.NewPolicy(eff)
+		h.opts.AllowSelfReload = eff.AllowSelfReload
+		h.logWeakLocked()
+	}
+}
+
+// floorRoot is the project root a floor is kept for: absolute, with
+// symbolic links resolved where they can be.
+func floorRoot(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
+}
+
+// raiseFloorLocked makes next the floor when it differs from the one held
+// (the file strengthened the policy), and writes it.
+func (h *Host) raiseFloorLocked(next trust.Floor) {
+	if h.floor.floor == nil || h.floor.floor.Same(next) {
+		return
+	}
+	h.floor.floor = &next
+	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next))
+	if h.floor.save {
+		if err := trust.SaveFloor(h.pres.dir, next, "strengthened", time.Now()); err != nil {
+			h.logf("policy floor: %v", err)
+		}
+	}
+}
+
+// reconcileLocked compares a re-read cfg with the floor: it returns cfg
+// with each weakening replaced by the floor's value, raises the floor by
+// what strengthens it, and remembers, logs and audits the weakenings.
+// strengthened reports whether the floor was raised.
+func (h *Host) reconcileLocked(cfg *config.Config) (eff *config.Config, strengthened bool) {
+	if h.floor.floor == nil {
+		return cfg, false
+	}
+	before := *h.floor.floor
+	eff, next, weak := h.floor.floor.Reconcile(cfg, h.enrolled)
+	changed := !slices.Equal(weak, h.floor.weak)
+	h.floor.weak = weak
+	h.raiseFloorLocked(next)
+	if changed {
+		h.logWeakLocked()
+		h.auditWeakLocked("reread")
+	}
+	return eff, !before.Same(*h.floor.floor)
+}
+
+// epochLocked is the current child's epoch, "" before the first start.
+func (h *Host) epochLocked() epoch.Epoch {
+	if h.child == nil {
+		return ""
+	}
+	return h.child.epoch
+}
+
+// logWeakLocked says on stderr what of mcpepoch.toml is not in force.
+func (h *Host) logWeakLocked() {
+	if len(h.floor.weak) == 0 {
+		return
+	}
+	h.logf("%s", weakNote(h.floor.weak))
+}
+
+// auditWeakLocked records a policy_not_applied record for the weakenings
+// held, read at start or on a re-read (when).
+func (h *Host) auditWeakLocked(when string) {
+	if len(h.floor.weak) == 0 {
+		return
+	}
+	list := make([]map[string]any, len(h.floor.weak))
+	for i, w := range h.floor.weak {
+		list[i] = map[string]any{"setting": w.Setting, "file": w.File, "in_force": w.Floor}
+	}
+	h.audit.event(audit.TypePolicyNotApplied, h.epochLocked(), h.run, map[string]any{
+		"read": when, "settings": list, "file": config.FileName,
+	})
+}
+
+// weakNote is the one line that names what is not in force, for the log,
+// status and refusals. It names no command an agent could run to lift it:
+// lifting it takes a person, proven at the floor's level.
+func weakNote(weak []trust.Weakening) string {
+	s := make([]string, len(weak))
+	for i, w := range weak {
+		s[i] = w.String()
+	}
+	return config.FileName + " weakens the project's policy floor, not applied: " + strings.Join(s, "; ") +
+		"; only a person can accept the change"
+}
+
+// policyNotApplied returns the weakenings held, for status.
+func (h *Host) policyNotApplied() []localapi.PolicyWeakening {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []localapi.PolicyWeakening
+	for _, w := range h.floor.weak {
+		out = append(out, localapi.PolicyWeakening{Setting: w.Setting, File: w.File, InForce: w.Floor})
+	}
+	return out
+}
+
+func floorText(f trust.Floor) string {
+	proof := "(default)"
+	if f.Proof != nil {
+		proof = grant.Proofs(toProofList(f.Proof)).String()
+	}
+	return "proof " + proof + ", exempt [" + strings.Join(f.Exempt, ", ") + "]"
+}
+
+func toProofList(l []string) []grant.Proof {
+	out := make([]grant.Proof, len(l))
+	for i, s := range l {
+		out[i] = grant.Proof(s)
+	}
+	return out
+}
