@@ -283,6 +283,9 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err := grant.ParseExpiry(req.Expires); err != nil {
 		return nil, err
 	}
+	if err := h.refuseDriftedEpoch(); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	tools, creds, err := h.scopeLocked(req)

@@ -74,3 +74,39 @@ func (h *Host) catalogRevisionLocked() Revision {
 	}
 	return h.catalog.Revision
 }
+
+// codeDrift computes the identity again and says, in words, how it differs
+// from child c's, the one its epoch started with (nil when it does not, or
+// cannot be computed). A change the tree watcher saw while the epoch runs
+// and no build signal followed shows here: status reports it as drift, and
+// a grant for that epoch is refused (grantFor), so that a deliver = "env"
+// variable never reaches code the identity does not name. h.mu must not be
+// held.
+func (h *Host) codeDrift(c *child) []string {
+	now, err := h.identity()
+	if err != nil {
+		return nil
+	}
+	changed := build.Changes(c.identity, now)
+	if len(changed) == 0 {
+		return nil
+	}
+	return []string{"running ≠ built: " + strings.Join(changed, ", ") + " changed on disk since epoch " + string(c.epoch) +
+		" started, and no build restarted it: a build (mcpepoch record) or mcpepoch restart starts an epoch on the new code"}
+}
+
+// refuseDriftedEpoch returns an error when the running epoch's code
+// changed on disk since it started (codeDrift): a person approving it
+// would approve code that is not what its identity names.
+func (h *Host) refuseDriftedEpoch() error {
+	h.mu.Lock()
+	c := h.child
+	h.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	if d := h.codeDrift(c); d != nil {
+		return fmt.Errorf("epoch %s is not approved: %s", c.epoch, strings.TrimPrefix(d[0], "running ≠ built: "))
+	}
+	return nil
+}

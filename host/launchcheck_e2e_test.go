@@ -155,3 +155,28 @@ func TestEnvDeliveryPageApprovalWaitsForRelaunch(t *testing.T) {
 		t.Fatalf("launches %q, want a second with the variable", got)
 	}
 }
+
+// The server's code changes on disk while its epoch runs and no build
+// signal comes: status says running ≠ built, and an approval for that
+// epoch is refused, so no deliver = "env" relaunch gives the variable to
+// code the epoch's identity does not name.
+func TestLaunchCheckDriftWithoutBuildSignal(t *testing.T) {
+	p := newEnvProject(t)
+	gConnect(t, p.project)
+	p.launches(1)
+	p.revision("B")
+	st := p.status()
+	if !strings.Contains(strings.Join(st.Drift, "\n"), "changed on disk since epoch "+string(st.Execution.Epoch)) {
+		t.Errorf("status drift %q, want the change on disk", st.Drift)
+	}
+	out, code := p.runCLI(nil, "approve", "--yes", "--all")
+	if code == 0 || !strings.Contains(out.String(), "is not approved") {
+		t.Fatalf("approve of an epoch whose code changed: exit %d\n%s", code, out)
+	}
+	if gs := p.grants(); len(gs) != 0 {
+		t.Errorf("grants %+v, want none", gs)
+	}
+	if got := p.launches(1); len(got) != 1 {
+		t.Errorf("launches %q, want the first only", got)
+	}
+}

@@ -77,5 +77,5 @@ func (h *Host) drift(c *child, obs *Observed) []string {
 			left = ", as the failed build " + string(m.Build.ID) + " (exit " + strconv.Itoa(m.Build.ExitCode) + ") left it"
 		}
 	}
-	return drift(c, obs, observe(c.pid, false), last, lastID, left)
+	return append(drift(c, obs, observe(c.pid, false), last, lastID, left), h.codeDrift(c)...)
 }
