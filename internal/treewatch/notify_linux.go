@@ -72,3 +72,7 @@ func sweepBarriers() {
 		}
 	}
 }
+
+// mountTable returns the mounts of the host's mount namespace
+// (/proc/self/mountinfo), ok false when it cannot be read.
+func mountTable() (string, bool) { return readMountFile("/proc/self/mountinfo") }

@@ -26,7 +26,9 @@
 // cannot be added (the user's inotify watch limit,
 // /proc/sys/fs/inotify/max_user_watches); or its root path goes through a
 // symbolic link. After the kernel's event queue overflowed (IN_Q_OVERFLOW)
-// every tree is walked once and its directories watched anew.
+// every tree is walked once and its directories watched anew, and so after
+// the mount table changed (a mount over a watched file sends nothing:
+// mounts.go).
 //
 // Platforms: on Linux, inotify (through fsnotify). On macOS fsnotify's
 // kqueue backend needs one open descriptor per watched file, which a
@@ -74,6 +76,9 @@ type Watcher struct {
 	waiting map[string]chan struct{} // barrier file → its waiter
 	stats   Stats
 	closed  bool
+
+	mounts     string // the mount table at the last sync (mounts.go)
+	mountsRead bool
 
 	// maxWatches (tests), when positive, makes adding a watch beyond that
 	// many fail as the kernel's limit does (ENOSPC); watches counts them.
@@ -302,12 +307,13 @@ func (w *Watcher) sync() {
 		}
 		os.Remove(name)
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if err != nil {
-		w.mu.Lock()
 		delete(w.waiting, name)
 		w.markAllLocked(false)
-		w.mu.Unlock()
 	}
+	w.checkMountsLocked()
 }
 
 // markAllLocked marks every tree changed; with rewatch, its directories

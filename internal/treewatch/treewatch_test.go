@@ -320,3 +320,27 @@ func TestWatchLimitWalks(t *testing.T) {
 		t.Fatal("a tree beyond the watch limit was answered without a walk")
 	}
 }
+
+// TestBindMountWalksAgain: a file bind-mounted over a watched file changes
+// what the path reads with no notification; the changed mount table makes
+// the next Digest walk, and its answer is the walk's. Needs the right to
+// mount (root on Linux).
+func TestBindMountWalksAgain(t *testing.T) {
+	tr := newTree(t)
+	tr.digest()
+	if _, walked := tr.digest(); walked {
+		t.Fatal("a second Digest with nothing changed walked")
+	}
+	other := filepath.Join(tr.parent, "other.js")
+	if err := os.WriteFile(other, []byte("other bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(tr.root, "index.js")
+	if out, err := exec.Command("mount", "--bind", other, target).CombinedOutput(); err != nil {
+		t.Skipf("mount --bind: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", target).Run() })
+	if _, walked := tr.digest(); !walked {
+		t.Fatal("Digest after a bind mount over a watched file did not walk")
+	}
+}
