@@ -61,6 +61,11 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 		}
 	} else if source {
 		id.Source = fmt.Sprintf("the server runs from source (%s): only that file is hashed (name the tree it imports in code in mcpepoch.toml)", entry)
+	} else if e := abs(dir, entry); entry != "" && e != runtime && inside(dir, e) && !inDeps(spec, dir, e) {
+		if root, note := rootCode(dir, entry, l, runtime); note != "" {
+			out = append(out, root...)
+			id.Inferred = append(id.Inferred, note)
+		}
 	}
 	for _, p := range l.preloads {
 		if !isPathSpec(p.spec) {
@@ -106,8 +111,7 @@ func codeTree(spec Spec, dir, entry, runtime string, l launchArgs, source bool, 
 			}
 		}
 		if pkg == dir {
-			id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root, no code tree inferred (name its modules in code in mcpepoch.toml)")
-			return "", ""
+			return "", "" // rootCode
 		}
 		id.Inferred = append(id.Inferred, "code "+display(dir, pkg)+": the package directory of "+entry)
 		return pkg, "the package the entry belongs to: the project's own code, which no lockfile covers"
@@ -124,8 +128,7 @@ func codeTree(spec Spec, dir, entry, runtime string, l launchArgs, source bool, 
 		tree = filepath.Join(base, strings.Split(rel, string(filepath.Separator))[0])
 	}
 	if tree == dir && !source {
-		id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root, no code tree inferred (name one in code in mcpepoch.toml)")
-		return "", ""
+		return "", "" // rootCode
 	}
 	id.Inferred = append(id.Inferred, "code "+display(dir, tree)+": the directory "+entry+" belongs to")
 	if source {

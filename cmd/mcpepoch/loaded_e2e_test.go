@@ -180,3 +180,53 @@ func TestNestedNodeModulesInIdentity(t *testing.T) {
 		t.Errorf("identity does not say why dist/node_modules is hashed:\n%s", o)
 	}
 }
+
+// An entry at the project root (python3 srv.py, node server.js) loads the
+// modules beside it: they are hashed (not the root's other directories,
+// but Python's packages there), a change in one is named, and the host
+// restarts onto it; identity and record -v say why each is hashed.
+func TestRootEntrySiblingsInIdentity(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, entry, server, lib, libContent, changed string
+		command                                       string
+	}{
+		{"python", "srv.py", strings.Replace(pyServer, "%s", "pkg.lib", 1), "pkg/lib.py", "X = '%s'\n", "pkg", `["python3", "srv.py"]`},
+		{"python sibling", "srv.py", strings.Replace(pyServer, "%s", "helper", 1), "helper.py", "X = '%s'\n", "helper.py", `["python3", "srv.py"]`},
+		{"node", "server.js", strings.Replace(nodeLibServer, "%s", `'./lib.js'`, 1), "lib.js", "module.exports = '%s';\n", "lib.js", `["node", "server.js"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if strings.HasPrefix(tc.name, "python") {
+				pyLookPython(t)
+			} else {
+				testenv.LookNode(t)
+			}
+			dir := ideTempDir(t)
+			ideWrite(t, dir, tc.entry, tc.server, 0o644)
+			ideWrite(t, dir, "pkg/__init__.py", "", 0o644)
+			ideWrite(t, dir, tc.lib, strings.Replace(tc.libContent, "%s", "good", 1), 0o644)
+			ideWrite(t, dir, "mcpepoch.toml", "label = \"root\"\ncommand = "+tc.command+"\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+
+			ideMust(t, dir, nil, "record")
+			cs, _ := ideHost(t, dir, nil)
+			if got := pyCall(t, cs); got != "X=good" {
+				t.Fatalf("lib = %q, want X=good", got)
+			}
+			ideWrite(t, dir, tc.lib, strings.Replace(tc.libContent, "%s", "changed", 1), 0o644)
+			_, e := ideMust(t, dir, nil, "record", "-v")
+			if !strings.Contains(e, "build complete: "+tc.changed+" changed\n") {
+				t.Errorf("record after changing %s:\n%s\nwant build complete: %s changed", tc.lib, e, tc.changed)
+			}
+			if !strings.Contains(e, "beside the entry at the project root") {
+				t.Errorf("record -v does not say why %s is hashed:\n%s", tc.changed, e)
+			}
+			if got := pyCall(t, cs); got != "X=changed" {
+				t.Errorf("lib after the restart = %q, want X=changed", got)
+			}
+			if o, _ := ideMust(t, dir, nil, "identity"); !strings.Contains(o, "lies in the project root, which is not hashed whole") {
+				t.Errorf("identity does not say what of the root is hashed:\n%s", o)
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package build
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// rootCode returns the code an entry at the project root loads from there,
+// when no code tree is inferred (the whole root is never hashed by
+// default): the entry's sibling source files of its runtime's language,
+// not recursive (.py for python; .js, .mjs and .cjs for node and bun), and
+// for python the package directories beside it (those with an
+// __init__.py, as trees) and the root's __pycache__ (the bytecode of those
+// siblings, which Python loads instead of their source when its header
+// matches). Node resolves nothing else from there by itself: a directory
+// it requires is named in code in mcpepoch.toml. It notes in id what it
+// hashed.
+func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, string) {
+	full := abs(dir, entry)
+	if filepath.Dir(full) != dir {
+		return nil, ""
+	}
+	var exts map[string]bool
+	lang := ""
+	switch {
+	case isPython(l, runtime) || strings.EqualFold(filepath.Ext(full), ".py"):
+		exts, lang = map[string]bool{".py": true}, "python"
+	case l.runtime == "node" || l.runtime == "bun" || codeExts[strings.ToLower(filepath.Ext(full))] && !sourceExts[strings.ToLower(filepath.Ext(full))]:
+		exts, lang = map[string]bool{".js": true, ".mjs": true, ".cjs": true}, "node"
+	default:
+		return nil, ""
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, ""
+	}
+	var files, pkgs []string
+	var out []codeInput
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case p == full:
+		case e.Type().IsRegular() && exts[strings.ToLower(filepath.Ext(e.Name()))]:
+			files = append(files, e.Name())
+			out = append(out, codeInput{path: p, why: "a " + lang + " module beside the entry at the project root (its siblings are hashed, not the root's subdirectories)"})
+		case lang == "python" && e.IsDir() && e.Name() == "__pycache__":
+			out = append(out, codeInput{path: p, why: "the bytecode of the modules at the project root: Python loads a .pyc whose header matches its source"})
+		case lang == "python" && e.IsDir() && isRegular(filepath.Join(p, "__init__.py")):
+			pkgs = append(pkgs, e.Name())
+			out = append(out, codeInput{path: p, why: "a package beside the entry at the project root, which python imports from there"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	note := fmt.Sprintf("code: %s lies in the project root, which is not hashed whole: its %d sibling %s file(s) %q", entry, len(files), lang, files)
+	if lang == "python" {
+		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and __pycache__", pkgs)
+	}
+	return out, note + " are code (name more in code in mcpepoch.toml)"
+}
