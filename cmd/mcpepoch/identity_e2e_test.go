@@ -161,9 +161,11 @@ func TestIdentityNodeOptionsNeverStored(t *testing.T) {
 	testenv.LookNode(t)
 	dir := ideTempDir(t)
 	const marker = "preload-e2e-4c7a1d"
-	value := "--require ./" + marker + ".cjs"
+	// The preload lies below the root: a sibling of the entry would be
+	// hashed as code under its name, which holds the marker.
+	value := "--require ./preload/" + marker + ".cjs"
 	ideWrite(t, dir, "server.mjs", probeServer, 0o644)
-	ideWrite(t, dir, marker+".cjs", "globalThis.preloadProbe = true;\n", 0o644)
+	ideWrite(t, dir, "preload/"+marker+".cjs", "globalThis.preloadProbe = true;\n", 0o644)
 	ideWrite(t, dir, "mcpepoch.toml", "label = \"probe\"\ncommand = [\"node\", \"server.mjs\"]\n\n[grants]\nexempt = [\"preloaded\"]\n", 0o644)
 	with := []string{"NODE_OPTIONS=" + value}
 
