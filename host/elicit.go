@@ -25,7 +25,9 @@ import (
 //   - url mode (client capability elicitation.url): elicitation/create
 //     with mode "url", the page's URL, an elicitationId and a message
 //     naming the server, the epoch, the short code and what changed;
-//   - form mode (elicitation without url): a form with the same message;
+//   - form mode (elicitation without url, or with both while no
+//     authenticator is enrolled and the proof list counts "client", as the
+//     page could then only say that none is): a form with the same message;
 //     its accept is an approval of proof level "client" only where the
 //     project's proof list counts it (grant.Proofs.Counts), otherwise the
 //     form says where to approve and its accept only keeps the call
@@ -142,11 +144,14 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 	h.nextPrivate++
 	a := &ask{id: fmt.Sprintf("%se%d", privatePrefix, h.nextPrivate), epoch: ep, tool: p.Name, creds: d.Credentials,
 		mrtr: h.stateless, waiters: []*waiter{w}, answers: make(chan elicitAnswer, 2), ended: make(chan struct{})}
+	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(grant.ProofClient)
 	a.mode = "form"
-	if url {
+	if url && !(form && a.counts && !h.enrolled) {
+		// With no authenticator enrolled the page cannot take a presence
+		// approval: a client that has both modes is asked by form, whose
+		// accept counts.
 		a.mode = "url"
 	}
-	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(grant.ProofClient)
 	a.req = ApproveRequest{Epoch: ep, Tools: []string{p.Name}, Credentials: d.Credentials}
 	if d.PerCall {
 		a.req.Expires = grant.ExpiresPerCall

@@ -335,3 +335,28 @@ func TestElicitInputRequiredForm(t *testing.T) {
 		t.Fatalf("approval_asked: %v", a)
 	}
 }
+
+// TestElicitBothModesNothingEnrolled: under the default proof (terminal,
+// client) with no authenticator enrolled, the approval page could only say
+// that none is: a client declaring both modes is asked by form, whose
+// accept is the approval.
+func TestElicitBothModesNothingEnrolled(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]\n", "", 1))
+	k := newAsker(func(*mcp.ElicitParams) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+	})
+	opts := k.options(false)
+	opts.Capabilities.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+	s := eConnect(t, p, opts, "2025-11-25")
+	if err := wantDone(t, callAsync(s, context.Background(), "b")); err != nil {
+		t.Fatalf("call approved in the form: %v", err)
+	}
+	if e := k.next(t); e.Mode == "url" || e.URL != "" {
+		t.Fatalf("elicitation with nothing enrolled: %+v, want a form", e)
+	}
+	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
+		t.Fatalf("grants: %+v, want one of proof client", gs)
+	}
+}
