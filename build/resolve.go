@@ -23,7 +23,9 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 		entry, runtime, err = resolveEntryOnly(spec, dir, path, id)
 		return entry, runtime, launchArgs{}, err
 	}
-	rt, found, wrappers, rtArgs, direct, err := resolveCommand(spec.Command, dir, path, id)
+	whys := map[string]string{}
+	env := func(name string) (string, bool) { return lookupEnvOK(spec, name) }
+	rt, found, wrappers, rtArgs, direct, err := resolveCommand(spec.Command, dir, path, env, whys, id)
 	if err != nil && spec.Unbuilt && strings.ContainsRune(spec.Command[0], '/') && errors.Is(err, fs.ErrNotExist) {
 		// A binary the build has not written yet: it is the entry, recorded
 		// as missing, so that the build that writes it is new code.
@@ -39,6 +41,9 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 			return "", "", launchArgs{}, err
 		}
 		a.Why = "a script the launch command runs before the runtime"
+		if w, ok := whys[w]; ok {
+			a.Why = w
+		}
 		id.Wrappers = append(id.Wrappers, a)
 	}
 	runtime = rt

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
@@ -39,7 +40,13 @@ const maxWrapperDepth = 6
 // the wrappers in launch order, and, when direct, the arguments the runtime
 // itself is given (not direct: the runtime runs a script as its
 // interpreter, or npx).
-func resolveCommand(command []string, dir, path string, id *Identity) (runtime, entry string, wrappers, args []string, direct bool, err error) {
+//
+// A version manager's shim (pyenv's, nodenv's, rbenv's, asdf's, mise's: a
+// script in its shims directory) is a wrapper too; the interpreter it would
+// choose is resolved without running it (see shimRuntime). env looks up the
+// server's environment; whys receives the Why of wrappers that are not
+// scripts the command runs (a shim's version files).
+func resolveCommand(command []string, dir, path string, env func(string) (string, bool), whys map[string]string, id *Identity) (runtime, entry string, wrappers, args []string, direct bool, err error) {
 	exe, err := lookPath(command[0], dir, path)
 	if err != nil {
 		return "", "", nil, nil, false, err
@@ -94,7 +101,22 @@ func resolveCommand(command []string, dir, path string, id *Identity) (runtime, 
 		if !ok {
 			break
 		}
-		wrappers = append(wrappers, exe)
+		if m := shimManager(exe, env); m != "" {
+			wrappers = append(wrappers, exe)
+			whys[exe] = "a " + m + " shim: a script that picks the interpreter by version"
+			real, files := shimRuntime(m, exe, dir, path, env, id)
+			if real != "" {
+				exe, direct = real, true
+				continue
+			}
+			for _, f := range files {
+				wrappers = append(wrappers, f)
+				whys[f] = "a version file the " + m + " shim reads to pick the interpreter, which mcpepoch could not resolve"
+			}
+		}
+		if !slices.Contains(wrappers, exe) { // an unresolved shim is in already
+			wrappers = append(wrappers, exe)
+		}
 		script := exe
 		name := shebangCommand(script, interp, iargs, dir, id)
 		if name == "" {

@@ -7,8 +7,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +231,88 @@ func TestRootEntrySiblingsInIdentity(t *testing.T) {
 				t.Errorf("identity does not say what of the root is hashed:\n%s", o)
 			}
 		})
+	}
+}
+
+// fakePyenv makes a pyenv layout in a new directory that really runs:
+// shims/python3 in pyenv's own form, a libexec/pyenv that execs
+// versions/$(cat version)/bin/PROGRAM, and versions/3.99.0/bin/python3
+// linked to the real python3. It returns the root and the real
+// interpreter, symlinks resolved.
+func fakePyenv(t *testing.T) (root, python string) {
+	t.Helper()
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	python, err = filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(ideTempDir(t), ".pyenv")
+	ideWrite(t, root, "shims/python3", "#!/usr/bin/env bash\nset -e\nprogram=\"${0##*/}\"\n\nexport PYENV_ROOT=\""+root+"\"\nexec \""+root+"/libexec/pyenv\" exec \"$program\" \"$@\"\n", 0o755)
+	ideWrite(t, root, "libexec/pyenv", "#!/usr/bin/env bash\nshift\nprog=$1\nshift\nexec \"$PYENV_ROOT/versions/$(cat \"$PYENV_ROOT/version\")/bin/$prog\" \"$@\"\n", 0o755)
+	ideWrite(t, root, "version", "3.99.0\n", 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "versions/3.99.0/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(python, filepath.Join(root, "versions/3.99.0/bin/python3")); err != nil {
+		t.Fatal(err)
+	}
+	return root, python
+}
+
+// A python3 reached through a pyenv shim on PATH is recorded as the
+// interpreter pyenv would run, resolved from its version file without
+// running the shim, not as the shim's bash; the shim is a wrapper. When
+// the version names no installed interpreter, identity says so and hashes
+// the version file.
+func TestPyenvShimResolved(t *testing.T) {
+	t.Parallel()
+	pyLookPython(t)
+	root, python := fakePyenv(t)
+	dir := ideTempDir(t)
+	ideWrite(t, dir, "app/__init__.py", "", 0o644)
+	ideWrite(t, dir, "app/server.py", strings.Replace(pyServer, "%s", "app.lib", 1), 0o644)
+	ideWrite(t, dir, "app/lib.py", "X = 'good'\n", 0o644)
+	ideWrite(t, dir, "mcpepoch.toml", "label = \"shim\"\ncommand = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+	env := []string{"PATH=" + filepath.Join(root, "shims") + string(os.PathListSeparator) + os.Getenv("PATH"), "PYENV_VERSION="}
+
+	type art struct{ Path, Why string }
+	identity := func() (rt art, wrappers []art, inferred []string) {
+		o, _ := ideMust(t, dir, env, "identity", "--json")
+		var id struct {
+			Runtime  art
+			Wrappers []art
+			Inferred []string
+		}
+		if err := json.Unmarshal([]byte(o), &id); err != nil {
+			t.Fatalf("identity --json: %v\n%s", err, o)
+		}
+		return id.Runtime, id.Wrappers, id.Inferred
+	}
+	rt, wrappers, inferred := identity()
+	if rt.Path != python {
+		t.Errorf("runtime %s, want %s (pyenv's 3.99.0)\ninferred: %q", rt.Path, python, inferred)
+	}
+	if len(wrappers) != 1 || wrappers[0].Path != filepath.Join(root, "shims/python3") || !strings.Contains(wrappers[0].Why, "pyenv shim") {
+		t.Errorf("wrappers %+v, want the pyenv shim", wrappers)
+	}
+	ideMust(t, dir, env, "record")
+	cs, _ := ideHost(t, dir, env)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib through the shim = %q, want X=good", got)
+	}
+
+	ideWrite(t, root, "version", "3.98.0\n", 0o644)
+	rt, wrappers, inferred = identity()
+	if rt.Path == python {
+		t.Errorf("runtime still %s with version 3.98.0 not installed", rt.Path)
+	}
+	if !slices.ContainsFunc(inferred, func(s string) bool { return strings.Contains(s, "3.98.0") && strings.Contains(s, "not found") }) {
+		t.Errorf("identity does not say the shim's version was not found: %q", inferred)
+	}
+	if !slices.ContainsFunc(wrappers, func(a art) bool { return a.Path == filepath.Join(root, "version") }) {
+		t.Errorf("wrappers %+v do not hash the version file", wrappers)
 	}
 }
