@@ -9,8 +9,10 @@
 // holds the epoch's token and says whether a request carries it
 // ([Broker.TokenMatches], constant time).
 //
-// Bounds, as on the host's own socket (package notify): at most MaxConns
-// connections at once (one more is answered CodeBusy and closed), the
+// Bounds, as on the host's own socket (package notify): a peer that
+// Broker.Admit refuses is answered at the accept and closed, taking no
+// slot; at most MaxConns connections at once (one more is answered
+// CodeBusy and closed), the
 // request line must arrive whole within LineTimeout of the accept and be
 // at most credwire.MaxLine bytes, and the answer is written within
 // WriteTimeout. No input can make the broker hold memory or a goroutine
@@ -68,6 +70,13 @@ type Broker struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Admit, when set before Serve, checks each peer at the accept, before
+	// its connection takes one of the MaxConns slots or anything is read:
+	// a non-empty code refuses it at once (told to Refused), so that
+	// processes that may never be answered a secret cannot hold the slots
+	// the server's own requests need.
+	Admit func(peer notify.Peer) (code, msg string)
 }
 
 // Listen creates the socket at path (its directory must exist and be
@@ -206,6 +215,9 @@ func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) err
 			return fmt.Errorf("credentials broker %s: accept: %w", b.path, err)
 		}
 		delay = 0
+		if b.admitted(c, refused) {
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		default:
@@ -226,6 +238,28 @@ func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) err
 			b.serveConn(ctx, c, decide, refused)
 		}()
 	}
+}
+
+// admitted refuses c when Admit does not admit its peer, and reports
+// whether it did: the answer fits the socket buffer, so the write does
+// not block, and the connection is closed at once.
+func (b *Broker) admitted(c *net.UnixConn, refused Refused) (closed bool) {
+	if b.Admit == nil {
+		return false
+	}
+	peer, err := notify.PeerOf(c)
+	if err != nil {
+		peer = notify.Peer{UID: -1}
+	}
+	code, msg := b.Admit(peer)
+	if code == "" {
+		return false
+	}
+	c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+	writeAnswer(c, refusal(code, msg))
+	c.Close()
+	refused(peer, "", code)
+	return true
 }
 
 // serveConn reads one request from c and writes its answer.

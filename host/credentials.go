@@ -125,6 +125,7 @@ func (h *Host) serveBroker(c *child, b *credbroker.Broker) {
 		return
 	}
 	c.broker = b
+	b.Admit = func(peer notify.Peer) (string, string) { return h.checkPeer(c, peer) }
 	go b.Serve(h.ctx, func(ctx context.Context, peer notify.Peer, req credwire.Request) credwire.Answer {
 		return h.credential(ctx, c, peer, req)
 	}, func(peer notify.Peer, scope, code string) {
