@@ -56,7 +56,7 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	note := fmt.Sprintf("code: %s lies in the project root, which is not hashed whole: its %d sibling %s file(s) %q", entry, len(files), lang, files)
 	if lang == "python" {
-		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and __pycache__", pkgs)
+		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and the root's __pycache__ when present", pkgs)
 	}
 	return out, note + " are code (name more in code in mcpepoch.toml)"
 }
