@@ -360,3 +360,26 @@ func TestElicitBothModesNothingEnrolled(t *testing.T) {
 		t.Fatalf("grants: %+v, want one of proof client", gs)
 	}
 }
+
+// TestStatusShowsCallsWaitingForApproval: a call held for an approval is
+// in the host's status, with its tool and epoch, until the grant lands.
+func TestStatusShowsCallsWaitingForApproval(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	k := newAsker(accept)
+	s := eConnect(t, p, k.options(true), "2025-11-25")
+	done := callAsync(s, context.Background(), "w")
+	k.next(t)
+	st := p.status()
+	if len(st.WaitingApproval) != 1 || st.WaitingApproval[0].Tool != "slow_write" || st.WaitingApproval[0].Calls != 1 ||
+		st.Execution == nil || st.WaitingApproval[0].Epoch != st.Execution.Epoch {
+		t.Fatalf("status while a call waits: %+v", st.WaitingApproval)
+	}
+	approveYes(t, p, s.run)
+	if err := wantDone(t, done); err != nil {
+		t.Fatalf("held call after the approval: %v", err)
+	}
+	if st := p.status(); len(st.WaitingApproval) != 0 {
+		t.Fatalf("status after the approval: %+v", st.WaitingApproval)
+	}
+}

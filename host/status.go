@@ -55,6 +55,12 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
 	}
+	for _, a := range h.asks {
+		if len(a.waiters) > 0 {
+			s.WaitingApproval = append(s.WaitingApproval, localapi.WaitingCalls{Tool: a.tool, Epoch: a.epoch,
+				Calls: len(a.waiters), SinceSeconds: time.Since(a.waiters[0].since).Seconds()})
+		}
+	}
 	if h.child == nil {
 		return s, nil, nil
 	}

@@ -110,6 +110,19 @@ type Status struct {
 	// weaken the project's policy floor (package trust, Floor) and are not
 	// in force: the floor's value is, until a person accepts the change.
 	PolicyNotApplied []PolicyWeakening `json:"policyNotApplied,omitempty"`
+	// WaitingApproval lists the calls held for an approval asked through
+	// the client, one entry per ask, oldest first.
+	WaitingApproval []WaitingCalls `json:"waitingApproval,omitempty"`
+}
+
+// WaitingCalls are the calls of one tool held for one approval: how many,
+// on which execution epoch, and for how long the oldest has waited, in
+// seconds.
+type WaitingCalls struct {
+	Tool         string      `json:"tool"`
+	Epoch        epoch.Epoch `json:"executionEpoch"`
+	Calls        int         `json:"calls"`
+	SinceSeconds float64     `json:"secondsWaiting"`
 }
 
 // PolicyWeakening is one setting of mcpepoch.toml not in force because it

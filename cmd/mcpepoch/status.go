@@ -84,6 +84,10 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		if s.Catalog != "" {
 			fmt.Fprintf(stdio.Out, "  catalog:  %s (%s)\n", sc.digest(string(s.Catalog)), count(len(s.Tools), "tool"))
 		}
+		for _, w := range s.WaitingApproval {
+			fmt.Fprintf(stdio.Out, "  waiting:  %s of %s held for an approval for %s (mcpepoch approve)\n", count(w.Calls, "call"), printable(w.Tool),
+				time.Duration(w.SinceSeconds*float64(time.Second)).Round(time.Second))
+		}
 	}
 	return done
 }
