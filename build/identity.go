@@ -171,8 +171,12 @@ type Spec struct {
 }
 
 // TreeSkipDirs are directory names left out of dependency trees: caches a
-// runtime or tool writes into the tree itself, not code it loads.
-var TreeSkipDirs = []string{"__pycache__", ".cache"}
+// tool writes into the tree itself, not code the runtime loads. Python's
+// __pycache__ is not among them: Python runs a site-packages .pyc whose
+// header matches its source instead of the source, so the bytecode is
+// code it loads (the host starts servers with PYTHONDONTWRITEBYTECODE=1,
+// so a server it runs writes none).
+var TreeSkipDirs = []string{".cache"}
 
 // LockfileNames are the lockfiles detected in Spec.Dir when Spec.Lockfiles is
 // nil, in the order they are looked for.

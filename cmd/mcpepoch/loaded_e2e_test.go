@@ -316,3 +316,42 @@ func TestPyenvShimResolved(t *testing.T) {
 		t.Errorf("wrappers %+v do not hash the version file", wrappers)
 	}
 }
+
+// A .pyc planted in a venv's site-packages/__pycache__ whose header
+// matches the module's source is what Python runs: the hook names the
+// site-packages tree as changed and the host restarts onto it.
+func TestPythonBytecodeInDependencyTree(t *testing.T) {
+	t.Parallel()
+	pyLookPython(t)
+	dir := ideTempDir(t)
+	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", filepath.Join(dir, ".venv")).CombinedOutput(); err != nil {
+		t.Skipf("python3 -m venv: %v\n%s", err, out)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, ".venv", "lib", "python*", "site-packages"))
+	if len(m) != 1 {
+		t.Fatalf("site-packages of the venv: %q", m)
+	}
+	sp, _ := filepath.Rel(dir, m[0])
+	ideWrite(t, dir, filepath.ToSlash(filepath.Join(sp, "vlib.py")), "X = 'good'\n", 0o644)
+	ideWrite(t, dir, "app/__init__.py", "", 0o644)
+	ideWrite(t, dir, "app/server.py", strings.Replace(pyServer, "%s", "vlib", 1), 0o644)
+	ideWrite(t, dir, "mcpepoch.toml", "label = \"venv\"\ncommand = [\".venv/bin/python\", \"-m\", \"app.server\"]\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+
+	ideMust(t, dir, nil, "record")
+	cs, _ := ideHost(t, dir, nil)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib = %q, want X=good", got)
+	}
+	if _, e := ideMust(t, dir, nil, "record"); !strings.Contains(e, "build complete: nothing changed\n") {
+		t.Errorf("record after the server ran:\n%s\nwant build complete: nothing changed", e)
+	}
+
+	pyPlantBytecode(t, dir, filepath.Join(sp, "vlib.py"), "X = 'planted'\n")
+	want := "build complete: " + filepath.ToSlash(sp) + " changed\n"
+	if _, e := ideMust(t, dir, nil, "record"); !strings.Contains(e, want) {
+		t.Errorf("record after planting %s/__pycache__:\n%s\nwant %s", sp, e, want)
+	}
+	if got := pyCall(t, cs); got != "X=planted" {
+		t.Errorf("lib after the restart = %q, want X=planted (the bytecode Python loads)", got)
+	}
+}
