@@ -16,6 +16,29 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 // maxWrapperDepth bounds how many wrappers resolveCommand looks through.
 const maxWrapperDepth = 6
 
+// followShim returns the interpreter a version manager's shim at exe picks
+// (pyenv, nodenv, rbenv; see shimRuntime), listing the shim as a wrapper
+// with its why. It returns "" when exe is no shim, or is one whose choice
+// cannot be resolved; then the version files the shim reads are listed as
+// wrappers instead.
+func followShim(exe, dir, path string, env func(string) (string, bool), whys map[string]string, id *Identity, wrappers *[]string) string {
+	m := shimManager(exe, env)
+	if m == "" {
+		return ""
+	}
+	*wrappers = append(*wrappers, exe)
+	whys[exe] = "a " + m + " shim: a script that picks the interpreter by version"
+	real, files := shimRuntime(m, exe, dir, path, env, id)
+	if real != "" {
+		return real
+	}
+	for _, f := range files {
+		*wrappers = append(*wrappers, f)
+		whys[f] = "a version file the " + m + " shim reads to pick the interpreter, which mcpepoch could not resolve"
+	}
+	return ""
+}
+
 // resolveCommand follows the launch command through the programs and
 // scripts that stand between it and the code that runs (seed: "an identity
 // that ignores dispatch only proves that the wrong program stayed the
@@ -51,11 +74,9 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 	if err != nil {
 		return "", "", nil, nil, false, err
 	}
-	args = command[1:]
-	direct = true
+	args, direct = command[1:], true
 	if filepath.Base(command[0]) == "npx" {
-		entry = npxEntry(args, dir, id)
-		direct = false
+		entry, direct = npxEntry(args, dir, id), false
 	}
 	// follow moves on to the plain command line words, which a wrapper
 	// runs; it reports false, noting why, when it cannot.
@@ -101,24 +122,14 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		if !ok {
 			break
 		}
-		if m := shimManager(exe, env); m != "" {
-			wrappers = append(wrappers, exe)
-			whys[exe] = "a " + m + " shim: a script that picks the interpreter by version"
-			real, files := shimRuntime(m, exe, dir, path, env, id)
-			if real != "" {
-				exe, direct = real, true
-				continue
-			}
-			for _, f := range files {
-				wrappers = append(wrappers, f)
-				whys[f] = "a version file the " + m + " shim reads to pick the interpreter, which mcpepoch could not resolve"
-			}
+		if real := followShim(exe, dir, path, env, whys, id, &wrappers); real != "" {
+			exe, direct = real, true
+			continue
 		}
 		if !slices.Contains(wrappers, exe) { // an unresolved shim is in already
 			wrappers = append(wrappers, exe)
 		}
-		script := exe
-		name := shebangCommand(script, interp, iargs, dir, id)
+		script, name := exe, shebangCommand(exe, interp, iargs, dir, id)
 		if name == "" {
 			break
 		}

@@ -60,12 +60,18 @@ func (h *Host) toClient(line []byte) {
 }
 
 // fromClient handles one line from the client.
-func (h *Host) fromClient(line []byte, over *overflow) {
-	h.trace("from client", line)
+// readClient reads one client line strictly (jsonrpc.ParseClient) and
+// returns the message to act on, or nil when the line was refused or
+// dropped: over MaxLine (-31004 message_too_large), a batch or a malformed
+// request (JSON-RPC 2.0 §5.1 codes, under the line's id where it can be
+// read), not JSON, neither request, notification nor response, a
+// tools/call sent as a notification, or a request under a host-private id
+// (reserved_id). Each refusal is logged and, for a request, answered.
+func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 	if over != nil {
 		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
 		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
-		return
+		return nil
 	}
 	if jsonrpc.IsBatch(line) {
 		// A batch (JSON-RPC 2.0 §6, MCP 2025-03-26 only) would need each
@@ -73,7 +79,7 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 		// nothing in it is forwarded.
 		h.logf("refused a JSON-RPC batch: not supported")
 		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by mcpepoch host; nothing in the batch was forwarded; send each message on its own line", nil))
-		return
+		return nil
 	}
 	m, err := jsonrpc.ParseClient(line)
 	var pe *jsonrpc.ProtocolError
@@ -85,22 +91,31 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 			id = m.ID // read strictly; LenientID cannot read a line nested too deep
 		}
 		h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg, nil))
-		return
+		return nil
 	case err != nil:
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
 		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
-		return
+		return nil
 	}
 	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
 		h.logf("dropped a client message that is neither a request, a notification nor a response (id null, no method)")
-		return
+		return nil
 	}
 	if m.Method == "tools/call" && !m.IsRequest() {
 		h.logf("dropped a tools/call sent as a notification: a call must be a request, so that it is checked and answered")
-		return
+		return nil
 	}
 	if m.IsRequest() && isPrivateID(m.ID) {
 		h.toClient(jsonrpc.ErrorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host", nil))
+		return nil
+	}
+	return m
+}
+
+func (h *Host) fromClient(line []byte, over *overflow) {
+	h.trace("from client", line)
+	m := h.readClient(line, over)
+	if m == nil {
 		return
 	}
 	h.mu.Lock()

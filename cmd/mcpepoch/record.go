@@ -126,12 +126,20 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if len(res.Hosts) == 0 {
 		fmt.Fprintf(talk, "%s\n", p.warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
+	return finishRecord(stdio, out, res, spec.Root, *asJSON, *requireHost, hostErr)
+}
+
+// finishRecord prints record's --json output and says how record ends: an
+// error when the build log (.mcpepoch/builds.jsonl) could not be written,
+// else with -require-host exit 3 when no host was reached and 4 when a
+// host reported an error, else success.
+func finishRecord(stdio Stdio, out recordOutput, res *hook.Result, root string, asJSON, requireHost, hostErr bool) error {
 	var buildsErr error
 	if res.BuildsLogErr != nil {
 		// No record, no silence: the build ran but its log could not say so.
-		buildsErr = fmt.Errorf("build log %s: %w: this build is not in it; a records_lost record will count it once the log can be written", layout.Builds(spec.Root), res.BuildsLogErr)
+		buildsErr = fmt.Errorf("build log %s: %w: this build is not in it; a records_lost record will count it once the log can be written", layout.Builds(root), res.BuildsLogErr)
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(stdio.Out, out); err != nil {
 			return err
 		}
@@ -139,9 +147,9 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	switch {
 	case buildsErr != nil:
 		return buildsErr
-	case *requireHost && len(res.Hosts) == 0:
+	case requireHost && len(res.Hosts) == 0:
 		return silentExit(exitNoHost)
-	case *requireHost && hostErr:
+	case requireHost && hostErr:
 		return silentExit(exitHostError)
 	}
 	return nil

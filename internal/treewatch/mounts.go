@@ -1,7 +1,5 @@
 package treewatch
 
-import "os"
-
 // A mount over a watched file or directory (mount --bind evil.js
 // dist/lib.js) changes what a path reads without a notification: inotify
 // watches the inode underneath. So, where the platform lists its mounts
@@ -22,14 +20,4 @@ func (w *Watcher) checkMountsLocked() {
 		w.markAllLocked(true)
 	}
 	w.mounts, w.mountsRead = m, true
-}
-
-// readMountFile returns the contents of a mount table file, ok false when
-// it cannot be read.
-func readMountFile(p string) (string, bool) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
 }

@@ -76,3 +76,13 @@ func sweepBarriers() {
 // mountTable returns the mounts of the host's mount namespace
 // (/proc/self/mountinfo), ok false when it cannot be read.
 func mountTable() (string, bool) { return readMountFile("/proc/self/mountinfo") }
+
+// readMountFile returns the contents of a mount table file, ok false when
+// it cannot be read.
+func readMountFile(p string) (string, bool) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}

@@ -1,0 +1,192 @@
+package audit
+
+// Catching up with the log file before a step: what another writer (or a
+// crash, or a hand) did to the file and its head since this Log last
+// looked, and the log_recovered record that says so (see the package doc).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// appendNewline closes the last line of the log.
+func (l *Log) appendNewline() error {
+	n, err := l.f.Write([]byte("\n"))
+	l.size += int64(n)
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if err != nil {
+		l.known = false
+		return &WriteError{Path: l.path, Op: "write", Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// catchUp makes l.head and l.size describe the log's current end, reopening
+// the log if the file at l.path was replaced, and repairs what a crash left
+// behind. It runs under the lock.
+// noteRecovered lists, for Recoveries, what the log_recovered record at
+// seq stands for: a torn tail t.torn, a cut, a head file that was lost
+// (HeadMissing or HeadTorn).
+func (l *Log) noteRecovered(seq int64, t tail, cut *Cut, headLost string) {
+	if len(t.torn) > 0 {
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: seq, Torn: t.torn})
+	}
+	if cut != nil {
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCut, Path: l.path, Seq: seq, Detail: cut.String()})
+	}
+	if headLost != "" {
+		what := "missing"
+		if headLost == HeadTorn {
+			what = "torn (a crash during its rewrite)"
+		}
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: seq,
+			Detail: fmt.Sprintf("head file was %s with the log at seq %d; recorded as seq %d (%s %s=%s)",
+				what, t.last.Seq, seq, TypeLogRecovered, FieldHead, headLost)})
+	}
+}
+
+func (l *Log) catchUp() error {
+	if err := l.reopenIfReplaced(); err != nil {
+		return err
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if l.known && fi.Size() == l.size {
+		return nil
+	}
+	t, err := scanTail(l.f, fi.Size())
+	if err != nil {
+		return err
+	}
+	l.size = fi.Size()
+	seen := l.head // the last record this Log wrote or caught up with
+	l.head = t.last
+
+	var cut *Cut
+	var headStale bool
+	var headLost string // HeadMissing or HeadTorn
+	if seen.Seq > t.last.Seq {
+		// Records this Log knew of are gone: the head file cannot tell
+		// (it was deleted too, or names them), so the memory of them goes
+		// into the chain, which goes on from what is left.
+		cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
+	} else if headStale, headLost, err = l.checkHead(t); err != nil {
+		return err
+	}
+
+	var prefix []byte
+	if !t.endsNL {
+		prefix = []byte("\n")
+	}
+	fields := map[string]any{}
+	if len(t.torn) > 0 {
+		fields[FieldTorn] = t.torn
+	}
+	if headLost != "" {
+		fields[FieldHead] = headLost
+	}
+	if cut != nil {
+		fields[FieldCut] = cut
+	}
+	switch {
+	case len(fields) > 0:
+		if prefix != nil && len(t.torn) == 0 {
+			// The last record is complete and lacks only its newline.
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
+		}
+		recs, err := l.commit(prefix, []Event{{Type: TypeLogRecovered, Fields: fields}})
+		if err != nil {
+			return err
+		}
+		l.noteRecovered(recs[0].seq, t, cut, headLost)
+	case prefix != nil:
+		// The last record is complete and lacks only its newline.
+		if err := l.appendNewline(); err != nil {
+			return err
+		}
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
+		fallthrough
+	default:
+		if headStale {
+			if err := l.hf.write(l.head); err != nil {
+				return fmt.Errorf("audit: %w", err)
+			}
+		}
+	}
+	l.known = true
+	return nil
+}
+
+// checkHead compares the head file with the log's tail t: stale when the
+// head lags a chain that leads back to it (the next step rewrites it),
+// lost (HeadMissing) when the log has records and no head, or (HeadTorn)
+// a head torn by a crash. It runs under the lock.
+func (l *Log) checkHead(t tail) (stale bool, lost string, err error) {
+	h, ok, err := readHeadOnce(l.headPath)
+	var torn *TornHeadError
+	if errors.As(err, &torn) {
+		// A crash during the in-place rewrite (under this lock, so no
+		// writer is mid-rewrite now): what the head named is gone, as if
+		// it were deleted, and the chain says so.
+		return false, HeadTorn, nil
+	}
+	if err != nil {
+		return false, "", fmt.Errorf("audit: %w", err)
+	}
+	switch {
+	case !ok:
+		// The log has records but no head: the head was deleted, perhaps
+		// with records cut from the end. Rewriting it silently would make
+		// the cut log verify as intact, so the gap goes into the chain.
+		if t.last.Seq > 0 {
+			lost = HeadMissing
+		}
+	case h == t.last:
+	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
+		stale = true
+		behind := "one record"
+		if n := t.last.Seq - h.Seq; n > 1 {
+			behind = fmt.Sprintf("%d records", n)
+		}
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredHead, Path: l.headPath, Seq: t.last.Seq,
+			Detail: fmt.Sprintf("head was %s behind (seq %d); the writer stopped before updating it", behind, h.Seq)})
+	default:
+		return false, "", &HeadMismatchError{LogPath: l.path, HeadPath: l.headPath, Log: t.last, Head: h}
+	}
+
+	return stale, lost, nil
+}
+
+// reopenIfReplaced opens l.path if no file is open yet or if the file at
+// l.path is no longer the one open (moved aside, deleted, replaced).
+func (l *Log) reopenIfReplaced() error {
+	if l.f != nil {
+		cur, err1 := l.f.Stat()
+		now, err2 := os.Stat(l.path)
+		if err1 == nil && err2 == nil && os.SameFile(cur, now) {
+			return nil
+		}
+		l.f.Close()
+		l.f = nil
+		l.known = false
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		if fi, lerr := os.Lstat(l.path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("audit: %s is a symbolic link: refusing to append through it (move it aside)", l.path)
+		}
+		return fmt.Errorf("audit: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("audit: %s is not a regular file (%v): refusing to append to it", l.path, fi.Mode().Type())
+	}
+	l.f = f
+	return syncDir(filepath.Dir(l.path))
+}
