@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -361,8 +362,13 @@ func TestElicitBothModesNothingEnrolled(t *testing.T) {
 	}
 }
 
+// waitingLine is the line mcpepoch status prints for one call of
+// slow_write held for an approval (its wait in whole seconds).
+var waitingLine = regexp.MustCompile(`(?m)^  waiting:  1 call of slow_write held for an approval for [0-9]+s \(mcpepoch approve\)$`)
+
 // TestStatusShowsCallsWaitingForApproval: a call held for an approval is
-// in the host's status, with its tool and epoch, until the grant lands.
+// in the host's status, JSON and text, with its tool and epoch, until the
+// grant lands.
 func TestStatusShowsCallsWaitingForApproval(t *testing.T) {
 	t.Parallel()
 	p := newGrantsProject(t, nil)
@@ -375,11 +381,18 @@ func TestStatusShowsCallsWaitingForApproval(t *testing.T) {
 		st.Execution == nil || st.WaitingApproval[0].Epoch != st.Execution.Epoch {
 		t.Fatalf("status while a call waits: %+v", st.WaitingApproval)
 	}
+	text := p.cli("status", "--dir", p.dir).Stdout
+	if !waitingLine.MatchString(text) {
+		t.Fatalf("status while a call waits:\n%s\nwant the line %q", text, waitingLine)
+	}
 	approveYes(t, p, s.run)
 	if err := wantDone(t, done); err != nil {
 		t.Fatalf("held call after the approval: %v", err)
 	}
 	if st := p.status(); len(st.WaitingApproval) != 0 {
 		t.Fatalf("status after the approval: %+v", st.WaitingApproval)
+	}
+	if text := p.cli("status", "--dir", p.dir).Stdout; strings.Contains(text, "waiting:") {
+		t.Fatalf("status after the approval:\n%s", text)
 	}
 }
