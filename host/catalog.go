@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
@@ -166,7 +168,8 @@ func (h *Host) fetchFirstCatalogLocked() {
 // arguments against the inputSchema. It is never forwarded unchecked for
 // lack of a catalog: when the listing fails, the held calls are answered
 // server_unavailable and the next call lists again. The wait is bounded
-// by the listing's own bound (Options.InitTimeout per page).
+// by the listing's own bound (Options.InitTimeout per page); the client's
+// notifications/cancelled ends it, and the call is never forwarded.
 
 // earlyCall is a tools/call held for the first catalog.
 type earlyCall struct {
@@ -184,6 +187,27 @@ func (h *Host) awaitCatalogLocked(m *jsonrpc.Message, line []byte) bool {
 	h.early = append(h.early, earlyCall{m, line})
 	h.fetchFirstCatalogLocked()
 	return true
+}
+
+// cancelEarlyLocked ends the hold of a call waiting for the first catalog
+// that the client cancelled (notifications/cancelled): it is never
+// forwarded and no answer is sent (MCP cancellation), as for a call held
+// for an approval (cancelHeldLocked). It reports whether key named one.
+func (h *Host) cancelEarlyLocked(key string) bool {
+	for i, e := range h.early {
+		if jsonrpc.IDKey(e.m.ID) != key {
+			continue
+		}
+		h.early = slices.Delete(h.early, i, i+1)
+		var ep epoch.Epoch
+		if h.child != nil {
+			ep = h.child.epoch
+		}
+		h.audit.event(audit.TypeCallAborted, ep, h.run, map[string]any{audit.FieldTool: e.m.Tool,
+			"reason": "cancelled by the client while waiting for the catalog"})
+		return true
+	}
+	return false
 }
 
 // releaseEarlyLocked decides the calls held for child c's first catalog

@@ -221,6 +221,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			// must not answer it again.
 			delete(h.listens, jsonrpc.IDKey(p.RequestID))
 			h.cancelHeldLocked(jsonrpc.IDKey(p.RequestID))
+			h.cancelEarlyLocked(jsonrpc.IDKey(p.RequestID))
 			// A held initialize is the client's to give up on before
 			// the first server started (firststart.go).
 			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && (cl.method != "initialize" || !h.everUp) {

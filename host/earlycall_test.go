@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -73,4 +74,59 @@ func TestEarlyCallHeldForCatalog(t *testing.T) {
 		id := earlyCall(t, c, "no_such_tool", nil)
 		wantError(t, c.response(id, waitLong), host.CodeUnknownTool, "unknown_tool:")
 	})
+}
+
+// slowListServer is a stdio MCP server in plain Python whose tools/list
+// answers after two seconds; each tools/call of its tool "note" appends
+// the call's id to the file calls.
+const slowListServer = `import json, sys, time
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("id") is None:
+        continue
+    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
+    if meth == "initialize":
+        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "slow", "version": "1"}})
+    elif meth == "tools/list":
+        time.sleep(2)
+        ok({"tools": [{"name": "note", "description": "notes the call", "inputSchema": {"type": "object", "properties": {}}}]})
+    elif meth == "tools/call":
+        with open("calls", "a") as f:
+            f.write(json.dumps(m["id"]) + "\n")
+        ok({"content": [{"type": "text", "text": "noted"}]})
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
+`
+
+// TestEarlyCallCancelled: a call held for the first catalog that the
+// client cancels is never forwarded to the server, nor answered; a call
+// sent after it is.
+func TestEarlyCallCancelled(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	p := newProject(t, nil)
+	p.write("srv.py", slowListServer)
+	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	c := startRaw(t, p, nil, "python3", "srv.py")
+	if r := c.roundTrip("initialize", map[string]any{"protocolVersion": legacyVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "mcpepoch-early-cancel", "version": "0.1.0"}}); r.Error != nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	c.sendLine([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"note","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":100,"reason":"changed my mind"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":101,"method":"tools/call","params":{"name":"note","arguments":{}}}`))
+	if r := c.response("101", waitLong); r.Error != nil {
+		t.Fatalf("the call after the cancelled one: %v", r)
+	}
+	if got := p.read("calls"); got != "101\n" {
+		t.Fatalf("calls the server received: %q, want only 101 (100 was cancelled while held for the catalog)", got)
+	}
+	if rs := c.responses("100"); len(rs) != 0 {
+		t.Fatalf("the cancelled call was answered: %v", rs[0])
+	}
 }
