@@ -122,7 +122,7 @@ func TestServer(t *testing.T) {
 	call(t, ctx, session, "inventory_adjust", map[string]any{"sku": "widget"}, true) // delta is required
 	// Outside mcpepoch host there is no supplier token: a tool error that
 	// says so, and nothing written.
-	if got := call(t, ctx, session, "inventory_order", map[string]any{"sku": "widget", "quantity": 3}, true); !strings.Contains(got, "credential inventory-supplier: not running under mcpepoch host") {
+	if got := call(t, ctx, session, "inventory_order", map[string]any{"sku": "widget", "quantity": 3}, true); !strings.Contains(got, "credential inventory-supplier: not_under_host: not running under mcpepoch host") {
 		t.Errorf("order without a host = %q", got)
 	}
 
