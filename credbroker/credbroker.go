@@ -197,24 +197,14 @@ func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) err
 		wg.Wait()
 	}()
 	slots := make(chan struct{}, MaxConns)
-	var delay time.Duration
 	for {
-		c, err := b.ul.AcceptUnix()
+		c, err := notify.AcceptUnix(ctx, b.ul)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(delay):
-				case <-ctx.Done():
-				}
-				continue
-			}
 			return fmt.Errorf("credentials broker %s: accept: %w", b.path, err)
 		}
-		delay = 0
 		if b.admitted(c, refused) {
 			continue
 		}

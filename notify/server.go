@@ -188,25 +188,14 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 		mu.Unlock()
 		wg.Wait()
 	}()
-	var delay time.Duration
 	for {
-		c, err := l.ul.AcceptUnix()
+		c, err := AcceptUnix(ctx, l.ul)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
-				// Out of descriptors or memory: back off as net/http does.
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(delay):
-				case <-ctx.Done():
-				}
-				continue
-			}
 			return fmt.Errorf("accept on %s: %w", l.path, err)
 		}
-		delay = 0
 		select {
 		case serving <- struct{}{}:
 		default:
@@ -352,4 +341,25 @@ func (l *Listener) refuse(c *net.UnixConn, resp Response) {
 	c.CloseWrite()
 	c.SetReadDeadline(time.Now().Add(drainTimeout))
 	io.Copy(io.Discard, c)
+}
+
+// AcceptUnix waits for the next connection on ul. When the process or the
+// system is out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+// it backs off as net/http does, 5 ms doubling up to 1 s between tries (a
+// back-off ends early when ctx is done), and tries again; any other error,
+// net.ErrClosed for a closed listener among them, is returned as it is.
+// Every local socket server of mcpepoch accepts through it.
+func AcceptUnix(ctx context.Context, ul *net.UnixListener) (*net.UnixConn, error) {
+	var delay time.Duration
+	for {
+		c, err := ul.AcceptUnix()
+		if err == nil || !(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)) {
+			return c, err
+		}
+		delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		}
+	}
 }
