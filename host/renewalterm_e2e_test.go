@@ -107,6 +107,18 @@ func (c *terminal) exit() string {
 	return strings.TrimSpace(c.p.read(rc))
 }
 
+// approveAtTerminal approves everything agent run run asks for at a
+// person's terminal (y, Enter) and fails the test unless approve exits 0.
+func (p *project) approveAtTerminal(t *testing.T, env []string, run string) {
+	t.Helper()
+	first := p.startTerminal(t, env, true, "first", "$MCPEPOCH_BIN "+approveArgs(run))
+	first.waitScreen("[y/N]")
+	first.press("y\n")
+	if rc := first.exit(); rc != "0" {
+		t.Fatalf("first approval: exit %s\n%s", rc, first.screen())
+	}
+}
+
 // TestRenewalOneKeyAtTerminal: at the default proof (terminal), a grant
 // made at a person's terminal ends with a rebuild; mcpepoch approve then
 // offers the renewal first, and one key (y, no Enter) approves it with
@@ -120,12 +132,7 @@ func TestRenewalOneKeyAtTerminal(t *testing.T) {
 	s := gConnect(t, p, env...)
 	s.list()
 	p.ready(s.run)
-	first := p.startTerminal(t, env, true, "first", "$MCPEPOCH_BIN "+approveArgs(s.run))
-	first.waitScreen("[y/N]")
-	first.press("y\n")
-	if rc := first.exit(); rc != "0" {
-		t.Fatalf("first approval: exit %s\n%s", rc, first.screen())
-	}
+	p.approveAtTerminal(t, env, s.run)
 	s.text("slow_write", map[string]any{"key": "k"})
 
 	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
@@ -256,12 +263,7 @@ func TestRenewalDevPrompt(t *testing.T) {
 	s := gConnect(t, p, env...)
 	s.list()
 	p.ready(s.run)
-	first := p.startTerminal(t, env, true, "first", "$MCPEPOCH_BIN "+approveArgs(s.run))
-	first.waitScreen("[y/N]")
-	first.press("y\n")
-	if rc := first.exit(); rc != "0" {
-		t.Fatalf("first approval: exit %s\n%s", rc, first.screen())
-	}
+	p.approveAtTerminal(t, env, s.run)
 	serverA := p.read("server.sh")
 	p.write("server.next", serverA)
 	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
