@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
@@ -38,7 +39,9 @@ var xenv = map[string]struct{ versionVar, rootVar, file string }{
 	"rbenv":  {"RBENV_VERSION", "RBENV_ROOT", ".ruby-version"},
 }
 
-var exportRoot = regexp.MustCompile(`(?m)^export ([A-Z]+_ROOT)="([^"$` + "`" + `]+)"$`)
+var exportRoot = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^export ([A-Z]+_ROOT)="([^"$` + "`" + `]+)"$`)
+}) // compiled on first use
 
 // shimRuntime resolves, without running it, the interpreter the shim exe
 // of manager m runs for a server in dir, the way pyenv, nodenv and rbenv
@@ -64,7 +67,7 @@ func shimRuntime(m, exe, dir, path string, env func(string) (string, bool), id *
 		root = v
 	}
 	if b, err := safefile.ReadFile(exe, 1<<16); err == nil {
-		if mm := exportRoot.FindSubmatch(b); mm != nil && string(mm[1]) == x.rootVar {
+		if mm := exportRoot().FindSubmatch(b); mm != nil && string(mm[1]) == x.rootVar {
 			root = string(mm[2])
 		}
 	}
