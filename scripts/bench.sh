@@ -21,7 +21,9 @@
 #
 # Usage: scripts/bench.sh [gateway|start|hook]...   (default: all; Linux)
 # Env:   ROUNDS (gateway rounds, default 15), HOOK_ROUNDS (default 15),
-#        HOOK_SIZES (default "1000 4000 20000")
+#        HOOK_SIZES (default "1000 4000 20000"),
+#        BEFORE (an earlier mcpepoch binary: the gateway measures it as a
+#        fourth connection, interleaved, for a before/after in one run)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +53,7 @@ for part in $parts; do
 		mkdir -p "$proj"
 		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/echoserver" >"$proj/mcpepoch.toml"
 		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" \
-			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" 2>"$tmp/gateway.log" ||
+			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" ${BEFORE:+-before "$BEFORE"} 2>"$tmp/gateway.log" ||
 			{ tail -20 "$tmp/gateway.log" >&2; exit 1; }
 		;;
 	start)

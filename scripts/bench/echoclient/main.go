@@ -3,7 +3,12 @@
 // directly, through the splice proxy and through mcpepoch host. It prints
 // one table (see scripts/bench.sh, which builds and runs it).
 //
-// Usage: echoclient -server BIN -splice BIN -mcpepoch BIN -dir PROJECT
+// Usage: echoclient -server BIN -splice BIN -mcpepoch BIN -dir PROJECT [-before BIN]
+//
+// With -before, a second mcpepoch binary (an earlier build) runs in its
+// own copy of the project as a fourth connection, interleaved with the
+// others, so that a change is measured before and after in one run; the
+// audit backlog, restart and RSS figures are the -mcpepoch host's.
 package main
 
 import (
@@ -24,6 +29,7 @@ var (
 	mcpepoch = flag.String("mcpepoch", "", "the mcpepoch binary")
 	dir      = flag.String("dir", "", "the project directory mcpepoch host runs in (mcpepoch.toml, .mcpepoch/)")
 	rounds   = flag.Int("rounds", 15, "interleaved rounds of each measurement")
+	before   = flag.String("before", "", "an earlier mcpepoch binary, measured side by side in its own copy of -dir")
 )
 
 var echoParams = `{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 120) + `"}}`
@@ -36,6 +42,14 @@ func main() {
 	}
 	configs := [][]string{{*server}, {*splice, *server}, {*mcpepoch, "host", "--dir", *dir, "--", *server}}
 	names := []string{"direct", "splice proxy", "mcpepoch host"}
+	if *before != "" {
+		bdir, err := copyProject(*dir)
+		if err != nil {
+			fail(err)
+		}
+		configs = append(configs, []string{*before, "host", "--dir", bdir, "--", *server})
+		names = append(names, "host -before")
+	}
 	var ss []*session
 	for i, argv := range configs {
 		s, err := start(names[i], argv, *dir)
@@ -250,6 +264,20 @@ func measureRestart(s *session) (restart, own time.Duration) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return median(rs), median(os_)
+}
+
+// copyProject makes a sibling of dir holding its mcpepoch.toml, so that
+// the -before host has an audit log and state of its own.
+func copyProject(dir string) (string, error) {
+	b, err := os.ReadFile(dir + "/mcpepoch.toml")
+	if err != nil {
+		return "", err
+	}
+	out := strings.TrimSuffix(dir, "/") + "-before"
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return "", err
+	}
+	return out, os.WriteFile(out+"/mcpepoch.toml", b, 0o600)
 }
 
 func median(d []time.Duration) time.Duration { return pct(d, 50) }
