@@ -176,7 +176,7 @@ func (l *Log) reopenIfReplaced() error {
 		l.f = nil
 		l.known = false
 	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	f, created, err := openLog(l.path)
 	if err != nil {
 		if fi, lerr := os.Lstat(l.path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return fmt.Errorf("audit: %s is a symbolic link: refusing to append through it (move it aside)", l.path)
@@ -188,5 +188,32 @@ func (l *Log) reopenIfReplaced() error {
 		return fmt.Errorf("audit: %s is not a regular file (%v): refusing to append to it", l.path, fi.Mode().Type())
 	}
 	l.f = f
+	if !created {
+		return nil
+	}
 	return syncDir(filepath.Dir(l.path))
+}
+
+// openLog opens the log at path for appending, creating it (mode 0600) if
+// it does not exist; created reports that it did, or that the file is
+// still empty. Then the caller fsyncs the directory, so that the file
+// whose records it is about to fsync cannot vanish in a crash. A log that
+// holds records was created, and its directory synced, by the Log that
+// first wrote to it (under the lock, before its first record), so opening
+// it again costs no directory fsync.
+func openLog(path string) (f *os.File, created bool, err error) {
+	const flags = os.O_RDWR | os.O_APPEND | noFollow
+	f, err = os.OpenFile(path, flags, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		created = true
+		f, err = os.OpenFile(path, flags|os.O_CREATE, 0o600)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !created {
+		fi, err := f.Stat()
+		created = err != nil || fi.Size() == 0
+	}
+	return f, created, nil
 }

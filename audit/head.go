@@ -143,12 +143,17 @@ type headFile struct {
 // write writes h to the head file. While the open file is still the one
 // at the path and has the fixed size, it is rewritten in place (pwrite,
 // fdatasync): a crash leaves the old head, the new one, or a torn one that
-// ReadHead reports as such. Otherwise (first write, a head without a
-// checksum, a file deleted or replaced) the head is written atomically:
-// temporary file in the same directory, fsync, rename, fsync of the
-// directory; then opened for the next rewrite.
+// ReadHead reports as such. A Log's first write opens the head file at
+// the path for that, so that a short-lived Log (mcpepoch record's one
+// record in the builds log) rewrites it in place too. Otherwise (no head
+// yet, a head without a checksum, a file deleted or replaced) the head is
+// written atomically: temporary file in the same directory, fsync, rename,
+// fsync of the directory; then opened for the next rewrite.
 func (hf *headFile) write(h Head) error {
 	b := encodeHead(h)
+	if hf.f == nil {
+		hf.f = openHead(hf.path)
+	}
 	if hf.f != nil {
 		cur, err1 := hf.f.Stat()
 		now, err2 := os.Lstat(hf.path)
@@ -166,16 +171,22 @@ func (hf *headFile) write(h Head) error {
 	if err := atomicfile.Write(hf.path, b, 0o600); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(hf.path, os.O_RDWR|noFollow, 0)
+	hf.f = openHead(hf.path) // nil: the next write replaces it again
+	return nil
+}
+
+// openHead opens the head file at path for rewriting in place, or returns
+// nil if it is missing, a symbolic link or not a regular file.
+func openHead(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if err != nil {
-		return nil // written; the next write replaces it again
+		return nil
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		return nil
 	}
-	hf.f = f
-	return nil
+	return f
 }
 
 func (hf *headFile) close() {

@@ -132,3 +132,37 @@ func TestHeadRewrittenInPlace(t *testing.T) {
 		t.Fatalf("head %+v %v", h, err)
 	}
 }
+
+// TestHeadRewrittenInPlaceByANewLog: a Log opened on a log that has a
+// head (mcpepoch record appends one record and exits) rewrites that head
+// in place from its first append, no temporary file and rename each time.
+func TestHeadRewrittenInPlaceByANewLog(t *testing.T) {
+	path := writeLog(t, 2)
+	before, err := os.Stat(HeadPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		l, err := Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(Event{Type: TypeClientClosed}); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	}
+	after, err := os.Stat(HeadPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Errorf("a new Log's append replaced the head file instead of rewriting it")
+	}
+	if h, _, err := ReadHead(HeadPath(path)); err != nil || h.Seq != 4 {
+		t.Fatalf("head %+v %v, want seq 4", h, err)
+	}
+	if rep := verify(t, path); !rep.OK {
+		t.Fatalf("verify: %+v", rep)
+	}
+}

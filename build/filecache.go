@@ -116,7 +116,7 @@ func (c *FileCache) Save() error {
 	if err := layout.MkdirAll(filepath.Dir(c.path)); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(c.path, b, 0o600); err != nil {
+	if err := atomicfile.Replace(c.path, b, 0o600); err != nil {
 		return err
 	}
 	c.dirty = false

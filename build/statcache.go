@@ -348,7 +348,7 @@ func (c *StatCache) Save(path string) error {
 	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("save stat cache: %w", err)
 	}
-	if err := atomicfile.Write(path, c.encode(), 0o600); err != nil {
+	if err := atomicfile.Replace(path, c.encode(), 0o600); err != nil {
 		return fmt.Errorf("save stat cache: %w", err)
 	}
 	c.dirty = false

@@ -210,7 +210,11 @@ func validateArtifacts(name string, artifacts []Artifact) *CorruptError {
 }
 
 // Write validates f and writes it to path atomically (mode 0644), creating
-// the directory (mode 0700) if needed. Callers hold the Lock.
+// the directory (mode 0700) if needed. Callers hold the Lock. Readers never
+// see a torn manifest, nor does a crash leave one; a crash right after
+// Write may bring the previous manifest back (atomicfile.Replace), which
+// only costs the next build a longer list of changes: hosts recompute the
+// identity themselves.
 func Write(path string, f *File) error {
 	if err := f.validate(); err != nil {
 		err.Path = path
@@ -224,7 +228,7 @@ func Write(path string, f *File) error {
 	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o644)
+	return atomicfile.Replace(path, buf.Bytes(), 0o644)
 }
 
 // New describes identity id as built by hook run buildID at t with the

@@ -11,12 +11,36 @@ import (
 // Write replaces the file at path with data. It writes a temporary file in
 // the same directory (so the rename cannot cross file systems), fsyncs it,
 // sets mode perm, renames it over path and fsyncs the directory. Either the
-// old or the new content is visible at every moment, even across a crash.
+// old or the new content is visible at every moment, even across a crash,
+// and once Write returns a crash no longer brings the old content back.
 // On error the temporary file is removed and path is left as it was; the
 // error names the file.
-func Write(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+func Write(path string, data []byte, perm os.FileMode) error {
+	if err := replace(path, data, perm); err != nil {
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		d.Sync() // best effort: not every file system supports fsync on a directory
+		d.Close()
+	}
+	return nil
+}
+
+// Replace is Write without the fsync of the directory: readers, and a
+// crash, still see the old or the new content whole, never a torn or
+// empty file, but a crash soon after Replace returns may bring the old
+// content back. It is for files whose next write corrects such a loss and
+// whose readers never trust them alone: the run manifest (hosts recompute
+// the identity; the next build rewrites it), the hashing caches. It saves
+// one journal commit per write, milliseconds on a busy disk.
+func Replace(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm)
+}
+
+// replace writes data to a temporary file beside path, fsyncs it, sets
+// mode perm and renames it over path.
+func replace(path string, data []byte, perm os.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -41,10 +65,6 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // best effort: not every file system supports fsync on a directory
-		d.Close()
 	}
 	return nil
 }
