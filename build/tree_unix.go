@@ -66,8 +66,25 @@ func (d dirHandle) readNames(names []string, buf *[]byte, path string) ([]string
 	}
 }
 
-// lstat returns the lstat data of name in d; path names it in errors.
-func (d dirHandle) lstat(name, path string) (fileStat, error) {
+// lstat returns the lstat data of name in d, the directory at the real
+// path dir, which names it in errors.
+func (d dirHandle) lstat(name, dir string) (fileStat, error) {
+	st, err := d.lstatName(name)
+	if err != nil {
+		return fileStat{}, &fs.PathError{Op: "lstat", Path: joinReal(dir, name), Err: err}
+	}
+	return st, nil
+}
+
+func lstatPath(path string) (fileStat, error) {
+	st, err := atCWD().lstatName(path)
+	if err != nil {
+		return fileStat{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return st, nil
+}
+
+func (d dirHandle) lstatName(name string) (fileStat, error) {
 	var st unix.Stat_t
 	for {
 		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -75,13 +92,11 @@ func (d dirHandle) lstat(name, path string) (fileStat, error) {
 			continue
 		}
 		if err != nil {
-			return fileStat{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+			return fileStat{}, err
 		}
 		return statOf(&st), nil
 	}
 }
-
-func lstatPath(path string) (fileStat, error) { return atCWD().lstat(path, path) }
 
 // readlink returns the target of the link name in d.
 func (d dirHandle) readlink(name, path string) (string, error) {

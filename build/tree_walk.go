@@ -12,6 +12,7 @@ type treeWorker struct {
 	w      *treeWalk
 	h      hash.Hash
 	buf    []byte // file read buffer, allocated on first use
+	sum    [sha256.Size]byte
 	dirent []byte
 	names  []string
 	out    []dirResult
@@ -71,12 +72,11 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 	j := 0
 	var sub []dirTask
 	for _, name := range names {
-		real := joinReal(t.real, name)
 		var st fileStat
 		if opened {
-			st, err = d.lstat(name, real)
+			st, err = d.lstat(name, t.real)
 		} else {
-			st, err = lstatPath(real)
+			st, err = lstatPath(joinReal(t.real, name))
 		}
 		if err != nil {
 			return nil, err
@@ -93,16 +93,12 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 				prev = &old.kids[j]
 			}
 		}
-		rel := name
-		if t.rel != "" {
-			rel = t.rel + "/" + name
-		}
-		if st.kind == 'f' && w.skipFiles[rel] {
+		if st.kind == 'f' && w.skipFiles != nil && w.skipFiles[relPath(t.rel, name)] {
 			continue
 		}
 		var k kidRecord
 		var fresh bool
-		if k, sub, fresh, err = wk.kid(t, d, opened, name, real, rel, st, prev, sub); err != nil {
+		if k, sub, fresh, err = wk.kid(t, d, opened, name, st, prev, sub); err != nil {
 			return nil, err
 		}
 		if same && !fresh && n < len(old.kids) && old.kids[n].equal(&k) {
@@ -135,12 +131,18 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 // dirNames returns the sorted names in the directory t. When the cached
 // record old vouches for t's stat data, no entry was created, removed or
 // renamed, and the names are the cached ones; otherwise the directory is
-// opened and read, and the caller must close d when opened is set.
+// read. Either way it is opened, so that its entries are lstat'ed relative
+// to it rather than by a path the kernel walks again for each (a quarter
+// of a warm walk's system time); the caller must close d when opened is
+// set. A trusted directory that cannot be opened is walked by path.
 func (wk *treeWorker) dirNames(t dirTask, old *dirRecord) (d dirHandle, opened bool, names []string, err error) {
 	names = wk.names[:0]
 	if old != nil && wk.w.trusted(old.key, t.st) {
 		for i := range old.kids {
 			names = append(names, old.kids[i].name)
+		}
+		if d, err := openDir(t.real); err == nil {
+			return d, true, names, nil
 		}
 		return d, false, names, nil
 	}
@@ -155,25 +157,30 @@ func (wk *treeWorker) dirNames(t dirTask, old *dirRecord) (d dirHandle, opened b
 	return d, true, names, nil
 }
 
-// kid records the entry name of directory t, at tree path rel and real
-// path real, with lstat data st and cached record prev (nil if none). d is
-// t opened, if opened is set. A directory to walk under rel is appended to
-// sub. fresh reports that a file or link was read rather than taken from
-// prev.
-func (wk *treeWorker) kid(t dirTask, d dirHandle, opened bool, name, real, rel string, st fileStat, prev *kidRecord, sub []dirTask) (k kidRecord, _ []dirTask, fresh bool, err error) {
+// kid records the entry name of directory t with lstat data st and cached
+// record prev (nil if none). d is t opened, if opened is set. A directory
+// to walk is appended to sub. fresh reports that a file or link was read
+// rather than taken from prev. An entry the cache vouches for costs no
+// path string.
+func (wk *treeWorker) kid(t dirTask, d dirHandle, opened bool, name string, st fileStat, prev *kidRecord, sub []dirTask) (k kidRecord, _ []dirTask, fresh bool, err error) {
 	w := wk.w
 	k = kidRecord{name: name, kind: st.kind, key: st.key}
-	h, at := d, name
-	if !opened {
-		h, at = atCWD(), real
+	// at names the entry for h: by name in d, else by its real path.
+	at := func() (h dirHandle, at, real string) {
+		real = joinReal(t.real, name)
+		if !opened {
+			return atCWD(), real, real
+		}
+		return d, name, real
 	}
 	switch st.kind {
 	case 'd':
-		sub = append(sub, dirTask{rel: rel, real: real, st: st, roots: t.roots})
+		sub = append(sub, dirTask{rel: relPath(t.rel, name), real: joinReal(t.real, name), st: st, roots: t.roots})
 	case 'f':
 		if prev != nil && prev.kind == 'f' && w.trusted(prev.key, st) {
 			k.sum = prev.sum
 		} else {
+			h, at, real := at()
 			if err := wk.hash(h, at, real, st.key.size, &k.sum); err != nil {
 				return k, nil, false, err
 			}
@@ -183,12 +190,13 @@ func (wk *treeWorker) kid(t dirTask, d dirHandle, opened bool, name, real, rel s
 		if prev != nil && prev.kind == 'l' && w.trusted(prev.key, st) {
 			k.target = prev.target
 		} else {
+			h, at, real := at()
 			if k.target, err = h.readlink(at, real); err != nil {
 				return k, nil, false, err
 			}
 			fresh = true
 		}
-		s, ext, extFresh, err := wk.follow(t, rel, k.target, prev)
+		s, ext, extFresh, err := wk.follow(t, relPath(t.rel, name), k.target, prev)
 		if err != nil {
 			return k, nil, false, err
 		}
@@ -211,7 +219,19 @@ func (wk *treeWorker) hash(d dirHandle, name, real string, size int64, sum *[sha
 	if _, err := d.hashFile(name, real, size, wk.h, wk.buf); err != nil {
 		return err
 	}
-	wk.h.Sum(sum[:0])
+	// Summed into the worker's own array and copied: a pointer into the
+	// caller's record handed to the hash.Hash would move every record
+	// the walk makes, hashed or not, to the heap.
+	*sum = [sha256.Size]byte(wk.h.Sum(wk.sum[:0]))
 	wk.hashed++
 	return nil
+}
+
+// relPath is the tree path of the entry name of the directory at tree path
+// dir ("" for the root).
+func relPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
