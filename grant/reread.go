@@ -2,31 +2,21 @@ package grant
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mcpepoch/mcpepoch/config"
 )
 
-// WithGrants returns a copy of p with the [grants] settings of g
-// (exempt, proof, approval_wait, as config.Load validated them) and p's
-// credential scopes: a running host re-reads [grants] from a changed
-// mcpepoch.toml, while credential sources were read once when it started.
-func (p *Policy) WithGrants(g config.Grants) *Policy {
-	q := &Policy{exempt: slices.Clone(g.Exempt), creds: p.creds, proof: toProofs(g.Proof)}
-	if g.ApprovalWait != "" {
-		cfg := config.Config{Grants: g}
-		q.wait, _ = cfg.ApprovalWait()
-		q.waitSet = true
-	}
-	return q
-}
+// PerCall reports whether credential scope needs a person's decision for
+// each call (credentials.NAME.per_call).
+func (p *Policy) PerCall(scope string) bool { return p.creds[scope].PerCall }
 
-// GrantsChanges says, one string per setting, how the [grants] settings
+// GrantsChanges says, one string per setting, how the approval settings
 // of q differ from p's: `exempt ["a"] → ["a", "b*"]`, `proof (default) →
-// ["same-user"]`, `approval_wait 5m0s → 0s`. Empty when they are the same.
+// ["same-user"]`, `approval_wait 5m0s → 0s`, `credentials.NAME.per_call
+// false → true`. Empty when they are the same.
 func (p *Policy) GrantsChanges(q *Policy) []string {
 	var out []string
 	if !slices.Equal(p.exempt, q.exempt) {
@@ -37,6 +27,26 @@ func (p *Policy) GrantsChanges(q *Policy) []string {
 	}
 	if p.ApprovalWait() != q.ApprovalWait() {
 		out = append(out, fmt.Sprintf("approval_wait %s → %s", waitText(p), waitText(q)))
+	}
+	names := slices.Sorted(maps.Keys(p.creds))
+	for name := range q.creds {
+		if _, ok := p.creds[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a, b := p.creds[name], q.creds[name]
+		key := "credentials." + name + "."
+		if !slices.Equal(a.Tools, b.Tools) {
+			out = append(out, key+"tools "+quoted(a.Tools, "[]")+" → "+quoted(b.Tools, "[]"))
+		}
+		if a.PerCall != b.PerCall {
+			out = append(out, fmt.Sprintf("%sper_call %v → %v", key, a.PerCall, b.PerCall))
+		}
+		if !slices.Equal(a.Proof, b.Proof) || (a.Proof == nil) != (b.Proof == nil) {
+			out = append(out, key+"proof "+scopeProofList(a.Proof)+" → "+scopeProofList(b.Proof))
+		}
 	}
 	return out
 }
@@ -61,6 +71,13 @@ func proofList(l Proofs) string {
 		s[i] = string(x)
 	}
 	return quoted(s, "[]")
+}
+
+func scopeProofList(l []string) string {
+	if l == nil {
+		return "(none)"
+	}
+	return quoted(l, "[]")
 }
 
 func waitText(p *Policy) string {

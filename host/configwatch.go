@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -36,15 +37,16 @@ type configState struct {
 	// read is the digest of the file as last read (configDigest): at the
 	// start, then at each build signal that found it changed.
 	read string
-	// atStart is the file as the host started, [grants] left out: what
-	// the host does not re-read; nil when there was none or it did not load.
+	// atStart is the file as the host started, without what the host
+	// re-reads (withoutApproval); nil when there was none or it did not load.
 	atStart *config.Config
 	// next is the grants policy re-read from the file, applied when the
 	// next epoch begins (nil: none waiting); nextChanges says how it
 	// differs from the policy in force.
 	next        *grant.Policy
 	nextChanges []string
-	// rest: the file changed settings outside [grants] since the start.
+	// rest: the file changed settings the host does not re-read since the
+	// start.
 	rest bool
 	// bad is why the file with digest badAt could not be loaded, or "".
 	bad, badAt string
@@ -56,20 +58,22 @@ func newConfigState(dir string) configState {
 		return s
 	}
 	if cfg, err := config.Load(dir); err == nil {
-		cfg.Grants = config.Grants{}
-		s.atStart = cfg
+		s.atStart = withoutApproval(cfg)
 	}
 	return s
 }
 
 // rereadConfig reads mcpepoch.toml again when it changed since it was last
 // read, on a build signal (onBuild: the socket's or the manifest's). The
-// [grants] settings (exempt, proof, approval_wait) are re-read: a policy
+// approval settings are re-read, held at the policy floor: [grants]
+// (exempt, proof, approval_wait) and each credential scope's tools,
+// per_call and proof. A stricter policy is in force at once; any other
 // that differs from the one in force waits for the next epoch, where
-// grants are revoked anyway (applyPolicyLocked), so no grant or held
-// call of the current epoch is decided by two policies. Everything else
-// (command, credentials and their sources, host settings) was read once
-// for this connection: the host says the client must reconnect.
+// grants are revoked anyway (applyPolicyLocked), so no grant or held call
+// of the current epoch is decided by a weaker policy than the one it was
+// made under. Everything else (command, the scopes' sources, host
+// settings) was read once for this connection: the host says the client
+// must reconnect.
 func (h *Host) rereadConfig() {
 	if h.opts.Dir == "" {
 		return
@@ -98,7 +102,9 @@ func (h *Host) stageConfig(d string) {
 	}
 	h.config.read, h.config.bad, h.config.badAt = d, "", ""
 	eff, strengthened := h.reconcileLocked(cfg)
-	next := h.policy.WithGrants(eff.Grants)
+	// The approval settings of the credential scopes are re-read with
+	// [grants]; their sources were read once, at start (Options.Credentials).
+	next := grant.NewPolicy(eff)
 	h.config.next, h.config.nextChanges = nil, nil
 	if changes := h.policy.GrantsChanges(next); len(changes) > 0 {
 		if strengthened {
@@ -110,14 +116,26 @@ func (h *Host) stageConfig(d string) {
 			h.config.next, h.config.nextChanges = next, changes
 		}
 	}
-	cfg.Grants = config.Grants{}
-	cfg.Path = ""
+	rest := withoutApproval(cfg)
 	if at := h.config.atStart; at != nil {
-		at.Path = ""
-		h.config.rest = !reflect.DeepEqual(at, cfg)
+		h.config.rest = !reflect.DeepEqual(at, rest)
 	} else {
 		h.config.rest = true
 	}
+}
+
+// withoutApproval returns cfg without what a running host re-reads: the
+// [grants] settings and the credential scopes' approval settings (tools,
+// per_call, proof), and without its path.
+func withoutApproval(cfg *config.Config) *config.Config {
+	c := *cfg
+	c.Grants, c.Path = config.Grants{}, ""
+	c.Credentials = maps.Clone(cfg.Credentials)
+	for name, cr := range c.Credentials {
+		cr.Tools, cr.PerCall, cr.Proof = nil, false, nil
+		c.Credentials[name] = cr
+	}
+	return &c
 }
 
 // applyPolicyLocked puts a re-read grants policy in force as epoch ep

@@ -242,8 +242,9 @@ func (h *Host) decideCredentialLocked(c *child, scope string, now time.Time) cre
 		if !h.callUsesLocked(cl, scope) {
 			continue
 		}
-		d := credDecision{call: cl, key: k, src: src, perCall: cfg.PerCall}
-		if d.code, d.msg = grantProblem(cl.grant, now); d.code == "" && cfg.PerCall && cl.issued[scope] {
+		perCall := h.policy.PerCall(scope) // re-read with [grants], held at the floor
+		d := credDecision{call: cl, key: k, src: src, perCall: perCall}
+		if d.code, d.msg = grantProblem(cl.grant, now); d.code == "" && perCall && cl.issued[scope] {
 			d.code, d.msg = credwire.CodePerCallUsed, fmt.Sprintf("scope %s is approved for each use: this call's approval already gave it out once; a second use needs a new approval", scope)
 		}
 		if d.code != "" {
@@ -252,7 +253,7 @@ func (h *Host) decideCredentialLocked(c *child, scope string, now time.Time) cre
 			}
 			continue
 		}
-		if cfg.PerCall {
+		if perCall {
 			if cl.issued == nil {
 				cl.issued = map[string]bool{}
 			}

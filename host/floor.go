@@ -30,10 +30,19 @@ type floorState struct {
 }
 
 // strictestFloor is the floor used when the project's floor file cannot
-// be read: presence only, nothing exempt, no self-reload, so that a
-// damaged file never opens the policy.
-func strictestFloor(root string) trust.Floor {
-	return trust.Floor{V: 1, Root: root, Proof: []string{string(grant.ProofPresence)}, Exempt: []string{}}
+// be read: presence only, nothing exempt, no self-reload, and each
+// credential scope of cfg per call with presence, so that a damaged file
+// never opens the policy.
+func strictestFloor(root string, cfg *config.Config) trust.Floor {
+	presence := []string{string(grant.ProofPresence)}
+	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}}
+	for name, c := range cfg.Credentials {
+		if f.Credentials == nil {
+			f.Credentials = map[string]trust.CredentialFloor{}
+		}
+		f.Credentials[name] = trust.CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: true, Proof: presence}
+	}
+	return f
 }
 
 // applyFloor reads the project's floor at start, after openTrust, and
@@ -54,8 +63,8 @@ func (h *Host) applyFloor() {
 	f, err := trust.LoadFloor(h.pres.dir, root)
 	switch {
 	case err != nil:
-		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt and self-reload is off", err)
-		s := strictestFloor(root)
+		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call", err)
+		s := strictestFloor(root, cfg)
 		f = &s
 	case f == nil:
 		s := trust.FloorOf(root, cfg)

@@ -12,40 +12,62 @@ import (
 )
 
 // Reconcile applies what strengthens the floor and holds what weakens it
-// at the floor's value, for each of the four settings.
+// at the floor's value, for each setting of the floor.
 func TestFloorReconcile(t *testing.T) {
 	base := &config.Config{
-		Grants:      config.Grants{Exempt: []string{"read_*"}},
-		Credentials: map[string]config.Credential{"prod": {Proof: []string{"presence"}}},
+		Grants: config.Grants{Exempt: []string{"read_*"}},
+		Credentials: map[string]config.Credential{
+			"prod": {Tools: []string{"deploy_*", "rollback"}, PerCall: true, Proof: []string{"presence"}, Env: "PROD_TOKEN"},
+		},
 	}
 	floor := FloorOf("/p", base)
+	prod := func(tools []string, perCall bool, proof []string) config.Credential {
+		return config.Credential{Tools: tools, PerCall: perCall, Proof: proof, Env: "PROD_TOKEN"}
+	}
+	held := base.Credentials["prod"]
 	for _, tc := range []struct {
-		name     string
-		edit     func(c *config.Config)
-		weak     []string // settings not applied
-		proof    []string // in force
-		exempt   []string // in force
-		reload   bool     // in force
-		credProo []string // credentials.prod.proof in force
+		name   string
+		edit   func(c *config.Config)
+		weak   []string // settings not applied
+		proof  []string // in force
+		exempt []string // in force
+		reload bool     // in force
+		prod   config.Credential
+		raised bool // the floor moves up
 	}{
-		{name: "unchanged", edit: func(c *config.Config) {}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+		{name: "unchanged", edit: func(c *config.Config) {}, exempt: []string{"read_*"}, prod: held},
 		{name: "proof same-user", edit: func(c *config.Config) { c.Grants.Proof = []string{"same-user"} },
-			weak: []string{"grants.proof"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+			weak: []string{"grants.proof"}, exempt: []string{"read_*"}, prod: held},
 		{name: "proof presence is stricter", edit: func(c *config.Config) { c.Grants.Proof = []string{"presence"} },
-			proof: []string{"presence"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+			proof: []string{"presence"}, exempt: []string{"read_*"}, prod: held, raised: true},
 		{name: "exempt gains a tool", edit: func(c *config.Config) { c.Grants.Exempt = []string{"read_*", "write"} },
-			weak: []string{"grants.exempt"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+			weak: []string{"grants.exempt"}, exempt: []string{"read_*"}, prod: held},
 		{name: "exempt narrowed by name", edit: func(c *config.Config) { c.Grants.Exempt = []string{"read_a"} },
-			exempt: []string{"read_a"}, credProo: []string{"presence"}},
+			exempt: []string{"read_a"}, prod: held, raised: true},
 		{name: "exempt widened to a glob", edit: func(c *config.Config) { c.Grants.Exempt = []string{"*"} },
-			weak: []string{"grants.exempt"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+			weak: []string{"grants.exempt"}, exempt: []string{"read_*"}, prod: held},
 		{name: "self-reload on", edit: func(c *config.Config) { c.AllowSelfReload = true },
-			weak: []string{"allow_self_reload"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
-		{name: "credential proof dropped", edit: func(c *config.Config) { c.Credentials = map[string]config.Credential{"prod": {}} },
-			weak: []string{"credentials.prod.proof"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
-		{name: "credential proof weakened", edit: func(c *config.Config) {
-			c.Credentials = map[string]config.Credential{"prod": {Proof: []string{"terminal"}}}
-		}, weak: []string{"credentials.prod.proof"}, exempt: []string{"read_*"}, credProo: []string{"presence"}},
+			weak: []string{"allow_self_reload"}, exempt: []string{"read_*"}, prod: held},
+		{name: "credential proof dropped", edit: func(c *config.Config) { c.Credentials["prod"] = prod(held.Tools, true, nil) },
+			weak: []string{"credentials.prod.proof"}, exempt: []string{"read_*"}, prod: held},
+		{name: "credential proof weakened", edit: func(c *config.Config) { c.Credentials["prod"] = prod(held.Tools, true, []string{"terminal"}) },
+			weak: []string{"credentials.prod.proof"}, exempt: []string{"read_*"}, prod: held},
+		{name: "per_call dropped", edit: func(c *config.Config) { c.Credentials["prod"] = prod(held.Tools, false, held.Proof) },
+			weak: []string{"credentials.prod.per_call"}, exempt: []string{"read_*"}, prod: held},
+		{name: "tool dropped from tools", edit: func(c *config.Config) { c.Credentials["prod"] = prod([]string{"deploy_*"}, true, held.Proof) },
+			weak: []string{"credentials.prod.tools"}, exempt: []string{"read_*"}, prod: prod([]string{"deploy_*", "rollback"}, true, held.Proof)},
+		{name: "tools glob narrowed to a name", edit: func(c *config.Config) {
+			c.Credentials["prod"] = prod([]string{"deploy_web", "rollback"}, true, held.Proof)
+		},
+			weak: []string{"credentials.prod.tools"}, exempt: []string{"read_*"}, prod: prod([]string{"deploy_web", "rollback", "deploy_*"}, true, held.Proof),
+			raised: true}, // the name joins the floor's list, which still covers deploy_*
+		{name: "tools widened", edit: func(c *config.Config) { c.Credentials["prod"] = prod([]string{"*"}, true, held.Proof) },
+			exempt: []string{"read_*"}, prod: prod([]string{"*"}, true, held.Proof), raised: true},
+		{name: "scope dropped", edit: func(c *config.Config) { delete(c.Credentials, "prod") },
+			weak: []string{"credentials.prod.per_call", "credentials.prod.proof", "credentials.prod.tools"}, exempt: []string{"read_*"},
+			prod: config.Credential{Tools: held.Tools, PerCall: true, Proof: held.Proof}},
+		{name: "scope added", edit: func(c *config.Config) { c.Credentials["ops"] = config.Credential{Tools: []string{"page"}} },
+			exempt: []string{"read_*"}, prod: held, raised: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := *base
@@ -60,17 +82,69 @@ func TestFloorReconcile(t *testing.T) {
 			if !slices.Equal(got, tc.weak) {
 				t.Errorf("weakenings %v, want %v", got, tc.weak)
 			}
+			p := eff.Credentials["prod"]
 			if !slices.Equal(eff.Grants.Proof, tc.proof) || !slices.Equal(eff.Grants.Exempt, tc.exempt) ||
-				eff.AllowSelfReload != tc.reload || !slices.Equal(eff.Credentials["prod"].Proof, tc.credProo) {
-				t.Errorf("in force: proof %v exempt %v reload %v prod %v", eff.Grants.Proof, eff.Grants.Exempt, eff.AllowSelfReload, eff.Credentials["prod"].Proof)
+				eff.AllowSelfReload != tc.reload || !slices.Equal(p.Tools, tc.prod.Tools) || p.PerCall != tc.prod.PerCall ||
+				!slices.Equal(p.Proof, tc.prod.Proof) || p.Env != tc.prod.Env {
+				t.Errorf("in force: proof %v exempt %v reload %v prod %+v", eff.Grants.Proof, eff.Grants.Exempt, eff.AllowSelfReload, p)
 			}
 			if _, _, again := next.Reconcile(eff, false); len(again) != 0 {
 				t.Errorf("what is in force weakens the raised floor %+v: %v", next, again)
 			}
-			if len(tc.weak) > 0 && !next.Same(floor) {
-				t.Errorf("a weakening moved the floor: %+v", next)
+			if next.Same(floor) == tc.raised {
+				t.Errorf("floor raised %v, want %v: %+v", !next.Same(floor), tc.raised, next)
+			}
+			if d := floor.Diff(&c, false); len(d) < len(tc.weak) || (len(d) == 0) != (tc.name == "unchanged") {
+				t.Errorf("Diff %+v", d)
 			}
 		})
+	}
+}
+
+// A setting with a few values, strongest first, never moves down: a file
+// naming a weaker one (or an unknown one) is held at the floor's.
+func TestFloorRankOrder(t *testing.T) {
+	o := rankOrder{values: []string{"required", "optional"}, unset: 1}
+	for _, tc := range []struct {
+		file, floor, in string
+		weak            bool
+	}{
+		{"", "", "", false},
+		{"required", "", "required", false},
+		{"optional", "required", "required", true},
+		{"", "required", "required", true},
+		{"bogus", "optional", "optional", true},
+		{"optional", "", "optional", false},
+	} {
+		if in, weak := o.settle(tc.file, tc.floor, false); in != tc.in || weak != tc.weak {
+			t.Errorf("file %q floor %q: in force %q weakens %v, want %q %v", tc.file, tc.floor, in, weak, tc.in, tc.weak)
+		}
+	}
+}
+
+// A version 1 floor, which held only a proof list per scope, is read: its
+// proof lists hold, and the file's tools and per_call are taken.
+func TestFloorVersion1(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mcpepoch")
+	path := FloorPath(dir, "/p")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	v1 := `{"v": 1, "root": "/p", "proof": null, "exempt": [], "allowSelfReload": false, "credentials": {"prod": ["presence"]}}`
+	if err := os.WriteFile(path, []byte(v1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadFloor(dir, "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Credentials: map[string]config.Credential{"prod": {Tools: []string{"deploy"}, Proof: []string{"terminal"}}}}
+	eff, next, weak := f.Reconcile(cfg, false)
+	if len(weak) != 1 || weak[0].Setting != "credentials.prod.proof" || !slices.Equal(eff.Credentials["prod"].Proof, []string{"presence"}) {
+		t.Errorf("weakenings %v, prod in force %+v", weak, eff.Credentials["prod"])
+	}
+	if !slices.Equal(next.Credentials["prod"].Tools, []string{"deploy"}) {
+		t.Errorf("the file's tools are not the floor's now: %+v", next.Credentials)
 	}
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +133,62 @@ func checkNotApplied(t *testing.T, p *project, c *testenv.Client, setting string
 	if out, _ := p.mcpepoch("audit", "show", "--json"); !strings.Contains(out.Stdout, `"policy_not_applied"`) {
 		t.Errorf("no policy_not_applied record in the audit log:\n%s", out)
 	}
+}
+
+// A credential scope's approval settings are in the floor: per_call turned
+// off and the tool dropped from its tools, written between two runs of the
+// host, are not applied: the call still needs an approval per call that
+// names the scope.
+func TestCredentialScopeWeakeningNotApplied(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	p.editToml(`exempt = ["inventory_*"]`, `exempt = ["inventory_lookup"]`)
+	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
+	c := p.host()
+	data := refusedOrder(t, c, "under the first floor")
+	c.Close()
+	p.editToml("tools = [\"inventory_order\"]\nper_call = true", `tools = []`)
+	c = p.host()
+	if again := refusedOrder(t, c, "after the weakening"); again != data {
+		t.Errorf("the refusal changed with the weakening:\n%s\n%s", data, again)
+	}
+	checkNotApplied(t, p, c, "credentials.inventory-supplier.per_call")
+	if !strings.Contains(c.Stderr(), `credentials.inventory-supplier.tools = [] (in force: ["inventory_order"])`) {
+		t.Errorf("host log does not name the tool dropped from the scope:\n%s", c.Stderr())
+	}
+}
+
+// per_call turned on for a scope while the host runs is in force at once,
+// in the same epoch, and raises the floor.
+func TestCredentialPerCallAppliesAtOnce(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	if _, rerr := c.Call("inventory_order", map[string]any{"sku": "bolt", "qty": 1}); rerr == nil || !strings.Contains(string(rerr.Data), `"perCall":false`) {
+		t.Fatalf("order before the edit: %v, want authorization_required, not per call", rerr)
+	}
+	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
+	p.record() // identical bytes: the epoch stays
+	refusedOrder(t, c, "after per_call was turned on")
+	if !strings.Contains(c.Stderr(), "in force at once (it raised the policy floor): credentials.inventory-supplier.per_call false → true") {
+		t.Errorf("host log does not say per_call is in force:\n%s", c.Stderr())
+	}
+}
+
+// refusedOrder calls inventory_order, which must be refused as needing an
+// approval per call that names the supplier scope, and returns what
+// error.data says of the scope.
+func refusedOrder(t *testing.T, c *testenv.Client, when string) string {
+	t.Helper()
+	_, rerr := c.Call("inventory_order", map[string]any{"sku": "bolt", "qty": 1})
+	if rerr == nil || !strings.Contains(rerr.Error(), "authorization_required") {
+		t.Fatalf("order %s: %v, want authorization_required", when, rerr)
+	}
+	var d struct {
+		CredentialScope []string `json:"credentialScope"`
+		PerCall         bool     `json:"perCall"`
+	}
+	if err := json.Unmarshal(rerr.Data, &d); err != nil || !d.PerCall || !slices.Equal(d.CredentialScope, []string{"inventory-supplier"}) {
+		t.Fatalf("order %s: error.data %s (%v), want perCall and the supplier scope", when, rerr.Data, err)
+	}
+	return fmt.Sprint(d)
 }
