@@ -11,6 +11,8 @@ import (
 
 	cdpwa "github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // The tests below drive real headless Chromium over the DevTools protocol,
@@ -111,7 +113,7 @@ func eval(t *testing.T, ctx context.Context, script string) string {
 // page and returns what was enrolled.
 func enrollInBrowser(t *testing.T, h *harness, ctx context.Context) Enrolled {
 	t.Helper()
-	e, err := h.srv.Enroll("virtual key")
+	e, err := h.srv.Enroll("virtual key", trust.EnrolledTerminal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +160,26 @@ func noDecision(t *testing.T, a *Approval, what string) {
 	case d := <-a.Decided():
 		t.Errorf("%s: decision delivered: %+v", what, d)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestBrowserFirstRegistrationNeedsRootPage: while nothing is enrolled, a
+// registration page opened without a root proof refuses, and writes no
+// store; the caller that guarded the person opens one that may.
+func TestBrowserFirstRegistrationNeedsRootPage(t *testing.T) {
+	ctx := tab(t, browser(t))
+	authenticator(t, ctx)
+	h := newHarness(t, true)
+	e, _ := h.srv.Enroll("unguarded", "")
+	step(t, ctx, chromedp.Navigate(e.URL()), chromedp.Click(chromedp.ID("register")))
+	if s := outcome(t, ctx); !strings.Contains(s, "may not add the first") {
+		t.Fatalf("unguarded first registration: %s", s)
+	}
+	if s, err := trust.Open(h.dir); err != nil || len(s.Authenticators) != 0 {
+		t.Fatalf("store after the refused registration: %v %v", s, err)
+	}
+	if got := enrollInBrowser(t, h, ctx); got.Authenticator.Enrolled != trust.EnrolledTerminal {
+		t.Fatalf("root enrolled %q, want %q", got.Authenticator.Enrolled, trust.EnrolledTerminal)
 	}
 }
 
@@ -209,7 +231,7 @@ func TestBrowserSecondEnrollmentNeedsEnrolledTouch(t *testing.T) {
 		}
 	}
 	presence(first, false)
-	e, _ := h.srv.Enroll("second key")
+	e, _ := h.srv.Enroll("second key", "")
 	step(t, ctx, chromedp.Navigate(e.URL()), chromedp.Click(chromedp.ID("register")))
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()

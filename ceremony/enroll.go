@@ -24,6 +24,7 @@ type Enrolled struct {
 type Enrollment struct {
 	s     *Server
 	name  string
+	root  string // how the person was proven for a first enrollment; "" refuses one
 	token string
 	url   string
 	done  chan Enrolled
@@ -34,15 +35,26 @@ type Enrollment struct {
 	ended   bool
 }
 
+// ErrRootNotAllowed refuses a registration that would be the first
+// authenticator of the store when the page was not opened for one.
+var ErrRootNotAllowed = errors.New("no authenticator is enrolled, and this page may not add the first: the first is trusted without a signature by another, so a person enrolls it with mcpepoch enroll in their own terminal")
+
 // Enroll opens a registration page that adds one WebAuthn authenticator,
 // named name, to the trust store. When an authenticator is already
 // enrolled the page then asks for an assertion by one of them over the
 // change's challenge (trust.Requirement) before the store is written.
-func (s *Server) Enroll(name string) (*Enrollment, error) {
+//
+// root says how the person was proven for a first enrollment, the store's
+// root, which nothing signs (trust.EnrolledTerminal: the caller ran the
+// person guard and asked at the terminal); it is kept in the entry. With
+// root empty a registration while nothing is enrolled is refused
+// (ErrRootNotAllowed), so a page opened while the store had an entry
+// never adds a root unguarded.
+func (s *Server) Enroll(name, root string) (*Enrollment, error) {
 	if name == "" {
 		return nil, errors.New("ceremony: an authenticator needs a name")
 	}
-	e := &Enrollment{s: s, name: name, done: make(chan Enrolled, 1)}
+	e := &Enrollment{s: s, name: name, root: root, done: make(chan Enrolled, 1)}
 	e.token, e.url = s.add(e)
 	return e, nil
 }
@@ -131,6 +143,10 @@ func (e *Enrollment) register(w http.ResponseWriter, r *http.Request) {
 		e.s.refuse(w, "enrollment", e.url, err)
 		return
 	}
+	if len(store.Authenticators) == 0 && e.root == "" {
+		e.s.refuse(w, "enrollment", e.url, ErrRootNotAllowed)
+		return
+	}
 	cred, err := e.s.rp.CreateCredential(userOf(store), session, parsed)
 	if err != nil {
 		e.s.refuse(w, "enrollment", e.url, describe(err))
@@ -139,6 +155,7 @@ func (e *Enrollment) register(w http.ResponseWriter, r *http.Request) {
 	a, err := trust.NewWebAuthn(trust.WebAuthnCredential{CredentialID: cred.ID, PublicKey: cred.PublicKey,
 		AAGUID: cred.Authenticator.AAGUID, BackupEligible: cred.Flags.BackupEligible, AttestationType: cred.AttestationType},
 		e.name, e.s.cfg.Now())
+	a.Enrolled = e.root
 	if err == nil {
 		e.change, err = store.Propose(trust.OpAdd, a)
 	}

@@ -22,7 +22,7 @@ import (
 func BenchmarkElicitPressToServer(b *testing.B) {
 	ctx := chromiumTab(b)
 	p, env := newDefaultProofProject(b)
-	enroll := startPageCLI(b, p, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	enroll := startPageCLI(b, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
 	if s := click(b, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
 		b.Fatalf("registration page: %s", s)
 	}

@@ -57,7 +57,7 @@ func TestElicitURLInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
-	enroll := startPageCLI(t, p, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
 	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
 		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
 	}

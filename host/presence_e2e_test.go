@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,13 @@ func startPageCLI(t testing.TB, p *project, env []string, args ...string) *pageC
 	return c
 }
 
+// asPerson returns env with MCPEPOCH_TEST_PERSON=1: the test build's
+// stand-in for the person a first enrollment needs at a terminal
+// (cmd/mcpepoch/testbuild.go).
+func asPerson(env []string) []string {
+	return append(slices.Clone(env), "MCPEPOCH_TEST_PERSON=1")
+}
+
 // wait returns the exit status.
 func (c *pageCLI) wait(t testing.TB) int {
 	t.Helper()
@@ -123,7 +131,7 @@ func TestPresenceApprovalInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
-	enroll := startPageCLI(t, p, env, "enroll", "--web", "--no-open", "--name", "virtual key")
+	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
 	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
 		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
 	}

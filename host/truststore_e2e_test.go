@@ -164,3 +164,65 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 		t.Fatalf("trust store after the person's enrollment: %v", err)
 	}
 }
+
+// TestFirstWebEnrollmentNeedsAPerson: the first enroll --web is behind the
+// same person guard as the first enroll --ssh. With nothing enrolled and a
+// host running, a program without a terminal, and one faking a terminal
+// under the MCP client, get no registration page, so no headless browser
+// can make itself the root; a terminal session of its own is asked [y/N]
+// and its registration becomes the root, marked as enrolled at a terminal.
+func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
+	needProc(t)
+	for _, tool := range []string{"script", "setsid", "timeout"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	t.Parallel()
+	ctx := chromiumTab(t)
+	p, env := newDefaultProofProject(t)
+	dir := filepath.Join(p.dir, "config", "mcpepoch")
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+
+	out, code := p.shell(env, `"$MCPEPOCH_BIN" enroll --web --no-open --name agent`)
+	if code == 0 || !strings.Contains(out.Stderr, "no controlling terminal") || strings.Contains(out.Stdout, "http://") {
+		t.Fatalf("enroll --web with no terminal: exit %d\n%s", code, out)
+	}
+	out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN enroll --web --no-open --name agent" /dev/null`)
+	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched this host") || strings.Contains(out.Combined, "http://") {
+		t.Fatalf("enroll --web through script -qc: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, trust.FileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trust store after refused enrollments: %v, want none", err)
+	}
+
+	// A person: a terminal session that does not descend from the client,
+	// bounded so that nothing outlives the test.
+	out, code = p.shell(env, `setsid -f sh -c 'printf "y\n" | script -qec "timeout 120 $MCPEPOCH_BIN enroll --web --no-open --name person" /dev/null >person.out 2>&1; echo $? >person.rc' </dev/null >/dev/null 2>&1`)
+	if code != 0 {
+		t.Fatalf("setsid -f: exit %d\n%s", code, out)
+	}
+	var url string
+	waitFor(t, waitLong, "the person's registration page", func() bool {
+		_, rest, ok := strings.Cut(p.read("person.out"), "http://localhost:")
+		url, _, _ = strings.Cut(rest, "\n")
+		url = "http://localhost:" + strings.TrimSpace(url)
+		return ok && strings.HasSuffix(url, "/")
+	})
+	if !strings.Contains(p.read("person.out"), "becomes the root of the trust store") {
+		t.Fatalf("no question at the terminal before the page:\n%s", p.read("person.out"))
+	}
+	if st := click(t, ctx, url, "register"); !strings.HasPrefix(st, "ok:") {
+		t.Fatalf("registration page: %s\n%s", st, p.read("person.out"))
+	}
+	waitFor(t, waitLong, "the person's enrollment to end", func() bool { return strings.TrimSpace(p.read("person.rc")) != "" })
+	if rc := strings.TrimSpace(p.read("person.rc")); rc != "0" {
+		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, p.read("person.out"))
+	}
+	st, err := trust.Open(dir)
+	if err != nil || st.Root() == nil || st.Root().Name != "person" || st.Root().Enrolled != trust.EnrolledTerminal {
+		t.Fatalf("trust store after the person's enrollment: %+v %v", st, err)
+	}
+}

@@ -95,6 +95,9 @@ func (s *Store) Propose(op string, a Authenticator) (*Change, error) {
 			return nil, fmt.Errorf("authenticator %s is already enrolled", a.ID)
 		}
 		a = bare(a)
+		if len(s.Authenticators) > 0 {
+			a.Enrolled = "" // only the root says how it was enrolled
+		}
 	case OpRemove:
 		got, ok := s.Lookup(a.ID)
 		if !ok {

@@ -68,6 +68,16 @@ const (
 	SSHKeyECDSA   = "sk-ecdsa-sha2-nistp256@openssh.com"
 )
 
+// How a root was enrolled (Authenticator.Enrolled).
+const (
+	// EnrolledTerminal: at a terminal that passed the person guard
+	// (host.PersonAtTerminal) and answered y on /dev/tty.
+	EnrolledTerminal = "terminal"
+	// EnrolledTestBuild: by a binary built with the test-only build tag,
+	// which skips the person guard.
+	EnrolledTestBuild = "test-build"
+)
+
 // Authenticator is one enrolled authenticator.
 type Authenticator struct {
 	// ID names it: for WebAuthn the credential ID in unpadded base64url
@@ -80,6 +90,12 @@ type Authenticator struct {
 	// AddedBy is the ID of the authenticator whose presence signature
 	// allowed adding this one; empty for the first, enrolled unsigned.
 	AddedBy string `json:"addedBy"`
+	// Enrolled says, for the first entry (the root, which nothing signs),
+	// how the person who enrolled it was proven: EnrolledTerminal, or
+	// EnrolledTestBuild in a test build; empty in a store written before
+	// it was recorded. It is what mcpepoch said when it wrote the entry,
+	// not evidence: whoever can write the file can write it.
+	Enrolled string `json:"enrolled,omitempty"`
 	// SignCount is the highest signature counter seen (WebAuthn §6.1.1;
 	// for sk keys the counter in the signature). It is not covered by the
 	// store's Digest.

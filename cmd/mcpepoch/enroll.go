@@ -43,17 +43,29 @@ func runEnroll(ctx context.Context, args []string, stdio Stdio) error {
 		srv.Close()
 	}()
 	if *web {
-		return enrollWeb(ctx, srv, *name, *noOpen, stdio)
+		return enrollWeb(ctx, srv, dir, *name, *noOpen, stdio)
 	}
 	return enrollSSH(ctx, srv, dir, *sshKey, *name, *noOpen, stdio)
 }
 
-// enrollWeb registers one WebAuthn authenticator through the page.
-func enrollWeb(ctx context.Context, srv *ceremony.Server, name string, noOpen bool, stdio Stdio) error {
+// enrollWeb registers one WebAuthn authenticator through the page. On an
+// empty store the page opens only after the person guard (confirmRoot),
+// the same as for a first ssh key.
+func enrollWeb(ctx context.Context, srv *ceremony.Server, dir, name string, noOpen bool, stdio Stdio) error {
 	if name == "" {
 		name = "authenticator"
 	}
-	e, err := srv.Enroll(name)
+	s, err := trust.Open(dir)
+	if err != nil {
+		return err
+	}
+	root := ""
+	if len(s.Authenticators) == 0 {
+		if root, err = confirmRoot(webRootQuestion(name), stdio); err != nil {
+			return err
+		}
+	}
+	e, err := srv.Enroll(name, root)
 	if err != nil {
 		return err
 	}
@@ -92,7 +104,12 @@ func enrollSSH(ctx context.Context, srv *ceremony.Server, dir, keyFile, name str
 		return err
 	}
 	if !c.Requirement.Presence {
-		if err := confirmRoot(a, stdio); err != nil {
+		how, err := confirmRoot(rootQuestion(a), stdio)
+		if err != nil {
+			return err
+		}
+		a.Enrolled = how
+		if c, err = s.Propose(trust.OpAdd, a); err != nil {
 			return err
 		}
 		if err := s.Apply(c, nil); err != nil {

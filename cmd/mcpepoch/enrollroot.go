@@ -10,27 +10,52 @@ import (
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
-// confirmRoot asks the person at this process's terminal whether a, about
-// to be the first authenticator (the store's root, trusted without any
-// signature), is theirs. It refuses when the process cannot stand for a
-// person at a terminal (host.PersonAtTerminal: no controlling terminal, or
-// descending from a host, its server or the MCP client that launched one),
-// so that an agent without a terminal cannot enroll a key of its own as
-// the root.
-func confirmRoot(a trust.Authenticator, stdio Stdio) error {
+// testBuildPerson, set only in a binary built with the test-only build tag
+// mcpepochtest (testbuild.go), says whether the environment stands in for
+// a person at a terminal. A product binary has no such seam.
+var testBuildPerson func() bool
+
+// confirmRoot is the person guard of a first enrollment, on every channel
+// (enroll --ssh, enroll --web): the first authenticator becomes the store's
+// root, trusted without any signature, so a person must be at this
+// process's terminal. It refuses when the process cannot stand for one
+// (host.PersonAtTerminal: no controlling terminal, or descending from a
+// host, its server or the MCP client that launched one), then asks
+// question with [y/N] on /dev/tty, and returns how the person was proven
+// (trust.EnrolledTerminal) for the entry.
+//
+// Like every terminal check it stops an agent without a terminal of its
+// own, not a determined program (a pseudo-terminal it opens, detached
+// with setsid): the README says so, and attestation is the real boundary.
+func confirmRoot(question string, stdio Stdio) (string, error) {
+	if testBuildPerson != nil && testBuildPerson() {
+		fmt.Fprintln(stdio.Err, "test build: the person guard of the first enrollment is skipped")
+		return trust.EnrolledTestBuild, nil
+	}
 	if err := host.PersonAtTerminal(); err != nil {
-		return &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the first authenticator is trusted without a signature by another, so a person must enroll it in their own terminal, and %v", err)}
+		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the first authenticator is trusted without a signature by another, so a person must enroll it in their own terminal, and %v", err)}
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the terminal: %v", err)}
+		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the terminal: %v", err)}
 	}
 	defer tty.Close()
-	fmt.Fprintf(tty, "no authenticator is enrolled: trust %s authenticator %q (%s) as the root of the trust store? [y/N] ",
-		a.Kind, printable(a.Name), printable(a.ID))
+	fmt.Fprintf(tty, "%s [y/N] ", question)
 	line, _ := bufio.NewReader(tty).ReadString('\n')
 	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: declined at the terminal")}
+		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: declined at the terminal")}
 	}
-	return nil
+	return trust.EnrolledTerminal, nil
+}
+
+// rootQuestion is what confirmRoot asks before a (an ssh key) becomes the root.
+func rootQuestion(a trust.Authenticator) string {
+	return fmt.Sprintf("no authenticator is enrolled: trust %s authenticator %q (%s) as the root of the trust store?",
+		a.Kind, printable(a.Name), printable(a.ID))
+}
+
+// webRootQuestion is what confirmRoot asks before the registration page
+// opens on an empty store.
+func webRootQuestion(name string) string {
+	return fmt.Sprintf("no authenticator is enrolled: the authenticator you register on the page, %q, becomes the root of the trust store, trusted without a signature by another. Open the page?", printable(name))
 }

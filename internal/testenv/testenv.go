@@ -344,8 +344,9 @@ var binary struct {
 	err  error
 }
 
-// Mcpepoch builds ./cmd/mcpepoch once per test process (go build -o into
-// os.TempDir()/mcpepoch-testenv-<pid>) and returns the binary's path.
+// Mcpepoch builds ./cmd/mcpepoch once per test process (go build -tags
+// mcpepochtest -o into os.TempDir()/mcpepoch-testenv-<pid>) and returns
+// the binary's path.
 // Directories left by earlier test processes that no longer run are
 // removed. A failed build fails every test that asks.
 func Mcpepoch(t testing.TB) string {
@@ -361,7 +362,10 @@ func Mcpepoch(t testing.TB) string {
 		p := filepath.Join(dir, "mcpepoch")
 		ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
 		defer cancel()
-		args := []string{"build", "-o", p, "./cmd/mcpepoch"}
+		// The tag mcpepochtest adds the test-only seams (a person
+		// standing in for a first enrollment, trusted attestation roots of
+		// the tests' own); a product build has none.
+		args := []string{"build", "-tags", "mcpepochtest", "-o", p, "./cmd/mcpepoch"}
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
