@@ -42,6 +42,15 @@ type fileCacheEntry struct {
 	Mode   uint32 `json:"mode"`
 	Stamp  int64  `json:"stamp"` // Unix ns just before the file was read
 	Digest Digest `json:"digest"`
+	// Go, once asked for, is the file's Go build info: reading it scans
+	// the data of a binary that is not Go (a 100 MB node) to the end.
+	Go *cachedGoInfo `json:"go,omitempty"`
+}
+
+// cachedGoInfo is a file's Go build info; Info is nil for a file that is
+// not a Go binary.
+type cachedGoInfo struct {
+	Info *GoInfo `json:"info,omitempty"`
 }
 
 type fileCacheFormat struct {
@@ -76,19 +85,11 @@ func LoadFileCache(path string) (*FileCache, error) {
 // Digest returns the digest and size of the file at path (symlinks
 // followed), from the cache when its stat data allows, else by reading it.
 func (c *FileCache) Digest(path string) (Digest, int64, error) {
-	full, err := filepath.Abs(path)
+	full, k, e, ok, err := c.lookup(path)
 	if err != nil {
 		return "", 0, err
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(full, &st); err != nil {
-		return "", 0, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	k := statOf(&st).key
-	e, ok := c.files[full]
-	if ok && e.Dev == k.dev && e.Ino == k.ino && e.Size == k.size && e.Mtime == k.mtime &&
-		e.Ctime == k.ctime && e.Mode == k.mode &&
-		k.mtime < e.Stamp-int64(racyWindow) && k.ctime < e.Stamp-int64(racyWindow) {
+	if ok {
 		return e.Digest, e.Size, nil
 	}
 	stamp := time.Now().UnixNano()
@@ -102,6 +103,50 @@ func (c *FileCache) Digest(path string) (Digest, int64, error) {
 		c.dirty = true
 	}
 	return d, n, nil
+}
+
+// lookup stats the file at path (symlinks followed) and returns its
+// absolute path, its stat data and its entry, ok when the entry may stand
+// for the file: same stat data, and both times older than the racy window
+// before the entry was made.
+func (c *FileCache) lookup(path string) (full string, k statKey, e fileCacheEntry, ok bool, err error) {
+	if full, err = filepath.Abs(path); err != nil {
+		return "", k, e, false, err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(full, &st); err != nil {
+		return "", k, e, false, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	k = statOf(&st).key
+	e, ok = c.files[full]
+	ok = ok && e.Dev == k.dev && e.Ino == k.ino && e.Size == k.size && e.Mtime == k.mtime &&
+		e.Ctime == k.ctime && e.Mode == k.mode &&
+		k.mtime < e.Stamp-int64(racyWindow) && k.ctime < e.Stamp-int64(racyWindow)
+	return full, k, e, ok, nil
+}
+
+// goInfo returns the Go build info of the file at path (nil when it is
+// not a Go binary), from the entry of a file whose digest the cache holds
+// and vouches for, else read and kept in that entry. With a nil cache it
+// is read.
+func (c *FileCache) goInfo(path string) *GoInfo {
+	if c == nil {
+		return goInfo(path)
+	}
+	full, _, e, ok, err := c.lookup(path)
+	if err != nil || !ok {
+		return goInfo(path)
+	}
+	if e.Go != nil {
+		return e.Go.Info
+	}
+	gi := goInfo(path)
+	// Kept under the stat data read before it: had the file changed
+	// meanwhile, its stat data no longer matches and the entry is unused.
+	e.Go = &cachedGoInfo{Info: gi}
+	c.files[full] = e
+	c.dirty = true
+	return gi
 }
 
 // Save writes the cache if it changed, atomically, creating its directory.

@@ -287,3 +287,56 @@ func TestFileCacheRuntimeReplaced(t *testing.T) {
 	}
 	idWantChanges(t, before, idCompute(t, spec), filepath.ToSlash(node))
 }
+
+// The Go build info of a cached file is kept in its entry and read from
+// there while the entry stands for the file; a changed file is read again.
+func TestFileCacheGoInfo(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	self, err := os.Executable() // a Go binary: this test's
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "server")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idAge()
+	cache := filepath.Join(dir, "files.json")
+	c, _ := LoadFileCache(cache)
+	if _, _, err := c.Digest(bin); err != nil {
+		t.Fatal(err)
+	}
+	want := goInfo(bin)
+	if gi := c.goInfo(bin); want == nil || gi == nil || *gi != *want {
+		t.Fatalf("build info %+v, want %+v", gi, want)
+	}
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	var f fileCacheFormat
+	raw, _ := os.ReadFile(cache)
+	if err := json.Unmarshal(raw, &f); err != nil || f.Files[bin].Go == nil || f.Files[bin].Go.Info == nil {
+		t.Fatalf("cache file holds no build info for %s: %s (%v)", bin, raw, err)
+	}
+	f.Files[bin].Go.Info.Path = "forged/by/the/test"
+	raw, _ = json.Marshal(f)
+	os.WriteFile(cache, raw, 0o600)
+	c, _ = LoadFileCache(cache)
+	if gi := c.goInfo(bin); gi == nil || gi.Path != "forged/by/the/test" {
+		t.Errorf("build info %+v: read from the file again though its entry stands", gi)
+	}
+
+	// The same size and mtime, other bytes: no longer a Go binary.
+	idRewrite(t, bin, strings.Repeat("#", len(b)))
+	if _, _, err := c.Digest(bin); err != nil {
+		t.Fatal(err)
+	}
+	if gi := c.goInfo(bin); gi != nil {
+		t.Errorf("build info %+v for a rewritten file that is not a Go binary", gi)
+	}
+}

@@ -281,18 +281,18 @@ func Compute(spec Spec) (*Identity, error) {
 	if err := deps(spec, dir, id, nestedDeps(dir, entryPath, launch, code)); err != nil {
 		return nil, err
 	}
-	id.Go = goInfoOf(abs(dir, entryPath), runtimePath)
+	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)
 	return id, nil
 }
 
 // goInfoOf returns the build info of the first of paths that is a Go
-// binary, or nil.
-func goInfoOf(paths ...string) *GoInfo {
+// binary, or nil, through the file cache fc when not nil.
+func goInfoOf(fc *FileCache, paths ...string) *GoInfo {
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		if gi := goInfo(p); gi != nil {
+		if gi := fc.goInfo(p); gi != nil {
 			return gi
 		}
 	}
