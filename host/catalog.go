@@ -1,13 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
@@ -24,6 +23,10 @@ type Catalog struct {
 	Revision Revision
 	Tools    []json.RawMessage // each tool as the server sent it
 	Names    []string
+	// digests[i] is Tools[i]'s digest (toolDigest), canon[i] its RFC 8785
+	// form, nil when it has none.
+	digests []build.Digest
+	canon   [][]byte
 }
 
 // maxPages bounds tools/list paging against a server whose cursors never end.
@@ -36,7 +39,10 @@ func (h *Host) fetchCatalog(ctx context.Context, c *child) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCatalog(tools)
+	h.mu.Lock()
+	prev := h.catalog
+	h.mu.Unlock()
+	return newCatalogAfter(prev, tools)
 }
 
 // fetchPages pages through method (tools/list, prompts/list,
@@ -75,29 +81,73 @@ func (h *Host) fetchPages(ctx context.Context, c *child, method, key string) ([]
 }
 
 func newCatalog(tools []json.RawMessage) (*Catalog, error) {
+	return newCatalogAfter(nil, tools)
+}
+
+// newCatalogAfter makes the catalog of tools, as listed after prev (the
+// catalog it replaces, nil for none). A definition prev holds byte for
+// byte takes its name, digest and canonical form from prev, so that a
+// re-list of an unchanged catalog (a restart, a list_changed that changed
+// nothing) canonicalises nothing. The revision is the digest of the RFC
+// 8785 form of the tools array, "[" and the tools' canonical forms joined
+// by "," and "]"; when a tool has no canonical form (a number beyond
+// float64) it is the digest of the array as sent, compacted, which still
+// changes whenever the tools do: a server's odd number must not stop its
+// catalog from being published.
+func newCatalogAfter(prev *Catalog, tools []json.RawMessage) (*Catalog, error) {
 	if tools == nil {
 		tools = []json.RawMessage{}
 	}
-	arr, err := json.Marshal(tools)
-	if err != nil {
-		return nil, err
+	n := len(tools)
+	cat := &Catalog{Tools: tools, Names: make([]string, n), digests: make([]build.Digest, n), canon: make([][]byte, n)}
+	if n == 0 {
+		cat.Names = nil
 	}
-	canon, err := jcs.Transform(arr)
-	if err != nil {
-		// RFC 8785 has no form for a number beyond float64 (1e400): the
-		// revision is then the digest of the tools as sent, which still
-		// changes whenever they do. A server's odd number must not stop
-		// its catalog from being published.
-		canon = arr
-	}
-	cat := &Catalog{Revision: Revision(build.DigestBytes(canon)), Tools: tools}
-	for _, t := range tools {
-		var n struct {
-			Name string `json:"name"`
+	var index map[string]int // prev's definitions, built at the first miss
+	whole, size := true, 2
+	for i, def := range tools {
+		j := -1
+		switch {
+		case prev == nil:
+		case i < len(prev.Tools) && bytes.Equal(prev.Tools[i], def):
+			j = i
+		default:
+			if index == nil {
+				index = make(map[string]int, len(prev.Tools))
+				for k, d := range prev.Tools {
+					index[string(d)] = k
+				}
+			}
+			if k, ok := index[string(def)]; ok {
+				j = k
+			}
 		}
-		json.Unmarshal(t, &n)
-		cat.Names = append(cat.Names, n.Name)
+		if j >= 0 {
+			cat.Names[i], cat.digests[i], cat.canon[i] = prev.Names[j], prev.digests[j], prev.canon[j]
+		} else {
+			cat.Names[i] = toolName(def)
+			cat.digests[i], cat.canon[i] = toolDigest(def)
+		}
+		whole = whole && cat.canon[i] != nil
+		size += len(cat.canon[i]) + 1
 	}
+	if !whole {
+		arr, err := json.Marshal(tools)
+		if err != nil {
+			return nil, err
+		}
+		cat.Revision = Revision(build.DigestBytes(arr))
+		return cat, nil
+	}
+	arr := make([]byte, 0, size)
+	arr = append(arr, '[')
+	for i, c := range cat.canon {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, c...)
+	}
+	cat.Revision = Revision(build.DigestBytes(append(arr, ']')))
 	return cat, nil
 }
 

@@ -32,20 +32,15 @@ type tool struct {
 	schemaErr error
 }
 
-// compileTools prepares cat's tools for checks: a digest of each definition
-// and its compiled inputSchema (JSON Schema 2020-12 unless the schema says
-// otherwise, MCP tools spec). A definition with the same digest in prev
-// (the catalog it replaces: a restart, a re-list) keeps its compiled
-// schema, so an unchanged catalog costs its digests and no compilation.
+// compileTools prepares cat's tools for checks: the digest of each
+// definition (from cat) and its compiled inputSchema (JSON Schema 2020-12
+// unless the schema says otherwise, MCP tools spec). A definition with the
+// same digest in prev (the catalog it replaces: a restart, a re-list) keeps
+// its compiled schema, so an unchanged catalog costs no compilation.
 func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 	out := make(map[string]*tool, len(cat.Tools))
 	for i, def := range cat.Tools {
-		t := &tool{def: def}
-		if canon, err := jcs.Transform(def); err == nil {
-			t.digest = build.DigestBytes(canon)
-		} else {
-			t.digest = build.DigestBytes(def)
-		}
+		t := &tool{def: def, digest: cat.digests[i]}
 		if old := prev[cat.Names[i]]; old != nil && old.digest == t.digest {
 			t.schema, t.schemaErr = old.schema, old.schemaErr
 			out[cat.Names[i]] = t
@@ -61,6 +56,26 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 		out[cat.Names[i]] = t
 	}
 	return out
+}
+
+// toolDigest returns the digest of a tool definition's RFC 8785 canonical
+// form and that form, or, when it has none (a number beyond float64), the
+// digest of its bytes as sent and nil.
+func toolDigest(def json.RawMessage) (build.Digest, []byte) {
+	canon, err := jcs.Transform(def)
+	if err != nil {
+		return build.DigestBytes(def), nil
+	}
+	return build.DigestBytes(canon), canon
+}
+
+// toolName is the name member of a tool definition, "" when it has none.
+func toolName(def json.RawMessage) string {
+	var n struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(def, &n)
+	return n.Name
 }
 
 // compileSchema resolves an inputSchema with github.com/google/jsonschema-go
@@ -246,30 +261,59 @@ func schemaDefaults(def json.RawMessage) map[string]json.RawMessage {
 // the server, so that the catalog learns what the client was shown. h.mu
 // is held.
 func (h *Host) noteListedLocked(c *child, result json.RawMessage) {
-	var res struct {
-		Tools []json.RawMessage `json:"tools"`
-	}
-	if json.Unmarshal(result, &res) != nil {
-		return
+	memo := &h.listed
+	if memo.result == nil || !bytes.Equal(memo.result, result) {
+		var res struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(result, &res) != nil {
+			return
+		}
+		memo.names, memo.digests = memo.names[:0], memo.digests[:0]
+		for i, def := range res.Tools {
+			name, d := h.listedDigestLocked(i, def)
+			memo.names, memo.digests = append(memo.names, name), append(memo.digests, d)
+		}
+		memo.result = append(memo.result[:0], result...)
 	}
 	stale := false
-	for _, def := range res.Tools {
-		var n struct {
-			Name string `json:"name"`
-		}
-		json.Unmarshal(def, &n)
-		d := build.DigestBytes(def)
-		if canon, err := jcs.Transform(def); err == nil {
-			d = build.DigestBytes(canon)
-		}
-		h.informed[n.Name] = d
-		if t := h.tools[n.Name]; h.tools != nil && (t == nil || t.digest != d) {
+	for i, name := range memo.names {
+		d := memo.digests[i]
+		h.informed[name] = d
+		if t := h.tools[name]; h.tools != nil && (t == nil || t.digest != d) {
 			stale = true
 		}
 	}
 	if stale && c == h.child && h.state == StateReady && !h.refresh.running {
 		h.requestRefreshLocked(c, nil)
 	}
+}
+
+// listedMemo is the last tools/list result a client was given and the
+// name and digest of each tool in it (both follow from the result's bytes
+// alone): a client that lists an unchanged catalog again costs one
+// comparison of those bytes.
+type listedMemo struct {
+	result  []byte
+	names   []string
+	digests []build.Digest
+}
+
+// listedDigestLocked returns the name and digest of def, the i-th tool of
+// a tools/list result the client is given. A definition the current
+// catalog holds byte for byte (at i, as servers list in a stable order, or
+// under its name) has the catalog's digest; only another one is
+// canonicalised. h.mu is held.
+func (h *Host) listedDigestLocked(i int, def json.RawMessage) (string, build.Digest) {
+	if cat := h.catalog; cat != nil && i < len(cat.Tools) && bytes.Equal(cat.Tools[i], def) {
+		return cat.Names[i], cat.digests[i]
+	}
+	name := toolName(def)
+	if t := h.tools[name]; t != nil && bytes.Equal(t.def, def) {
+		return name, t.digest
+	}
+	d, _ := toolDigest(def)
+	return name, d
 }
 
 func oneLine(s string) string {

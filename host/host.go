@@ -194,6 +194,7 @@ type Host struct {
 	catalog  *Catalog
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
+	listed   listedMemo              // the last tools/list result the client was given (check.go)
 	fetching bool                    // the first catalog fetch is under way
 	early    []earlyCall             // tools/calls waiting for the first catalog (catalog.go)
 	refresh  refreshState            // re-lists after the server's own list_changed

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+)
+
+// benchTools returns n tool definitions of the size real servers list
+// (a description, annotations, an inputSchema of a few properties).
+func benchTools(n int) []json.RawMessage {
+	tools := make([]json.RawMessage, n)
+	for i := range tools {
+		tools[i] = json.RawMessage(fmt.Sprintf(`{"name":"tool_%d","title":"Tool %d","description":"Reads the record named by id from the inventory and returns it with its history; limit bounds the history entries.","annotations":{"readOnlyHint":true,"openWorldHint":false},"inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"record id"},"limit":{"type":"integer","minimum":1,"maximum":100,"default":10},"tags":{"type":"array","items":{"type":"string"}}},"required":["id"],"additionalProperties":false}}`, i, i))
+	}
+	return tools
+}
+
+// benchListResult is a tools/list result carrying tools as the server
+// sent them.
+func benchListResult(tools []json.RawMessage) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"tools": tools})
+	return b
+}
+
+// BenchmarkNewCatalog is the cost of making the catalog of a listing of
+// 20 tools: cold (the first) and after a catalog that holds them already
+// (a restart or re-list that changed nothing).
+func BenchmarkNewCatalog(b *testing.B) {
+	tools := benchTools(20)
+	prev, err := newCatalog(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		prev *Catalog
+	}{{"cold", nil}, {"unchanged", prev}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newCatalogAfter(bc.prev, tools); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCompileToolsUnchanged is the cost of a re-list (a restart, a
+// list_changed) whose catalog did not change: 20 tools.
+func BenchmarkCompileToolsUnchanged(b *testing.B) {
+	cat, err := newCatalog(benchTools(20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := compileTools(cat, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		prev = compileTools(cat, prev)
+	}
+}
+
+// BenchmarkNoteListedUnchanged is the host's cost of a client's tools/list
+// answer that shows the current catalog: 20 tools.
+func BenchmarkNoteListedUnchanged(b *testing.B) {
+	tools := benchTools(20)
+	cat, err := newCatalog(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &child{epoch: "01JQ0000000000000000000000"}
+	h := &Host{informed: map[string]build.Digest{}, child: c, catalog: cat, tools: compileTools(cat, nil), state: StateReady}
+	result := benchListResult(tools)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.noteListedLocked(c, result)
+	}
+}
+
+// BenchmarkCheckCall is the catalog check of one valid tools/call whose
+// tool the client was given unchanged.
+func BenchmarkCheckCall(b *testing.B) {
+	tools := benchTools(20)
+	cat, err := newCatalog(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &child{epoch: "01JQ0000000000000000000000"}
+	h := &Host{informed: map[string]build.Digest{}, child: c, catalog: cat, tools: compileTools(cat, nil), state: StateReady}
+	h.noteListedLocked(c, benchListResult(tools))
+	m := &jsonrpc.Message{ID: json.RawMessage("7")}
+	p := &callParams{Name: "tool_3", Arguments: json.RawMessage(`{"id":"sku-1042","limit":5,"tags":["a","b"]}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if refusal := h.checkCallLocked(m, p); refusal != nil {
+			b.Fatalf("refused: %s", refusal)
+		}
+	}
+}
