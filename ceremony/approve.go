@@ -33,6 +33,13 @@ type Request struct {
 	// Renewal, when set, says that the request renews grants an epoch
 	// change ended: the page shows it first.
 	Renewal *Renewal
+	// WaitForHost makes the page, once its assertion is verified, wait
+	// for the caller's own verdict (Approval.Settle) and show that: the
+	// signature is only what the caller decides on, and a refusal (a
+	// trust store changed since start, an epoch superseded) must reach
+	// the person who pressed Approve, with its fix. Without it the page
+	// says "Approved." as soon as the signature holds.
+	WaitForHost bool
 }
 
 // Renewal is what the page shows of a renewal (the host's prepared
@@ -91,6 +98,8 @@ type Approval struct {
 	url   string
 	done  chan Decision
 
+	settle chan error // the caller's verdict on an Approved decision (WaitForHost)
+
 	mu      sync.Mutex // held across a whole step, so steps of one page take turns
 	req     Request
 	older   []grant.Digest // superseded challenges
@@ -104,9 +113,25 @@ func (s *Server) Approve(req Request) (*Approval, error) {
 	if req.Digest == (grant.Digest{}) {
 		return nil, errors.New("ceremony: approval without a digest")
 	}
-	a := &Approval{s: s, req: req, done: make(chan Decision, 1)}
+	a := &Approval{s: s, req: req, done: make(chan Decision, 1), settle: make(chan error, 1)}
 	a.token, a.url = s.add(a)
 	return a, nil
+}
+
+// SettleWait bounds how long the page waits for Approval.Settle after a
+// verified assertion before it tells the person to look at the screen
+// that sent them.
+const SettleWait = 2 * time.Minute
+
+// Settle gives the caller's verdict on an Approved decision of a page
+// whose Request has WaitForHost: nil when the approval took effect, or the
+// reason it did not, shown on the page as the refusal. Only the first call
+// counts; it never blocks.
+func (a *Approval) Settle(err error) {
+	select {
+	case a.settle <- err:
+	default:
+	}
 }
 
 // URL returns the page, http://localhost:PORT/TOKEN/.
@@ -159,13 +184,20 @@ func (a *Approval) finish(d Decision) bool {
 func (a *Approval) where() (string, string) { return "approval", a.url }
 
 func (a *Approval) serve(w http.ResponseWriter, r *http.Request, step string) {
+	if step == "assert" {
+		a.mu.Lock()
+		wait := a.assert(w, r)
+		a.mu.Unlock()
+		if wait {
+			a.awaitSettle(w, r)
+		}
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch step {
 	case "":
 		a.page(w)
-	case "assert":
-		a.assert(w, r)
 	case "decline":
 		if a.decided {
 			a.s.refuse(w, "approval", a.url, ErrDecided)
@@ -204,25 +236,27 @@ func (a *Approval) page(w http.ResponseWriter) {
 }
 
 // assert verifies a posted assertion and, when it holds, records the
-// counter and delivers the decision.
-func (a *Approval) assert(w http.ResponseWriter, r *http.Request) {
+// counter and delivers the decision. It reports whether the answer must
+// wait for the caller's verdict (awaitSettle); otherwise it has answered.
+// a.mu is held.
+func (a *Approval) assert(w http.ResponseWriter, r *http.Request) (wait bool) {
 	if a.decided {
 		a.s.refuse(w, "approval", a.url, ErrDecided)
-		return
+		return false
 	}
 	body, err := readBody(r)
 	if err != nil {
 		a.s.refuse(w, "approval", a.url, err)
-		return
+		return false
 	}
 	if d, ok := clientChallenge(body); ok && d != a.req.Digest && slices.Contains(a.older, d) {
 		a.s.refuse(w, "approval", a.url, ErrSuperseded)
-		return
+		return false
 	}
 	store, err := trust.Open(a.s.cfg.TrustDir)
 	if err != nil {
 		a.s.refuse(w, "approval", a.url, err)
-		return
+		return false
 	}
 	p, err := a.s.verify(store, a.req.Digest, body)
 	switch {
@@ -234,9 +268,35 @@ func (a *Approval) assert(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		a.s.refuse(w, "approval", a.url, err)
-		return
+		return false
 	}
 	a.finish(Decision{Outcome: Approved, Digest: p.Challenge, AuthenticatorID: p.AuthenticatorID,
 		SignCount: p.SignCount, UserVerified: p.UserVerified})
+	if a.req.WaitForHost && a.change == nil {
+		return true
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"outcome": string(Approved)})
+	return false
+}
+
+// awaitSettle answers a verified assertion with the caller's verdict:
+// {"outcome": "approved"}, {"outcome": "refused", "error": …}, or, when
+// none came within SettleWait, {"outcome": "pending", "error": …}. The
+// signature counted either way: the answer is 200.
+func (a *Approval) awaitSettle(w http.ResponseWriter, r *http.Request) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(SettleWait + 10*time.Second))
+	t := time.NewTimer(SettleWait)
+	defer t.Stop()
+	select {
+	case err := <-a.settle:
+		if err != nil {
+			writeJSON(w, http.StatusOK, map[string]string{"outcome": "refused", "error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"outcome": string(Approved)})
+	case <-t.C:
+		writeJSON(w, http.StatusOK, map[string]string{"outcome": "pending",
+			"error": "signed, but no decision came back yet: see the screen that sent you here"})
+	case <-r.Context().Done():
+	}
 }

@@ -314,3 +314,47 @@ func TestPageServedOnlyToItsHostAndToken(t *testing.T) {
 		t.Errorf("page by IP address: %v %v", r.StatusCode, err)
 	}
 }
+
+// TestApprovalWaitsForTheHostsVerdict: with WaitForHost, a verified
+// assertion is answered with what the caller decided on it, a refusal and
+// its fix included, never with "approved" before the caller spoke.
+func TestApprovalWaitsForTheHostsVerdict(t *testing.T) {
+	h := newHarness(t, false)
+	k := softkey.NewWebAuthn()
+	h.enroll(k)
+	for i, verdict := range []error{errors.New("the trust store changed: restart the MCP client's server"), nil} {
+		d := newDigest(t)
+		req := request(d)
+		req.WaitForHost = true
+		a, _ := h.srv.Approve(req)
+		type answer struct {
+			code int
+			body string
+		}
+		got := make(chan answer, 1)
+		go func() {
+			code, body := post(t, a, "assert", h.srv.Origin(), k.Assertion(h.srv.Origin(), RPID, d[:], userHandle, up, uint32(i+1)))
+			got <- answer{code, body}
+		}()
+		if dec := <-a.Decided(); dec.Outcome != Approved {
+			t.Fatalf("decision %+v", dec)
+		}
+		select {
+		case ans := <-got:
+			t.Fatalf("the page was answered before the caller's verdict: %d %s", ans.code, ans.body)
+		case <-time.After(200 * time.Millisecond):
+		}
+		a.Settle(verdict)
+		ans := <-got
+		var res struct{ Outcome, Error string }
+		if err := json.Unmarshal([]byte(ans.body), &res); err != nil || ans.code != 200 {
+			t.Fatalf("answer %d %s", ans.code, ans.body)
+		}
+		if verdict != nil && (res.Outcome != "refused" || !strings.Contains(res.Error, "restart the MCP client's server")) {
+			t.Errorf("refused verdict: the page got %+v", res)
+		}
+		if verdict == nil && res.Outcome != string(Approved) {
+			t.Errorf("approved verdict: the page got %+v", res)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func (h *Host) proposeLocked(req ApproveRequest, head audit.Head) (*grant.Propos
 	}
 	rv := h.reviewLocked()
 	cr := ceremony.Request{Digest: d, Server: h.opts.Label, AgentRun: string(h.run), Epoch: string(h.child.epoch),
-		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds, Renewal: renewal}
+		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds, Renewal: renewal, WaitForHost: true}
 	for _, l := range rv.Identity {
 		il := ceremony.IdentityLine{Name: string(l.Role) + " " + l.Path, Value: string(l.Digest)}
 		if l.Changed {
@@ -211,6 +211,7 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 			"channel": "web", "proof": string(grant.ProofPresence), "authenticator": d.AuthenticatorID,
 			"signed_digest": d.Digest.String(), "reason": wa.err.Error()})
 	}
+	wa.page.Settle(wa.err) // the page shows this verdict, not the signature's
 }
 
 // waitWeb waits up to wait for the decision of the page with digest.

@@ -169,7 +169,10 @@ func TestPresenceApprovalInBrowser(t *testing.T) {
 	// The page of a superseded epoch.
 	late := startPageCLI(t, p, env, args...)
 	p.cli("restart")
-	click(t, ctx, late.url, "approve")
+	// The page shows the host's refusal, not the signature's success.
+	if st := click(t, ctx, late.url, "approve"); !strings.HasPrefix(st, "error: Not approved:") || !strings.Contains(st, "epoch changed") {
+		t.Errorf("page of a superseded epoch after the press: %q, want the host's refusal", st)
+	}
 	if code := late.wait(t); code == 0 || !strings.Contains(late.stderr.String(), "epoch changed") {
 		t.Fatalf("approval of a superseded epoch: exit %d\n%s", code, late.stderr)
 	}
