@@ -45,6 +45,7 @@ const (
 const (
 	RevokedEpochChanged = "epoch_changed" // the server was replaced
 	RevokedByUser       = "revoked"       // mcpepoch revoke
+	RevokedPolicyRaised = "policy_raised" // a stricter policy no longer counts how it was approved (Policy.Outranks)
 	RevokedUsed         = "used"          // a per-call grant served its call
 	RevokedExpired      = "expired"       // its duration ran out
 	RevokedRunEnded     = "run_ended"     // the agent run ended

@@ -1,6 +1,7 @@
 package grant
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/config"
@@ -49,6 +50,34 @@ func TestProofsCounts(t *testing.T) {
 	} {
 		if got := tc.list.Counts(tc.got); got != tc.want {
 			t.Errorf("%v.Counts(%s) = %v, want %v", tc.list, tc.got, got, tc.want)
+		}
+	}
+}
+
+// Outranks ends what a stricter policy no longer counts, and only that.
+func TestOutranks(t *testing.T) {
+	g := &Grant{ToolScope: []string{"deploy", "status"}, CredentialScope: []string{"prod"},
+		ExpiresWhen: ExpiresRunEnds, Proof: ProofTerminal}
+	policy := func(proof []string, creds map[string]config.Credential) *Policy {
+		return NewPolicy(&config.Config{Grants: config.Grants{Proof: proof}, Credentials: creds})
+	}
+	prod := map[string]config.Credential{"prod": {Tools: []string{"deploy"}}}
+	for _, tc := range []struct {
+		name string
+		p    *Policy
+		want string // "" or a part of why
+	}{
+		{"the same policy", policy(nil, prod), ""},
+		{"proof raised", policy([]string{"presence"}, prod), "approved with proof terminal, which no longer counts (now: presence)"},
+		{"scope proof raised", policy(nil, map[string]config.Credential{"prod": {Tools: []string{"deploy"}, Proof: []string{"presence"}}}), "proof terminal"},
+		{"per call", policy(nil, map[string]config.Credential{"prod": {Tools: []string{"deploy"}, PerCall: true}}), "tool deploy now needs an approval for each call"},
+		{"a new scope", policy(nil, map[string]config.Credential{"prod": {Tools: []string{"deploy"}}, "ops": {Tools: []string{"status"}}}),
+			"tool status now uses credential scope ops, which the grant does not name"},
+		{"a tool exempt now", &Policy{exempt: []string{"deploy", "status"}}, ""},
+	} {
+		got := tc.p.Outranks(g, false)
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

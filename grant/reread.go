@@ -87,3 +87,29 @@ func waitText(p *Policy) string {
 	}
 	return d.Round(time.Millisecond).String()
 }
+
+// Outranks says why grant g, made under an earlier policy, no longer
+// holds under p, or returns "" when it does: its proof level is not one
+// p counts for its credential scopes (Policy.Proof), a tool of its scope
+// now uses a credential scope it does not name, or (for a grant that is
+// not per call) a tool now needs a decision per call. A grant recorded
+// before proof levels were is judged by its tools alone. enrolled picks
+// the default proof list.
+func (p *Policy) Outranks(g *Grant, enrolled bool) string {
+	if g.Proof != "" {
+		if need := p.Proof(g.CredentialScope, enrolled); !need.Counts(g.Proof) {
+			return fmt.Sprintf("approved with proof %s, which no longer counts (now: %s)", g.Proof, need)
+		}
+	}
+	for _, t := range g.ToolScope {
+		n := p.Need(t)
+		switch {
+		case n.Exempt:
+		case !g.covers(t, n.Credentials):
+			return fmt.Sprintf("tool %s now uses credential scope %s, which the grant does not name", t, strings.Join(n.Credentials, ", "))
+		case n.PerCall && g.ExpiresWhen != ExpiresPerCall:
+			return fmt.Sprintf("tool %s now needs an approval for each call", t)
+		}
+	}
+	return ""
+}

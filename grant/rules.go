@@ -158,7 +158,8 @@ type Decision struct {
 	// only).
 	Redefined *Grant
 	// Revoked is the grant that would have covered the call had a person
-	// not revoked it (mcpepoch revoke): authorization_required only. The
+	// not revoked it (mcpepoch revoke), or a stricter policy not ended it
+	// (RevokedPolicyRaised): authorization_required only. The
 	// newest grant that would have covered the call decides between Revoked
 	// and Stale, so a revocation is never reported as an older epoch's end.
 	Revoked *Grant
@@ -212,7 +213,7 @@ func (s *Store) Check(p *Policy, tool, def string, ep epoch.Epoch, now time.Time
 			continue
 		}
 		switch {
-		case g.RevokedReason == RevokedByUser:
+		case g.RevokedReason == RevokedByUser || g.RevokedReason == RevokedPolicyRaised:
 			d.Revoked = g
 			return d
 		case g.RevokedReason == RevokedEpochChanged && g.ExecutionEpoch != ep:

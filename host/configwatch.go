@@ -112,6 +112,7 @@ func (h *Host) stageConfig(d string) {
 			h.policy = next
 			h.logf("grants policy re-read from %s in force at once (it raised the policy floor): %s", config.FileName, strings.Join(changes, "; "))
 			h.audit.event(audit.TypePolicyRaised, h.epochLocked(), h.run, map[string]any{"policy_changed": changes, "file": config.FileName})
+			h.revokeOutrankedLocked()
 		} else {
 			h.config.next, h.config.nextChanges = next, changes
 		}

@@ -136,6 +136,31 @@ func (h *Host) reconcileLocked(cfg *config.Config) (eff *config.Config, strength
 	return eff, !before.Same(*h.floor.floor)
 }
 
+// revokeOutrankedLocked ends each live grant the policy in force, just
+// raised, no longer counts (grant.Policy.Outranks): a grant approved at a
+// proof level the stricter policy does not count, or for a tool that now
+// needs a decision per call or a credential scope the grant does not
+// name. Each is audited grant_revoked with reason policy_raised and why;
+// the next call it would have covered is refused, saying so.
+func (h *Host) revokeOutrankedLocked() {
+	now := time.Now()
+	n := 0
+	for _, g := range h.grants.Live(now) {
+		why := h.policy.Outranks(g, h.enrolled)
+		if why == "" || !h.grants.Revoke(g.ID, grant.RevokedPolicyRaised, now) {
+			continue
+		}
+		n++
+		h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{
+			"grant": g.ID, "reason": grant.RevokedPolicyRaised, "why": why, "file": config.FileName,
+		})
+		h.logf("grant %s revoked: %s raised the approval policy: %s", g.ID, config.FileName, why)
+	}
+	if n > 0 {
+		h.saveGrantsLocked()
+	}
+}
+
 // epochLocked is the current child's epoch, "" before the first start.
 func (h *Host) epochLocked() epoch.Epoch {
 	if h.child == nil {

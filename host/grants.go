@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
@@ -101,6 +102,15 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 		what = fmt.Sprintf("grant %s was revoked", g.ID)
 		data["revoked"], data["grant"] = true, g.ID
 		fields["reason"], fields["grant"] = "grant_revoked", g.ID
+		if g.RevokedReason == grant.RevokedPolicyRaised {
+			why := h.policy.Outranks(g, h.enrolled)
+			if why == "" {
+				why = "what it was approved with no longer counts"
+			}
+			what = fmt.Sprintf("grant %s was revoked when %s raised the approval policy (%s)", g.ID, config.FileName, why)
+			data["policyRaised"] = why
+			fields["reason"] = grant.RevokedPolicyRaised
+		}
 	}
 	if g := d.Redefined; g != nil {
 		what = "the tool's definition changed since approval"

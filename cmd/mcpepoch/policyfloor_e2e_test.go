@@ -192,3 +192,51 @@ func refusedOrder(t *testing.T, c *testenv.Client, when string) string {
 	}
 	return fmt.Sprint(d)
 }
+
+// A policy raised while the host runs ends, in the same epoch, the live
+// grants it no longer counts: one covering a tool that became per call,
+// one approved at a proof level that no longer counts. Each is audited
+// grant_revoked with reason policy_raised, and the next call says why.
+func TestRaisedPolicyRevokesGrantsItNoLongerCounts(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	p.editToml(`exempt = ["inventory_*"]`, "exempt = [\"inventory_lookup\"]\nproof = [\"same-user\"]")
+	c := p.host()
+	refused(t, c, "before any approval")
+	p.record() // the build the host started from
+	approveYes := func(args ...string) {
+		t.Helper()
+		if out, code := p.mcpepoch(append([]string{"approve", "--yes"}, args...)...); code != 0 {
+			t.Fatalf("approve --yes %v: exit %d\n%s", args, code, out)
+		}
+	}
+	adjust := map[string]any{"sku": "bolt", "delta": 1}
+	approveYes("--all")
+	call(t, c, "inventory_adjust", adjust)
+
+	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
+	p.record() // identical bytes: the epoch stays
+	data := refused(t, c, "after per_call was turned on")
+	if !strings.Contains(data, `"policyRaised":"tool inventory_order now needs an approval for each call"`) {
+		t.Errorf("the refusal does not say why the grant ended: %s", data)
+	}
+	approveYes("--tools", "inventory_adjust")
+	call(t, c, "inventory_adjust", adjust)
+
+	p.editToml(`proof = ["same-user"]`, `proof = ["terminal"]`)
+	p.record()
+	_, rerr := c.Call("inventory_adjust", adjust)
+	if rerr == nil || !strings.Contains(rerr.Error(), "raised the approval policy (approved with proof same-user, which no longer counts (now: terminal))") {
+		t.Errorf("adjust after proof was raised: %v, want the grant revoked by the raised policy", rerr)
+	}
+	out, _ := p.mcpepoch("audit", "show", "--json")
+	n := 0
+	for _, l := range strings.Split(out.Stdout, "\n") {
+		if strings.Contains(l, `"type":"grant_revoked"`) && strings.Contains(l, `"reason":"policy_raised"`) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d grant_revoked records with reason policy_raised, want 2:\n%s", n, out)
+	}
+}
