@@ -77,6 +77,39 @@ func sweepBarriers() {
 // (/proc/self/mountinfo), ok false when it cannot be read.
 func mountTable() (string, bool) { return readMountFile("/proc/self/mountinfo") }
 
+// mountWatch keeps /proc/self/mountinfo open: poll(2) reports POLLPRI on
+// it once for each change of the mount namespace since it was opened or
+// last reported (proc(5), "/proc/pid/mounts ... is pollable"), so that an
+// unchanged table costs one system call rather than a read of all of it.
+// fd is 0 before the first call, -1 once closed.
+type mountWatch struct{ fd int }
+
+// changed reports whether the mount table may have changed since the last
+// call: true on the first, which opens the file before the caller reads
+// the table, and whenever the file cannot be polled.
+func (m *mountWatch) changed() bool {
+	switch {
+	case m.fd < 0:
+		return true
+	case m.fd == 0:
+		fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			m.fd = fd
+		}
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(m.fd), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
+}
+
+func (m *mountWatch) close() {
+	if m.fd > 0 {
+		unix.Close(m.fd)
+	}
+	m.fd = -1
+}
+
 // readMountFile returns the contents of a mount table file, ok false when
 // it cannot be read.
 func readMountFile(p string) (string, bool) {

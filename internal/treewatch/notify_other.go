@@ -17,3 +17,9 @@ func sweepBarriers() {}
 // mountTable: without notifications every tree is walked at every call,
 // so a mount over a file is seen without a mount table.
 func mountTable() (string, bool) { return "", false }
+
+// mountWatch: no mount table to watch.
+type mountWatch struct{}
+
+func (*mountWatch) changed() bool { return true }
+func (*mountWatch) close()        {}

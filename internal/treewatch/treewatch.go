@@ -77,6 +77,7 @@ type Watcher struct {
 
 	mounts     string // the mount table at the last sync (mounts.go)
 	mountsRead bool
+	mountWatch mountWatch // says when the mount table needs reading again
 
 	// maxWatches (tests), when positive, makes adding a watch beyond that
 	// many fail as the kernel's limit does (ENOSPC); watches counts them.
@@ -149,6 +150,7 @@ func (w *Watcher) Close() {
 	}
 	w.mu.Lock()
 	w.closed = true
+	w.mountWatch.close()
 	w.mu.Unlock()
 	w.fsw.Close()
 	<-w.done
