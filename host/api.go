@@ -78,7 +78,11 @@ func (h *Host) fail(code string, err error) notify.Response {
 // A build the manifest watch acted on already gets that outcome
 // (manifestwatch.go).
 func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
-	out, err := h.signals.once(req.Build, func() (restartOutcome, error) { return h.onBuild(ctx, req, "socket") })
+	ran := false
+	out, err := h.signals.once(req.Build, func() (restartOutcome, error) { ran = true; return h.onBuild(ctx, req, "socket") })
+	if !ran {
+		out.identity = nil // computed for the manifest watch's signal, a while ago: drift is computed now
+	}
 	return h.outcome(out, err)
 }
 
@@ -161,7 +165,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
 	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-		resp.Drift = h.Status().Drift
+		resp.Drift = h.status(out.identity).Drift
 	default:
 		return h.fail(notify.CodeInternal, fmt.Errorf("restart ended without an outcome (%q)", out.Outcome))
 	}

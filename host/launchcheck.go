@@ -80,12 +80,15 @@ func (h *Host) catalogRevisionLocked() Revision {
 // cannot be computed). A change the tree watcher saw while the epoch runs
 // and no build signal followed shows here: status reports it as drift, and
 // a grant for that epoch is refused (grantFor), so that a deliver = "env"
-// variable never reaches code the identity does not name. h.mu must not be
-// held.
-func (h *Host) codeDrift(c *child) []string {
-	now, err := h.identity()
-	if err != nil {
-		return nil
+// variable never reaches code the identity does not name. now, when not
+// nil, is an identity the host computed itself a moment ago, used instead
+// of computing it again. h.mu must not be held.
+func (h *Host) codeDrift(c *child, now *build.Identity) []string {
+	if now == nil {
+		var err error
+		if now, err = h.identity(); err != nil {
+			return nil
+		}
 	}
 	changed := build.Changes(c.identity, now)
 	if len(changed) == 0 {
@@ -105,7 +108,7 @@ func (h *Host) refuseDriftedEpoch() error {
 	if c == nil {
 		return nil
 	}
-	if d := h.codeDrift(c); d != nil {
+	if d := h.codeDrift(c, nil); d != nil {
 		return fmt.Errorf("epoch %s is not approved: %s", c.epoch, strings.TrimPrefix(d[0], "running ≠ built: "))
 	}
 	return nil

@@ -33,6 +33,10 @@ type restartOutcome struct {
 	GrantsRevoked int
 
 	catalogBefore Revision // the catalog revision before the replacement
+	// identity is the host's own identity computed for this restart when
+	// nothing was replaced: what runs is told from it (outcome's drift)
+	// without computing it again a moment later.
+	identity *build.Identity
 }
 
 // trigger says why restart runs.
@@ -108,6 +112,9 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 			total.GrantsRevoked += out.GrantsRevoked
 		}
 		if err != nil || c == nil {
+			if c == nil {
+				total.identity = next
+			}
 			return total, err
 		}
 		// What runs must be what was hashed: a file swapped in after the

@@ -18,13 +18,17 @@ type Status = localapi.Status
 // the manifest and /proc are read after it is released (see lock.go: a
 // manifest replaced by a FIFO, or a slow disk, must not stall the client's
 // traffic, which takes the same lock).
-func (h *Host) Status() Status {
+func (h *Host) Status() Status { return h.status(nil) }
+
+// status is Status, with now, when not nil, the identity the host has just
+// computed itself (restart), standing for the one drift would compute.
+func (h *Host) status(now *build.Identity) Status {
 	s, c, obs := h.statusLocked()
 	if c != nil {
 		r := h.record(c)
 		s.Execution = &r
 		s.Running = obs
-		s.Drift = h.drift(c, obs)
+		s.Drift = h.drift(c, obs, now)
 	}
 	if s.Drift == nil {
 		s.Drift = []string{}
@@ -70,9 +74,9 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 // drift reads the latest build's manifest and /proc for child c and says
 // how what runs differs from what was built. What runs is compared with the
 // last successful build: a failed build that left the entry byte-identical
-// (a Go compile error, a type-only tsc error) is no drift. h.mu must not be
-// held.
-func (h *Host) drift(c *child, obs *Observed) []string {
+// (a Go compile error, a type-only tsc error) is no drift. now is passed
+// to codeDrift. h.mu must not be held.
+func (h *Host) drift(c *child, obs *Observed, now *build.Identity) []string {
 	var last *build.Identity
 	var lastID epoch.BuildID
 	var left string
@@ -83,5 +87,5 @@ func (h *Host) drift(c *child, obs *Observed) []string {
 			left = ", as the failed build " + string(m.Build.ID) + " (exit " + strconv.Itoa(m.Build.ExitCode) + ") left it"
 		}
 	}
-	return append(drift(c, obs, observe(c.pid, false), last, lastID, left), h.codeDrift(c)...)
+	return append(drift(c, obs, observe(c.pid, false), last, lastID, left), h.codeDrift(c, now)...)
 }
