@@ -11,7 +11,9 @@
 #             results; then the audit backlog after a burst of 8,000
 #             calls, restart overhead and the host's RSS
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
-#   size      the mcpepoch binary
+#             and a program that links the same dependencies and does
+#             nothing, the release build (no cgo) and the default one; the
+#             binaries' sizes; the costliest package inits
 #   hook      warm mcpepoch record with and without a host listening
 #             against git status (BenchmarkHookWarmGit in cmd/mcpepoch)
 #             and an lstat walk, on synthetic trees of 1k, 4k, 20k files
@@ -21,7 +23,7 @@
 #
 # Usage: scripts/bench.sh [gateway|start|hook]...   (default: all; Linux)
 # Env:   ROUNDS (gateway rounds, default 15), HOOK_ROUNDS (default 15),
-#        HOOK_SIZES (default "1000 4000 20000"),
+#        HOOK_SIZES (default "1000 4000 20000"), START_ROUNDS (default 100),
 #        BEFORE (an earlier mcpepoch binary: the gateway measures it as a
 #        fourth connection, interleaved, for a before/after in one run)
 set -euo pipefail
@@ -37,7 +39,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
 go build -o "$tmp/mcpepoch" ./cmd/mcpepoch
-for p in echoserver echoclient spliceproxy lstatwalk exectime; do
+for p in echoserver echoclient spliceproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
 mkdir "$tmp/empty"
@@ -58,9 +60,31 @@ for part in $parts; do
 		;;
 	start)
 		echo
-		echo "== start: mcpepoch version against an empty Go program (interleaved, 40 rounds)"
-		"$tmp/exectime" -rounds 40 "$tmp/empty-program" "$tmp/mcpepoch version"
-		echo "binary: $(du -h "$tmp/mcpepoch" | cut -f1) ($(stat -c %s "$tmp/mcpepoch") bytes, go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH))"
+		echo "== start: mcpepoch version against an empty Go program (interleaved, ${START_ROUNDS:-100} rounds)"
+		# mcpepoch-release is built as scripts/npm-pack.sh builds what
+		# ships (no cgo: a static binary, no dynamic loader at start);
+		# mcpepoch is this go's default build (cgo where a C compiler is
+		# found, as go install does). deps-only links every package
+		# mcpepoch links but its own and does nothing: the start no
+		# mcpepoch that links them all can beat.
+		mkdir "$tmp/start" "$tmp/deps-only"
+		CGO_ENABLED=0 go build -trimpath -o "$tmp/start/mcpepoch-release" ./cmd/mcpepoch
+		sed 's#^module .*#module depsonly#' go.mod >"$tmp/deps-only/go.mod"
+		cp go.sum "$tmp/deps-only/"
+		{
+			printf 'package main\n\nimport (\n'
+			CGO_ENABLED=0 go list -deps ./cmd/mcpepoch |
+				grep -v -E '(^|/)internal(/|$)|^vendor/|^github.com/mcpepoch/mcpepoch(/|$)' | sed 's/.*/\t_ "&"/'
+			printf ')\n\nfunc main() {}\n'
+		} >"$tmp/deps-only/main.go"
+		(cd "$tmp/deps-only" && CGO_ENABLED=0 go build -trimpath -o "$tmp/start/deps-only" .)
+		"$tmp/exectime" -rounds "${START_ROUNDS:-100}" "$tmp/empty-program" "$tmp/start/deps-only" \
+			"$tmp/start/mcpepoch-release version" "$tmp/mcpepoch version"
+		for b in "$tmp/start/mcpepoch-release" "$tmp/mcpepoch" "$tmp/start/deps-only" "$tmp/empty-program"; do
+			echo "binary $(basename "$b"): $(du -h "$b" | cut -f1) ($(stat -c %s "$b") bytes, $(file -b "$b" 2>/dev/null | grep -o -E 'statically linked|dynamically linked' || echo '?'))"
+		done
+		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of mcpepoch-release version (GODEBUG=inittrace=1):"
+		"$tmp/inittrace" -rounds 30 -top 12 "$tmp/start/mcpepoch-release" version
 		;;
 	hook)
 		echo
