@@ -21,7 +21,7 @@ import (
 // scripts/bench-gateway.sh runs it and prints the via-host/direct ratios.
 func BenchmarkGateway(b *testing.B) {
 	p := newProject(b, nil)
-	copyFile(b, buildServer(b, &bigBin, "host/testdata/bigserver"), p.path("bin/bigserver"))
+	copyFile(b, buildServer(b, "host/testdata/bigserver"), p.path("bin/bigserver"))
 	for _, bc := range []struct {
 		name   string
 		server string

@@ -28,8 +28,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-var askBin built // host/testdata/askserver (raw NDJSON, asks the client)
-
 // rgSameID reports whether two JSON-RPC ids are the same value: strings
 // after unescaping, numbers exactly (1.0 is 1).
 func rgSameID(a, b json.RawMessage) bool {
@@ -392,7 +390,7 @@ type askLog struct {
 func TestServerRequestsReachTheirEpoch(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, nil)
-	copyFile(t, buildServer(t, &askBin, "host/testdata/askserver"), p.path("bin/askserver"))
+	copyFile(t, buildServer(t, "host/testdata/askserver"), p.path("bin/askserver"))
 	script := func(rev string) {
 		p.write("server.sh", "#!/bin/sh\nexport ASKSERVER_LOG=answers.log\nexport ASKSERVER_REVISION="+rev+"\nexec ./bin/askserver\n")
 	}
@@ -625,7 +623,7 @@ func TestCancelledRequestNotFailedByRestart(t *testing.T) {
 	t.Parallel()
 	t.Run("lateserver", func(t *testing.T) {
 		p := newProject(t, nil)
-		copyFile(t, buildServer(t, &lateBin, "host/testdata/lateserver"), p.path("bin/lateserver"))
+		copyFile(t, buildServer(t, "host/testdata/lateserver"), p.path("bin/lateserver"))
 		c := startRaw(t, p, nil, "./bin/lateserver")
 		c.initialize()
 		id := c.call("hang", nil)

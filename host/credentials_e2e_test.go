@@ -26,8 +26,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/host"
 )
 
-var credBin built // host/testdata/credserver
-
 // Secret values of the credential tests' sources. No file the product
 // writes and nothing it prints may hold them.
 const (
@@ -52,7 +50,7 @@ type cProject struct {
 func newCredProject(t testing.TB, rev string) *cProject {
 	t.Helper()
 	p := &cProject{project: newProject(t, nil), secrets: t.TempDir()}
-	copyFile(t, buildServer(t, &credBin, "host/testdata/credserver"), p.path("bin/credserver"))
+	copyFile(t, buildServer(t, "host/testdata/credserver"), p.path("bin/credserver"))
 	p.secret("api.token", cApiSecret+"\n")
 	p.secret("vault.token", cVaultSecret)
 	p.secret("pay.token", "pay-secret-1")

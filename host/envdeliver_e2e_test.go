@@ -27,7 +27,7 @@ const envSecret = "env-delivered-3f9a61c2"
 func newEnvProject(t *testing.T) *envProject {
 	t.Helper()
 	p := &envProject{project: newProject(t, nil), secret: filepath.Join(t.TempDir(), "api.token")}
-	copyFile(t, buildServer(t, &credBin, "host/testdata/credserver"), p.path("bin/credserver"))
+	copyFile(t, buildServer(t, "host/testdata/credserver"), p.path("bin/credserver"))
 	if err := os.WriteFile(p.secret, []byte(envSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -45,17 +45,14 @@ const waitLong = 20 * time.Second
 // the agent run and the socket's path.
 var listeningRe = regexp.MustCompile(`(?m)agent run (\S+): listening on (.+)$`)
 
-// binDir holds the test servers built for this test process; TestMain
-// creates and removes it.
-var binDir string
-
+// TestMain gives the tests of this process a directory of their own for
+// the trust store's config directory, removed at the end.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "mcpepoch-host-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binDir = dir
 	// The trust store and the policy floors live in the user's config
 	// directory: tests get one of their own, never the user's.
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
@@ -64,40 +61,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// built is a test server built once per test process.
-type built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-var (
-	fixtureBin built // testdata/servers/fixture (go-sdk)
-	bigBin     built // host/testdata/bigserver (raw NDJSON, large results)
-	lateBin    built // host/testdata/lateserver (raw NDJSON, answers late)
-	echoBin    built // host/testdata/echoserver (raw NDJSON, echoes what it read)
-	fakeKeygen built // host/testdata/fakesshkeygen (ssh-keygen -Y sign with a software key)
-)
-
-// buildServer builds the main package in pkg (relative to the repository
-// root) once per test process and returns the binary's path.
-func buildServer(t testing.TB, b *built, pkg string) string {
+// buildServer returns the path of a test server built from the main
+// package in pkg (relative to the repository root), shared with other
+// test processes (testenv.Build): testdata/servers/fixture (go-sdk),
+// host/testdata/bigserver (raw NDJSON, large results), lateserver
+// (answers late), echoserver (echoes what it read), askserver (asks the
+// client), credserver, fakesshkeygen (ssh-keygen -Y sign with a software
+// key), examples/inventory-go. Tests copy it into their project.
+func buildServer(t testing.TB, pkg string) string {
 	t.Helper()
-	root := testenv.RepoRoot(t)
-	b.once.Do(func() {
-		b.path = filepath.Join(binDir, filepath.Base(pkg))
-		ctx, cancel := context.WithTimeout(context.Background(), testenv.CommandTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.path, "./"+pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build ./%s: %v\n%s", pkg, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
+	return testenv.Build(t, "./"+pkg)
 }
 
 // project is a temporary project directory served by the fixture:
@@ -128,7 +101,7 @@ func newProject(t testing.TB, env map[string]string) *project {
 			t.Fatal(err)
 		}
 	}
-	copyFile(t, buildServer(t, &fixtureBin, "testdata/servers/fixture"), filepath.Join(dir, "bin", "fixture"))
+	copyFile(t, buildServer(t, "testdata/servers/fixture"), filepath.Join(dir, "bin", "fixture"))
 	// Grants are not what these tests are about: every tool is exempt.
 	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n\n[grants]\nexempt = [\"**\"]\n")
 	p.server("", env)

@@ -25,8 +25,6 @@ import (
 // MCPEPOCH_MATRIX=1 (.ci/run sets it); README's "Interop matrix" shows
 // what each cell checks.
 
-var inventoryGoBin built // examples/inventory-go
-
 // mServer is one server of the matrix, served from a project whose
 // server.sh (the identity's entry) execs it; rev rewrites server.sh for
 // revision R, so that a build changes the epoch.
@@ -74,7 +72,7 @@ var mServers = []mServer{
 		tool: "version", args: map[string]any{}, fixture: true},
 	{name: "prompts-only", project: fixtureServer(map[string]string{"FIXTURE_NO_TOOLS": "1", "FIXTURE_PROMPTS": "greet"})},
 	{name: "inventory-go", project: execServer(func(t *testing.T) string {
-		return buildServer(t, &inventoryGoBin, "examples/inventory-go")
+		return buildServer(t, "examples/inventory-go")
 	}), tool: "inventory_lookup", args: map[string]any{"sku": "A-1"}},
 	{name: "inventory-node", project: execServer(func(t *testing.T) string {
 		return "node " + testenv.NodeExample(t) + "/dist/server.js"

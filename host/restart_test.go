@@ -299,7 +299,7 @@ func TestRestartFixedPort(t *testing.T) {
 func TestLateAnswersDropped(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, nil)
-	copyFile(t, buildServer(t, &lateBin, "host/testdata/lateserver"), p.path("bin/lateserver"))
+	copyFile(t, buildServer(t, "host/testdata/lateserver"), p.path("bin/lateserver"))
 	c := startRaw(t, p, nil, "./bin/lateserver")
 	c.initialize()
 	id := c.call("hang", nil)

@@ -77,7 +77,7 @@ func TestMaxMessage(t *testing.T) {
 
 	t.Run("server-to-client", func(t *testing.T) {
 		p := newProject(t, nil)
-		copyFile(t, buildServer(t, &bigBin, "host/testdata/bigserver"), p.path("bin/bigserver"))
+		copyFile(t, buildServer(t, "host/testdata/bigserver"), p.path("bin/bigserver"))
 		c := startRaw(t, p, flags, "./bin/bigserver")
 		c.initialize()
 		id := c.call("big", map[string]any{"bytes": 2 * max})

@@ -15,7 +15,7 @@ import (
 func echoHost(t *testing.T) *raw {
 	t.Helper()
 	p := newProject(t, nil)
-	copyFile(t, buildServer(t, &echoBin, "host/testdata/echoserver"), p.path("bin/echoserver"))
+	copyFile(t, buildServer(t, "host/testdata/echoserver"), p.path("bin/echoserver"))
 	c := startRaw(t, p, nil, "./bin/echoserver")
 	c.initialize()
 	c.listTools()

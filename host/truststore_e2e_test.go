@@ -119,7 +119,7 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nproof = [\"presence\"]\n", 1))
 	fake := filepath.Join(p.dir, "fakebin")
 	os.MkdirAll(fake, 0o755)
-	if err := os.Symlink(buildServer(t, &fakeKeygen, "host/testdata/fakesshkeygen"), filepath.Join(fake, "ssh-keygen")); err != nil {
+	if err := os.Symlink(buildServer(t, "host/testdata/fakesshkeygen"), filepath.Join(fake, "ssh-keygen")); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "PATH="+fake+":"+os.Getenv("PATH"))

@@ -14,12 +14,15 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -337,51 +340,129 @@ func (s *Buffer) String() string {
 	return s.b.String()
 }
 
-// binary is the mcpepoch binary built once per test process.
-var binary struct {
+// Mcpepoch returns the path of the mcpepoch binary built from
+// ./cmd/mcpepoch of this repository checkout with -tags mcpepochtest,
+// shared as [Build] shares binaries. The tag adds the test-only seams (a
+// person standing in for a first enrollment, trusted attestation roots
+// of the tests' own); a product build has none.
+func Mcpepoch(t testing.TB) string {
+	t.Helper()
+	return build(t, "./cmd/mcpepoch", "mcpepochtest")
+}
+
+// built holds, per main package, the binary Build made in this process.
+var built struct {
+	sync.Mutex
+	once map[string]*builtOnce
+}
+
+type builtOnce struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-// Mcpepoch builds ./cmd/mcpepoch once per test process (go build -tags
-// mcpepochtest -o into os.TempDir()/mcpepoch-testenv-<pid>) and returns
-// the binary's path.
-// Directories left by earlier test processes that no longer run are
-// removed. A failed build fails every test that asks.
-func Mcpepoch(t testing.TB) string {
+// Build returns the path of a binary built from the main package pkg
+// ("./cmd/mcpepoch", relative to the repository root). The test processes
+// of every package share one copy of it, in
+// os.TempDir()/mcpepoch-testenv-bin-<h>/ where h is a digest of the
+// repository root's path: each process runs go build -o on it once, under
+// an exclusive flock of that directory's lock file, and go build relinks
+// only when the binary's build ID does not match the sources, flags and
+// toolchain (cmd/go's own staleness check). So go test ./... links it
+// once, and a later run only if something changed. The binary has the
+// name go build gives it (the last element of pkg), in a directory named
+// after pkg's path. A failed build fails every test that asks.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	return build(t, pkg, "")
+}
+
+// build is [Build] with go build -tags tags (none when empty).
+func build(t testing.TB, pkg, tags string) string {
 	t.Helper()
 	root := RepoRoot(t)
-	binary.once.Do(func() {
+	built.Lock()
+	if built.once == nil {
+		built.once = map[string]*builtOnce{}
 		removeStaleBinaries()
-		dir := filepath.Join(os.TempDir(), "mcpepoch-testenv-"+strconv.Itoa(os.Getpid()))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			binary.err = err
-			return
-		}
-		p := filepath.Join(dir, "mcpepoch")
-		ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
-		defer cancel()
-		// The tag mcpepochtest adds the test-only seams (a person
-		// standing in for a first enrollment, trusted attestation roots of
-		// the tests' own); a product build has none.
-		args := []string{"build", "-tags", "mcpepochtest", "-o", p, "./cmd/mcpepoch"}
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		binary.path = p
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
 	}
-	return binary.path
+	b := built.once[pkg+" "+tags]
+	if b == nil {
+		b = &builtOnce{}
+		built.once[pkg+" "+tags] = b
+	}
+	built.Unlock()
+	b.once.Do(func() {
+		b.path, b.err = buildShared(root, pkg, tags)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// buildShared builds the main package pkg of the module at root, with
+// -tags tags when not empty, into sharedDir(root)/PKG/NAME (PKG: pkg's
+// path with dashes for slashes, then "+tags" when tags are given; NAME:
+// its last element) under sharedDir's lock, and returns its path. A
+// binary already there is kept when go build finds it up to date. A stale
+// one is replaced by a new file (renamed over, or removed and written), so
+// a process still running the old one keeps it. The directory must be
+// the user's own and closed to others: a binary planted by someone else
+// is never run.
+func buildShared(root, pkg, tags string) (string, error) {
+	dir := sharedDir(root)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return "", err
+	} else if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s: not a directory of this user closed to others (mode %v): remove it", dir, fi.Mode())
+	}
+	rel := filepath.ToSlash(filepath.Clean(pkg))
+	sub := strings.ReplaceAll(rel, "/", "-")
+	args := []string{"build"}
+	if tags != "" {
+		sub += "+" + strings.ReplaceAll(tags, ",", "+")
+		args = append(args, "-tags", tags)
+	}
+	out := filepath.Join(dir, sub, path.Base(rel))
+	args = append(args, "-o", out, pkg)
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := flock(lock); err != nil {
+		return "", fmt.Errorf("lock %s: %v", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return out, nil
+}
+
+// sharedDir is the directory of the binaries that the test processes of
+// the repository checkout at root share: one per checkout, so that two
+// worktrees never replace each other's binary.
+func sharedDir(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(os.TempDir(), "mcpepoch-testenv-bin-"+hex.EncodeToString(sum[:6]))
 }
 
 // removeStaleBinaries removes os.TempDir()/mcpepoch-testenv-<pid>
-// directories whose process is gone.
+// directories (the example compiled per process, see [compiledExample])
+// whose process is gone.
 func removeStaleBinaries() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcpepoch-testenv-*"))
 	for _, d := range dirs {

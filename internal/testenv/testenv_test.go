@@ -98,6 +98,59 @@ func TestMcpepoch(t *testing.T) {
 	}
 }
 
+// TestBuildLinksOnce: a second build of an unchanged package, as the
+// test process of another package makes it, keeps the binary the first
+// one wrote (go build only touches it): go test ./... links it once.
+func TestBuildLinksOnce(t *testing.T) {
+	t.Parallel()
+	root := RepoRoot(t)
+	p1, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Held open, the first file keeps its inode: a new file written in
+	// its place cannot get the same one.
+	f, err := os.Open(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	first, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := os.Stat(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1 != p2 || !os.SameFile(first, second) {
+		t.Errorf("second build wrote a new file at %s (first at %s): want the first one kept", p2, p1)
+	}
+	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch+mcpepochtest", "mcpepoch") {
+		t.Errorf("binary at %s, want it named mcpepoch in the shared directory %s", p1, sharedDir(root))
+	}
+}
+
+// TestBuildRefusesOpenDirectory: a shared directory that others may
+// write to (or that is not the user's) is never built into or run from.
+func TestBuildRefusesOpenDirectory(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	root := RepoRoot(t)
+	if err := os.Mkdir(sharedDir(root), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sharedDir(root), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest"); err == nil || !strings.Contains(err.Error(), "closed to others") {
+		t.Errorf("build into a directory of mode 0777: %s, %v; want an error", p, err)
+	}
+}
+
 func TestTask(t *testing.T) {
 	t.Parallel()
 	p := Task(t)
