@@ -151,7 +151,7 @@ func TestElicitURLTenCallsOneApproval(t *testing.T) {
 	s := eConnect(t, p, k.options(true), "2025-11-25")
 	var dones []chan error
 	for i := range 10 {
-		dones = append(dones, callAsync(s, context.Background(), fmt.Sprintf("k%d", i)))
+		dones = append(dones, callAsync(s, t.Context(), fmt.Sprintf("k%d", i)))
 	}
 	e := k.next(t)
 	if e.Mode != "url" || !strings.HasPrefix(e.URL, "http://localhost:") || e.ElicitationID == "" ||
@@ -208,13 +208,13 @@ func TestElicitDeclineTimeoutCancelEpoch(t *testing.T) {
 	})
 	s := eConnect(t, p, k.options(true), "2025-11-25")
 
-	wantHeldRefusal(t, wantDone(t, callAsync(s, context.Background(), "d")), "declined")
+	wantHeldRefusal(t, wantDone(t, callAsync(s, t.Context(), "d")), "declined")
 	mu.Lock()
 	action = "accept"
 	mu.Unlock()
-	wantHeldRefusal(t, wantDone(t, callAsync(s, context.Background(), "t")), "timeout")
+	wantHeldRefusal(t, wantDone(t, callAsync(s, t.Context(), "t")), "timeout")
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := callAsync(s, ctx, "c")
 	k.next(t)
 	k.next(t)
@@ -232,7 +232,7 @@ func TestElicitDeclineTimeoutCancelEpoch(t *testing.T) {
 		return false
 	})
 
-	done = callAsync(s, context.Background(), "e")
+	done = callAsync(s, t.Context(), "e")
 	k.next(t)
 	p.cli("restart")
 	wantHeldRefusal(t, wantDone(t, done), "epoch_changed")
@@ -257,7 +257,7 @@ func TestElicitFormClientProof(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
 		})
 		s := eConnect(t, p, k.options(false), "2025-11-25")
-		if err := wantDone(t, callAsync(s, context.Background(), "f")); err != nil {
+		if err := wantDone(t, callAsync(s, t.Context(), "f")); err != nil {
 			t.Fatalf("call approved in the form: %v", err)
 		}
 		if e := k.next(t); e.Mode == "url" || e.URL != "" || !strings.Contains(e.Message, "code ") {
@@ -276,7 +276,7 @@ func TestElicitFormClientProof(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
 		})
 		s := eConnect(t, p, k.options(false), "2025-11-25")
-		wantHeldRefusal(t, wantDone(t, callAsync(s, context.Background(), "f")), "timeout")
+		wantHeldRefusal(t, wantDone(t, callAsync(s, t.Context(), "f")), "timeout")
 		if e := k.next(t); !strings.Contains(e.Message, "http://localhost:") || !strings.Contains(e.Message, "cannot approve") {
 			t.Fatalf("form elicitation without client proof: %q, want the page's URL", e.Message)
 		}
@@ -297,7 +297,7 @@ func TestElicitInputRequired(t *testing.T) {
 	if v := negotiated(s.cs); v != "2026-07-28" {
 		t.Fatalf("negotiated %q, want 2026-07-28", v)
 	}
-	done := callAsync(s, context.Background(), "m")
+	done := callAsync(s, t.Context(), "m")
 	if e := k.next(t); e.Mode != "url" || e.ElicitationID == "" || !strings.HasPrefix(e.URL, "http://localhost:") {
 		t.Fatalf("input request: %+v", e)
 	}
@@ -326,7 +326,7 @@ func TestElicitInputRequiredForm(t *testing.T) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
 	})
 	s := eConnect(t, p, k.options(false), "")
-	if err := wantDone(t, callAsync(s, context.Background(), "r")); err != nil {
+	if err := wantDone(t, callAsync(s, t.Context(), "r")); err != nil {
 		t.Fatalf("call approved in the form of an input request: %v", err)
 	}
 	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
@@ -351,7 +351,7 @@ func TestElicitBothModesNothingEnrolled(t *testing.T) {
 	opts := k.options(false)
 	opts.Capabilities.Elicitation.URL = &mcp.URLElicitationCapabilities{}
 	s := eConnect(t, p, opts, "2025-11-25")
-	if err := wantDone(t, callAsync(s, context.Background(), "b")); err != nil {
+	if err := wantDone(t, callAsync(s, t.Context(), "b")); err != nil {
 		t.Fatalf("call approved in the form: %v", err)
 	}
 	if e := k.next(t); e.Mode == "url" || e.URL != "" {
@@ -374,7 +374,7 @@ func TestStatusShowsCallsWaitingForApproval(t *testing.T) {
 	p := newGrantsProject(t, nil)
 	k := newAsker(accept)
 	s := eConnect(t, p, k.options(true), "2025-11-25")
-	done := callAsync(s, context.Background(), "w")
+	done := callAsync(s, t.Context(), "w")
 	k.next(t)
 	st := p.status()
 	if len(st.WaitingApproval) != 1 || st.WaitingApproval[0].Tool != "slow_write" || st.WaitingApproval[0].Calls != 1 ||

@@ -270,7 +270,7 @@ func (s *gSession) close() {
 		return
 	}
 	s.closed = true
-	if err := s.cs.Close(); err != nil && !s.killed {
+	if err := closeGo(s.t, s.cs, s.cmd); err != nil && !s.killed {
 		s.t.Errorf("host of run %s did not exit cleanly when its client closed: %v", s.run, err)
 	}
 }

@@ -693,7 +693,7 @@ func connectGo(t testing.TB, cmd *exec.Cmd, stderr *testenv.Buffer, opts *mcp.Cl
 		t.Fatalf("connect %v: %v\nstderr:\n%s", cmd.Args, err, stderr.String())
 	}
 	t.Cleanup(func() {
-		cs.Close()
+		closeGo(t, cs, cmd)
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 		}
@@ -702,6 +702,35 @@ func connectGo(t testing.TB, cmd *exec.Cmd, stderr *testenv.Buffer, opts *mcp.Cl
 		}
 	})
 	return cs
+}
+
+// closeWait bounds closeGo: the transport's own close of a host that
+// exits takes at most 10 s (stdin closed) + 10 s (SIGTERM); the rest is
+// margin for a loaded machine.
+const closeWait = 30 * time.Second
+
+// closeGo closes a go-sdk session with the host cmd and returns Close's
+// error. Close first waits for the client's calls in flight, and one the
+// host holds (for an approval, up to grants.approval_wait) would keep a
+// failing test for minutes: if Close has not returned within closeWait,
+// the test fails saying so and the host is killed, which ends those calls.
+func closeGo(t testing.TB, cs *mcp.ClientSession, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cs.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(closeWait):
+	}
+	t.Errorf("the client session did not close within %s (a call in flight held it): killing the host", closeWait)
+	cmd.Process.Kill()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(waitLong):
+		return errors.New("the client session did not close after the host was killed")
+	}
 }
 
 // negotiated returns the protocol version of a go-sdk session.

@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,7 +190,7 @@ func goCell(t *testing.T, s mServer, pin string) {
 	if s.fixture {
 		inflight = make(chan error, 1)
 		go func() {
-			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow_write", Arguments: map[string]any{"key": "k", "delayMs": 20000}})
+			_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow_write", Arguments: map[string]any{"key": "k", "delayMs": 20000}})
 			inflight <- err
 		}()
 		waitFor(t, waitLong, "slow_write to start", func() bool { return p.read("counter/k.started") != "" })

@@ -59,7 +59,7 @@ func connectGoRaw(t *testing.T, cmd *exec.Cmd, raw *testenv.Buffer, opts *mcp.Cl
 		t.Fatalf("connect %v: %v\nstderr:\n%s", cmd.Args, err, stderr.String())
 	}
 	t.Cleanup(func() {
-		cs.Close()
+		closeGo(t, cs, cmd)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
 		select {

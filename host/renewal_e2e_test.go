@@ -177,7 +177,7 @@ func TestRenewalThroughElicitation(t *testing.T) {
 	if r == nil || !slices.Equal(r.Tools, []string{"slow_write"}) || !slices.Equal(r.ChangedTools(), []string{"alpha", "beta"}) {
 		t.Fatalf("renewal %+v, want slow_write renewed, alpha and beta changed", r)
 	}
-	if err := wantDone(t, callAsync(s, context.Background(), "e")); err != nil {
+	if err := wantDone(t, callAsync(s, t.Context(), "e")); err != nil {
 		t.Fatalf("slow_write after the client's accept: %v", err)
 	}
 	if e := k.next(t); !strings.Contains(e.Message, r.ShortCode) {
