@@ -25,12 +25,16 @@ func TestInitializeBeforeFirstBuildIsHeld(t *testing.T) {
 	t.Parallel()
 	t.Run("server exits", func(t *testing.T) {
 		t.Parallel()
-		// It lives long enough to be sent the initialize each time.
+		// It lives long enough to be sent the initialize each time. The
+		// request in the meantime is sent once the host gave up on it
+		// (MaxCrashes quick exits): while crash recovery starts the next
+		// server, a request is held for it, not refused, and that can
+		// happen at any moment before.
 		p := crashProject(t)
 		p.server("[ -f dep ] || { echo 'dependency missing' >&2; sleep 0.5; exit 1; }\n", nil)
 		os.Remove(p.path("dep"))
 		c := startRaw(t, p, nil)
-		heldInitialize(t, p, c, "exited on its own", func() { p.write("dep", "") })
+		heldInitialize(t, p, c, "not restarting it on its own", func() { p.write("dep", "") })
 	})
 	t.Run("binary missing", func(t *testing.T) {
 		t.Parallel()
