@@ -140,7 +140,7 @@ const reloadWindow = 5 * time.Second
 // replacedProcess reports whether a process under the server was
 // replaced since the last look: one seen at two looks in a row (stable)
 // ended (noted in ended, by name, at now), and a process of the same name
-// that the last look (prev) did not see runs now (cur), within
+// that the last look (prev) did not see by that name runs now (cur), within
 // reloadWindow. That is what a reloader (node --watch, nodemon, uvicorn
 // --reload) does to the process that runs the code. A short-lived helper
 // (a git the server runs) is never stable, and one that ends without a
@@ -152,7 +152,9 @@ func replacedProcess(stable, prev, cur map[int]string, ended map[string]time.Tim
 		}
 	}
 	for q, comm := range cur {
-		if _, old := prev[q]; !old {
+		// A new process: a pid the last look did not see, or saw under
+		// another name (forked by a shell then, it has exec'd since).
+		if prev[q] != comm {
 			if t, ok := ended[comm]; ok && now.Sub(t) < reloadWindow {
 				return true
 			}

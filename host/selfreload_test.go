@@ -58,7 +58,8 @@ func TestSelfReloadWatchedAsEpochChange(t *testing.T) {
 	}
 	// The host counts a process as replaced once it had been seen at two
 	// looks in a row (250 ms apart): a helper that lives briefly is not.
-	time.Sleep(time.Second)
+	// Two seconds leave room for a loaded machine.
+	time.Sleep(2 * time.Second)
 	syscall.Kill(pids[0], syscall.SIGKILL)
 	deadline := time.Now().Add(waitLong)
 	for {

@@ -320,4 +320,10 @@ func TestReplacedProcess(t *testing.T) {
 	if !replacedProcess(map[int]string{}, map[int]string{12: "sh"}, map[int]string{12: "sh", 13: "node"}, ended, now.Add(time.Second)) {
 		t.Error("node 13 a second after node 10 ended: not seen")
 	}
+	// The successor was seen forked by the shell before it exec'd: the
+	// same pid, named sh a look ago, runs node now.
+	ended = map[string]time.Time{"node": now}
+	if !replacedProcess(map[int]string{}, map[int]string{14: "sh"}, map[int]string{14: "node"}, ended, now.Add(time.Second)) {
+		t.Error("pid 14 seen as sh, then as node, a second after node 10 ended: not seen")
+	}
 }
