@@ -12,6 +12,7 @@ const (
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
 	TypeRenewalPrepared     = "renewal_prepared"     // an epoch change revoked grants: the same scopes were prepared for the new epoch
 	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
+	TypeTrustPinned         = "trust_pinned"         // the trust store the host pinned at start: digest, entries, the root and whether it is attested
 	TypePolicyNotApplied    = "policy_not_applied"   // mcpepoch.toml would weaken the project's policy floor: the floor's values stay in force
 	TypePolicyRaised        = "policy_raised"        // mcpepoch.toml strengthened the policy: in force at once, and the floor raised
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
@@ -37,7 +38,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
-		TypePolicyNotApplied, TypePolicyRaised,
+		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,

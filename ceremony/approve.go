@@ -229,6 +229,9 @@ func (a *Approval) page(w http.ResponseWriter) {
 	if a.change != nil {
 		view.Kind, view.Request, view.Change = "change", nil, viewOf(a.change)
 	}
+	if store != nil {
+		view.Root = rootOf(store)
+	}
 	if err != nil {
 		view.Error = err.Error()
 	}

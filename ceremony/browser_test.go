@@ -197,6 +197,9 @@ func TestBrowserEnrollApprove(t *testing.T) {
 	if code := text(t, ctx, "code"); code != d.ShortCode() {
 		t.Fatalf("page shows code %q, want %s", code, d.ShortCode())
 	}
+	if root, warn := text(t, ctx, "root"), text(t, ctx, "root-warning"); !strings.Contains(root, "virtual key") || !strings.Contains(root, got.Authenticator.ID) || !strings.Contains(warn, trust.UnattestedWarning) {
+		t.Fatalf("page shows root %q, warning %q", root, warn)
+	}
 	step(t, ctx, chromedp.Click(chromedp.ID("approve")))
 	if s := outcome(t, ctx); s != "ok: Approved." {
 		t.Fatalf("approval page: %s", s)

@@ -8,6 +8,8 @@ import (
 	"html/template"
 	"net/http"
 	"sync"
+
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 //go:embed page.html
@@ -30,6 +32,31 @@ type pageView struct {
 	Options   string // JSON of the ceremony's options for the browser
 	Error     string // why the ceremony cannot start
 	Nonce     string // CSP nonce of the page's script and style
+	// Root is the trust store's root, shown beside the short code of an
+	// approval or change: a presence approval proves no more than it.
+	Root *rootView
+}
+
+// rootView is what the page shows of the root.
+type rootView struct {
+	Kind, Name, ID string
+	Attested       string // "attested (FORMAT, VENDOR ROOT)", or "" when it is not
+	Warning        string // trust.UnattestedWarning when it is not
+}
+
+// rootOf returns the view of s's root, nil for an empty store.
+func rootOf(s *trust.Store) *rootView {
+	r := s.Root()
+	if r == nil {
+		return nil
+	}
+	v := &rootView{Kind: r.Kind, Name: r.Name, ID: r.ID}
+	if a := r.Attestation(); a.OK {
+		v.Attested = a.String()
+	} else {
+		v.Warning = trust.UnattestedWarning
+	}
+	return v
 }
 
 // render writes the page with a Content-Security-Policy that allows only

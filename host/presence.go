@@ -50,6 +50,11 @@ type presence struct {
 	ssh    map[string]*sshProposal // by digest; each used once
 	dir    string                  // the trust store's directory
 	pinned string                  // its Digest at start; "" when it could not be read
+	// pinnedStore is the store read at start (nil when it could not be
+	// read, openErr says why), for the trust_pinned record and the root
+	// shown to people.
+	pinnedStore *trust.Store
+	openErr     error
 }
 
 // proposeLocked builds the proposal of req for the running epoch: what the

@@ -155,7 +155,9 @@ func TestPresenceApprovalInBrowser(t *testing.T) {
 	if st := click(t, ctx, ap.url, "approve"); st != "ok: Approved." {
 		t.Fatalf("approval page: %s", st)
 	}
-	if code := ap.wait(t); code != 0 || !strings.Contains(ap.stderr.String(), "proof presence") {
+	if code := ap.wait(t); code != 0 || !strings.Contains(ap.stderr.String(), "proof presence") ||
+		!strings.Contains(ap.stderr.String(), `root of the trust store: webauthn "virtual key"`) ||
+		!strings.Contains(ap.stderr.String(), "WARNING: the root was enrolled without attestation") {
 		t.Fatalf("approve --web: exit %d\n%s", code, ap.stderr)
 	}
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {

@@ -51,7 +51,8 @@ func (h *Host) Run(ctx context.Context) error {
 	if err := h.openWriters(); err != nil {
 		return err
 	}
-	h.auditWeakLocked("start") // no goroutine yet
+	h.auditPinnedLocked(h.pres.openErr) // no goroutine yet
+	h.auditWeakLocked("start")
 	h.trees = treewatch.New(h.logf)
 	defer h.trees.Close() // after the socket server and the child are done
 	if err := h.startFirst(); err != nil {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -24,10 +25,53 @@ func (h *Host) openTrust() {
 	h.pres.dir = dir
 	s, err := trust.Open(dir)
 	if err != nil {
+		h.pres.openErr = err
 		h.logf("trust store: %v: the default proof is presence, and no presence can be verified until it is fixed", err)
 		h.enrolled = true
 		return
 	}
 	h.enrolled = len(s.Authenticators) > 0
 	h.pres.pinned = s.Digest()
+	h.pres.pinnedStore = s
+	if r := s.Root(); r != nil {
+		h.logf("trust store: root %s %q (%s), %s", r.Kind, r.Name, r.ID, rootNote(r))
+	}
+}
+
+// rootNote says how a root was enrolled and whether it is attested, with
+// the plain warning when it is not.
+func rootNote(r *trust.Authenticator) string {
+	how := "enrolled " + orUnknown(r.Enrolled)
+	if v := r.Attestation(); v.OK {
+		return how + ", " + v.String()
+	}
+	return how + ", unattested: " + trust.UnattestedWarning
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(how not recorded)"
+	}
+	return "at a " + s
+}
+
+// auditPinnedLocked writes the trust_pinned record of the store openTrust
+// pinned: its digest, number of entries, and the root (id, kind, name, how
+// it was enrolled, attested or not), so that the log shows which root
+// every later presence approval rests on. A store that could not be read
+// is recorded with its error.
+func (h *Host) auditPinnedLocked(readErr error) {
+	f := map[string]any{"path": h.pres.dir}
+	if s := h.pres.pinnedStore; s != nil {
+		f["path"], f["store_digest"], f["entries"] = s.Path(), s.Digest(), len(s.Authenticators)
+		if r := s.Root(); r != nil {
+			v := r.Attestation()
+			f["root"] = map[string]any{"id": r.ID, "kind": r.Kind, "name": r.Name, "enrolled": r.Enrolled,
+				"attested": v.OK, "attestation_format": v.Format, "attestation_root": v.Root, "aaguid": v.AAGUID, "why": v.Why}
+		}
+	}
+	if readErr != nil {
+		f["error"] = readErr.Error()
+	}
+	h.audit.event(audit.TypeTrustPinned, "", h.run, f)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -224,5 +226,41 @@ func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 	st, err := trust.Open(dir)
 	if err != nil || st.Root() == nil || st.Root().Name != "person" || st.Root().Enrolled != trust.EnrolledTerminal {
 		t.Fatalf("trust store after the person's enrollment: %+v %v", st, err)
+	}
+}
+
+// TestHostAuditsPinnedRoot: a host audits the store it pins at start
+// (trust_pinned: digest, entries, the root, how it was enrolled, attested
+// or not), and mcpepoch authenticators marks the root and warns that it is
+// unattested.
+func TestHostAuditsPinnedRoot(t *testing.T) {
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	dir := filepath.Join(p.dir, "config", "mcpepoch")
+	store, err := trust.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := trust.NewSSH(softkey.NewSSHEd25519().AuthorizedKey("person"), "person", time.Now())
+	root.Enrolled = trust.EnrolledTerminal
+	c, err := store.Propose(trust.OpAdd, root)
+	if err == nil {
+		err = store.Apply(c, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gConnect(t, p, env...)
+	s.list()
+	recs := p.waitRecords("a trust_pinned record", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeTrustPinned)) > 0 })
+	f := filterType(recs, audit.TypeTrustPinned)[0].Fields
+	r, _ := f["root"].(map[string]any)
+	if f["store_digest"] != store.Digest() || fmt.Sprint(f["entries"]) != "1" || r["id"] != root.ID || r["enrolled"] != "terminal" || r["attested"] != false {
+		t.Fatalf("trust_pinned %v, want digest %s, 1 entry, root %s enrolled at a terminal, unattested", f, store.Digest(), root.ID)
+	}
+	out, code := p.runCLI(env, "authenticators")
+	if code != 0 || !strings.Contains(out.Stdout, "ROOT: first, trusted on first use, enrolled at a terminal") ||
+		!strings.Contains(out.Stdout, "unattested (no attestation)") || !strings.Contains(out.Stderr, trust.UnattestedWarning) {
+		t.Fatalf("authenticators: exit %d\n%s", code, out)
 	}
 }

@@ -105,6 +105,11 @@ type Authenticator struct {
 	// Confirmation is the signature by AddedBy over this entry (confirm.go);
 	// nil only for the first.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Evidence is the entry's FIDO attestation (attest.go), when the
+	// authenticator gave one; Attestation says whether it verifies.
+	Evidence *Attestation `json:"attestation,omitempty"`
+
+	attested *Attested // set by Open and the constructors; never stored
 }
 
 // WebAuthnCredential is what a relying party keeps of a registered public

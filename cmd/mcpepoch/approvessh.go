@@ -46,6 +46,7 @@ func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sock
 			return err
 		}
 		fmt.Fprintf(stdio.Err, "agent run %s: grant code %s: touch your key to sign it\n", printable(string(rv.AgentRun)), printable(w.ShortCode))
+		printRoot(stdio.Err)
 		cmd := exec.CommandContext(ctx, "ssh-keygen", "-Y", "sign", "-n", sshsig.GrantNamespace, "-f", key, msg)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdio.Err, stdio.Err
 		if err := cmd.Run(); err != nil {

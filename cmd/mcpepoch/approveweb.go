@@ -43,6 +43,7 @@ func approveWeb(ctx context.Context, reviews []localapi.Review, sockets map[epoc
 		}
 		fmt.Fprintln(stdio.Out, printable(w.URL))
 		fmt.Fprintf(stdio.Err, "agent run %s: approve on the page, code %s\n", printable(string(rv.AgentRun)), printable(w.ShortCode))
+		printRoot(stdio.Err)
 		if !noOpen {
 			openBrowser(w.URL)
 		}

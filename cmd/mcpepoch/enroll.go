@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/ceremony"
@@ -169,10 +170,10 @@ func runAuthenticators(args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "no authenticator enrolled in %s: run mcpepoch enroll --web or --ssh KEY.pub\n", s.Path())
 		return nil
 	}
-	for _, a := range s.Authenticators {
-		by := "root: first, trusted on first use"
-		if a.AddedBy != "" {
-			by = "confirmed by " + a.AddedBy
+	for i, a := range s.Authenticators {
+		by := "confirmed by " + a.AddedBy
+		if i == 0 {
+			by = "ROOT: first, trusted on first use, " + enrolledHow(a.Enrolled)
 		}
 		listAuthenticator(stdio, a, by)
 	}
@@ -183,10 +184,47 @@ func runAuthenticators(args []string, stdio Stdio) error {
 		return err
 	}
 	fmt.Fprintf(stdio.Out, "store %s, digest %s, root %s\n", s.Path(), s.Digest(), printable(s.Root().ID))
+	if v := s.Root().Attestation(); !v.OK {
+		fmt.Fprintf(stdio.Err, "WARNING: the root %s\n", trust.UnattestedWarning)
+	}
 	return nil
 }
 
+// listAuthenticator prints one entry: kind, name, id, when and how it was
+// added, attested or not, and its counter.
 func listAuthenticator(stdio Stdio, a trust.Authenticator, by string) {
-	fmt.Fprintf(stdio.Out, "%-8s %-20s %s  added %s (%s), counter %d\n", a.Kind, printable(a.Name), printable(a.ID),
-		a.AddedAt.Local().Format(time.DateTime), printable(by), a.SignCount)
+	fmt.Fprintf(stdio.Out, "%-8s %-20s %s  added %s (%s), %s, counter %d\n", a.Kind, printable(a.Name), printable(a.ID),
+		a.AddedAt.Local().Format(time.DateTime), printable(by), printable(a.Attestation().String()), a.SignCount)
+}
+
+// enrolledHow says how a root was enrolled (trust.Authenticator.Enrolled).
+func enrolledHow(how string) string {
+	switch how {
+	case "":
+		return "how not recorded"
+	case trust.EnrolledTerminal:
+		return "enrolled at a terminal"
+	default:
+		return "enrolled by " + printable(how)
+	}
+}
+
+// printRoot writes, beside a short code a person checks, which
+// authenticator is the trust store's root and, when it is not attested,
+// the plain warning: a presence approval proves no more than the root.
+func printRoot(w io.Writer) {
+	dir, err := trust.DefaultDir()
+	if err != nil {
+		return
+	}
+	s, err := trust.Open(dir)
+	if err != nil || s.Root() == nil {
+		return
+	}
+	r := s.Root()
+	fmt.Fprintf(w, "root of the trust store: %s %q (%s), %s, %s\n", r.Kind, printable(r.Name), printable(r.ID),
+		enrolledHow(r.Enrolled), printable(r.Attestation().String()))
+	if !r.Attestation().OK {
+		fmt.Fprintf(w, "WARNING: the root was %s\n", trust.UnattestedWarning)
+	}
 }
