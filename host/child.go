@@ -29,7 +29,9 @@ type child struct {
 	started  time.Time
 	stdin    io.WriteCloser
 	stdout   io.ReadCloser
-	in       *lineQueue // to stdin
+	stderr   *os.File      // read end of the server's stderr, passed to the host's (logsink.go)
+	errDone  chan struct{} // closed once all of stderr is passed on
+	in       *lineQueue    // to stdin
 
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
@@ -51,7 +53,8 @@ type child struct {
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
 // environment, with a guard that kills the group if the host dies without
-// stopping it (guard.go). stderr goes straight to the host's stderr. env
+// stopping it (guard.go). The server's stderr is a pipe of the host's,
+// copied into stderr (the host's log sink, which never blocks). env
 // is the child's environment; nil means the host's own.
 func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
@@ -65,13 +68,19 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		env = append(slices.Clip(env), id.LaunchEnv...)
 	}
 	cmd.Env = env
-	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = errW
+	defer errW.Close() // the server has its own copy once started
 	// The server's stdin is a pipe of the host's own (not StdinPipe's
 	// wrapper), so that its queue can write small lines at once
 	// (tryWriter).
 	stdinR, stdin, err := os.Pipe()
 	if err != nil {
+		errR.Close()
 		return nil, err
 	}
 	cmd.Stdin = stdinR
@@ -79,6 +88,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		stdin.Close()
+		errR.Close()
 		return nil, err
 	}
 	if f, ok := stdout.(*os.File); ok {
@@ -86,10 +96,15 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	}
 	if err := startOwn(cmd); err != nil {
 		stdin.Close()
+		errR.Close()
 		return nil, err
 	}
 	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),
-		stdin: stdin, stdout: stdout, done: make(chan struct{})}
+		stdin: stdin, stdout: stdout, stderr: errR, errDone: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		passStderr(errR, stderr)
+		close(c.errDone)
+	}()
 	if c.guard, err = startGuard(c.pid); err != nil {
 		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
 	}
@@ -121,12 +136,21 @@ func (c *child) run(max int, fn func(line []byte, over *overflow), exited func()
 	case !state.Success():
 		c.waitErr = &exec.ExitError{ProcessState: state}
 	}
+	drained := time.NewTimer(readDrain)
+	defer drained.Stop()
 	select {
 	case <-readDone:
-	case <-time.After(readDrain):
+	case <-drained.C:
 		c.stdout.Close() // unblocks the reader
 		<-readDone
+		c.stderr.Close()
 	}
+	select {
+	case <-c.errDone:
+	case <-drained.C:
+	}
+	c.stderr.Close() // a descendant that keeps it open is read no more
+	<-c.errDone
 	close(c.done)
 	exited()
 }

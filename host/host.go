@@ -96,6 +96,10 @@ type Options struct {
 
 	Stdin  io.Reader
 	Stdout io.Writer
+	// Stderr takes the host's log and the server's stderr through a
+	// bounded buffer that never blocks the host (logsink.go). An *os.File
+	// is written from a goroutine of its own; any other writer is taken to
+	// be memory (a test's buffer) and is written at once.
 	Stderr io.Writer
 }
 
@@ -124,6 +128,7 @@ type Host struct {
 	// Writers with their own goroutine and lock (queue.go, auditlog.go):
 	// safe to use under h.mu, they never block.
 	out   *lineQueue // the client's stdout
+	log   *logSink   // the host's stderr: log lines and the server's stderr (logsink.go)
 	audit *auditor   // the project's audit log
 
 	// restartMu orders restarts, the initial catalog fetch, catalog
@@ -269,6 +274,7 @@ func New(opts Options) *Host {
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
 	}
+	h.log = newLogSink(opts.Stderr, logSinkMax)
 	h.openCredentials()
 	return h
 }
@@ -277,7 +283,7 @@ func New(opts Options) *Host {
 // server go into it, so it is escaped for the terminal: a server cannot
 // forge a log line or send escape sequences through the host's log.
 func (h *Host) logf(format string, args ...any) {
-	fmt.Fprintf(h.opts.Stderr, "mcpepoch host: %s %s\n", time.Now().Format(logTime), termsafe.EscapeText(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(h.log, "mcpepoch host: %s %s\n", time.Now().Format(logTime), termsafe.EscapeText(fmt.Sprintf(format, args...)))
 }
 
 // infof is logf for a routine line (a server started, the socket, a

@@ -31,6 +31,9 @@ import (
 func (h *Host) Run(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	defer h.cancel(nil)
+	// Last: what the log holds is written for up to logDrain; a stderr
+	// nobody reads never keeps the host from exiting.
+	defer h.log.close(logDrain)
 	// A client that goes away makes writes to stdout fail with EPIPE instead
 	// of killing the host before it can stop the server and close its logs.
 	// Notify, not Ignore: an ignored signal is inherited across exec, and
