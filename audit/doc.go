@@ -57,12 +57,13 @@
 //
 //	{"v":1,"sum":"crc32c:1e3d5e33","seq":17,"hash":"sha256:…"}
 //
-// padded with spaces to 192 bytes, the last a newline. The first head a
-// Log writes is written atomically (temporary file in the same directory,
-// fsync, rename, fsync of the directory); the Log keeps that file open and
-// rewrites it in place after every later step, one pwrite(2) of all 192
-// bytes at offset 0 and an fdatasync, as long as the file at the path is
-// still the one it opened (otherwise it writes a new one atomically). The
+// padded with spaces to 192 bytes, the last a newline. A head that does
+// not exist yet is written atomically (temporary file in the same
+// directory, fsync, rename, fsync of the directory); the Log keeps the
+// head file open and rewrites it in place after every step, one pwrite(2)
+// of all 192 bytes at offset 0 and an fdatasync (none with
+// Options.LazyHead), as long as the file at the path is still the one it
+// opened and has that size (otherwise it writes a new one atomically). The
 // file never changes size, so a crash leaves the old head, the new one, or
 // a torn one; "sum" is the CRC-32C of the seq and hash ("17 sha256:…", in
 // hex), so a torn head is told from a head that names another record:

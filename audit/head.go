@@ -138,6 +138,7 @@ func readHeadOnce(path string) (Head, bool, error) {
 type headFile struct {
 	path string
 	f    *os.File
+	lazy bool // in-place rewrites skip the fdatasync (Options.LazyHead)
 }
 
 // write writes h to the head file. While the open file is still the one
@@ -160,6 +161,9 @@ func (hf *headFile) write(h Head) error {
 		if err1 == nil && err2 == nil && os.SameFile(cur, now) && cur.Size() == headSize {
 			if _, err := hf.f.WriteAt(b, 0); err != nil {
 				return fmt.Errorf("write %s: %w", hf.path, err)
+			}
+			if hf.lazy {
+				return nil
 			}
 			if err := fdatasync(hf.f); err != nil {
 				return fmt.Errorf("write %s: fdatasync: %w", hf.path, err)

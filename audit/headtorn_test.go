@@ -166,3 +166,38 @@ func TestHeadRewrittenInPlaceByANewLog(t *testing.T) {
 		t.Fatalf("verify: %+v", rep)
 	}
 }
+
+// TestLazyHead: with Options.LazyHead the head is still rewritten after
+// every append; a head that lost its last rewrite in a crash is behind a
+// chain that leads to it, and the next Open brings it up to date.
+func TestLazyHead(t *testing.T) {
+	path := writeLog(t, 1)
+	l, err := Open(path, &Options{LazyHead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := ReadHead(HeadPath(path))
+	if _, err := l.Append(Event{Type: TypeClientClosed}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	h, _, err := ReadHead(HeadPath(path))
+	if err != nil || h.Seq != 2 {
+		t.Fatalf("head %+v %v after a lazy append, want seq 2", h, err)
+	}
+	// A crash lost the rewrite: the head on disk is the one before it.
+	if err := os.WriteFile(HeadPath(path), encodeHead(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(path, &Options{LazyHead: true})
+	if err != nil {
+		t.Fatalf("Open with a head one rewrite behind: %v", err)
+	}
+	l.Close()
+	if rs := l.Recoveries(); len(rs) != 1 || rs[0].Kind != RecoveredHead {
+		t.Errorf("recoveries %+v, want the head brought up to date", rs)
+	}
+	if rep := verify(t, path); !rep.OK {
+		t.Fatalf("verify: %+v", rep)
+	}
+}

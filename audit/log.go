@@ -52,6 +52,17 @@ type Options struct {
 	// cannot take it in time fails with a *WriteError (Op "lock").
 	// Default: DefaultLockTimeout.
 	LockTimeout time.Duration
+	// LazyHead rewrites the head file in place without its fdatasync.
+	// Records are fsynced as always and the head is rewritten only after
+	// them, so a head never names a record the log lacks; a crash may
+	// lose the head's last rewrites instead, and the next Open finds the
+	// head behind a chain that leads back to it and brings it up to date
+	// (a Recovery). Records appended since the last head that reached the
+	// disk could then be cut from the end unseen. For a log appended to
+	// by short-lived writers, one record each (the builds log: each
+	// mcpepoch record with no host listening), where the second sync was
+	// as costly as the first.
+	LazyHead bool
 }
 
 // maxKeptBuf is the largest write buffer a Log keeps between steps.
@@ -109,6 +120,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		if opts.LockTimeout > 0 {
 			l.lockTimeout = opts.LockTimeout
 		}
+		l.hf.lazy = opts.LazyHead
 	}
 	lk, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {

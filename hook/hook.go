@@ -54,6 +54,9 @@ type Build struct {
 	File     *manifest.File
 	// First: no build was recorded before this one; every artifact is new.
 	First bool
+	// Prev is the manifest this build replaced, read under the lock; nil
+	// when First.
+	Prev *manifest.File
 	// Identity is what was hashed.
 	Identity *build.Identity
 	// TreesFrom is the run id of the host whose current tree digests
@@ -165,7 +168,7 @@ func write(ctx context.Context, s Spec) (*Build, error) {
 	if err := manifest.Write(mpath, m); err != nil {
 		return nil, err
 	}
-	return &Build{Manifest: mpath, File: m, First: prev == nil, Identity: id, TreesFrom: from}, nil
+	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, nil
 }
 
 // logBuild appends the build to the builds log when no host heard of it:
@@ -180,7 +183,9 @@ func logBuild(root string, m *manifest.File) error {
 	ev := audit.Event{Type: audit.TypeBuildRecorded, Fields: map[string]any{
 		"build": m.Build.ID, "status": m.Build.Status, "exit_code": strconv.Itoa(m.Build.ExitCode),
 		"changed": changed, "hosts": "none listening"}}
-	l, err := audit.Open(layout.Builds(root), nil)
+	// One record per process: the head's fdatasync would double the
+	// syncs of a record with no host listening (audit.Options.LazyHead).
+	l, err := audit.Open(layout.Builds(root), &audit.Options{LazyHead: true})
 	if err != nil {
 		audit.NoteLost(layout.Builds(root), ev, err)
 		return err
