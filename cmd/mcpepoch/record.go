@@ -95,15 +95,15 @@ func runRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if quiet {
 		talk = io.Discard
 	}
-	var prevDone time.Time // when the previous build completed
-	if prev, err := manifest.Read(layout.Manifest(set.Root)); err == nil && prev != nil {
-		prevDone = prev.Build.Completed
-	}
 	var out recordOutput
 	spec.Recorded = func(b *hook.Build) {
 		out = printBuild(talk, p, b)
 		if verbose {
 			printHashed(talk, b)
+		}
+		var prevDone time.Time // when the previous build completed
+		if b.Prev != nil {
+			prevDone = b.Prev.Build.Completed
 		}
 		depWriteNotes(stdio.Err, p, set.Root, prevDone, b.File)
 	}
