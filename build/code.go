@@ -53,7 +53,7 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 		return goRunSource(dir, l, id)
 	}
 	var out []codeInput
-	source := entry != "" && sourceExts[strings.ToLower(filepath.Ext(entry))]
+	source := entry != "" && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(entry)))
 	if tree, why := codeTree(spec, dir, entry, runtime, l, source, id); tree != "" {
 		out = append(out, codeInput{path: tree, why: why})
 		if source {

@@ -3,6 +3,7 @@ package build
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -37,39 +38,39 @@ type preload struct {
 
 // nodeValueFlags are node's options that take their value as the next
 // argument (node --help); the others are booleans or take "=value".
-var nodeValueFlags = map[string]bool{
-	"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true,
-	"-C": true, "--conditions": true, "--env-file": true, "--env-file-if-exists": true, "--input-type": true,
-	"--title": true, "--watch-path": true, "--inspect-port": true, "--debug-port": true,
-	"--redirect-warnings": true, "--report-dir": true, "--report-directory": true, "--report-filename": true,
-	"--heapsnapshot-signal": true, "--diagnostic-dir": true, "--cpu-prof-dir": true, "--cpu-prof-name": true,
-	"--heap-prof-dir": true, "--heap-prof-name": true, "--openssl-config": true, "--icu-data-dir": true,
-	"--tls-cipher-list": true, "--secure-heap": true, "--secure-heap-min": true, "--stack-trace-limit": true,
-	"--max-http-header-size": true, "--unhandled-rejections": true, "--dns-result-order": true,
-	"--disable-warning": true, "--trace-event-categories": true, "--trace-event-file-pattern": true,
-	"--localstorage-file": true, "--experimental-policy": true, "--policy-integrity": true,
+var nodeValueFlags = []string{
+	"-r", "--require", "--import", "--loader", "--experimental-loader",
+	"-C", "--conditions", "--env-file", "--env-file-if-exists", "--input-type",
+	"--title", "--watch-path", "--inspect-port", "--debug-port",
+	"--redirect-warnings", "--report-dir", "--report-directory", "--report-filename",
+	"--heapsnapshot-signal", "--diagnostic-dir", "--cpu-prof-dir", "--cpu-prof-name",
+	"--heap-prof-dir", "--heap-prof-name", "--openssl-config", "--icu-data-dir",
+	"--tls-cipher-list", "--secure-heap", "--secure-heap-min", "--stack-trace-limit",
+	"--max-http-header-size", "--unhandled-rejections", "--dns-result-order",
+	"--disable-warning", "--trace-event-categories", "--trace-event-file-pattern",
+	"--localstorage-file", "--experimental-policy", "--policy-integrity",
 }
 
 // nodePreloadFlags are node's options whose value is a module loaded
 // before the script.
-var nodePreloadFlags = map[string]bool{"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true}
+var nodePreloadFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader"}
 
 // nodeEvalFlags run code given on the command line: there is no script.
-var nodeEvalFlags = map[string]bool{"-e": true, "--eval": true, "-p": true, "--print": true, "--run": true, "-i": true, "--interactive": true}
+var nodeEvalFlags = []string{"-e", "--eval", "-p", "--print", "--run", "-i", "--interactive"}
 
 // bunValueFlags are bun's options that take the next argument as value.
-var bunValueFlags = map[string]bool{
-	"-r": true, "--preload": true, "--cwd": true, "--env-file": true, "-c": true, "--config": true,
-	"--tsconfig-override": true, "-d": true, "--define": true, "-l": true, "--loader": true, "--conditions": true,
+var bunValueFlags = []string{
+	"-r", "--preload", "--cwd", "--env-file", "-c", "--config",
+	"--tsconfig-override", "-d", "--define", "-l", "--loader", "--conditions",
 }
 
 // goBuildValueFlags are the go command's build flags that take the next
 // argument as value (go help build).
-var goBuildValueFlags = map[string]bool{
-	"-C": true, "-p": true, "-tags": true, "-ldflags": true, "-gcflags": true, "-asmflags": true, "-mod": true,
-	"-modfile": true, "-overlay": true, "-pkgdir": true, "-toolexec": true, "-exec": true, "-buildmode": true,
-	"-compiler": true, "-gccgoflags": true, "-installsuffix": true, "-pgo": true, "-coverpkg": true,
-	"-covermode": true, "-o": true,
+var goBuildValueFlags = []string{
+	"-C", "-p", "-tags", "-ldflags", "-gcflags", "-asmflags", "-mod",
+	"-modfile", "-overlay", "-pkgdir", "-toolexec", "-exec", "-buildmode",
+	"-compiler", "-gccgoflags", "-installsuffix", "-pgo", "-coverpkg",
+	"-covermode", "-o",
 }
 
 var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy)(\d+(\.\d+)?)?$`) }) // compiled on first use
@@ -85,14 +86,13 @@ func parseLaunch(exe string, args []string) launchArgs {
 		if len(args) > 0 && args[0] == "run" {
 			args = args[1:]
 		}
-		return parseNode(args, bunValueFlags, map[string]bool{"-r": true, "--preload": true}, "bun")
+		return parseNode(args, bunValueFlags, []string{"-r", "--preload"}, "bun")
 	case base == "deno":
 		if len(args) == 0 || (args[0] != "run" && args[0] != "serve") {
 			return launchArgs{}
 		}
-		return parseNode(args[1:], map[string]bool{"-c": true, "--config": true, "--import-map": true,
-			"--lock": true, "--env-file": true, "--location": true, "--cert": true, "--preload": true},
-			map[string]bool{"--preload": true}, "deno")
+		return parseNode(args[1:], []string{"-c", "--config", "--import-map", "--lock", "--env-file", "--location", "--cert", "--preload"},
+			[]string{"--preload"}, "deno")
 	case pythonName().MatchString(base):
 		return parsePython(args)
 	case base == "go":
@@ -104,7 +104,7 @@ func parseLaunch(exe string, args []string) launchArgs {
 // parseNode reads a node-style command line: options (valued ones taking
 // the next argument unless written NAME=value), then the script; "--" ends
 // the options.
-func parseNode(args []string, valued, preloads map[string]bool, name string) launchArgs {
+func parseNode(args []string, valued, preloads []string, name string) launchArgs {
 	l := launchArgs{known: true, runtime: name}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -121,17 +121,17 @@ func parseNode(args []string, valued, preloads map[string]bool, name string) lau
 			return l
 		}
 		flag, value, hasValue := strings.Cut(a, "=")
-		if nodeEvalFlags[flag] && name == "node" {
+		if slices.Contains(nodeEvalFlags, flag) && name == "node" {
 			return l
 		}
-		if !hasValue && valued[flag] {
+		if !hasValue && slices.Contains(valued, flag) {
 			if i+1 >= len(args) {
 				return l
 			}
 			i++
 			value, hasValue = args[i], true
 		}
-		if hasValue && preloads[flag] {
+		if hasValue && slices.Contains(preloads, flag) {
 			l.preloads = append(l.preloads, preload{flag: flag, spec: value})
 		}
 	}
@@ -195,7 +195,7 @@ func parseGoRun(args []string) launchArgs {
 		if strings.HasPrefix(a, "-") && a != "-" {
 			name, _, hasValue := strings.Cut(a, "=")
 			name = "-" + strings.TrimLeft(name, "-")
-			if !hasValue && goBuildValueFlags[name] {
+			if !hasValue && slices.Contains(goBuildValueFlags, name) {
 				i++
 			}
 			continue
@@ -225,12 +225,12 @@ func isPathSpec(s string) bool {
 // sourceExts are extensions of source files that a runtime compiles as it
 // loads them (tsx, ts-node, bun, deno, node's type stripping): a server
 // whose entry has one runs from source.
-var sourceExts = map[string]bool{".ts": true, ".mts": true, ".cts": true, ".tsx": true, ".jsx": true}
+var sourceExts = []string{".ts", ".mts", ".cts", ".tsx", ".jsx"}
 
 // codeExts are extensions of files a runtime loads as code: a command
 // argument with one names a file the server needs, whether or not it
 // exists yet.
-var codeExts = map[string]bool{
-	".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".cts": true, ".tsx": true, ".jsx": true,
-	".py": true, ".rb": true, ".pl": true, ".php": true, ".lua": true,
+var codeExts = []string{
+	".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx",
+	".py", ".rb", ".pl", ".php", ".lua",
 }

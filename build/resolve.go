@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -101,7 +102,7 @@ func inferEntry(spec Spec, dir string, l launchArgs, id *Identity) string {
 		}
 	}
 	for _, arg := range spec.Command[1:] {
-		if !strings.HasPrefix(arg, "-") && !strings.ContainsAny(arg, " \t\n") && codeExts[strings.ToLower(filepath.Ext(arg))] {
+		if !strings.HasPrefix(arg, "-") && !strings.ContainsAny(arg, " \t\n") && slices.Contains(codeExts, strings.ToLower(filepath.Ext(arg))) {
 			id.Inferred = append(id.Inferred, "entry "+arg+": an argument of the command naming a code file")
 			return arg
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,7 +29,7 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 	switch {
 	case isPython(l, runtime) || strings.EqualFold(filepath.Ext(full), ".py"):
 		exts, lang = map[string]bool{".py": true}, "python"
-	case l.runtime == "node" || l.runtime == "bun" || codeExts[strings.ToLower(filepath.Ext(full))] && !sourceExts[strings.ToLower(filepath.Ext(full))]:
+	case l.runtime == "node" || l.runtime == "bun" || slices.Contains(codeExts, strings.ToLower(filepath.Ext(full))) && !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(full))):
 		exts, lang = map[string]bool{".js": true, ".mjs": true, ".cjs": true}, "node"
 	default:
 		return nil, ""

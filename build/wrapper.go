@@ -11,7 +11,7 @@ import (
 )
 
 // shells run their "-c" argument as a command line.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
+var shells = []string{"sh", "bash", "dash", "zsh", "ksh"}
 
 // maxWrapperDepth bounds how many wrappers resolveCommand looks through.
 const maxWrapperDepth = 6
@@ -106,7 +106,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			}
 			continue
 		}
-		if shells[base] && len(args) >= 2 && args[0] == "-c" {
+		if slices.Contains(shells, base) && len(args) >= 2 && args[0] == "-c" {
 			wrappers = append(wrappers, exe)
 			words, ok := splitPlain(args[1])
 			if !ok {
@@ -138,7 +138,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			return "", "", nil, nil, false, err
 		}
 		exe, args, direct = next, nil, false
-		if shells[filepath.Base(next)] {
+		if slices.Contains(shells, filepath.Base(next)) {
 			if words, ok := lastExec(script); ok && follow(display(dir, script), words) {
 				continue
 			}
