@@ -370,3 +370,18 @@ func TestBrowserRefusals(t *testing.T) {
 		t.Errorf("%d refusals reported to Config.Refused, want one per refused assertion", n)
 	}
 }
+
+// TestBrowserApprovalPageWithNothingEnrolled: with no authenticator to
+// sign with, the page says so and offers no Approve button to press.
+func TestBrowserApprovalPageWithNothingEnrolled(t *testing.T) {
+	ctx := tab(t, browser(t))
+	h := newHarness(t, false)
+	a, _ := h.srv.Approve(request(newDigest(t)))
+	step(t, ctx, chromedp.Navigate(a.URL()))
+	if s := outcome(t, ctx); !strings.Contains(s, "error") || !strings.Contains(s, "enrolled") {
+		t.Errorf("status with nothing enrolled: %q", s)
+	}
+	if s := eval(t, ctx, `(async () => String(document.getElementById("approve").hidden))()`); s != "true" {
+		t.Errorf("the Approve button is offered with nothing enrolled (hidden=%s)", s)
+	}
+}
