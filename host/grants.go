@@ -243,6 +243,20 @@ func (h *Host) reviewLocked() Review {
 		}
 		r.Coverage = h.policy.Review(base, h.catalog.Tools, h.catalog.Names)
 	}
+	r.Proof = h.policy.Proof(nil, h.enrolled)
+	for _, scopes := range r.Credentials {
+		for _, c := range scopes {
+			// A scope whose list leaves the base list as it is leaves it
+			// so in any combination (grant.Policy.Proof folds one scope
+			// at a time).
+			if p := h.policy.Proof([]string{c}, h.enrolled); !slices.Equal(p, r.Proof) {
+				if r.ScopeProof == nil {
+					r.ScopeProof = map[string]grant.Proofs{}
+				}
+				r.ScopeProof[c] = p
+			}
+		}
+	}
 	return r
 }
 

@@ -128,7 +128,12 @@ func (h *Host) propose(req ApproveRequest) (*grant.Proposal, ceremony.Request, A
 }
 
 // approveWeb opens an approval page for req and returns it.
+// It refuses at once what no press on the page could approve: no WebAuthn
+// authenticator enrolled, or a trust store changed since the host started.
 func (h *Host) approveWeb(peer notify.Peer, req ApproveRequest) (localapi.WebApproval, error) {
+	if err := h.pageCanApprove(); err != nil {
+		return localapi.WebApproval{}, err
+	}
 	wa, cr, err := h.openPage(peer, req)
 	if err != nil {
 		return localapi.WebApproval{}, err
@@ -234,6 +239,28 @@ func (h *Host) waitWeb(ctx context.Context, digest string, wait time.Duration) (
 	case <-time.After(wait):
 	}
 	return nil, false, nil
+}
+
+// pageCanApprove reports why an approval page could not take a presence
+// signature the host counts, or nil.
+func (h *Host) pageCanApprove() error {
+	s, err := trust.Open(h.pres.dir)
+	if err != nil {
+		return fmt.Errorf("the trust store cannot be read: %v", err)
+	}
+	ssh := 0
+	for _, a := range s.Authenticators {
+		switch a.Kind {
+		case trust.KindWebAuthn:
+			return h.checkPinned()
+		case trust.KindSSH:
+			ssh++
+		}
+	}
+	if ssh > 0 {
+		return errors.New("no WebAuthn authenticator is enrolled, only ssh keys: approve with mcpepoch approve --ssh KEY, or enroll one with mcpepoch enroll --web")
+	}
+	return errors.New("no authenticator enrolled: run mcpepoch enroll --web or --ssh KEY.pub first, or approve at a terminal")
 }
 
 // checkPinned refuses presence when the trust store is not the one the

@@ -179,6 +179,15 @@ type Review struct {
 	// change revoked grants of this agent run: offered before anything
 	// else (see [Renewal]).
 	Renewal *Renewal `json:"renewal,omitempty"`
+	// Proof is what the project counts as a person's approval of a grant
+	// that uses no credential scope with a proof list of its own (grants.proof,
+	// or its default now that an authenticator is or is not enrolled, the
+	// policy floor applied); ScopeProof, for each credential scope whose own
+	// list changes that, what a grant using it alone needs. mcpepoch approve
+	// reads them to refuse at once an approval that cannot count; the host
+	// still decides. Empty from hosts that do not send it.
+	Proof      grant.Proofs            `json:"proof,omitempty"`
+	ScopeProof map[string]grant.Proofs `json:"scopeProof,omitempty"`
 	// A review is sent in pages, so that a catalog of any size fits the
 	// socket's line limit: Tools holds the catalog's tools from ToolsFrom
 	// (of ToolsTotal), CatalogChanges its changes from ChangesFrom (of

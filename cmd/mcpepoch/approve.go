@@ -59,6 +59,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
 			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
 	}
+	if *sshKey != "" {
+		if err := refusePlainSSHKey(*sshKey); err != nil {
+			return err
+		}
+	}
 	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
@@ -98,6 +103,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if *sshKey != "" {
 		return approveSSH(ctx, *sshKey, reviews, sockets, base, stdio)
 	}
+	if interactive {
+		if err := refuseUncountable(reviews, grant.ProofTerminal, "an approval at a terminal"); err != nil {
+			return err
+		}
+	}
 	return approveAsked(ctx, reviews, sockets, base, interactive, screen{p: newPainter(stdio.Out), full: *full}, stdio)
 }
 
@@ -109,7 +119,11 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 	keys := newKeyReader(in, stdio.In)
 	approvedAny := false
 	for _, rv := range reviews {
-		printReview(stdio.Out, rv, sc)
+		if interactive || mayCount(rv, grant.ProofSameUser) {
+			// Without asking, the host's refusal is all there is to
+			// read when the approval cannot count: no screen before it.
+			printReview(stdio.Out, rv, sc)
+		}
 		// Catalog names the revision on the screen: the host refuses the
 		// approval if the server changed its catalog since.
 		req := base(rv)
