@@ -86,12 +86,19 @@ func LookNode(t testing.TB) (node, npm string) {
 // runs "npm ci" in dir when node_modules/.package-lock.json (npm's own
 // record of an install) is missing or older than package-lock.json. Test
 // processes of several packages may call it at once, so the check and the
-// install run under an exclusive flock of mcpepoch-testenv-npm.lock in
-// os.TempDir(). A failing npm ci fails the test with npm's output.
+// install run under an exclusive flock of mcpepoch-testenv-npm-<h>.lock in
+// os.TempDir(), h a digest of dir's absolute path: one lock per directory,
+// so that an npm ci in one checkout never holds up the tests of another.
+// A failing npm ci fails the test with npm's output.
 func NPM(t testing.TB, dir string) {
 	t.Helper()
 	_, npm := LookNode(t)
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpepoch-testenv-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpepoch-testenv-npm-"+hex.EncodeToString(sum[:6])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

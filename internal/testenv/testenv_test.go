@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,5 +272,47 @@ func TestMissingFailsInCI(t *testing.T) {
 		if failed := err != nil; failed != tc.fails || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "frobnicate is not on PATH") {
 			t.Errorf("CI=%q: exit %v, want failure %v and %q with the reason\n%s", tc.ci, err, tc.fails, tc.want, out)
 		}
+	}
+}
+
+// npmLockHeld holds the lock NPM takes for dir until the test ends.
+func npmLockHeld(t *testing.T, dir string) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(dir))
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpepoch-testenv-npm-"+hex.EncodeToString(sum[:6])+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := flock(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNPMLockPerDirectory: an npm ci under way in one directory (its lock
+// held) does not hold up NPM for another, already installed, directory.
+func TestNPMLockPerDirectory(t *testing.T) {
+	t.Parallel()
+	LookNode(t)
+	busy, dir := t.TempDir(), t.TempDir()
+	npmLockHeld(t, busy)
+	if err := os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node_modules", ".package-lock.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NPM(t, dir)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("NPM for an installed directory waited for the lock of another directory")
 	}
 }
