@@ -57,6 +57,7 @@ func TestMain(m *testing.M) {
 	// directory: tests get one of their own, never the user's.
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	code := m.Run()
+	stopChromium()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

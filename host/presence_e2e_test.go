@@ -3,10 +3,12 @@ package host_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +21,48 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// chromiumTab starts headless Chromium with one tab that has a virtual
-// CTAP2 authenticator answering with user presence, or skips the test
-// when Chromium is not installed (fails under CI=true).
+// chromium is the headless Chromium the browser tests of this process
+// share: the first one starts it, TestMain ends it (stopChromium). Each
+// test gets a tab of its own, with its own virtual authenticator.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // the browser's first tab; new tabs are made from it
+	stop func()
+	err  error
+}
+
+// startChromium starts the shared browser at path, once.
+func startChromium(path string) error {
+	chromium.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpepoch-host-chromium-")
+		if err != nil {
+			chromium.err = err
+			return
+		}
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(dir))
+		ctx, cancel := chromedp.NewContext(alloc)
+		chromium.ctx = ctx
+		chromium.stop = func() { cancel(); cancelAlloc(); os.RemoveAll(dir) }
+		if err := chromedp.Do(ctx); err != nil {
+			chromium.err = fmt.Errorf("start chromium: %v", err)
+		}
+	})
+	return chromium.err
+}
+
+// stopChromium ends the shared browser, if a test started it.
+func stopChromium() {
+	if chromium.stop != nil {
+		chromium.stop()
+	}
+}
+
+// chromiumTab opens a tab of the shared headless Chromium (started on
+// first use) with a virtual CTAP2 authenticator answering with user
+// presence, closed when the test ends, or skips the test when Chromium is
+// not installed (fails under CI=true).
 func chromiumTab(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
@@ -33,13 +74,13 @@ func chromiumTab(t testing.TB) context.Context {
 			t.Skip("chromium is not installed: the presence test needs Debian's chromium package")
 		}
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()))
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := startChromium(path); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := chromedp.NewContext(chromium.ctx)
+	t.Cleanup(cancel)
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open a chromium tab: %v", err)
 	}
 	if _, err := chromedp.Call(ctx, cdpwa.Enable, cdpwa.EnableParams{}); err != nil {
 		t.Fatalf("WebAuthn.enable: %v", err)
