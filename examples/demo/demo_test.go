@@ -17,8 +17,13 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcpepoch and the example server and runs them; skipped with -short")
 	}
+	// Each run has its own temporary directory, project, binaries and
+	// host: the two eras run side by side.
 	for _, protocol := range []string{defaultProtocol, "2026-07-28"} {
-		t.Run(protocol, func(t *testing.T) { testDemo(t, protocol) })
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			testDemo(t, protocol)
+		})
 	}
 }
 
