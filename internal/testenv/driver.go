@@ -43,6 +43,13 @@ type Client struct {
 // short enough that a broken test fails in seconds.
 const opTimeout = 20 * time.Second
 
+// connectTimeout bounds the wait for the handshake in [Driver]: node
+// starts the client, which starts the host, which computes the identity
+// (walking node_modules) and starts node again for the server. On a
+// machine at load 20 that took more than 20 s. A driver or host that
+// fails exits, and that ends the wait at once.
+const connectTimeout = 60 * time.Second
+
 // Driver starts "node testdata/node/driver.mjs -- argv…" in dir, with the
 // test's environment (see [Environ]) plus env, and waits for the MCP
 // handshake to complete. argv is the server command: for instance the
@@ -89,7 +96,7 @@ func Driver(t testing.TB, dir string, env []string, argv ...string) *Client {
 	})
 	// The driver reads commands only once the handshake is done, so the
 	// first answer means the client is connected.
-	if _, err := c.do(map[string]any{"op": "events"}, opTimeout); err != nil {
+	if _, err := c.do(map[string]any{"op": "events"}, connectTimeout); err != nil {
 		t.Fatalf("driver for %v did not connect: %v\nstderr:\n%s", argv, err, c.Stderr())
 	}
 	return c
