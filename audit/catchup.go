@@ -50,6 +50,9 @@ func (l *Log) noteRecovered(seq int64, t tail, cut *Cut, headLost string) {
 }
 
 func (l *Log) catchUp() error {
+	if l.known && l.f != nil && unchanged(l.f, l.path, l.size) {
+		return nil
+	}
 	if err := l.reopenIfReplaced(); err != nil {
 		return err
 	}

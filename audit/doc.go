@@ -111,6 +111,11 @@
 // appended last knows the tail; any other Log reads it back from the end
 // of the file. Read and Verify hold a shared lock on the same file, so
 // they never see a half-written record or a head that is ahead of the log.
+// Write splits a step for a caller that must know a record is in the file
+// before it acts but need not wait for the disk: it appends (write(2))
+// and keeps the lock; Sync then fsyncs, rewrites the head and lets the
+// lock go (at the latest after MaxHold while writes keep coming), so
+// readers and other writers never see records the head does not name.
 // The lock lives in its own file rather than on the log so that it still
 // orders writers when the log is moved aside and recreated, and it is opened
 // close-on-exec, so a child process cannot keep it. flock is advisory: it

@@ -136,6 +136,7 @@ func readHeadOnce(path string) (Head, bool, error) {
 // headFile is the head file a Log rewrites: open, once it has the fixed
 // size, so that each rewrite is one pwrite and one fdatasync.
 type headFile struct {
+	mu   sync.Mutex // a Sync writes it outside the Log's own lock
 	path string
 	f    *os.File
 	lazy bool // in-place rewrites skip the fdatasync (Options.LazyHead)
@@ -151,6 +152,8 @@ type headFile struct {
 // written atomically: temporary file in the same directory, fsync, rename,
 // fsync of the directory; then opened for the next rewrite.
 func (hf *headFile) write(h Head) error {
+	hf.mu.Lock()
+	defer hf.mu.Unlock()
 	b := encodeHead(h)
 	if hf.f == nil {
 		hf.f = openHead(hf.path)
@@ -170,7 +173,7 @@ func (hf *headFile) write(h Head) error {
 			}
 			return nil
 		}
-		hf.close()
+		hf.closeLocked()
 	}
 	if err := atomicfile.Write(hf.path, b, 0o600); err != nil {
 		return err
@@ -194,6 +197,12 @@ func openHead(path string) *os.File {
 }
 
 func (hf *headFile) close() {
+	hf.mu.Lock()
+	defer hf.mu.Unlock()
+	hf.closeLocked()
+}
+
+func (hf *headFile) closeLocked() {
 	if hf.f != nil {
 		hf.f.Close()
 		hf.f = nil

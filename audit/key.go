@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gowebpki/jcs"
 
@@ -37,6 +39,14 @@ const KeyedPrefix = "hmac-sha256:"
 // does not use the key).
 type Key struct {
 	k []byte
+	m *keyedMAC // one HMAC state, reused; nil in a Key made otherwise
+}
+
+// keyedMAC is an HMAC-SHA-256 state under a Key, reset for each digest
+// instead of made anew (hmac.New hashes the key's pads every time).
+type keyedMAC struct {
+	mu  sync.Mutex
+	mac hash.Hash
 }
 
 // LoadKey reads the key file at path, creating it if it does not exist:
@@ -82,7 +92,7 @@ func readKey(path string) (Key, error) {
 	if err != nil || len(k) != KeySize {
 		return Key{}, fmt.Errorf("audit: digest key %s: want %d hex digits and a newline", path, 2*KeySize)
 	}
-	return Key{k: k}, nil
+	return Key{k: k, m: &keyedMAC{mac: hmac.New(sha256.New, k)}}, nil
 }
 
 func createKey(path string) error {
@@ -120,9 +130,22 @@ func (k Key) Digest(b []byte) string {
 	if len(k.k) == 0 {
 		panic("audit: digest with the zero Key")
 	}
-	m := hmac.New(sha256.New, k.k)
-	m.Write(b)
-	return KeyedPrefix + hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	if k.m != nil {
+		k.m.mu.Lock()
+		k.m.mac.Reset()
+		k.m.mac.Write(b)
+		k.m.mac.Sum(sum[:0])
+		k.m.mu.Unlock()
+	} else {
+		m := hmac.New(sha256.New, k.k)
+		m.Write(b)
+		m.Sum(sum[:0])
+	}
+	var out [len(KeyedPrefix) + 2*sha256.Size]byte
+	copy(out[:], KeyedPrefix)
+	hex.Encode(out[len(KeyedPrefix):], sum[:])
+	return string(out[:])
 }
 
 // ArgsDigest returns the keyed digest (Digest) of the JCS canonical form

@@ -88,6 +88,15 @@ type Log struct {
 	hf          headFile // the head file, kept open between rewrites
 	closed      bool
 
+	// Between Write and Sync (write.go): held says this Log holds the
+	// exclusive lock, since heldSince; wrote counts Write's appends, so
+	// that Sync knows whether more came while it waited on the disk.
+	// syncMu orders Syncs and Close.
+	held      bool
+	heldSince time.Time
+	wrote     int64
+	syncMu    sync.Mutex
+
 	// known is true while size and head describe the file as this Log left
 	// it at the end of its last locked step.
 	known bool
@@ -165,12 +174,18 @@ func (l *Log) Recoveries() []Recovery {
 	return append([]Recovery(nil), l.recoveries...)
 }
 
-// Close closes the log. It does not write anything.
+// Close closes the log. It writes nothing new; what Write left in the
+// file is made durable first, as Sync would.
 func (l *Log) Close() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil
+	}
+	if l.held {
+		l.syncHeldLocked()
 	}
 	l.closed = true
 	l.hf.close()
@@ -261,9 +276,7 @@ func (l *Log) appendBatch(evs []Event, keepLines bool) ([][]byte, error) {
 		if err != nil {
 			if err != ErrClosed {
 				l.mu.Lock()
-				for _, ev := range evs {
-					l.lost.add(ev.Type, l.eventTime(ev), err)
-				}
+				l.lose(evs, err)
 				l.mu.Unlock()
 			}
 			return lines, err
@@ -277,16 +290,20 @@ func (l *Log) appendBatch(evs []Event, keepLines bool) ([][]byte, error) {
 // locked runs fn holding l.mu and the exclusive file lock. If the lock
 // cannot be taken, the events of evs are counted as lost; fn counts its own.
 func (l *Log) locked(evs []Event, fn func() error) error {
+	l.syncMu.Lock() // not while a Sync writes outside l.mu
+	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
+	if l.held {
+		// What Write left is made durable first; the step then locks anew.
+		l.syncHeldLocked()
+	}
 	if err := lockFile(l.lock, true, l.lockTimeout); err != nil {
 		err = &WriteError{Path: l.lock.Name(), Op: "lock", Err: unwrapPath(err)}
-		for _, ev := range evs {
-			l.lost.add(ev.Type, l.eventTime(ev), err)
-		}
+		l.lose(evs, err)
 		l.saveLost() // without the lock: best effort, so a writer that ends now leaves the count
 		return err
 	}
@@ -299,10 +316,44 @@ func (l *Log) locked(evs []Event, fn func() error) error {
 // reach the file are counted as lost (a records_lost record among them
 // puts back what it carried), and the error is a *WriteError.
 func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
+	recs, head, err := l.put(prefix, evs)
+	if err != nil || len(recs) == 0 && len(prefix) == 0 {
+		return recs, err
+	}
+	if err := l.f.Sync(); err != nil {
+		l.known = false
+		werr := &WriteError{Path: l.path, Op: "fsync", Err: unwrapPath(err)}
+		werr.Lost = l.failed(recs, recsLen(recs), werr) // all in the file, durable or not
+		return recs, werr
+	}
+	l.head = head
+	l.accounted(recs)
+	if err := l.hf.write(l.head); err != nil {
+		l.known = false
+		return recs, &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),
+			Detail: fmt.Sprintf("records up to seq %d appended, head not updated", l.head.Seq)}
+	}
+	return recs, nil
+}
+
+// recsLen is the length of the lines of recs.
+func recsLen(recs []sealed) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.line)
+	}
+	return n
+}
+
+// put seals the records for evs and appends prefix and them in one
+// write(2), without an fsync: it returns them and the head after them.
+// On a failed or short write the records that did not reach the file are
+// counted as lost and the error is a *WriteError; l.head is not moved.
+func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 	buf := append(l.buf[:0], prefix...)
 	recs := make([]sealed, 0, len(evs))
 	head := l.head
-	for _, ev := range evs {
+	for i, ev := range evs {
 		var at time.Time
 		if ev.Type == TypeRecordsLost || ev.Time.IsZero() {
 			at = l.now()
@@ -315,9 +366,12 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 		if err != nil {
 			// A record that cannot be encoded is refused alone; it is
 			// counted so that the log says something was not written.
-			l.lost.add(ev.Type, at, fmt.Errorf("record not encodable: %v", err))
+			if !ev.Guards {
+				l.lost.add(ev.Type, at, fmt.Errorf("record not encodable: %v", err))
+			}
 			continue
 		}
+		r.ev = i
 		recs = append(recs, r)
 		head = Head{Seq: r.seq, Hash: r.hash}
 	}
@@ -327,29 +381,17 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 		l.buf = nil // a burst's buffer is not kept for the host's lifetime
 	}
 	if len(buf) == 0 {
-		return nil, nil
+		return nil, head, nil
 	}
 	n, err := l.f.Write(buf)
 	l.size += int64(n)
-	op := "write"
-	if err == nil {
-		op = "fsync"
-		err = l.f.Sync()
-	}
 	if err != nil {
 		l.known = false
-		werr := &WriteError{Path: l.path, Op: op, Err: unwrapPath(err)}
+		werr := &WriteError{Path: l.path, Op: "write", Err: unwrapPath(err)}
 		werr.Lost = l.failed(recs, n-len(prefix), werr)
-		return recs, werr
+		return recs, head, werr
 	}
-	l.head = head
-	l.accounted(recs)
-	if err := l.hf.write(l.head); err != nil {
-		l.known = false
-		return recs, &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),
-			Detail: fmt.Sprintf("records up to seq %d appended, head not updated", l.head.Seq)}
-	}
-	return recs, nil
+	return recs, head, nil
 }
 
 func syncDir(dir string) error {

@@ -278,6 +278,8 @@ func (l *Log) failed(recs []sealed, written int, err error) int {
 		case r.typ == TypeRecordsLost:
 			l.lost.merge(l.carry.mem)
 			l.carry = carry{}
+		case r.guards:
+			// Its action is not taken: nothing to count.
 		default:
 			l.lost.add(r.typ, r.time, err)
 			lost++
@@ -297,8 +299,16 @@ func (l *Log) eventTime(ev Event) time.Time {
 
 // loseAll counts evs as lost; it runs under the lock.
 func (l *Log) loseAll(evs []Event, err error) {
-	for _, ev := range evs {
-		l.lost.add(ev.Type, l.eventTime(ev), err)
-	}
+	l.lose(evs, err)
 	l.saveLost()
+}
+
+// lose counts evs as lost in memory, but for those that guard an action
+// (Event.Guards), whose action is then not taken.
+func (l *Log) lose(evs []Event, err error) {
+	for _, ev := range evs {
+		if !ev.Guards {
+			l.lost.add(ev.Type, l.eventTime(ev), err)
+		}
+	}
 }

@@ -44,6 +44,12 @@ type Event struct {
 	Fields map[string]any
 	// Time is when the event happened; zero means when it is written.
 	Time time.Time
+	// Guards marks an event whose action the caller takes only once its
+	// record is in the file (Log.Write returned it as written): a tool
+	// call forwarded after its tool_called record. When the record
+	// cannot be written the action is not taken, so nothing happened that
+	// the log misses, and the record is not counted as lost.
+	Guards bool
 }
 
 // Record is one line of the log as read back.
@@ -155,11 +161,13 @@ func chainHash(prev string, body []byte) string {
 
 // sealed is a record ready to be appended.
 type sealed struct {
-	line []byte // with its newline
-	seq  int64
-	hash string
-	typ  string
-	time time.Time
+	line   []byte // with its newline
+	seq    int64
+	hash   string
+	typ    string
+	time   time.Time
+	guards bool // Event.Guards: not counted as lost when it is not written
+	ev     int  // its event's index in the slice sealed
 }
 
 // seal returns the line (with its newline) of the record for ev that
@@ -256,7 +264,7 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 		return buf[:start], sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
 	}
 	buf = append(buf, '\n')
-	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t}, nil
+	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t, guards: ev.Guards}, nil
 }
 
 // line appends to buf the record of members ms with its hash, and returns
