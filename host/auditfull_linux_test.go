@@ -59,8 +59,8 @@ func fill(t *testing.T, path string) {
 
 // TestAuditFullDiskFailsClosed: with the disk under .mcpepoch full, the
 // host refuses tools/call with audit_unavailable instead of running calls
-// it cannot record; when space is back, calls run again, the log records
-// the gap, and every call that ran is in the log or in the gap.
+// it cannot record; when space is back, calls run again, the log verifies,
+// and every call that ran has its tool_called record in the log.
 func TestAuditFullDiskFailsClosed(t *testing.T) {
 	p := newGrantsProject(t, nil)
 	dotDir := filepath.Join(p.dir, ".mcpepoch")
@@ -131,11 +131,12 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 	s.close()
 
 	out, code := p.verify()
-	if code != 0 || !strings.Contains(out.Stdout, "warning: ") || !strings.Contains(out.Stdout, "records_lost: ") ||
-		!strings.Contains(out.Stdout, "1 gap(s)") {
-		t.Fatalf("audit verify: exit %d, want 0 with a records_lost warning:\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("audit verify: exit %d, want 0:\n%s", code, out)
 	}
-	// Every call that ran is accounted for: in the log, or in the gap.
+	// Every call that ran is in the log: a call is forwarded only once its
+	// tool_called record is in the file, so none is in a gap (what else
+	// could not be written, a tool_result, may be).
 	recorded, lost := 0, 0
 	for _, r := range p.records() {
 		switch r.Type {
@@ -148,8 +149,8 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 			lost += n
 		}
 	}
-	if recorded+lost != ran {
-		t.Errorf("%d calls ran; %d tool_called records and %d counted lost", ran, recorded, lost)
+	if recorded != ran || lost != 0 {
+		t.Errorf("%d calls ran; %d tool_called records and %d counted lost, want %d and 0", ran, recorded, lost, ran)
 	}
 }
 

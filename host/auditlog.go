@@ -27,6 +27,10 @@ const (
 	auditRetry = 500 * time.Millisecond
 	// auditLockTimeout bounds the wait for another host's lock on the log.
 	auditLockTimeout = 2 * time.Second
+	// auditSyncEvery is the least time between two syncs of the log: the
+	// records written meanwhile share one fsync. What a machine that
+	// stops can lose grows by as much.
+	auditSyncEvery = time.Millisecond
 	// auditStuck is how long one write may take before the writer counts
 	// as unhealthy while it still waits (a hung disk or file system).
 	auditStuck = 5 * time.Second
@@ -35,43 +39,72 @@ const (
 // auditor appends the host's events to the project's audit log,
 // .mcpepoch/audit.jsonl, shared by every host of the project (package audit
 // serializes writers with a lock). Events are queued in the order the host
-// decides them (under h.mu) and written by one goroutine in groups: each
-// group is one write, one fsync and one head rewrite (audit.Log.AppendBatch),
-// so a tool call never waits for an fsync and a burst costs a few fsyncs,
-// not three per record.
+// decides them (under h.mu) and written in that order, as soon as they are
+// queued when that needs no wait: the goroutine that queued one appends
+// everything queued under the log's lock, chain hash and all, in one
+// write(2) (audit.Log.TryWrite). What cannot be written at once (the log
+// in use by the writer goroutine, its lock held by another process) is
+// written by the writer goroutine (audit.Log.Write). The writer goroutine
+// also makes what was written durable: one fsync and one head rewrite per
+// group, however many records were written meanwhile (audit.Log.Sync).
 //
-// The log fails closed. When a group cannot be written (ENOSPC, EIO, EROFS,
-// a lock held too long) the writer is unhealthy: healthy returns the error
-// and the host refuses every new tools/call with CodeAuditUnavailable
-// instead of forwarding it. The writer tries again every auditRetry with
-// what is queued; the first group that succeeds begins with the
-// records_lost record the audit package writes for what was lost, and
-// calls flow again. Calls forwarded while the failing group was being
-// written are among what it counts as lost: group commit trades that
-// window, one group long, for calls that do not wait on the disk. A host
-// killed with SIGKILL can lose the queued tail; what reached the file stays
-// verifiable.
+// No action without its audit record: a tools/call is forwarded only once
+// its tool_called record is in the file (write(2) returned; its fsync
+// follows, grouped). A record written at once lets the call go at once;
+// otherwise the child's stdin writer waits for it (lineQueue gate); a
+// record that could not be written refuses the call with
+// CodeAuditUnavailable, and is not counted as lost (audit.Event.Guards).
+//
+// The log fails closed. When a write or a sync fails (ENOSPC, EIO,
+// EROFS, a lock held too long) the writer is unhealthy: healthy returns
+// the error and the host refuses every new tools/call with
+// CodeAuditUnavailable instead of forwarding it. The writer goroutine
+// tries again every auditRetry with what is queued; the first write and
+// sync that succeed begin with the records_lost record the audit package
+// writes for what was lost, and calls flow again. A host killed with
+// SIGKILL can lose what was queued and not yet written; a machine that
+// stops can lose what was written and not yet synced. What reached the
+// disk stays verifiable.
 type auditor struct {
 	log  *audit.Log
 	key  audit.Key // the project's digest key
 	logf func(string, ...any)
-	q    *batchQueue[audit.Event] // from event to the writer goroutine
 
-	// mu guards the rest; cond is signalled on close and every written
-	// group. Lock order: mu before q's own lock (event pushes under mu so
-	// that queued counts exactly what the queue took).
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queued  int64 // events ever queued
-	done    int64 // events ever handed to the log (written or counted lost)
-	closed  bool
-	err     *auditDown // nil while healthy
-	failed  time.Time  // when the last group failed, while unhealthy
-	gaps    int        // log.Gaps() when the writer became unhealthy
-	writing time.Time  // when the group being written started; zero if none
-	groups  int        // groups written, for the benchmark
-	stopped chan struct{}
+	// wmu is held from taking queued events to their write(2), so that
+	// the log gets them in the order they were queued.
+	wmu sync.Mutex
+
+	// kick wakes the writer goroutine (one token at most).
+	kick chan struct{}
+
+	// mu guards the rest; cond is signalled on close and every write or
+	// sync. Lock order: wmu, mu.
+	mu       sync.Mutex
+	cond     *sync.Cond
+	pending  []audit.Event // queued, not yet written
+	queued   int64         // events ever queued: an event's ticket is the count after it
+	done     int64         // events handed to the log, written or not
+	synced   int64         // events handed to the log before its last sync
+	unsynced bool          // written since the last sync
+	bad      []ticketSpan  // recent tickets whose record was not written
+	forgot   int64         // tickets up to here are older than bad remembers
+	closed   bool
+	urgent   bool       // a record an action waits for is queued, not written
+	err      *auditDown // nil while healthy
+	last     *auditDown // the last failure, for a call refused after it
+	failed   time.Time  // when the last write or sync failed, while unhealthy
+	gaps     int        // log.Gaps() when the writer became unhealthy
+	writing  time.Time  // when the write or sync under way started; zero if none
+	groups   int        // syncs, for the benchmark
+	lastSync time.Time  // when the last sync ended
+	stopped  chan struct{}
 }
+
+// ticketSpan is a run of tickets, from and to included.
+type ticketSpan struct{ from, to int64 }
+
+// keptSpans is how many failed writes auditor.bad remembers.
+const keptSpans = 64
 
 // auditDown is why the writer is unhealthy.
 type auditDown struct {
@@ -100,24 +133,166 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	for _, r := range l.Recoveries() {
 		logf("audit log %s: recovered after a crash: %v", p, r)
 	}
-	a := &auditor{log: l, key: key, logf: logf, q: newBatchQueue[audit.Event](), stopped: make(chan struct{})}
+	a := &auditor{log: l, key: key, logf: logf, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	a.cond = sync.NewCond(&a.mu)
 	go a.loop()
 	return a, nil
 }
 
-// event queues one record. Fields must hold no secret: names and digests
-// only (audit package doc).
+// event queues one record for the writer goroutine. Fields must hold no
+// secret: names and digests only (audit package doc).
 func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) {
+	a.queue(audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now()}, false)
+}
+
+// guard is event for a record that an action waits for (a tools/call's
+// tool_called): it writes it, with everything queued before it, at once
+// when that needs no wait, and returns its ticket for recorded and
+// whenRecorded.
+func (a *auditor) guard(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) int64 {
+	return a.queue(audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now(), Guards: true}, true)
+}
+
+// queue queues ev and returns its ticket (-1 once closed; 0 without a
+// log); now says to write what is queued at once if that needs no wait.
+func (a *auditor) queue(ev audit.Event, now bool) int64 {
 	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return -1
+	}
+	a.pending = append(a.pending, ev)
+	a.queued++
+	t, down := a.queued, a.err != nil
+	a.mu.Unlock()
+	if now && !down {
+		a.tryWrite()
+	}
+	if now {
+		if written, _ := a.recorded(t); !written {
+			a.mu.Lock()
+			a.urgent = true
+			a.mu.Unlock()
+		}
+	}
+	a.wake()
+	return t
+}
+
+// wake makes the writer goroutine look for work.
+func (a *auditor) wake() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// tryWrite writes what is queued when that needs no wait.
+func (a *auditor) tryWrite() {
+	if !a.wmu.TryLock() {
+		return // the writer goroutine is writing; it takes what is queued
+	}
+	defer a.wmu.Unlock()
+	a.mu.Lock()
+	batch, first := a.pending[:min(len(a.pending), audit.MaxBatch)], a.done
+	a.mu.Unlock()
+	if len(batch) == 0 {
 		return
 	}
-	ev := audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now()}
-	a.mu.Lock()
-	if a.q.push(ev) {
-		a.queued++
+	n, err := a.log.TryWrite(batch)
+	if err == audit.ErrBusy {
+		return
 	}
+	a.mu.Lock()
+	a.wroteLocked(first, len(batch), n, err)
 	a.mu.Unlock()
+}
+
+// write is tryWrite that waits (the writer goroutine's): for the log's
+// lock, up to auditLockTimeout, and for the disk. With nothing queued it
+// still writes what was lost, if anything: it is how an unhealthy writer
+// tries again.
+func (a *auditor) write() {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	a.mu.Lock()
+	batch, first := a.pending[:min(len(a.pending), audit.MaxBatch)], a.done
+	a.writing, a.urgent = time.Now(), false
+	a.mu.Unlock()
+	n, err := a.log.Write(batch)
+	a.mu.Lock()
+	a.writing = time.Time{}
+	a.wroteLocked(first, len(batch), n, err)
+	a.mu.Unlock()
+}
+
+// wroteLocked records that of the k events queued after ticket first, the
+// first n are in the file; err is why the rest are not.
+func (a *auditor) wroteLocked(first int64, k, n int, err error) {
+	a.pending = a.pending[k:]
+	if len(a.pending) == 0 {
+		a.pending = nil
+	}
+	a.done = first + int64(k)
+	if n < k {
+		a.bad = append(a.bad, ticketSpan{first + int64(n) + 1, first + int64(k)})
+		if len(a.bad) > keptSpans {
+			a.forgot = a.bad[0].to
+			a.bad = a.bad[1:]
+		}
+	}
+	if err == nil {
+		a.unsynced = true
+	} else {
+		a.failLocked(err)
+	}
+	a.cond.Broadcast()
+}
+
+// recorded reports whether the record of ticket t is in the file, and
+// whether it is still to be written (then neither).
+func (a *auditor) recorded(t int64) (written, pending bool) {
+	if a == nil || t == 0 {
+		return true, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.recordedLocked(t)
+}
+
+func (a *auditor) recordedLocked(t int64) (written, pending bool) {
+	switch {
+	case t < 0 || t <= a.forgot:
+		return false, false
+	case t > a.done:
+		return false, !a.closed || len(a.pending) > 0
+	}
+	for _, s := range a.bad {
+		if s.from <= t && t <= s.to {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// whenRecorded waits until the record of ticket t is written or could
+// not be, and reports whether it is in the file.
+func (a *auditor) whenRecorded(t int64) bool {
+	if a == nil || t == 0 {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		written, pending := a.recordedLocked(t)
+		if !pending {
+			return written
+		}
+		a.cond.Wait()
+	}
 }
 
 // argsDigest returns the keyed digest of a tool call's arguments, the
@@ -155,87 +330,126 @@ func (a *auditor) refusal(m *jsonrpc.Message) []byte {
 	if err == nil {
 		return nil
 	}
-	d := err.(*auditDown)
+	return a.refusalFor(m, err.(*auditDown))
+}
+
+// unrecorded returns the error line for a tools/call m whose tool_called
+// record could not be written.
+func (a *auditor) unrecorded(m *jsonrpc.Message) []byte {
+	d, _ := a.healthy().(*auditDown)
+	if d == nil {
+		a.mu.Lock()
+		d = a.last
+		a.mu.Unlock()
+	}
+	if d == nil {
+		d = &auditDown{file: a.log.Path(), cause: errors.New("the call's record could not be written"), since: time.Now()}
+	}
+	return a.refusalFor(m, d)
+}
+
+func (a *auditor) refusalFor(m *jsonrpc.Message, d *auditDown) []byte {
 	return jsonrpc.ErrorLine(m.ID, CodeAuditUnavailable,
 		"audit_unavailable: "+d.Error()+"; the call was not forwarded (it is retried every "+auditRetry.String()+"; calls resume when a write succeeds)",
 		map[string]any{"reason": "audit_unavailable", "method": m.Method, "requestId": m.ID,
 			"file": d.file, "error": d.cause.Error(), "since": d.since.UTC().Format(time.RFC3339Nano)})
 }
 
+// loop is the writer goroutine: it writes what was not written at once
+// and syncs what was written, one fsync per group, at most one per
+// auditSyncEvery; a record an action waits for is written at once.
 func (a *auditor) loop() {
 	defer close(a.stopped)
 	for {
-		q, closed, down := a.next()
-		if closed && len(q) == 0 && !down {
-			return
-		}
 		a.mu.Lock()
-		a.writing = time.Now()
+		down, closed, sync, urgent := a.err != nil, a.closed, a.unsynced, a.urgent
+		// While unhealthy, a retry writes what is queued (or only what was
+		// lost) every auditRetry; once it wrote, the sync decides.
+		due := down && !sync && !time.Now().Before(a.failed.Add(auditRetry))
+		write := len(a.pending) > 0 && (!down || closed) || due
+		wait := time.Until(a.lastSync.Add(auditSyncEvery))
+		if down && !due {
+			wait = time.Until(a.failed.Add(auditRetry))
+		}
 		a.mu.Unlock()
-		_, err := a.log.AppendBatch(q) // with nothing queued, writes what was lost, if anything
-		a.written(len(q), err)
-		if err != nil && (closed || errors.Is(err, audit.ErrClosed)) {
+		switch {
+		case write && (urgent || !sync || closed || wait <= 0):
+			a.write()
+		case sync && (wait <= 0 || closed):
+			a.sync()
+		case closed:
 			return
+		case sync || down || write:
+			a.sleep(wait)
+		default:
+			<-a.kick
 		}
 	}
 }
 
-// next waits for the writer's next group and returns it, whether the queue
-// is closed, and whether the writer is unhealthy. While healthy the group
-// is everything queued, as soon as anything is. While unhealthy it is what
-// was queued until auditRetry after the failed group (possibly nothing: the
-// retry then writes only the records_lost record), or until close.
-func (a *auditor) next() (q []audit.Event, closed, down bool) {
+// sleep waits for d or a kick.
+func (a *auditor) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a.kick:
+	case <-t.C:
+	}
+}
+
+// sync makes what was written durable (audit.Log.Sync).
+func (a *auditor) sync() {
 	a.mu.Lock()
-	down, retry := a.err != nil, a.failed.Add(auditRetry)
+	d := a.done
+	a.unsynced = false
+	a.writing = time.Now()
 	a.mu.Unlock()
-	if !down {
-		q, closed = a.q.take()
-		return q, closed, false
-	}
-	for {
-		more, c := a.q.takeTimeout(time.Until(retry))
-		q = append(q, more...)
-		if c || !time.Now().Before(retry) {
-			return q, c, true
-		}
-	}
-}
-
-// written records the outcome of a group of n events.
-func (a *auditor) written(n int, err error) {
+	err := a.log.Sync()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.done += int64(n)
-	a.groups++
 	a.writing = time.Time{}
-	a.cond.Broadcast()
+	a.groups++
+	a.lastSync = time.Now()
+	a.synced = max(a.synced, d)
 	if err != nil {
-		a.failed = time.Now()
+		a.failLocked(err)
+	} else if a.err != nil && a.done == d {
+		a.recoverLocked()
 	}
-	switch {
-	case err != nil && a.err == nil:
-		d := &auditDown{file: a.log.Path(), cause: err, since: time.Now()}
-		var we *audit.WriteError
-		if errors.As(err, &we) {
-			d.file, d.cause = we.Path, we.Err
-		}
-		a.err = d
-		a.gaps = a.log.Gaps()
-		a.logf("audit log: %v: tools/call is refused (error %d audit_unavailable) until a write succeeds; retrying every %v",
-			d, CodeAuditUnavailable, auditRetry)
-	case err == nil && a.err != nil:
-		note := "no record was lost"
-		if a.log.Gaps() > a.gaps {
-			note = "what could not be written is recorded as " + audit.TypeRecordsLost
-		}
-		a.logf("audit log %s: writing again after %v; %s", a.log.Path(), time.Since(a.err.since).Round(time.Millisecond), note)
-		a.err = nil
-	}
+	a.cond.Broadcast()
 }
 
-// flush waits until every event queued before it was handed to the log,
-// written or counted lost.
+// failLocked makes the writer unhealthy after err.
+func (a *auditor) failLocked(err error) {
+	a.failed = time.Now()
+	if a.err != nil {
+		return
+	}
+	d := &auditDown{file: a.log.Path(), cause: err, since: time.Now()}
+	a.wake() // the writer goroutine retries, even with nothing queued
+	var we *audit.WriteError
+	if errors.As(err, &we) {
+		d.file, d.cause = we.Path, we.Err
+	}
+	a.err, a.last = d, d
+	a.gaps = a.log.Gaps()
+	a.logf("audit log: %v: tools/call is refused (error %d audit_unavailable) until a write succeeds; retrying every %v",
+		d, CodeAuditUnavailable, auditRetry)
+}
+
+// recoverLocked makes the writer healthy again after a write and a sync
+// that succeeded.
+func (a *auditor) recoverLocked() {
+	note := "no record was lost"
+	if a.log.Gaps() > a.gaps {
+		note = "what could not be written is recorded as " + audit.TypeRecordsLost
+	}
+	a.logf("audit log %s: writing again after %v; %s", a.log.Path(), time.Since(a.err.since).Round(time.Millisecond), note)
+	a.err = nil
+}
+
+// flush waits until every event queued before it was handed to the log
+// and, when written, synced.
 func (a *auditor) flush() {
 	if a == nil {
 		return
@@ -243,7 +457,8 @@ func (a *auditor) flush() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	target := a.queued
-	for a.done < target && !a.closed {
+	for (a.done < target || a.synced < target && a.err == nil) && !a.closed {
+		a.wake()
 		a.cond.Wait()
 	}
 }
@@ -257,7 +472,7 @@ func (a *auditor) close() {
 	a.closed = true
 	a.cond.Broadcast()
 	a.mu.Unlock()
-	a.q.close()
+	a.wake()
 	<-a.stopped
 	a.log.Close()
 }

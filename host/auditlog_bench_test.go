@@ -69,3 +69,35 @@ func BenchmarkAuditWriter(b *testing.B) {
 	b.ReportMetric(float64(burst.Microseconds())/1000/n, "burst-ms")
 	b.ReportMetric(float64(groups)/n, "groups")
 }
+
+// BenchmarkAuditGuard measures what a tools/call's wait for its record
+// costs the goroutine that forwards it: guard writes the tool_called
+// record (and what was queued before it) into the log file, under the
+// log's lock, before the call may go; the fsync follows in the writer
+// goroutine. One tool_result is queued before each call, as a
+// sequential client's previous answer would be.
+func BenchmarkAuditGuard(b *testing.B) {
+	dir := b.TempDir()
+	if err := layout.MkdirAll(layout.Dir(dir)); err != nil {
+		b.Fatal(err)
+	}
+	a, err := openAuditor(dir, b.Logf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.close()
+	ep, run := epoch.Epoch("01JQ8Z5K2M7N4P6Q8R0S2T4V6W"), epoch.RunID("01JQ8Z5K2M7N4P6Q8R0S2T4V6X")
+	args := []byte(`{"path":"README.md","limit":10}`)
+	late := 0
+	for b.Loop() {
+		a.event(audit.TypeToolResult, ep, run, map[string]any{audit.FieldTool: "echo", "is_error": false, "duration_ms": "0"})
+		t := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo", audit.FieldArgsDigest: a.argsDigest(args)})
+		if written, _ := a.recorded(t); !written {
+			late++
+			if !a.whenRecorded(t) {
+				b.Fatal("record not written")
+			}
+		}
+	}
+	b.ReportMetric(float64(late)/float64(b.N), "waited/op")
+}

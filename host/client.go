@@ -304,6 +304,7 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 		return
 	}
 	cl := &call{id: m.ID, method: m.Method, child: h.child, sent: time.Now()}
+	var ticket int64 // of the tool_called record the call waits for
 	if m.Method == "tools/call" && m.IsRequest() {
 		if refusal := h.audit.refusal(m); refusal != nil {
 			h.toClient(refusal) // no action without its audit record
@@ -350,11 +351,44 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if g != nil {
 				fields["grant"] = g.ID
 			}
-			h.audit.event(audit.TypeToolCalled, h.child.epoch, h.run, fields)
+			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields)
 		}
 	}
 	if m.IsRequest() {
 		h.inflight[jsonrpc.IDKey(m.ID)] = cl
 	}
-	h.child.send(withNewline(line))
+	h.sendRecordedLocked(m, line, ticket)
+}
+
+// sendRecordedLocked sends line to the child once the audit record of
+// ticket is in the log file (no action without its audit record): at once
+// when it is already; through the child's stdin writer, which waits for
+// it, while it is still to be written; never when it could not be, and
+// then the call is answered with CodeAuditUnavailable.
+func (h *Host) sendRecordedLocked(m *jsonrpc.Message, line []byte, ticket int64) {
+	c := h.child
+	switch written, pending := h.audit.recorded(ticket); {
+	case written:
+		c.send(withNewline(line))
+	case pending:
+		c.in.pushGated(withNewline(line), func() bool { return h.audit.whenRecorded(ticket) }, func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.refuseUnrecordedLocked(c, m)
+		})
+	default:
+		h.refuseUnrecordedLocked(c, m)
+	}
+}
+
+// refuseUnrecordedLocked answers a tools/call m of child c whose
+// tool_called record could not be written, unless it was answered
+// already (the child stopped, the client cancelled it).
+func (h *Host) refuseUnrecordedLocked(c *child, m *jsonrpc.Message) {
+	k := jsonrpc.IDKey(m.ID)
+	if cl := h.inflight[k]; cl != nil && cl.child == c {
+		delete(h.inflight, k)
+		h.logf("refused tools/call %s: its audit record could not be written", m.ID)
+		h.toClient(h.audit.unrecorded(m))
+	}
 }

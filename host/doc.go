@@ -36,7 +36,9 @@
 // # Checks on every tools/call, in order
 //
 //  1. Audit log (auditlog.go): while the log cannot be written → -31020
-//     audit_unavailable; no action without its audit record.
+//     audit_unavailable; no action without its audit record: the call is
+//     forwarded once its tool_called record is in the file (its fsync
+//     follows, grouped), and refused the same way if it cannot be.
 //  2. Grants (package grant): no grant → -31010 authorization_required; a
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
 //     shape in error.data). A grant covers the definitions the person

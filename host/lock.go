@@ -5,7 +5,10 @@ package host
 // # Goroutines, in start order (Run stops them in the reverse order)
 //
 //  1. The audit writer (auditlog.go): appends what the host decided, in
-//     the order it was decided. Closed last: after it, nothing records.
+//     the order it was decided, when the goroutine that decided it did
+//     not (a tools/call's record is written by the goroutine that
+//     forwards it), and syncs what was written, in groups. Closed last:
+//     after it, nothing records.
 //  2. The client writer (queue.go, h.out): writes the client's stdout.
 //     Closed after the child is stopped and the run is ended, with up to
 //     a second to flush.
@@ -71,7 +74,12 @@ package host
 //   - Writes under h.mu go to queues that never block: toClient
 //     (h.out), child.send (the child's stdin queue) and h.audit. The
 //     order they are queued in is the order the host decided, so the
-//     audit log and the client see one sequence.
+//     audit log and the client see one sequence. One file write is made
+//     under it: a tools/call's tool_called record, with what was queued
+//     before it, appended by write(2) (audit.Log.TryWrite) when the
+//     log's lock is at hand without waiting (this host holds it, or
+//     no one does); otherwise the call waits in its child's stdin queue
+//     for the audit writer, never under h.mu.
 //   - The one file written under h.mu is the run's own grants file
 //     (saveGrantsLocked: an atomic replace in a 0700 directory), so that
 //     it never disagrees with the order of decisions.

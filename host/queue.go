@@ -129,7 +129,7 @@ func (q *batchQueue[T]) drop() {
 type lineQueue struct {
 	w     io.Writer
 	onErr func(error) // called once, from the writer goroutine, on the first failed write
-	q     *batchQueue[[]byte]
+	q     *batchQueue[outLine]
 	done  chan struct{}
 	// try writes a line at once when that cannot block (a pipe with
 	// room), returning what it could not write; nil when w allows no such
@@ -137,9 +137,18 @@ type lineQueue struct {
 	try func(line []byte) (rest []byte, done bool)
 }
 
+// outLine is one line of a lineQueue. A line with a gate is written only
+// once gate, called by the writer goroutine, returns true; when it returns
+// false the line is dropped and refused is called instead.
+type outLine struct {
+	b       []byte
+	gate    func() bool
+	refused func()
+}
+
 // newLineQueue starts the writer goroutine for w.
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
-	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[[]byte](), done: make(chan struct{})}
+	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[outLine](), done: make(chan struct{})}
 	if f, ok := w.(*os.File); ok {
 		l.try = tryWriter(f)
 	}
@@ -154,18 +163,33 @@ func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 // line is dropped.
 func (l *lineQueue) push(line []byte) {
 	if l.try != nil {
-		l.q.pushOr(line, l.try)
+		l.q.pushOr(outLine{b: line}, func(o outLine) (outLine, bool) {
+			rest, done := l.try(o.b)
+			return outLine{b: rest}, done
+		})
 		return
 	}
-	l.q.push(line)
+	l.q.push(outLine{b: line})
+}
+
+// pushGated queues line to be written once gate returns true (see
+// outLine); lines queued after it wait for it.
+func (l *lineQueue) pushGated(line []byte, gate func() bool, refused func()) {
+	l.q.push(outLine{b: line, gate: gate, refused: refused})
 }
 
 func (l *lineQueue) loop() {
 	defer close(l.done)
 	for {
 		batch, closed := l.q.take()
-		for _, line := range batch {
-			if _, err := l.w.Write(line); err != nil {
+		for _, o := range batch {
+			if o.gate != nil && !o.gate() {
+				if o.refused != nil {
+					o.refused()
+				}
+				continue
+			}
+			if _, err := l.w.Write(o.b); err != nil {
 				l.q.drop()
 				if l.onErr != nil {
 					l.onErr(err)
