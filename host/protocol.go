@@ -25,6 +25,12 @@ const privatePrefix = "mcpepoch:"
 
 // isPrivateID reports whether id is a string in the host's namespace.
 func isPrivateID(id json.RawMessage) bool {
+	// Only a string that starts so, or has an escape that may spell it,
+	// is decoded: a JSON string without escapes decodes to its bytes (an
+	// invalid UTF-8 byte to U+FFFD, never to ASCII).
+	if b := bytes.TrimSpace(id); !bytes.HasPrefix(b, []byte(`"`+privatePrefix)) && bytes.IndexByte(b, '\\') < 0 {
+		return false
+	}
 	var s string
 	if json.Unmarshal(id, &s) != nil {
 		return false

@@ -133,6 +133,9 @@ func checkID(id json.RawMessage) error {
 		// Servers re-encode ids they cannot hold exactly (0.5, 1e400,
 		// 2^64), and an answer under another id never reaches the
 		// client: refuse what is not an integer of at most 2^53.
+		if plainInt(id) {
+			break // at most 15 digits: within 2^53
+		}
 		r, ok := numberRat(id)
 		if !ok || !r.IsInt() || r.Num().CmpAbs(maxExactID) > 0 {
 			return &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: a numeric id must be an integer between -2^53 and 2^53"}
