@@ -188,6 +188,11 @@ func TestBrowserEnrollApprove(t *testing.T) {
 	authenticator(t, ctx)
 	h := newHarness(t, true)
 	got := enrollInBrowser(t, h, ctx)
+	// Chromium's virtual authenticator answers "direct" with a packed
+	// statement by a self-signed batch certificate: kept, not attested.
+	if e, v := got.Authenticator.Evidence, got.Authenticator.Attestation(); e == nil || e.Format != "packed" || v.OK || !strings.Contains(v.Why, "unknown authority") {
+		t.Fatalf("attestation %+v: %+v, want a packed statement kept, unattested", e, v)
+	}
 	if !got.FirstUse || got.Authenticator.Kind != "webauthn" || got.Authenticator.Name != "virtual key" {
 		t.Fatalf("enrolled %+v", got)
 	}

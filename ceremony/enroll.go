@@ -1,6 +1,7 @@
 package ceremony
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -109,7 +110,7 @@ func (e *Enrollment) page(w http.ResponseWriter) {
 		var cc *protocol.CredentialCreation
 		cc, e.session, err = e.s.rp.BeginRegistration(u, webauthn.WithExclusions(exclude),
 			webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{UserVerification: e.s.userVerification()}),
-			webauthn.WithConveyancePreference(protocol.PreferNoAttestation),
+			webauthn.WithConveyancePreference(protocol.PreferDirectAttestation),
 			webauthn.WithRegistrationOrigin(e.s.origin))
 		if err == nil {
 			var b []byte
@@ -123,9 +124,11 @@ func (e *Enrollment) page(w http.ResponseWriter) {
 	render(w, view)
 }
 
-// register verifies the attestation (registration ceremony) and proposes
-// the addition; the first authenticator is added at once, any other waits
-// for confirm.
+// register verifies the registration (WebAuthn §7.1, attestation asked
+// for as "direct") and proposes the addition; the first authenticator is
+// added at once, any other waits for confirm. An attestation statement
+// other than "none" is kept with the entry and checked against the
+// bundled vendor roots (trust.Authenticator.Attest).
 func (e *Enrollment) register(w http.ResponseWriter, r *http.Request) {
 	if e.session == nil {
 		e.s.refuse(w, "enrollment", e.url, errors.New("no registration in progress: reload the page"))
@@ -156,6 +159,12 @@ func (e *Enrollment) register(w http.ResponseWriter, r *http.Request) {
 		AAGUID: cred.Authenticator.AAGUID, BackupEligible: cred.Flags.BackupEligible, AttestationType: cred.AttestationType},
 		e.name, e.s.cfg.Now())
 	a.Enrolled = e.root
+	if f := parsed.Response.AttestationObject.Format; err == nil && f != "" && f != "none" {
+		// Kept even when it does not chain to a bundled root: the entry
+		// then says why it is unattested.
+		h := sha256.Sum256(parsed.Raw.AttestationResponse.ClientDataJSON)
+		a.Attest(&trust.Attestation{Format: f, Statement: parsed.Raw.AttestationResponse.AttestationObject, ClientDataHash: h[:]})
+	}
 	if err == nil {
 		e.change, err = store.Propose(trust.OpAdd, a)
 	}

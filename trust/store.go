@@ -166,6 +166,7 @@ func NewWebAuthn(c WebAuthnCredential, name string, now time.Time) (Authenticato
 	if err := a.check(); err != nil {
 		return Authenticator{}, err
 	}
+	a.Attest(nil)
 	return a, nil
 }
 
@@ -288,6 +289,11 @@ func Open(dir string) (*Store, error) {
 			return nil, &CorruptError{Path: path, Err: fmt.Errorf("authenticators[%d]: id %s repeated", i, a.ID)}
 		}
 		seen[a.ID] = true
+	}
+	for i := range f.Authenticators {
+		a := &f.Authenticators[i]
+		v := verifyEvidence(a)
+		a.attested = &v
 	}
 	s.Authenticators, s.Unconfirmed = confirm(f.Authenticators)
 	if len(s.Unconfirmed) > 0 {

@@ -144,7 +144,7 @@ func enrollSSH(ctx context.Context, srv *ceremony.Server, dir, keyFile, name str
 // reportEnrolled says what was enrolled, loudly when it was trusted on
 // first use.
 func reportEnrolled(stdio Stdio, a trust.Authenticator, firstUse bool) {
-	fmt.Fprintf(stdio.Err, "enrolled %s authenticator %q (%s)\n", a.Kind, printable(a.Name), printable(a.ID))
+	fmt.Fprintf(stdio.Err, "enrolled %s authenticator %q (%s), %s\n", a.Kind, printable(a.Name), printable(a.ID), printable(a.Attestation().String()))
 	if firstUse {
 		fmt.Fprintln(stdio.Err, "WARNING: this is the first authenticator: it was trusted on first use, without a signature by another.")
 		fmt.Fprintln(stdio.Err, "WARNING: check with 'mcpepoch authenticators' that it is yours; hosts started from now on require presence by default.")
