@@ -53,7 +53,7 @@ func packedAttestation(t *testing.T, ca *testCA, k *softkey.WebAuthnKey) (object
 	t.Helper()
 	attKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		Subject: pkix.Name{Country: []string{"US"}, Organization: []string{"Test Vendor"}, OrganizationalUnit: []string{"Authenticator Attestation"}, CommonName: "Test Batch"},
+		Subject:               pkix.Name{Country: []string{"US"}, Organization: []string{"Test Vendor"}, OrganizationalUnit: []string{"Authenticator Attestation"}, CommonName: "Test Batch"},
 		BasicConstraintsValid: true}
 	leaf, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &attKey.PublicKey, ca.key)
 	if err != nil {
