@@ -3,7 +3,8 @@
 // build command), the build's sources (reaching .mcpepoch/, missing
 // mcpepoch.toml), client configs (launching the server directly, or
 // mcpepoch without an absolute path), the launch command (an entry that
-// does not exist, a server run from source), tsc without noEmitOnError,
+// does not exist, a server run from source, a console script of the
+// project's virtualenv with no code tree hashed), tsc without noEmitOnError,
 // the socket path fallback, a manifest or audit log that does not verify,
 // hosts still running with an older mcpepoch.toml, a hook command
 // that is not this mcpepoch (not found, not executable, another version),

@@ -277,3 +277,38 @@ func TestDataInDependencyTree(t *testing.T) {
 		t.Fatalf("problems %q: want the data file named with the fix", got)
 	}
 }
+
+// A console script in the project's .venv with no code tree hashed: the
+// package it imports through the install is outside the identity, and
+// doctor says which package to name.
+func TestConsoleScriptWithoutCode(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"pyproject.toml":      "[project]\nname = \"notes\"\n[project.scripts]\nnotes-py = \"notespy.server:main\"\n",
+		"mcpepoch.toml":       "label = \"notes\"\ncommand = [\".venv/bin/notes-py\"]\n",
+		"notespy/__init__.py": "",
+		"notespy/server.py":   "def main(): pass\n",
+		".venv/pyvenv.cfg":    "home = /usr/bin\n",
+		".venv/bin/notes-py":  "#!/bin/sh\nexit 0\n",
+	} {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	if err := os.Chmod(filepath.Join(dir, ".venv/bin/notes-py"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	found := func() string {
+		for _, p := range checkDir(t, dir).Problems {
+			if strings.Contains(p.What, "console script") {
+				return p.String()
+			}
+		}
+		return ""
+	}
+	if p := found(); !strings.Contains(p, `code = ["notespy"]`) || !strings.Contains(p, ".venv/bin/notes-py") {
+		t.Errorf("console script without code: problem %q, want one naming the package", p)
+	}
+	edit(t, dir, "mcpepoch.toml", "command =", "code = [\"notespy\"]\ncommand =")
+	if p := found(); p != "" {
+		t.Errorf("with code = [\"notespy\"]: %s", p)
+	}
+}

@@ -47,6 +47,40 @@ func (c *check) launch() {
 	if id.Source != "" {
 		c.problem(config.FileName, id.Source, "build the server and launch the output (command in "+config.FileName+"), so that what runs changes only with a build")
 	}
+	c.consoleScript(id)
+}
+
+// consoleScript reports an entry that is a console script of a virtual
+// environment inside the project (.venv/bin/SCRIPT) while no code tree is
+// hashed: the script imports the project's package through the install
+// (an editable install's .pth), which the identity does not follow, so an
+// edit of that package is no new epoch.
+func (c *check) consoleScript(id *build.Identity) {
+	if len(id.Code) > 0 || id.Entry.Missing {
+		return
+	}
+	entry := id.Entry.Path
+	if !filepath.IsAbs(entry) {
+		entry = filepath.Join(c.root, entry)
+	}
+	venv := filepath.Dir(filepath.Dir(entry))
+	if filepath.Base(filepath.Dir(entry)) != "bin" || !exists(filepath.Join(venv, "pyvenv.cfg")) || !strings.HasPrefix(venv, c.root+string(filepath.Separator)) {
+		return
+	}
+	code := "the package it imports"
+	if len(c.pl.Code) > 0 {
+		code = strings.Join(c.pl.Code, ", ")
+	}
+	c.problem(config.FileName, "the entry "+c.rel(entry)+" is a console script of the virtual environment "+c.rel(venv)+
+		": it reaches the project's own package through the install, and no code tree is hashed, so editing "+code+" restarts nothing",
+		`name the package in `+config.FileName+` (code = ["`+firstOr(c.pl.Code, "PACKAGE")+`"]), then reconnect the client`)
+}
+
+func firstOr(l []string, def string) string {
+	if len(l) > 0 {
+		return l[0]
+	}
+	return def
 }
 
 func orTask(runner string) string {

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -27,8 +28,14 @@ type Plan struct {
 	Command []string // launch command, relative to the root
 	Entry   string   // the file Command's runtime loads, relative; "" when unknown
 	Build   Build
+	// Code are the project's own code trees, relative to the root, that
+	// the launch reaches only through an install the identity does not
+	// follow (a console script in .venv imports the package through an
+	// editable install's .pth): mcpepoch.toml's code.
+	Code []string
 	// Sources are doublestar globs, relative to the root, whose changes
-	// call for a build. They never match .mcpepoch/.
+	// call for a build; one starting with "!" excludes what it matches.
+	// They never match .mcpepoch/.
 	Sources []string
 	Reasons []string // one line per guess, for init to show
 }
@@ -177,14 +184,36 @@ func (p *Project) planPython(pl *Plan) {
 		pl.Reasons = append(pl.Reasons, "command: uv run the script "+names[0]+" of pyproject.toml")
 	case len(names) > 0:
 		pl.Command = []string{".venv/bin/" + names[0]}
-		pl.Reasons = append(pl.Reasons, "command: the script "+names[0]+" of pyproject.toml in .venv")
+		why := "command: the script " + names[0] + " of pyproject.toml in .venv"
+		if !isDir(filepath.Join(p.Root, ".venv")) {
+			why += " (there is no .venv yet: python3 -m venv .venv && .venv/bin/pip install -e . creates it and installs the script)"
+		}
+		pl.Reasons = append(pl.Reasons, why)
 	}
 	if len(names) > 0 {
 		if mod, _, ok := strings.Cut(py.Scripts[names[0]], ":"); ok {
-			pl.Entry = strings.ReplaceAll(strings.TrimSpace(mod), ".", "/") + ".py"
+			mod = strings.TrimSpace(mod)
+			pl.Entry = strings.ReplaceAll(mod, ".", "/") + ".py"
+			top, _, _ := strings.Cut(mod, ".")
+			for _, dir := range []string{top, "src/" + top} {
+				if top != "" && isDir(filepath.Join(p.Root, filepath.FromSlash(dir))) {
+					pl.Code = []string{dir}
+					pl.Reasons = append(pl.Reasons, "code: the package "+dir+" the script imports, hashed as the project's own code (the script in .venv reaches it through the install, which identity does not follow)")
+					break
+				}
+			}
 		}
 	}
-	pl.Sources = append(pl.Sources, "**/*.py", "pyproject.toml")
+	if len(pl.Code) > 0 {
+		pl.Sources = append(pl.Sources, pl.Code[0]+"/**/*.py", "pyproject.toml")
+		return
+	}
+	pl.Sources = append(pl.Sources, "**/*.py", "!.venv/**", "pyproject.toml")
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // npmBase returns an npm package name without its @scope/.

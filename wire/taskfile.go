@@ -162,6 +162,10 @@ func (e *taskfileEdit) build(tasks *yaml.Node, pl project.Plan) error {
 	if task == nil {
 		body := []string{"desc: Build the server and record the build for mcpepoch", "sources:"}
 		for _, s := range sources {
+			if x, ok := strings.CutPrefix(s, "!"); ok {
+				body = append(body, e.unit+"- exclude: "+quoteYAML(x))
+				continue
+			}
 			body = append(body, e.unit+"- "+quoteYAML(s))
 		}
 		body = append(body, "generates:")

@@ -232,6 +232,13 @@ func editConfig(old []byte, cfg *config.Config, pl project.Plan) []byte {
 		}
 		lines = append(lines, "command = ["+strings.Join(q, ", ")+"]")
 	}
+	if len(cfg.Code) == 0 && len(pl.Code) > 0 {
+		q := make([]string, len(pl.Code))
+		for i, c := range pl.Code {
+			q[i] = strconv.Quote(c)
+		}
+		lines = append(lines, "code = ["+strings.Join(q, ", ")+"]")
+	}
 	if old == nil {
 		head := []string{"# mcpepoch settings: label and launch command of the server, read by", "# mcpepoch record, host and dev (see the README for every key)."}
 		return []byte(strings.Join(append(head, lines...), "\n") + "\n")

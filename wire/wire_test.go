@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/project"
 )
 
@@ -267,5 +268,48 @@ func TestClientConfigAlreadyWired(t *testing.T) {
 		if c.Rel == filepath.Join(".cursor", "mcp.json") {
 			t.Errorf("rewrote a config that was already right:\n%s", c.New)
 		}
+	}
+}
+
+// A console script in .venv reaches the project's package only through
+// the install: init names the package as code, so that its edits are a
+// new epoch, and the build's sources leave .venv out. Without a .venv
+// yet, init says what creates it.
+func TestPythonConsoleScriptCode(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"pyproject.toml":      "[project]\nname = \"notes\"\n[project.scripts]\nnotes-py = \"notespy.server:main\"\n",
+		"notespy/__init__.py": "",
+		"notespy/server.py":   "def main(): pass\n",
+	})
+	w := wireAndWrite(t, dir, Options{})
+	if !slices.Equal(w.Plan.Command, []string{".venv/bin/notes-py"}) || !slices.Equal(w.Plan.Code, []string{"notespy"}) {
+		t.Errorf("command %q, code %q", w.Plan.Command, w.Plan.Code)
+	}
+	if !slices.ContainsFunc(w.Plan.Reasons, func(r string) bool { return strings.Contains(r, "python3 -m venv .venv") }) {
+		t.Errorf("no word of what creates .venv: %q", w.Plan.Reasons)
+	}
+	cfg, err := config.Load(dir)
+	if err != nil || !slices.Equal(cfg.Code, []string{"notespy"}) {
+		t.Errorf("mcpepoch.toml code %v, %v", cfg.Code, err)
+	}
+	p := wired(t, dir, Options{})
+	if b := p.Taskfile.Task("build"); !slices.Contains(b.Sources, "notespy/**/*.py") || slices.Contains(b.Sources, "**/*.py") {
+		t.Errorf("sources %q: want the package's, not every .py under the root (.venv)", b.Sources)
+	}
+
+	// No package to name: every .py, but not .venv's.
+	dir = t.TempDir()
+	write(t, dir, map[string]string{
+		"pyproject.toml":   "[project]\nname = \"notes\"\n[project.scripts]\nnotes-py = \"notesmod:main\"\n",
+		".venv/bin/python": "",
+	})
+	w = wireAndWrite(t, dir, Options{})
+	if len(w.Plan.Code) != 0 || slices.ContainsFunc(w.Plan.Reasons, func(r string) bool { return strings.Contains(r, "no .venv yet") }) {
+		t.Errorf("code %q, reasons %q", w.Plan.Code, w.Plan.Reasons)
+	}
+	p = wired(t, dir, Options{})
+	if b := p.Taskfile.Task("build"); !slices.Contains(b.Sources, "**/*.py") || !slices.Contains(b.Sources, "!.venv/**") {
+		t.Errorf("sources %q: want **/*.py without .venv", b.Sources)
 	}
 }
