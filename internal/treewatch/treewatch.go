@@ -67,6 +67,7 @@ type Watcher struct {
 	barrier string            // private directory for barrier files
 	logf    func(string, ...any)
 	done    chan struct{}
+	changes chan struct{} // Changes; holds at most one signal
 
 	mu      sync.Mutex
 	trees   map[string]*entry
@@ -115,7 +116,8 @@ type entry struct {
 // when the notifications cannot be set up (logged through logf), it walks
 // on every call. Close releases it.
 func New(logf func(string, ...any)) *Watcher {
-	w := &Watcher{logf: logf, trees: map[string]*entry{}, waiting: map[string]chan struct{}{}, done: make(chan struct{}), pause: make(chan chan struct{})}
+	w := &Watcher{logf: logf, trees: map[string]*entry{}, waiting: map[string]chan struct{}{}, done: make(chan struct{}),
+		changes: make(chan struct{}, 1), pause: make(chan chan struct{})}
 	if !notifications {
 		close(w.done)
 		return w
@@ -155,6 +157,26 @@ func (w *Watcher) Close() {
 	w.fsw.Close()
 	<-w.done
 	os.RemoveAll(w.barrier)
+}
+
+// Changes returns a channel that receives a value after a notification
+// marked a tree changed (or every tree, after the kernel's queue
+// overflowed). Signals that arrive while one is pending are merged into
+// it; a receiver asks Digest what changed. It never receives when w does
+// not watch (a nil Watcher returns nil).
+func (w *Watcher) Changes() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.changes
+}
+
+// changedLocked signals Changes without waiting.
+func (w *Watcher) changedLocked() {
+	select {
+	case w.changes <- struct{}{}:
+	default:
+	}
 }
 
 // Watching reports whether w keeps trees current from notifications; when
@@ -349,6 +371,7 @@ func (w *Watcher) loop() {
 				w.stats.Overflows++
 			}
 			w.markAllLocked(true)
+			w.changedLocked()
 			// A barrier's own event may have been dropped: its waiter
 			// finds every tree changed and walks.
 			for name, ch := range w.waiting {
@@ -377,6 +400,7 @@ func (w *Watcher) event(ev fsnotify.Event) {
 			continue
 		}
 		e.dirty = true
+		w.changedLocked()
 		if rel == "" {
 			e.setup = false // the root itself was made, removed or replaced
 			continue

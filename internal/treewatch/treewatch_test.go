@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
 )
@@ -342,5 +343,28 @@ func TestBindMountWalksAgain(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", target).Run() })
 	if _, walked := tr.digest(); !walked {
 		t.Fatal("Digest after a bind mount over a watched file did not walk")
+	}
+}
+
+// TestChangesSignals: a write in a watched tree signals Changes, without
+// anyone asking for a Digest; a write in a skipped directory does not.
+func TestChangesSignals(t *testing.T) {
+	tr := newTree(t)
+	tr.digest() // walks and watches
+	select {
+	case <-tr.w.Changes():
+	default: // the walk itself signals nothing
+	}
+	tr.write(".cache/x", "x")
+	select {
+	case <-tr.w.Changes():
+		t.Fatal("a write in a skipped directory signalled a change")
+	case <-time.After(500 * time.Millisecond):
+	}
+	tr.write("lib/a.js", "a2")
+	select {
+	case <-tr.w.Changes():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a write in the tree did not signal a change within 20s")
 	}
 }
