@@ -7,6 +7,7 @@ const (
 	TypeCatalogPublished    = "catalog_published"    // a tools/list revision was sent to the client
 	TypeBuildRecorded       = "build_recorded"       // the build hook signalled a new build
 	TypeServerReplaced      = "server_replaced"      // a child was replaced by one under a new epoch
+	TypeIdentityDrift       = "identity_drift"       // what the running epoch's identity names changed on disk, and no build restarted it: its grants revoked
 	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
 	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
@@ -36,7 +37,7 @@ const (
 // and the README's list of events follow it.
 func Types() []string {
 	return []string{
-		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced,
+		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
 		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,

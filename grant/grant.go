@@ -49,6 +49,9 @@ const (
 	RevokedUsed         = "used"          // a per-call grant served its call
 	RevokedExpired      = "expired"       // its duration ran out
 	RevokedRunEnded     = "run_ended"     // the agent run ended
+	// RevokedIdentityDrift: what the epoch's identity names changed on
+	// disk while it ran, and no build restarted it (the host's drift check).
+	RevokedIdentityDrift = "identity_drift"
 )
 
 // Grant is one approval. JSON field names follow the seed's example.
@@ -255,10 +258,15 @@ func (s *Store) Revoke(id epoch.GrantID, reason string, now time.Time) bool {
 
 // RevokeEpoch ends every live grant bound to ep and returns how many.
 func (s *Store) RevokeEpoch(ep epoch.Epoch, now time.Time) int {
+	return s.RevokeEpochFor(ep, RevokedEpochChanged, now)
+}
+
+// RevokeEpochFor is RevokeEpoch with the reason recorded (Revoked*).
+func (s *Store) RevokeEpochFor(ep epoch.Epoch, reason string, now time.Time) int {
 	n := 0
 	for _, g := range s.Grants {
 		if g.ExecutionEpoch == ep && g.RevokedAt == nil {
-			g.RevokedAt, g.RevokedReason = &now, RevokedEpochChanged
+			g.RevokedAt, g.RevokedReason = &now, reason
 			n++
 		}
 	}

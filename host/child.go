@@ -48,6 +48,10 @@ type child struct {
 	looked   bool       // observation started (h.mu)
 	reaped   bool       // childExited ran for it (h.mu)
 	caps     serverCaps // what its initialize or discover result declared (h.mu)
+	drift    []string   // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
+	// driftRevoked counts the grants the drift revoked: the replacement's
+	// outcome counts them with its own (h.mu).
+	driftRevoked int
 }
 
 // startChild launches command in dir in a new process group (so a stop

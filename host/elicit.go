@@ -107,8 +107,8 @@ const (
 func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *retry) bool {
 	wait := h.policy.ApprovalWait()
 	t, known := h.tools[p.Name]
-	if wait <= 0 || h.catalog == nil || !known {
-		return false
+	if wait <= 0 || h.catalog == nil || !known || h.child.drift != nil {
+		return false // a drifted epoch cannot be approved: refused at once (drift.go)
 	}
 	ep := h.child.epoch
 	d := h.grants.Check(h.policy, p.Name, string(t.digest), ep, time.Now())

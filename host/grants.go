@@ -56,6 +56,9 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 	if _, known := h.tools[p.Name]; d.Refusal == grant.AuthorizationRequired && h.tools != nil && !known {
 		return nil, nil // no grant could cover it: the catalog check answers unknown_tool
 	}
+	if line := h.driftRefusalLocked(m, p.Name); line != nil {
+		return line, nil
+	}
 	h.notePendingLocked(p.Name, d, ep)
 	// What a person should do; never a command a program could run to
 	// approve by itself.
@@ -176,6 +179,12 @@ func (h *Host) saveGrantsLocked() {
 // revokeEpochLocked drops every grant bound to ep (an epoch change,
 // identical bytes included) and returns how many.
 func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
+	return h.revokeEpochReasonLocked(ep, grant.RevokedEpochChanged)
+}
+
+// revokeEpochReasonLocked is revokeEpochLocked with the reason recorded
+// (grant.Revoked*).
+func (h *Host) revokeEpochReasonLocked(ep epoch.Epoch, reason string) int {
 	now := time.Now()
 	var ids []epoch.GrantID
 	for _, g := range h.grants.Grants {
@@ -184,9 +193,9 @@ func (h *Host) revokeEpochLocked(ep epoch.Epoch) int {
 		}
 	}
 	h.captureRenewalLocked(ep, now)
-	n := h.grants.RevokeEpoch(ep, now)
+	n := h.grants.RevokeEpochFor(ep, reason, now)
 	for _, id := range ids {
-		h.audit.event(audit.TypeGrantRevoked, ep, h.run, map[string]any{"grant": id, "reason": grant.RevokedEpochChanged})
+		h.audit.event(audit.TypeGrantRevoked, ep, h.run, map[string]any{"grant": id, "reason": reason})
 	}
 	if n > 0 {
 		h.saveGrantsLocked()

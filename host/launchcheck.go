@@ -78,7 +78,8 @@ func (h *Host) catalogRevisionLocked() Revision {
 // codeDrift computes the identity again and says, in words, how it differs
 // from child c's, the one its epoch started with (nil when it does not, or
 // cannot be computed). A change the tree watcher saw while the epoch runs
-// and no build signal followed shows here: status reports it as drift, and
+// and no build signal followed shows here: status reports it as drift, the
+// epoch is marked drifted (drift.go: audited, its grants revoked), and
 // a grant for that epoch is refused (grantFor), so that a deliver = "env"
 // variable never reaches code the identity does not name. now, when not
 // nil, is an identity the host computed itself a moment ago, used instead
@@ -94,6 +95,9 @@ func (h *Host) codeDrift(c *child, now *build.Identity) []string {
 	if len(changed) == 0 {
 		return nil
 	}
+	h.mu.Lock()
+	h.noteDriftLocked(c, changed)
+	h.mu.Unlock()
 	return []string{"running ≠ built: " + strings.Join(changed, ", ") + " changed on disk since epoch " + string(c.epoch) +
 		" started, and no build restarted it: a build (mcpepoch record) or mcpepoch restart starts an epoch on the new code"}
 }

@@ -229,7 +229,7 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	} else if old != nil {
 		h.abortLocked(old, "epoch_changed", newEpoch)
 		h.cancelServerRequestsLocked(old)
-		out.GrantsRevoked = h.revokeEpochLocked(old.epoch)
+		out.GrantsRevoked = h.revokeEpochLocked(old.epoch) + old.driftRevoked // drift.go
 	}
 	prev := old
 	if prev == nil {

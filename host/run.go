@@ -78,6 +78,11 @@ func (h *Host) Run(ctx context.Context) error {
 		defer close(watched)
 		h.watchManifest(h.ctx) // a second build signal (manifestwatch.go)
 	}()
+	drifted := make(chan struct{})
+	go func() {
+		defer close(drifted)
+		h.watchDrift(h.ctx) // code changed under a running epoch (drift.go)
+	}()
 
 	go func() {
 		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
@@ -85,6 +90,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 	<-h.ctx.Done()
 	<-watched
+	<-drifted
 	return h.shutdown(served)
 }
 
