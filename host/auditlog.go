@@ -74,8 +74,10 @@ type auditor struct {
 	// the log gets them in the order they were queued.
 	wmu sync.Mutex
 
-	// kick wakes the writer goroutine (one token at most).
-	kick chan struct{}
+	// kick wakes the writer goroutine when it waits for work, hurry when
+	// it waits to group a sync: a record an action waits for is queued
+	// (one token each at most).
+	kick, hurry chan struct{}
 
 	// mu guards the rest; cond is signalled on close and every write or
 	// sync. Lock order: wmu, mu.
@@ -133,7 +135,8 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	for _, r := range l.Recoveries() {
 		logf("audit log %s: recovered after a crash: %v", p, r)
 	}
-	a := &auditor{log: l, key: key, logf: logf, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+	a := &auditor{log: l, key: key, logf: logf, stopped: make(chan struct{}),
+		kick: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
 	a.cond = sync.NewCond(&a.mu)
 	go a.loop()
 	return a, nil
@@ -172,10 +175,12 @@ func (a *auditor) queue(ev audit.Event, now bool) int64 {
 		a.tryWrite()
 	}
 	if now {
-		if written, _ := a.recorded(t); !written {
-			a.mu.Lock()
-			a.urgent = true
-			a.mu.Unlock()
+		a.mu.Lock()
+		written, _ := a.recordedLocked(t)
+		a.urgent = a.urgent || !written
+		a.mu.Unlock()
+		if !written {
+			nudge(a.hurry)
 		}
 	}
 	a.wake()
@@ -183,9 +188,12 @@ func (a *auditor) queue(ev audit.Event, now bool) int64 {
 }
 
 // wake makes the writer goroutine look for work.
-func (a *auditor) wake() {
+func (a *auditor) wake() { nudge(a.kick) }
+
+// nudge puts a token in c unless one is there.
+func nudge(c chan struct{}) {
 	select {
-	case a.kick <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
@@ -387,12 +395,13 @@ func (a *auditor) loop() {
 	}
 }
 
-// sleep waits for d or a kick.
+// sleep waits for d, for a record an action waits for, or for close
+// (events queued meanwhile wait for the group).
 func (a *auditor) sleep(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-a.kick:
+	case <-a.hurry:
 	case <-t.C:
 	}
 }
@@ -459,6 +468,7 @@ func (a *auditor) flush() {
 	target := a.queued
 	for (a.done < target || a.synced < target && a.err == nil) && !a.closed {
 		a.wake()
+		nudge(a.hurry)
 		a.cond.Wait()
 	}
 }
@@ -473,6 +483,7 @@ func (a *auditor) close() {
 	a.cond.Broadcast()
 	a.mu.Unlock()
 	a.wake()
+	nudge(a.hurry)
 	<-a.stopped
 	a.log.Close()
 }
