@@ -92,6 +92,7 @@ type auditor struct {
 	forgot   int64         // tickets up to here are older than bad remembers
 	closed   bool
 	urgent   bool       // a record an action waits for is queued, not written
+	guarded  int64      // the ticket of the last such record queued
 	err      *auditDown // nil while healthy
 	last     *auditDown // the last failure, for a call refused after it
 	failed   time.Time  // when the last write or sync failed, while unhealthy
@@ -149,11 +150,38 @@ func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[
 }
 
 // guard is event for a record that an action waits for (a tools/call's
-// tool_called): it writes it, with everything queued before it, at once
-// when that needs no wait, and returns its ticket for recorded and
-// whenRecorded.
-func (a *auditor) guard(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) int64 {
-	return a.queue(audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now(), Guards: true}, true)
+// tool_called): with now, it writes it, with everything queued before
+// it, at once when that needs no wait; without, it leaves it to a later
+// guard or writeNow of the same goroutine. It returns the record's
+// ticket for recorded and whenRecorded.
+func (a *auditor) guard(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any, now bool) int64 {
+	ev := audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now(), Guards: true}
+	return a.queue(ev, now)
+}
+
+// writeNow writes what is queued when that needs no wait, else hurries
+// the writer goroutine when a record an action waits for is among it.
+func (a *auditor) writeNow() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	waiting := a.done < a.queued && a.guarded > a.done
+	down := a.err != nil
+	a.mu.Unlock()
+	if !waiting {
+		return
+	}
+	if !down {
+		a.tryWrite()
+	}
+	a.mu.Lock()
+	waiting = a.done < a.queued && a.guarded > a.done
+	a.urgent = a.urgent || waiting
+	a.mu.Unlock()
+	if waiting {
+		nudge(a.hurry)
+	}
 }
 
 // queue queues ev and returns its ticket (-1 once closed; 0 without a
@@ -170,6 +198,9 @@ func (a *auditor) queue(ev audit.Event, now bool) int64 {
 	a.pending = append(a.pending, ev)
 	a.queued++
 	t, down := a.queued, a.err != nil
+	if ev.Guards {
+		a.guarded = t
+	}
 	a.mu.Unlock()
 	if now && !down {
 		a.tryWrite()

@@ -91,7 +91,7 @@ func BenchmarkAuditGuard(b *testing.B) {
 	late := 0
 	for b.Loop() {
 		a.event(audit.TypeToolResult, ep, run, map[string]any{audit.FieldTool: "echo", "is_error": false, "duration_ms": "0"})
-		t := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo", audit.FieldArgsDigest: a.argsDigest(args)})
+		t := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo", audit.FieldArgsDigest: a.argsDigest(args)}, true)
 		if written, _ := a.recorded(t); !written {
 			late++
 			if !a.whenRecorded(t) {

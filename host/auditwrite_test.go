@@ -43,7 +43,7 @@ func TestAuditRecordWrittenBeforeForward(t *testing.T) {
 		// and then the record waits its turn: TestAuditRecordWaitsForLock),
 		// the goroutine that decides the call writes its record.
 		a.flush()
-		tk := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo", "n": i})
+		tk := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo", "n": i}, true)
 		written, pending := a.recorded(tk)
 		if !written || pending {
 			t.Fatalf("call %d: record written %v, pending %v right after guard; want it in the file", i, written, pending)
@@ -82,7 +82,7 @@ func TestAuditRecordWaitsForLock(t *testing.T) {
 	if err := unix.Flock(int(lk.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	tk := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo"})
+	tk := a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "echo"}, true)
 	if written, pending := a.recorded(tk); written || !pending {
 		t.Fatalf("with the lock held elsewhere: written %v, pending %v; want pending", written, pending)
 	}
@@ -103,7 +103,7 @@ func TestAuditRecordWaitsForLock(t *testing.T) {
 	if err := unix.Flock(int(lk.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	tk = a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "refused"})
+	tk = a.guard(audit.TypeToolCalled, ep, run, map[string]any{audit.FieldTool: "refused"}, true)
 	if a.whenRecorded(tk) {
 		t.Fatal("whenRecorded reported a record written while the lock was held past the timeout")
 	}
@@ -178,4 +178,30 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAuditBurstSharesOneWrite: the records of calls read in one burst
+// wait for the burst's last line (guard without now), and writeNow then
+// puts them all in the file at once.
+func TestAuditBurstSharesOneWrite(t *testing.T) {
+	a, dir := testAuditor(t)
+	ep, run := epoch.Epoch("01JQ8Z5K2M7N4P6Q8R0S2T4V6W"), epoch.RunID("01JQ8Z5K2M7N4P6Q8R0S2T4V6X")
+	a.flush()
+	var tickets []int64
+	for i := range 3 {
+		tickets = append(tickets, a.guard(audit.TypeToolCalled, ep, run, map[string]any{"n": i}, false))
+	}
+	a.writeNow()
+	for i, tk := range tickets {
+		if written, _ := a.recorded(tk); !written {
+			t.Fatalf("call %d of the burst: record not written after writeNow", i)
+		}
+	}
+	b, err := os.ReadFile(layout.Audit(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"type":"tool_called"`); n != 3 {
+		t.Fatalf("%d tool_called records in the file, want 3", n)
+	}
 }

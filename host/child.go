@@ -297,6 +297,14 @@ const (
 // rest of it is not kept. It returns at EOF or on a read error; how reads
 // are cut does not change what fn sees.
 func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
+	readLinesMore(r, max, func(line []byte, over *overflow, _ bool) { fn(line, over) })
+}
+
+// readLinesMore is readLines whose fn also learns whether another
+// complete line was read already (more), so that it may leave work for
+// the last of them: a burst of calls read at once then shares one write
+// of their audit records.
+func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, more bool)) {
 	buf := make([]byte, 0, readChunk)
 	var over *overflow
 	for {
@@ -307,14 +315,11 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 		scan := len(buf)
 		buf = buf[:scan+n]
 		start := 0
-		for {
-			i := bytes.IndexByte(buf[scan:], '\n')
-			if i < 0 {
-				break
-			}
+		for i := bytes.IndexByte(buf[scan:], '\n'); i >= 0; {
 			end := scan + i + 1
-			deliver(buf[start:end], max, over, fn)
-			over, start, scan = nil, end, end
+			next := bytes.IndexByte(buf[end:], '\n')
+			deliver(buf[start:end], max, over, fn, next >= 0)
+			over, start, scan, i = nil, end, end, next
 		}
 		switch rest := buf[start:]; {
 		case over != nil:
@@ -332,7 +337,7 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 		}
 		if err != nil {
 			if len(buf) > 0 || over != nil {
-				deliver(buf, max, over, fn)
+				deliver(buf, max, over, fn, false)
 			}
 			return
 		}
@@ -342,7 +347,7 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 // deliver passes one line (with its newline, unless the input ended
 // without one) to fn: as a copy, as an overflow, or not at all when it is
 // empty.
-func deliver(seg []byte, max int, over *overflow, fn func(line []byte, over *overflow)) {
+func deliver(seg []byte, max int, over *overflow, fn func(line []byte, over *overflow, more bool), more bool) {
 	if over == nil && len(trimNL(seg)) > max {
 		over = &overflow{}
 	} else if over == nil {
@@ -353,11 +358,11 @@ func deliver(seg []byte, max int, over *overflow, fn func(line []byte, over *ove
 		out := make([]byte, len(line)+1)
 		copy(out, line)
 		out[len(line)] = '\n'
-		fn(out[:len(line)], nil)
+		fn(out[:len(line)], nil, more)
 		return
 	}
 	over.add(seg)
-	fn(nil, over)
+	fn(nil, over, more)
 }
 
 // add appends the next bytes of an over-long line: the head keeps its

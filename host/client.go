@@ -112,7 +112,20 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 	return m
 }
 
-func (h *Host) fromClient(line []byte, over *overflow) {
+func (h *Host) fromClient(line []byte, over *overflow) { h.fromClientMore(line, over, false) }
+
+// fromClientMore is fromClient; more says another client line was read
+// already. A tools/call's record then waits for the last line of the
+// burst, which writes the records of all of them at once (their calls
+// wait for it in the child's stdin queue).
+func (h *Host) fromClientMore(line []byte, over *overflow, more bool) {
+	h.fromClientLocked(line, over, more)
+	if !more {
+		h.audit.writeNow()
+	}
+}
+
+func (h *Host) fromClientLocked(line []byte, over *overflow, more bool) {
 	h.trace("from client", line)
 	m := h.readClient(line, over)
 	if m == nil {
@@ -120,6 +133,8 @@ func (h *Host) fromClient(line []byte, over *overflow) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.clientMore = more
+	defer func() { h.clientMore = false }()
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
 		if h.answerElicitLocked(m, line) {
@@ -351,7 +366,7 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if g != nil {
 				fields["grant"] = g.ID
 			}
-			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields)
+			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields, !h.clientMore)
 		}
 	}
 	if m.IsRequest() {

@@ -177,6 +177,7 @@ type Host struct {
 	// the session needs replayed to each new child.
 	inflight    map[string]*call // client request id → call
 	held        [][]byte         // client messages waiting for ready
+	clientMore  bool             // fromClient: more client lines were read at once (auditor.guard)
 	initParams  json.RawMessage  // the client's initialize params, replayed to new children
 	initLine    []byte           // the client's initialize request as sent
 	initDone    bool             // the client received its initialize result

@@ -85,7 +85,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 
 	go func() {
-		readLines(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
+		readLinesMore(h.opts.Stdin, h.opts.MaxLine, h.fromClientMore)
 		h.cancel(nil)
 	}()
 	<-h.ctx.Done()
