@@ -73,7 +73,8 @@ func newConfigState(dir string) configState {
 // of the current epoch is decided by a weaker policy than the one it was
 // made under. Everything else (command, the scopes' sources, host
 // settings) was read once for this connection: the host says the client
-// must reconnect.
+// must reconnect. A floor a person accepted since (mcpepoch policy accept)
+// is read first (adoptAcceptedFloor), and the file reconciled with it.
 func (h *Host) rereadConfig() {
 	if h.opts.Dir == "" {
 		return
@@ -82,7 +83,7 @@ func (h *Host) rereadConfig() {
 	h.mu.Lock()
 	same := d == h.config.read
 	h.mu.Unlock()
-	if !same {
+	if accepted := h.adoptAcceptedFloor(); !same || accepted {
 		h.stageConfig(d)
 	}
 	if note := h.configChange(); note != "" {

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func (h *Host) applyFloor() {
 	if err != nil {
 		return // the caller loaded it already; a file gone since keeps the policy built from it
 	}
-	root := floorRoot(h.opts.Dir)
+	root := trust.FloorRoot(h.opts.Dir)
 	f, err := trust.LoadFloor(h.pres.dir, root)
 	switch {
 	case err != nil:
@@ -89,18 +88,6 @@ func (h *Host) applyFloor() {
 	}
 }
 
-// floorRoot is the project root a floor is kept for: absolute, with
-// symbolic links resolved where they can be.
-func floorRoot(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return dir
-}
-
 // raiseFloorLocked makes next the floor when it differs from the one held
 // (the file strengthened the policy), and writes it.
 func (h *Host) raiseFloorLocked(next trust.Floor) {
@@ -114,6 +101,35 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 			h.logf("policy floor: %v", err)
 		}
 	}
+}
+
+// acceptedPrefix begins the UpdatedBy of a floor a person wrote with
+// mcpepoch policy accept ("accepted:LEVEL").
+const acceptedPrefix = "accepted:"
+
+// adoptAcceptedFloor reads the project's floor file again, on a build
+// signal, and makes it the floor held when mcpepoch policy accept wrote it
+// since (its updatedBy is "accepted:LEVEL" and it differs from the floor
+// held); it reports whether it did, so that the caller reconciles
+// mcpepoch.toml with it. Any other change of the file while the host runs
+// is not read: the floor stays pinned.
+func (h *Host) adoptAcceptedFloor() bool {
+	h.mu.Lock()
+	held, save := h.floor.floor, h.floor.save
+	h.mu.Unlock()
+	if held == nil || !save {
+		return false
+	}
+	f, err := trust.LoadFloor(h.pres.dir, held.Root)
+	if err != nil || f == nil || !strings.HasPrefix(f.UpdatedBy, acceptedPrefix) || f.Same(*held) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.floor.floor = f
+	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, acceptedPrefix),
+		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f))
+	return true
 }
 
 // reconcileLocked compares a re-read cfg with the floor: it returns cfg
@@ -193,15 +209,15 @@ func (h *Host) auditWeakLocked(when string) {
 }
 
 // weakNote is the one line that names what is not in force, for the log,
-// status and refusals. It names no command an agent could run to lift it:
-// lifting it takes a person, proven at the floor's level.
+// status and refusals. The command it names lifts nothing by itself:
+// mcpepoch policy accept takes a person, proven at the floor's level.
 func weakNote(weak []trust.Weakening) string {
 	s := make([]string, len(weak))
 	for i, w := range weak {
 		s[i] = w.String()
 	}
 	return config.FileName + " weakens the project's policy floor, not applied: " + strings.Join(s, "; ") +
-		"; only a person can accept the change"
+		"; only a person can accept the change, with mcpepoch policy accept"
 }
 
 // policyNotApplied returns the weakenings held, for status.

@@ -177,3 +177,26 @@ func TestFloorFile(t *testing.T) {
 		t.Errorf("corrupt floor: %v, want a CorruptError", err)
 	}
 }
+
+// The digest a person signs to accept a change names both floors and the
+// nonce, not when or by what the floor was last written.
+func TestAcceptDigest(t *testing.T) {
+	from := FloorOf("/p", &config.Config{Grants: config.Grants{Exempt: []string{"read"}}})
+	to := FloorOf("/p", &config.Config{Grants: config.Grants{Exempt: []string{"read", "write"}}})
+	d := AcceptDigest(from, to, "n1")
+	stamped := from
+	stamped.UpdatedAt, stamped.UpdatedBy = time.Now(), "first_use"
+	if AcceptDigest(stamped, to, "n1") != d {
+		t.Error("the digest depends on when the floor was written")
+	}
+	moved := from
+	moved.Root = "/q"
+	for name, other := range map[string][32]byte{
+		"nonce": AcceptDigest(from, to, "n2"), "to": AcceptDigest(from, from, "n1"), "from": AcceptDigest(to, to, "n1"),
+		"root": AcceptDigest(moved, to, "n1"),
+	} {
+		if other == d {
+			t.Errorf("the digest does not depend on %s", name)
+		}
+	}
+}

@@ -84,6 +84,8 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		return runAuthenticators(rest, stdio)
 	case "grants":
 		return runGrants(rest, stdio)
+	case "policy":
+		return runPolicy(ctx, rest, stdio)
 	case "revoke":
 		return runRevoke(ctx, rest, stdio)
 	case "audit":
@@ -124,6 +126,7 @@ const usage = `usage: mcpepoch <command> [flags]
   enroll --web|--ssh KEY    enroll an authenticator that proves a person (presence)
   authenticators            list the enrolled authenticators
   grants [--live] [--json]  list grants, live and revoked
+  policy [show|accept]      the project's policy floor beside mcpepoch.toml; accept a weakening as a person
   revoke GRANT-ID           end a grant
   audit verify|show         check the audit log's hash chain, or show its timeline
   identity [-- CMD...]      explain every input hashed into a launch command's identity

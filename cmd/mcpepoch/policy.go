@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/sshsig"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// policyState is what mcpepoch policy compares: the project's
+// mcpepoch.toml and its policy floor in the trust store.
+type policyState struct {
+	root     string // the project root, as the host keeps its floor for it
+	cfg      *config.Config
+	store    *trust.Store
+	enrolled bool
+	floor    *trust.Floor // nil: no host has seen the project yet
+}
+
+// runPolicy is mcpepoch policy [show|accept]: show prints the project's
+// policy floor beside mcpepoch.toml, setting by setting; accept makes
+// mcpepoch.toml's policy the floor, weakenings included, once a person
+// proves themself at the floor's own proof level.
+func runPolicy(ctx context.Context, args []string, stdio Stdio) error {
+	sub := "show"
+	if len(args) > 0 && (args[0] == "show" || args[0] == "accept") {
+		sub, args = args[0], args[1:]
+	}
+	fs := newFlags("policy "+sub, stdio.Err, "[--dir DIR] [--json]")
+	dirFlag := fs.String("dir", ".", "a directory of the project")
+	asJSON := fs.Bool("json", false, "print the floor, the file's policy and their differences as JSON (show)")
+	sshKey := fs.String("ssh", "", "accept with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the change's digest")
+	yes := fs.Bool("yes", false, "accept without asking; counts only where the floor's [grants] proof names same-user")
+	if sub == "accept" {
+		fs.Usage = func() {
+			fmt.Fprint(stdio.Err, "usage: mcpepoch policy accept [--dir DIR] [--ssh KEY] [--yes]\n\n")
+			printDefaults(stdio.Err, fs)
+		}
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("policy %s takes no arguments, got %q", sub, fs.Args())
+	}
+	st, err := loadPolicy(*dirFlag)
+	if err != nil {
+		return err
+	}
+	if sub == "accept" {
+		return acceptPolicy(ctx, st, *sshKey, *yes, stdio)
+	}
+	return showPolicy(st, *asJSON, stdio)
+}
+
+// loadPolicy reads the project's mcpepoch.toml, the trust store and the
+// project's floor.
+func loadPolicy(dir string) (*policyState, error) {
+	root, err := findRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	st := &policyState{root: trust.FloorRoot(root)}
+	if st.cfg, err = config.Load(root); err != nil {
+		return nil, err
+	}
+	tdir, err := trust.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	if st.store, err = trust.Open(tdir); err != nil {
+		return nil, fmt.Errorf("trust store: %w", err)
+	}
+	st.enrolled = len(st.store.Authenticators) > 0
+	if st.floor, err = trust.LoadFloor(tdir, st.root); err != nil {
+		return nil, fmt.Errorf("policy floor: %w (a host counts it as the strictest floor until it is fixed)", err)
+	}
+	return st, nil
+}
+
+// showPolicy prints the floor and each setting where mcpepoch.toml
+// differs from it.
+func showPolicy(st *policyState, asJSON bool, stdio Stdio) error {
+	var diff []trust.Difference
+	if st.floor != nil {
+		diff = st.floor.Diff(st.cfg, st.enrolled)
+	}
+	if asJSON {
+		out := map[string]any{"root": st.root, "floor": st.floor, "differences": nonNilDiff(diff)}
+		if st.floor != nil {
+			out["floorFile"] = trust.FloorPath(st.store.Dir(), st.root)
+		}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintf(stdio.Out, "%s\n", b)
+		return nil
+	}
+	if st.floor == nil {
+		fmt.Fprintf(stdio.Out, "project %s has no policy floor yet: the first host to start for it makes the grants policy of %s its floor\n",
+			printable(st.root), config.FileName)
+		return nil
+	}
+	f := st.floor
+	fmt.Fprintf(stdio.Out, "policy floor of %s (%s)\n  updated %s by %s\n", printable(st.root),
+		printable(trust.FloorPath(st.store.Dir(), st.root)), f.UpdatedAt.Local().Format(time.DateTime), printable(f.UpdatedBy))
+	fmt.Fprintf(stdio.Out, "  proof required to accept a weakening: %s\n", floorProof(f, st.enrolled))
+	if len(diff) == 0 {
+		fmt.Fprintf(stdio.Out, "%s holds the same policy as the floor\n", config.FileName)
+		return nil
+	}
+	weak := 0
+	for _, d := range diff {
+		note := "stronger: a host puts it in force at once"
+		if d.Weakens {
+			note, weak = "WEAKER: not applied; in force "+printable(d.InForce), weak+1
+		}
+		fmt.Fprintf(stdio.Out, "  %s: floor %s → %s %s (%s)\n", printable(d.Setting), printable(d.Floor), config.FileName, printable(d.File), note)
+	}
+	if weak > 0 {
+		fmt.Fprintf(stdio.Out, "%d setting(s) of %s weaken the floor: a person accepts them with mcpepoch policy accept, proven at %s\n",
+			weak, config.FileName, floorProof(f, st.enrolled))
+	}
+	return nil
+}
+
+func nonNilDiff(d []trust.Difference) []trust.Difference {
+	if d == nil {
+		return []trust.Difference{}
+	}
+	return d
+}
+
+// floorProof is the proof list a change of the floor needs: the floor's
+// own grants.proof (grant.DefaultProof when unset).
+func floorProof(f *trust.Floor, enrolled bool) grant.Proofs {
+	if f.Proof == nil {
+		return grant.DefaultProof(enrolled)
+	}
+	out := make(grant.Proofs, len(f.Proof))
+	for i, s := range f.Proof {
+		out[i] = grant.Proof(s)
+	}
+	return out
+}
+
+// acceptPolicy shows each weakening, proves the person at the floor's
+// level, audits policy_accepted, then writes mcpepoch.toml's policy as
+// the floor. A running host reads it at its next build signal.
+func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool, stdio Stdio) error {
+	if st.floor == nil {
+		fmt.Fprintf(stdio.Err, "project %s has no policy floor yet: nothing to accept (the first host start makes %s its floor)\n", printable(st.root), config.FileName)
+		return nil
+	}
+	var weak []trust.Difference
+	for _, d := range st.floor.Diff(st.cfg, st.enrolled) {
+		if d.Weakens {
+			weak = append(weak, d)
+		}
+	}
+	if len(weak) == 0 {
+		fmt.Fprintf(stdio.Err, "%s does not weaken the policy floor: nothing to accept (a host puts a stronger policy in force by itself)\n", config.FileName)
+		return nil
+	}
+	next := trust.FloorOf(st.root, st.cfg)
+	d := trust.AcceptDigest(*st.floor, next, grant.NewNonce())
+	fmt.Fprintf(stdio.Err, "%s weakens the policy floor of %s (change code %s):\n", config.FileName, printable(st.root), d.ShortCode())
+	for _, w := range weak {
+		fmt.Fprintf(stdio.Err, "  %s: %s → %s\n", printable(w.Setting), printable(w.Floor), printable(w.File))
+	}
+	pr, err := proveAccept(ctx, st, d, sshKey, yes, stdio)
+	if err != nil {
+		return err
+	}
+	if now, err := trust.LoadFloor(st.store.Dir(), st.root); err != nil || now == nil || !now.Same(*st.floor) {
+		return notAccepted("the policy floor changed while you were asked (a host raised it): run mcpepoch policy accept again")
+	}
+	if err := auditAccepted(st, weak, d, pr); err != nil {
+		return &exitError{code: exitFailure, err: fmt.Errorf("not accepted: the audit log: %w", err)}
+	}
+	if err := trust.SaveFloor(st.store.Dir(), next, "accepted:"+string(pr.proof), time.Now()); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; a running host reads it at its next build signal and puts it in force from the next epoch\n",
+		pr.proof, config.FileName)
+	return nil
+}
+
+// acceptProof is how the person who accepted was proven.
+type acceptProof struct {
+	proof                    grant.Proof
+	channel                  string // "ssh", "terminal", "script"
+	authenticator, signature string
+	signCount                uint32
+}
+
+// proveAccept proves a person at the floor's own proof level: an enrolled
+// FIDO ssh key's signature over d (presence, which always counts), else
+// an answer at this process's terminal where the floor counts terminal
+// (host.PersonAtTerminal, then [y/N] on /dev/tty), else --yes where it
+// counts same-user. Nothing else accepts.
+func proveAccept(ctx context.Context, st *policyState, d grant.Digest, sshKey string, yes bool, stdio Stdio) (acceptProof, error) {
+	need := floorProof(st.floor, st.enrolled)
+	switch {
+	case sshKey != "":
+		return signAccept(ctx, st, d, sshKey, stdio)
+	case yes:
+		if !need.Counts(grant.ProofSameUser) {
+			return acceptProof{}, notAccepted("--yes proves no person, and this floor counts only %s: %s", need, acceptHow(need))
+		}
+		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
+	case need.Counts(grant.ProofTerminal):
+		if err := askAtTerminal(fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
+			return acceptProof{}, notAccepted("%v", err)
+		}
+		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
+	}
+	return acceptProof{}, notAccepted("this floor counts only %s: %s", need, acceptHow(need))
+}
+
+func notAccepted(format string, args ...any) error {
+	return &exitError{code: exitFailure, err: fmt.Errorf("not accepted: "+format, args...)}
+}
+
+// acceptHow says what a person does to accept at proof level need.
+func acceptHow(need grant.Proofs) string {
+	if need.Counts(grant.ProofTerminal) {
+		return "a person runs mcpepoch policy accept in their own terminal"
+	}
+	return "a person runs mcpepoch policy accept --ssh KEY with an enrolled FIDO key and touches it"
+}
+
+// signAccept has ssh-keygen sign d with key in PolicyNamespace (a touch
+// of the key) and verifies the signature against the trust store, with
+// user presence, recording its counter.
+func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string, stdio Stdio) (acceptProof, error) {
+	tmp, err := os.MkdirTemp("", "mcpepoch-policy-")
+	if err != nil {
+		return acceptProof{}, err
+	}
+	defer os.RemoveAll(tmp)
+	msg := filepath.Join(tmp, "change")
+	if err := os.WriteFile(msg, d[:], 0o600); err != nil {
+		return acceptProof{}, err
+	}
+	fmt.Fprintf(stdio.Err, "change code %s: touch your key to sign it\n", d.ShortCode())
+	cmd := exec.CommandContext(ctx, "ssh-keygen", "-Y", "sign", "-n", trust.PolicyNamespace, "-f", key, msg)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdio.Err, stdio.Err
+	if err := cmd.Run(); err != nil {
+		return acceptProof{}, notAccepted("ssh-keygen -Y sign -f %s: %v", key, err)
+	}
+	sig, err := os.ReadFile(msg + ".sig")
+	if err != nil {
+		return acceptProof{}, err
+	}
+	p, err := sshsig.VerifyPresence(st.store, sig, d, trust.PolicyNamespace, false)
+	if err != nil {
+		return acceptProof{}, notAccepted("%v", err)
+	}
+	if err := st.store.RecordUse(p.AuthenticatorID, p.SignCount); err != nil {
+		return acceptProof{}, notAccepted("%v", err)
+	}
+	return acceptProof{proof: grant.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
+		signature: string(sig), signCount: p.SignCount}, nil
+}
+
+// askAtTerminal refuses a process that cannot stand for a person at a
+// terminal (host.PersonAtTerminal), then asks question with [y/N] on
+// /dev/tty. In a binary built for the tests, MCPEPOCH_TEST_PERSON=1
+// stands in for the person (testBuildPerson); a product build has no
+// such seam.
+func askAtTerminal(question string) error {
+	if testBuildPerson != nil && testBuildPerson() {
+		return nil
+	}
+	if err := host.PersonAtTerminal(); err != nil {
+		return err
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("the terminal: %v", err)
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(tty).ReadString('\n')
+	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+		return errors.New("declined at the terminal")
+	}
+	return nil
+}
+
+// auditAccepted appends policy_accepted to the project's audit log: each
+// weakening accepted, the digest and how the person was proven.
+func auditAccepted(st *policyState, weak []trust.Difference, d grant.Digest, pr acceptProof) error {
+	path := layout.Audit(st.root)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	settings := make([]map[string]any, len(weak))
+	for i, w := range weak {
+		settings[i] = map[string]any{"setting": w.Setting, "floor": w.Floor, "file": w.File}
+	}
+	by := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil {
+		by = u.Username
+	}
+	fields := map[string]any{
+		"settings": settings, "file": config.FileName, "digest": d.String(), "proof": string(pr.proof),
+		"channel": pr.channel, "accepted_by": by,
+	}
+	if pr.authenticator != "" {
+		fields["authenticator"], fields["sign_count"] = pr.authenticator, strconv.FormatUint(uint64(pr.signCount), 10)
+		fields["signature"] = pr.signature
+	}
+	if pr.proof == grant.ProofSameUser {
+		fields["unverified"] = "no person was proven: --yes"
+	}
+	_, err = l.Append(audit.Event{Type: audit.TypePolicyAccepted, Fields: fields})
+	return err
+}

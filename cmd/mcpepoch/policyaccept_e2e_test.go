@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// mcpepoch policy shows a weakening setting by setting; policy accept
+// refuses --yes and a process with no terminal of its own under the
+// default floor, accepts a person at a terminal (the test build's stand-in),
+// audits policy_accepted, and a running host reads the accepted floor at
+// its next build signal and puts it in force from the next epoch.
+func TestPolicyAcceptAtTerminal(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	out, code := p.mcpepoch("policy")
+	if code != 0 || !strings.Contains(out.Stdout, `  grants.exempt: floor ["inventory_lookup"] → mcpepoch.toml ["inventory_lookup", "inventory_adjust"] (WEAKER: not applied; in force ["inventory_lookup"])`) {
+		t.Fatalf("policy show: exit %d, does not show the weakening:\n%s", code, out)
+	}
+	if out, code := p.mcpepoch("policy", "accept", "--yes"); code == 0 || !strings.Contains(out.Stderr, "not accepted: --yes proves no person") {
+		t.Errorf("accept --yes under the default floor: exit %d\n%s", code, out)
+	}
+	if out, code := p.mcpepoch("policy", "accept"); code == 0 || !strings.Contains(out.Stderr, "not accepted:") {
+		t.Errorf("accept without a terminal: exit %d\n%s", code, out)
+	}
+	refused(t, c, "after the refused accepts")
+	out, code = testenv.Run(t, p.dir, []string{"MCPEPOCH_TEST_PERSON=1"}, p.bin, "policy", "accept")
+	if code != 0 || !strings.Contains(out.Stderr, `  grants.exempt: ["inventory_lookup"] → ["inventory_lookup", "inventory_adjust"]`) ||
+		!strings.Contains(out.Stderr, "accepted (proof terminal)") {
+		t.Fatalf("accept at a terminal: exit %d\n%s", code, out)
+	}
+	if out, _ := p.mcpepoch("policy"); !strings.Contains(out.Stdout, "holds the same policy as the floor") || !strings.Contains(out.Stdout, "by accepted:terminal") {
+		t.Errorf("policy show after the accept:\n%s", out)
+	}
+	p.record() // a build signal: the host reads the accepted floor
+	refused(t, c, "in the epoch that was running")
+	p.rebuild(t, c, "B")
+	if got := call(t, c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); !strings.Contains(got, "quantity=1") {
+		t.Errorf("adjust in the next epoch, exempt as accepted: %q", got)
+	}
+	if !strings.Contains(c.Stderr(), "policy floor: accepted by a person (terminal") {
+		t.Errorf("host log does not say it read the accepted floor:\n%s", c.Stderr())
+	}
+	out, _ = p.mcpepoch("audit", "show", "--json")
+	if !strings.Contains(out.Stdout, `"type":"policy_accepted"`) || !strings.Contains(out.Stdout, `"proof":"terminal"`) {
+		t.Errorf("no policy_accepted record with the proof:\n%s", out)
+	}
+}
+
+// A floor file rewritten by hand while the host runs is not read: only
+// one that mcpepoch policy accept wrote is.
+func TestFloorEditedByHandNotRead(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_*"]`)
+	cfgDir := os.Getenv("XDG_CONFIG_HOME")
+	f, err := trust.LoadFloor(cfgDir+"/mcpepoch", trust.FloorRoot(p.dir))
+	if err != nil || f == nil {
+		t.Fatalf("floor: %v, %v", f, err)
+	}
+	f.Exempt = []string{"inventory_*"}
+	if err := trust.SaveFloor(cfgDir+"/mcpepoch", *f, "strengthened", f.UpdatedAt); err != nil {
+		t.Fatal(err)
+	}
+	p.rebuild(t, c, "B")
+	refused(t, c, "after the floor file was rewritten")
+}
