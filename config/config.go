@@ -22,6 +22,7 @@
 //	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
 //	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
 //	approval_wait = "5m"                      # how long a call waits for an approval asked through the client
+//	attestation = "required"                  # only FIDO-attested authenticators count as presence (default "optional")
 //
 //	[credentials.inventory-api-staging]       # a credential scope
 //	tools    = ["inventory_adjust"]           # tools that use it (globs)
@@ -110,7 +111,19 @@ type Grants struct {
 	// as a Go duration ("5m"). Empty means 5m; "0s" never holds a call
 	// (the call is refused at once, as for a client without elicitation).
 	ApprovalWait string `toml:"approval_wait"`
+	// Attestation is AttestationRequired or AttestationOptional (the
+	// default, when empty). Required: a presence signature counts only by
+	// an authenticator whose FIDO attestation chains to a bundled vendor
+	// root (package trust), so a key an agent made in software, even
+	// enrolled as the root, never proves presence.
+	Attestation string `toml:"attestation"`
 }
+
+// Values of grants.attestation.
+const (
+	AttestationRequired = "required"
+	AttestationOptional = "optional"
+)
 
 // DefaultApprovalWait is grants.approval_wait when unset.
 const DefaultApprovalWait = 5 * time.Minute
@@ -234,7 +247,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, host.first_start_wait, grants.exempt, grants.proof, grants.approval_wait, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, host.first_start_wait, grants.exempt, grants.proof, grants.approval_wait, grants.attestation, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -253,6 +266,9 @@ func Load(dir string) (*Config, error) {
 	}
 	if err := checkProof(c.Grants.Proof); err != nil {
 		return nil, &Error{Path: p, Key: "grants.proof", Err: err}
+	}
+	if a := c.Grants.Attestation; a != "" && a != AttestationRequired && a != AttestationOptional {
+		return nil, &Error{Path: p, Key: "grants.attestation", Err: fmt.Errorf("%q: want %q or %q", a, AttestationRequired, AttestationOptional)}
 	}
 	for name, cr := range c.Credentials {
 		if err := checkProof(cr.Proof); err != nil {

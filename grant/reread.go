@@ -25,6 +25,9 @@ func (p *Policy) GrantsChanges(q *Policy) []string {
 	if !slices.Equal(p.proof, q.proof) || (p.proof == nil) != (q.proof == nil) {
 		out = append(out, "proof "+proofList(p.proof)+" → "+proofList(q.proof))
 	}
+	if p.attested != q.attested {
+		out = append(out, fmt.Sprintf("attestation required %v → %v", p.attested, q.attested))
+	}
 	if p.ApprovalWait() != q.ApprovalWait() {
 		out = append(out, fmt.Sprintf("approval_wait %s → %s", waitText(p), waitText(q)))
 	}

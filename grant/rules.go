@@ -32,7 +32,13 @@ type Policy struct {
 	// waitSet: wait came from grants.approval_wait (the zero Policy
 	// waits config.DefaultApprovalWait).
 	waitSet bool
+	// attested: grants.attestation = "required".
+	attested bool
 }
+
+// AttestationRequired reports grants.attestation = "required": only an
+// authenticator with a verified FIDO attestation proves presence.
+func (p *Policy) AttestationRequired() bool { return p.attested }
 
 // ApprovalWait is how long a call that needs a grant is held while a
 // person is asked through the MCP client (grants.approval_wait); zero:
@@ -46,7 +52,8 @@ func (p *Policy) ApprovalWait() time.Duration {
 
 // NewPolicy returns the policy of cfg (already validated by config.Load).
 func NewPolicy(cfg *config.Config) *Policy {
-	p := &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof)}
+	p := &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof),
+		attested: cfg.Grants.Attestation == config.AttestationRequired}
 	if cfg.Grants.ApprovalWait != "" {
 		p.wait, _ = cfg.ApprovalWait()
 		p.waitSet = true

@@ -328,6 +328,9 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err := h.checkRenewalLocked(req.Renewal); err != nil {
 		return nil, err
 	}
+	if err := h.checkAttestedLocked(pr); err != nil {
+		return nil, err
+	}
 	if need := h.policy.Proof(creds, h.enrolled); !need.Counts(pr.proof) {
 		h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
 			"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),

@@ -1,7 +1,11 @@
 package host
 
 import (
+	"fmt"
+
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -53,6 +57,29 @@ func orUnknown(s string) string {
 		return "(how not recorded)"
 	}
 	return "at a " + s
+}
+
+// checkAttestedLocked refuses a presence approval, under grants.attestation
+// = "required", by an authenticator of the pinned store whose FIDO
+// attestation does not verify (trust.Authenticator.Attestation): the root
+// included, so a key made in software never proves presence there. The
+// caller audits the refusal.
+func (h *Host) checkAttestedLocked(pr proven) error {
+	if pr.proof != grant.ProofPresence || !h.policy.AttestationRequired() {
+		return nil
+	}
+	var a *trust.Authenticator
+	if s := h.pres.pinnedStore; s != nil {
+		a, _ = s.Lookup(pr.authenticator)
+	}
+	if a == nil {
+		return fmt.Errorf("authenticator %s is not in the trust store the host pinned", pr.authenticator)
+	}
+	if v := a.Attestation(); !v.OK {
+		return fmt.Errorf("authenticator %q (%s) is %s, and this project's [grants] attestation = %q counts only attested authenticators as presence: approve with an attested security key",
+			a.Name, a.ID, v, config.AttestationRequired)
+	}
+	return nil
 }
 
 // auditPinnedLocked writes the trust_pinned record of the store openTrust

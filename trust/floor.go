@@ -52,6 +52,8 @@ type Floor struct {
 	Proof           []string `json:"proof"`
 	Exempt          []string `json:"exempt"`
 	AllowSelfReload bool     `json:"allowSelfReload"`
+	// Attestation is grants.attestation ("" when unset: optional).
+	Attestation string `json:"attestation,omitempty"`
 	// Credentials holds the approval settings of each credential scope.
 	Credentials map[string]CredentialFloor `json:"credentials,omitempty"`
 }
@@ -101,6 +103,7 @@ func FloorOf(root string, cfg *config.Config) Floor {
 	f.Proof = slices.Clone(cfg.Grants.Proof)
 	f.Exempt = slices.Clone(cfg.Grants.Exempt)
 	f.AllowSelfReload = cfg.AllowSelfReload
+	f.Attestation = cfg.Grants.Attestation
 	for name, c := range cfg.Credentials {
 		if f.Credentials == nil {
 			f.Credentials = map[string]CredentialFloor{}

@@ -29,6 +29,8 @@ var grantsFields = []floorSetting{
 		file: func(c *config.Config) *[]string { return &c.Grants.Exempt }, floor: func(f *Floor) *[]string { return &f.Exempt }},
 	field[bool]{key: "allow_self_reload", order: flagOrder{stronger: false},
 		file: func(c *config.Config) *bool { return &c.AllowSelfReload }, floor: func(f *Floor) *bool { return &f.AllowSelfReload }},
+	field[string]{key: "grants.attestation", order: rankOrder{values: []string{config.AttestationRequired, config.AttestationOptional}, unset: 1},
+		file: func(c *config.Config) *string { return &c.Grants.Attestation }, floor: func(f *Floor) *string { return &f.Attestation }},
 }
 
 // credentialFields are the settings of each [credentials.NAME] scope that
