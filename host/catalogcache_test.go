@@ -119,3 +119,34 @@ func TestNoteListedFollowsEachResult(t *testing.T) {
 		}
 	}
 }
+
+// A prompts or resources list has the digest of its RFC 8785 form whether
+// it was canonicalised now or is the list fetched the last time, and a
+// list that changed has another.
+func TestDigestListFollowsEachFetch(t *testing.T) {
+	h := New(Options{})
+	p1 := []json.RawMessage{json.RawMessage(`{ "name": "review", "description": "Review a change" }`)}
+	p2 := []json.RawMessage{json.RawMessage(`{"name":"review","description":"Review a change, strictly"}`)}
+	want := func(items []json.RawMessage) build.Digest {
+		arr, _ := json.Marshal(items)
+		canon, err := jcs.Transform(arr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return build.DigestBytes(canon)
+	}
+	for i, items := range [][]json.RawMessage{p1, p1, p2, p2, p1, nil} {
+		if items == nil {
+			if got, empty := h.digestList("prompts/list", nil), want([]json.RawMessage{}); got != empty {
+				t.Errorf("fetch %d: digest %s of no prompts, want %s", i, got.Short(), empty.Short())
+			}
+			continue
+		}
+		if got := h.digestList("prompts/list", items); got != want(items) {
+			t.Errorf("fetch %d: digest %s, want %s", i, got.Short(), want(items).Short())
+		}
+	}
+	if h.digestList("resources/list", p2) != want(p2) {
+		t.Errorf("resources/list: a list of another method is digested otherwise")
+	}
+}

@@ -101,3 +101,27 @@ func BenchmarkCheckCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDigestList is a restart's cost of the digest of a prompts or
+// resources list of 50 items: cold (the first fetch) and fetched as it was
+// the last time.
+func BenchmarkDigestList(b *testing.B) {
+	items := make([]json.RawMessage, 50)
+	for i := range items {
+		items[i] = json.RawMessage(fmt.Sprintf(`{"uri":"file:///project/docs/page-%d.md","name":"page-%d","title":"Page %d","mimeType":"text/markdown","description":"A page of the project's documentation."}`, i, i, i))
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			(&Host{}).digestList("resources/list", items)
+		}
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		h := &Host{}
+		h.digestList("resources/list", items)
+		b.ReportAllocs()
+		for b.Loop() {
+			h.digestList("resources/list", items)
+		}
+	})
+}

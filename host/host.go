@@ -209,6 +209,7 @@ type Host struct {
 	// restart found changed, announced when it is ready.
 	lists        map[string]build.Digest
 	changedLists []string
+	listSeen     map[string]listSeen // the last list fetched by method, and its digest (lists.go)
 
 	// Presence approvals (presence.go): their own lock, never held
 	// while taking h.mu.

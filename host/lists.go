@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -53,20 +54,44 @@ func (h *Host) listDigests(ctx context.Context, c *child) map[string]build.Diges
 				continue
 			}
 		}
-		out[l.method] = digestList(items)
+		out[l.method] = h.digestList(l.method, items)
 	}
 	return out
 }
 
-func digestList(items []json.RawMessage) build.Digest {
+// listSeen is a prompts or resources list as fetched and the digest of
+// its RFC 8785 form.
+type listSeen struct {
+	items  []json.RawMessage
+	digest build.Digest
+}
+
+// digestList returns the digest of the RFC 8785 form of the list items
+// fetched by method, an array (of the array as sent, compacted, when it
+// has none: a number beyond float64). A list fetched as it was the last
+// time (a restart that changed nothing) is not canonicalised again.
+func (h *Host) digestList(method string, items []json.RawMessage) build.Digest {
 	if items == nil {
 		items = []json.RawMessage{}
 	}
-	arr, _ := json.Marshal(items)
-	if canon, err := jcs.Transform(arr); err == nil {
-		arr = canon
+	h.mu.Lock()
+	seen, ok := h.listSeen[method]
+	h.mu.Unlock()
+	if ok && slices.EqualFunc(seen.items, items, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+		return seen.digest
 	}
-	return build.DigestBytes(arr)
+	arr, _ := json.Marshal(items)
+	d := build.DigestBytes(arr)
+	if canon, err := jcs.Transform(arr); err == nil {
+		d = build.DigestBytes(canon)
+	}
+	h.mu.Lock()
+	if h.listSeen == nil {
+		h.listSeen = map[string]listSeen{}
+	}
+	h.listSeen[method] = listSeen{items, d}
+	h.mu.Unlock()
+	return d
 }
 
 // setListsLocked makes lists the known prompts and resources of the
