@@ -25,7 +25,8 @@
 # Env:   ROUNDS (gateway rounds, default 15), HOOK_ROUNDS (default 15),
 #        HOOK_SIZES (default "1000 4000 20000"), START_ROUNDS (default 100),
 #        BEFORE (an earlier mcpepoch binary: the gateway measures it as a
-#        fourth connection, interleaved, for a before/after in one run)
+#        fourth connection, the hook as two more records, each interleaved,
+#        for a before/after in one run)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,7 +94,7 @@ for part in $parts; do
 			tree=$tmp/tree-$n
 			"$tmp/lstatwalk" -make "$n" "$tree"
 			echo "-- $n files: lstat walk $("$tmp/lstatwalk" "$tree")"
-			MCPEPOCH_BENCH_TREE=$tree MCPEPOCH_BENCH_BIN=$tmp/mcpepoch \
+			MCPEPOCH_BENCH_TREE=$tree MCPEPOCH_BENCH_BIN=$tmp/mcpepoch MCPEPOCH_BENCH_BEFORE=${BEFORE:-} \
 				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch |
 				grep -E '^(Benchmark|--- )' || echo "   (BenchmarkHookWarmGit gave no result)"
 			rm -rf "$tree"

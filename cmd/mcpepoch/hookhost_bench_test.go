@@ -22,7 +22,11 @@ import (
 // must take its trees from the host. A tree with a link leading out of it
 // (examples/inventory-node/node_modules links the local npm package) is
 // walked at every build even with a host, which this does not measure. $MCPEPOCH_BENCH_BIN is the mcpepoch
-// binary (default: built for the test).
+// binary (default: built for the test). With $MCPEPOCH_BENCH_BEFORE, an
+// earlier mcpepoch binary, two more copies get the same two records by
+// that binary (its own host in the first) in the same rotated rounds,
+// reported as before-host/git and before-nohost/git: a before and after
+// in one run.
 func BenchmarkHookWarmGit(b *testing.B) {
 	tree := os.Getenv("MCPEPOCH_BENCH_TREE")
 	if tree == "" {
@@ -35,51 +39,71 @@ func BenchmarkHookWarmGit(b *testing.B) {
 	if bin == "" {
 		bin = testenv.Mcpepoch(b)
 	}
-	withHost, alone := benchProject(b, tree), benchProject(b, tree)
 	env := append(os.Environ(), "NO_COLOR=1")
-	startBenchHost(b, bin, withHost, env)
-	record := func(dir string) *exec.Cmd {
-		c := exec.Command(bin, "record", "--json")
+	bins := []string{bin}
+	if before := os.Getenv("MCPEPOCH_BENCH_BEFORE"); before != "" {
+		bins = append(bins, before)
+	}
+	// pairs[i] is bins[i]'s project with a host and its project without.
+	pairs := make([][2]string, len(bins))
+	for i, bn := range bins {
+		pairs[i] = [2]string{benchProject(b, tree), benchProject(b, tree)}
+		startBenchHost(b, bn, pairs[i][0], env)
+	}
+	record := func(bn, dir string) *exec.Cmd {
+		c := exec.Command(bn, "record", "--json")
 		c.Dir, c.Env = dir, env
 		return c
 	}
-	for _, dir := range []string{withHost, alone} { // warm both, past the racy window
-		for range 2 {
-			if out, err := record(dir).CombinedOutput(); err != nil {
-				b.Fatalf("record: %v\n%s", err, out)
+	for range 2 { // warm every project, past the racy window
+		for i, bn := range bins {
+			for _, dir := range pairs[i] {
+				if out, err := record(bn, dir).CombinedOutput(); err != nil {
+					b.Fatalf("%s record: %v\n%s", bn, err, out)
+				}
 			}
-			time.Sleep(2500 * time.Millisecond)
 		}
+		time.Sleep(2500 * time.Millisecond)
 	}
-	var git, host, nohost samples
+	var git samples
+	times := make([][2]samples, len(bins)) // [bin][host, none]
 	round := 0
 	for b.Loop() {
-		var outHost, outAlone strings.Builder
-		steps := []func(){
-			func() {
-				g := exec.Command("git", "status", "--porcelain")
-				g.Dir = withHost
-				git = append(git, timeRun(b, g, nil))
-			},
-			func() { c := record(withHost); c.Stdout = &outHost; host = append(host, timeRun(b, c, nil)) },
-			func() { c := record(alone); c.Stdout = &outAlone; nohost = append(nohost, timeRun(b, c, nil)) },
+		steps := []func(){func() {
+			g := exec.Command("git", "status", "--porcelain")
+			g.Dir = pairs[0][0]
+			git = append(git, timeRun(b, g, nil))
+		}}
+		outs := make([][2]strings.Builder, len(bins))
+		for i, bn := range bins {
+			for k, dir := range pairs[i] {
+				steps = append(steps, func() {
+					c := record(bn, dir)
+					c.Stdout = &outs[i][k]
+					times[i][k] = append(times[i][k], timeRun(b, c, nil))
+				})
+			}
 		}
 		for k := range steps {
 			steps[(round+k)%len(steps)]()
 		}
 		round++
-		if !strings.Contains(outHost.String(), `"treesFrom"`) || !strings.Contains(outHost.String(), `"changed": []`) {
-			b.Fatalf("record with a host listening walked or found a change:\n%s", outHost.String())
-		}
-		if !strings.Contains(outAlone.String(), `"changed": []`) {
-			b.Fatalf("record without a host found a change:\n%s", outAlone.String())
+		for i := range bins {
+			if h := outs[i][0].String(); !strings.Contains(h, `"treesFrom"`) || !strings.Contains(h, `"changed": []`) {
+				b.Fatalf("%s record with a host listening walked or found a change:\n%s", bins[i], h)
+			}
+			if n := outs[i][1].String(); !strings.Contains(n, `"changed": []`) {
+				b.Fatalf("%s record without a host found a change:\n%s", bins[i], n)
+			}
 		}
 	}
 	g := git.report(b, "git")
-	h := host.report(b, "host")
-	n := nohost.report(b, "nohost")
-	b.ReportMetric(float64(h)/float64(g), "host/git")
-	b.ReportMetric(float64(n)/float64(g), "nohost/git")
+	for i, prefix := range []string{"", "before-"}[:len(bins)] {
+		h := times[i][0].report(b, prefix+"host")
+		n := times[i][1].report(b, prefix+"nohost")
+		b.ReportMetric(float64(h)/float64(g), prefix+"host/git")
+		b.ReportMetric(float64(n)/float64(g), prefix+"nohost/git")
+	}
 }
 
 // benchProject makes a project with a copy of tree as node_modules, a
