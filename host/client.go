@@ -59,7 +59,6 @@ func (h *Host) toClient(line []byte) {
 	h.out.push(withNewline(line))
 }
 
-// fromClient handles one line from the client.
 // readClient reads one client line strictly (jsonrpc.ParseClient) and
 // returns the message to act on, or nil when the line was refused or
 // dropped: over MaxLine (-31004 message_too_large), a batch or a malformed
@@ -112,20 +111,18 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 	return m
 }
 
-func (h *Host) fromClient(line []byte, over *overflow) { h.fromClientMore(line, over, false) }
-
-// fromClientMore is fromClient; more says another client line was read
-// already. A tools/call's record then waits for the last line of the
-// burst, which writes the records of all of them at once (their calls
-// wait for it in the child's stdin queue).
-func (h *Host) fromClientMore(line []byte, over *overflow, more bool) {
-	h.fromClientLocked(line, over, more)
+// fromClient handles one line from the client. more says another client
+// line was read already: a tools/call's record then waits for the last line of the burst, which writes the records of
+// all of them at once (their calls wait for it in the child's stdin
+// queue).
+func (h *Host) fromClient(line []byte, over *overflow, more bool) {
+	h.handleClient(line, over, more)
 	if !more {
 		h.audit.writeNow()
 	}
 }
 
-func (h *Host) fromClientLocked(line []byte, over *overflow, more bool) {
+func (h *Host) handleClient(line []byte, over *overflow, more bool) {
 	h.trace("from client", line)
 	m := h.readClient(line, over)
 	if m == nil {

@@ -44,7 +44,7 @@ package host
 //     the page, asks, and waits for the page, the client's answer,
 //     approval_wait or the ask's end (an epoch change, a grant, the
 //     client's cancellation), each handled under h.mu; it ends with h.ctx.
-//  5. The client reader (readLines on stdin, calls fromClient): ends
+//  5. The client reader (readLinesMore on stdin, calls fromClient): ends
 //     the host when stdin closes. A read cannot be interrupted, so Run
 //     does not wait for it; what it reads after the child is stopped is
 //     answered server_unavailable and records nothing.

@@ -85,7 +85,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 
 	go func() {
-		readLinesMore(h.opts.Stdin, h.opts.MaxLine, h.fromClientMore)
+		readLinesMore(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
 		h.cancel(nil)
 	}()
 	<-h.ctx.Done()
