@@ -17,8 +17,10 @@ type depRoot struct {
 // node_modules or a .venv's site-packages anywhere inside a code tree
 // (dist/node_modules: code trees leave them out, see CodeSkipDirs), and,
 // for node and bun, a node_modules in a directory between the entry's and
-// dir (node looks for modules in every parent directory's node_modules).
-// A node_modules inside another is part of that tree, not one of its own.
+// dir, and in every directory above dir up to the file system's root (node
+// looks for modules in every parent directory's node_modules, the
+// project's own parents included). A node_modules inside another is part
+// of that tree, not one of its own.
 func nestedDeps(dir, entry string, l launchArgs, code []codeInput) []depRoot {
 	var out []depRoot
 	for _, c := range code {
@@ -58,5 +60,13 @@ func nestedDeps(dir, entry string, l launchArgs, code []codeInput) []depRoot {
 			out = append(out, depRoot{path: nm, why: "a node_modules between the entry and the project root: " + l.runtime + " resolves modules from it"})
 		}
 	}
-	return out
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		nm := filepath.Join(d, "node_modules")
+		if fi, err := os.Stat(nm); err == nil && fi.IsDir() {
+			out = append(out, depRoot{path: nm, why: "a node_modules above the project root: " + l.runtime + " resolves a module the project lacks from it"})
+		}
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
