@@ -26,8 +26,10 @@ func lookupEnvOK(spec Spec, name string) (string, bool) {
 
 // envArtifacts records RedirectingEnv and spec.EnvNames by name with the
 // digest of each value (by digest: keyed, see Spec.EnvKeyFile); an unset
-// variable is Missing, an empty one is not. Values are never kept.
-func envArtifacts(spec Spec, digest func([]byte) Digest) []Artifact {
+// variable is Missing, an empty one is not. Values are never kept. A
+// variable that names files to load (envNamedFiles, relative to dir) has
+// their bytes in its digest.
+func envArtifacts(spec Spec, dir string, digest func([]byte) Digest) []Artifact {
 	names := slices.Concat(RedirectingEnv, spec.EnvNames)
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -41,7 +43,10 @@ func envArtifacts(spec Spec, digest func([]byte) Digest) []Artifact {
 			continue
 		}
 		a := Artifact{Role: RoleEnv, Path: n, Digest: digest([]byte(v))} // no size: even a length says something of a value
-		if slices.Contains(RedirectingEnv, n) {
+		if files := envNamedFiles(n, v, dir); len(files) > 0 {
+			a.Digest = digest(envFilesInput(v, files))
+			a.Why = "redirects which code runs: the files it names are loaded before the entry and hashed into its digest; value not recorded"
+		} else if slices.Contains(RedirectingEnv, n) {
 			a.Why = "redirects which code runs (loader, interpreter options or search path); value not recorded"
 		} else {
 			a.Why = "named in env in mcpepoch.toml; value not recorded"

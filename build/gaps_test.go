@@ -30,3 +30,24 @@ func TestIdentityParentNodeModules(t *testing.T) {
 	idWrite(t, root, idFile{path: "node_modules/helper/index.js", content: "module.exports = 'changed';\n"})
 	idWantOneChange(t, before, idCompute(t, spec), "node_modules")
 }
+
+// NODE_OPTIONS="--require FILE" (or --import, -r=…) makes node load FILE
+// before the entry: its bytes are part of $NODE_OPTIONS's digest, though
+// the value and the path stay out of the identity, and rewriting the
+// file is new code.
+func TestIdentityNodeOptionsNamedFile(t *testing.T) {
+	t.Parallel()
+	dir := idNodeProject(t)
+	pre := filepath.Join(idTempDir(t), "preload.js")
+	idWrite(t, filepath.Dir(pre), idFile{path: "preload.js", content: "console.log('good');\n"})
+	idWrite(t, dir, idFile{path: "local.mjs", content: "export {};\n"})
+	for _, value := range []string{"--require " + pre, `--import="./local.mjs" --require=` + pre, "-r " + pre + " --max-old-space-size=64"} {
+		spec := idSpec(dir, idFakeBin(t, "a"), "NODE_OPTIONS="+value)
+		before := idCompute(t, spec)
+		idWrite(t, filepath.Dir(pre), idFile{path: "preload.js", content: "console.log('changed " + value + "');\n"})
+		idWantChanges(t, before, idCompute(t, spec), "$NODE_OPTIONS")
+	}
+	if got := envNamedFiles("NODE_OPTIONS", `--import "./local.mjs" -r pkg --require=/a/b.js`, dir); len(got) != 2 || got[0] != filepath.Join(dir, "local.mjs") || got[1] != "/a/b.js" {
+		t.Errorf("envNamedFiles: %q", got)
+	}
+}

@@ -277,7 +277,7 @@ func Compute(spec Spec) (*Identity, error) {
 		}
 		envDigest = func(b []byte) Digest { return Digest(key.Digest(b)) }
 	}
-	id.Env = envArtifacts(spec, envDigest)
+	id.Env = envArtifacts(spec, dir, envDigest)
 	if err := deps(spec, dir, id, nestedDeps(dir, entryPath, launch, code)); err != nil {
 		return nil, err
 	}

@@ -321,8 +321,8 @@ func TestIdentityNodeOptions(t *testing.T) {
 		t.Fatalf("NODE_OPTIONS not recorded: %+v", with.Env)
 	}
 	a := with.Env[i]
-	if a.Role != RoleEnv || a.Digest != DigestBytes([]byte(value)) || a.Missing {
-		t.Errorf("NODE_OPTIONS artifact %+v, want role env and the digest of the value", a)
+	if a.Role != RoleEnv || a.Digest != DigestBytes(envFilesInput(value, []string{filepath.Join(dir, "preload-5b1e9c.cjs")})) || a.Missing {
+		t.Errorf("NODE_OPTIONS artifact %+v, want role env and the digest of the value and the file it names", a)
 	}
 	if a.Size != 0 {
 		t.Errorf("NODE_OPTIONS artifact has size %d: even a length says something of a value", a.Size)
