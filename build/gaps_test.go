@@ -51,3 +51,32 @@ func TestIdentityNodeOptionsNamedFile(t *testing.T) {
 		t.Errorf("envNamedFiles: %q", got)
 	}
 }
+
+// "sh ./server.sh" whose last line execs a program: the program is what
+// serves, so it is the runtime and hashed, the shell is a wrapper, the
+// script stays the entry, and replacing the program is new code. A script whose exec
+// is not a plain command says that what it runs is not hashed.
+func TestIdentityShellScriptExec(t *testing.T) {
+	t.Parallel()
+	wrapperNeeds(t, "/bin/sh")
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "server.sh", content: "#!/bin/sh\nexport X=1\nexec ./bin/server --flag\n"},
+		idFile{path: "bin/server", content: "\x7fELF fake server one\n", mode: 0o755},
+	)
+	spec := Spec{Dir: dir, Command: []string{"sh", "./server.sh"}, Versions: idVersions, Environ: []string{"PATH=/usr/bin:/bin"}}
+	before := idCompute(t, spec)
+	if before.Runtime.Path != "bin/server" {
+		t.Errorf("runtime %s, want bin/server (the script's exec)", before.Runtime.Path)
+	}
+	if w := wrapperPaths(before); len(w) != 1 || before.Entry.Path != "server.sh" {
+		t.Errorf("wrappers %q, entry %s: want the shell, and server.sh as the entry", w, before.Entry.Path)
+	}
+	idWrite(t, dir, idFile{path: "bin/server", content: "\x7fELF fake server two\n", mode: 0o755})
+	idWantOneChange(t, before, idCompute(t, spec), "bin/server")
+
+	idWrite(t, dir, idFile{path: "server.sh", content: "#!/bin/sh\nexec \"$SERVER\"\n"})
+	if id := idCompute(t, spec); !hasInferred(id, "what the script runs is not hashed") {
+		t.Errorf("a script with a dynamic exec: inferred %q, want a note that what it runs is not hashed", id.Inferred)
+	}
+}

@@ -118,6 +118,26 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			}
 			continue
 		}
+		if slices.Contains(shells, base) && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			// "sh ./server.sh": the script is followed as its shebang
+			// would be, through a last line "exec CMD ARGS".
+			if script := abs(dir, args[0]); isRegular(script) {
+				if words, ok := lastExec(script); ok {
+					if entry == "" {
+						entry = script // hashed as the shell's entry, as before
+					}
+					n := len(wrappers)
+					wrappers = append(wrappers, exe)
+					if follow(display(dir, script), words) {
+						continue
+					}
+					wrappers = wrappers[:n]
+				}
+				id.Inferred = append(id.Inferred, base+" "+args[0]+": what the script runs is not hashed, only the script and "+base+
+					" (its last line is no exec of a plain command; set entry in mcpepoch.toml)")
+			}
+			break
+		}
 		interp, iargs, ok := shebang(exe)
 		if !ok {
 			break
