@@ -80,3 +80,35 @@ func TestIdentityShellScriptExec(t *testing.T) {
 		t.Errorf("a script with a dynamic exec: inferred %q, want a note that what it runs is not hashed", id.Inferred)
 	}
 }
+
+// Python runs the .pth files and usercustomize.py of its user
+// site-packages at every start: that directory is a dependency tree, made
+// or changed, unless -s or PYTHONNOUSERSITE keep Python out of it.
+func TestIdentityPythonUserSite(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	home := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "print('server')\n"})
+	bin := idFakeBin(t, "py", "python3.11")
+	env := []string{"PATH=" + bin, "HOME=" + home, "PYTHONDONTWRITEBYTECODE=1"}
+	spec := Spec{Dir: dir, Command: []string{"python3.11", "server.py"}, Versions: idVersions, Environ: env}
+	before := idCompute(t, spec)
+	site := filepath.Join(home, ".local", "lib", "python3.11", "site-packages")
+	idWrite(t, site, idFile{path: "usercustomize.py", content: "print('planted')\n"})
+	planted := idCompute(t, spec)
+	idWantOneChange(t, before, planted, "site-packages")
+	idWrite(t, site, idFile{path: "evil.pth", content: "import os\n"})
+	idWantOneChange(t, planted, idCompute(t, spec), "site-packages")
+
+	off := spec
+	off.Environ = append(env, "PYTHONNOUSERSITE=1")
+	noSite := idCompute(t, off)
+	off.Environ = env
+	off.Command = []string{"python3.11", "-s", "server.py"}
+	dashS := idCompute(t, off)
+	idWrite(t, site, idFile{path: "usercustomize.py", content: "print('again')\n"})
+	off.Environ = append(env, "PYTHONNOUSERSITE=1")
+	idWantChanges(t, noSite, idCompute(t, off))
+	off.Environ = env
+	idWantChanges(t, dashS, idCompute(t, off))
+}

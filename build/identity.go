@@ -278,7 +278,8 @@ func Compute(spec Spec) (*Identity, error) {
 		envDigest = func(b []byte) Digest { return Digest(key.Digest(b)) }
 	}
 	id.Env = envArtifacts(spec, dir, envDigest)
-	if err := deps(spec, dir, id, nestedDeps(dir, entryPath, launch, code)); err != nil {
+	nested := append(nestedDeps(dir, entryPath, launch, code), userSites(spec, dir, launch, runtimePath, id)...)
+	if err := deps(spec, dir, id, nested); err != nil {
 		return nil, err
 	}
 	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)

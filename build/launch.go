@@ -28,6 +28,9 @@ type launchArgs struct {
 	goRun []string
 	// runtime names the runtime for messages ("node", "python", "go run").
 	runtime string
+	// noUserSite is set when python is given -s or -I: it loads no user
+	// site-packages (usersite.go).
+	noUserSite bool
 }
 
 // preload is a module a runtime loads before the script.
@@ -164,6 +167,8 @@ func parsePython(args []string) launchArgs {
 		}
 		for j := 1; j < len(a); j++ {
 			switch a[j] {
+			case 's', 'I':
+				l.noUserSite = true
 			case 'c':
 				return l
 			case 'm', 'W', 'X':
