@@ -166,6 +166,21 @@ func (l *Log) checkHead(t tail) (stale bool, lost string, err error) {
 	return stale, lost, nil
 }
 
+// errReplaced is the cause of a write whose file was replaced meanwhile.
+var errReplaced = errors.New("the path no longer names the file the records were written to (replaced, moved aside, removed, or a symbolic link put in its place): they are in no log")
+
+// stillAtPath returns a *WriteError when l.path no longer names the file
+// l.f is, as Lstat sees it (a symbolic link put in its place, even to the
+// file itself, is no log file), nil when it does.
+func (l *Log) stillAtPath() *WriteError {
+	cur, err1 := l.f.Stat()
+	now, err2 := os.Lstat(l.path)
+	if err1 == nil && err2 == nil && os.SameFile(cur, now) {
+		return nil
+	}
+	return &WriteError{Path: l.path, Op: "write", Err: errReplaced}
+}
+
 // reopenIfReplaced opens l.path if no file is open yet or if the file at
 // l.path is no longer the one open (moved aside, deleted, replaced).
 func (l *Log) reopenIfReplaced() error {

@@ -348,7 +348,9 @@ func recsLen(recs []sealed) int {
 // put seals the records for evs and appends prefix and them in one
 // write(2), without an fsync: it returns them and the head after them.
 // On a failed or short write the records that did not reach the file are
-// counted as lost and the error is a *WriteError; l.head is not moved.
+// counted as lost and the error is a *WriteError; l.head is not moved. So
+// it is when the log's path no longer names the open file after the
+// write (stillAtPath): the records are then in no log.
 func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 	buf := append(l.buf[:0], prefix...)
 	recs := make([]sealed, 0, len(evs))
@@ -389,6 +391,14 @@ func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 		l.known = false
 		werr := &WriteError{Path: l.path, Op: "write", Err: unwrapPath(err)}
 		werr.Lost = l.failed(recs, n-len(prefix), werr)
+		return recs, head, werr
+	}
+	// The path may have been given to another file since the catch-up:
+	// then the records are in no log, and the actions they guard must
+	// not be taken.
+	if werr := l.stillAtPath(); werr != nil {
+		l.known = false
+		werr.Lost = l.failed(recs, 0, werr)
 		return recs, head, werr
 	}
 	return recs, head, nil
