@@ -35,6 +35,9 @@ func (h *Host) status(now *build.Identity) Status {
 	}
 	s.ConfigChanged = h.configChange()
 	s.PolicyNotApplied = h.policyNotApplied()
+	if err := h.audit.healthy(); err != nil {
+		s.AuditUnavailable = err.Error() + ": tools/call is refused until it can"
+	}
 	return s
 }
 

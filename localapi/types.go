@@ -110,6 +110,9 @@ type Status struct {
 	// weaken the project's policy floor (package trust, Floor) and are not
 	// in force: the floor's value is, until a person accepts the change.
 	PolicyNotApplied []PolicyWeakening `json:"policyNotApplied,omitempty"`
+	// AuditUnavailable says why the audit log cannot be written, while it
+	// cannot: every tools/call is refused (audit_unavailable) meanwhile.
+	AuditUnavailable string `json:"auditUnavailable,omitempty"`
 	// WaitingApproval lists the calls held for an approval asked through
 	// the client, one entry per ask, oldest first.
 	WaitingApproval []WaitingCalls `json:"waitingApproval,omitempty"`

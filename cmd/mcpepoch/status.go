@@ -78,6 +78,9 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		for _, w := range s.PolicyNotApplied {
 			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", w.Setting, w.File, config.FileName, w.InForce))))
 		}
+		if s.AuditUnavailable != "" {
+			fmt.Fprintf(stdio.Out, "  audit:    %s\n", sc.p.warn(printable(s.AuditUnavailable)))
+		}
 		for _, d := range s.Drift {
 			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
 		}
