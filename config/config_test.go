@@ -52,6 +52,7 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"[grants]\napproval_wait = \"a while\"\n", "grants.approval_wait", "invalid duration"},
 		{"[grants]\napproval_wait = \"-1m\"\n", "grants.approval_wait", "negative duration"},
 		{"[grants]\nproof = [\"terminal\", \"terminal\"]\n", "grants.proof", "named twice"},
+		{"[grants]\nattestation = \"always\"\n", "grants.attestation", `want "required" or "optional"`},
 		{"[credentials.pay]\ntools = [\"x\"]\nproof = [\"same user\"]\n", "credentials.pay.proof", "not a proof level"},
 	} {
 		dir := write(t, tc.text)
