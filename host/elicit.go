@@ -256,6 +256,11 @@ func (h *Host) clientAnswered(a *ask, ans elicitAnswer) {
 	case a.mode == "form" && a.counts && ans.Content["approve"] == true:
 		h.mu.Unlock()
 		pr := proven{proof: grant.ProofClient, channel: "client", why: "accepted in the MCP client " + client}
+		if refusal, unverified := h.clientApart(); refusal != "" {
+			pr.proof, pr.why = grant.ProofSameUser, refusal
+		} else if unverified != "" {
+			pr.unverified = "client unverified: " + unverified
+		}
 		req := a.page.req
 		if _, err := h.grantFor(notify.Peer{}, req, pr); err != nil {
 			h.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -83,6 +84,12 @@ func eConnect(t testing.TB, p *project, opts *mcp.ClientOptions, version string,
 	t.Helper()
 	cmd := p.command(testenv.Mcpepoch(t), p.hostArgs(nil)...)
 	cmd.Env = testenv.Environ(env...)
+	return eConnectCmd(t, p, cmd, opts, version)
+}
+
+// eConnectCmd is eConnect with the host started by cmd.
+func eConnectCmd(t testing.TB, p *project, cmd *exec.Cmd, opts *mcp.ClientOptions, version string) *gSession {
+	t.Helper()
 	s := &gSession{t: t, cmd: cmd, stderr: &testenv.Buffer{}}
 	cmd.Stderr = s.stderr
 	s.cs = connectGo(t, cmd, s.stderr, opts, version)

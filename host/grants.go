@@ -275,6 +275,8 @@ type proven struct {
 	proof   grant.Proof
 	channel string // localapi.ChannelTerminal, ChannelScript, "web", "ssh"
 	why     string // why it proves no more than proof (refusals, audit)
+	// unverified: why the rule behind proof could not be checked (audit).
+	unverified string
 	// A presence signature: the authenticator's id, its counter, the
 	// grant digest signed.
 	authenticator string
@@ -383,6 +385,8 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	h.settleRenewalLocked(g, req.Renewal, fields)
 	if g.Proof == grant.ProofSameUser {
 		fields["unverified"] = "no person was proven: " + pr.why
+	} else if pr.unverified != "" {
+		fields["unverified"] = pr.unverified
 	}
 	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
 	h.logf("epoch %s: %s approved %v (credential scope %v, until %s; proof %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.Proof, g.ID)

@@ -28,9 +28,24 @@ func PersonAtTerminal() error {
 	if !tty {
 		return errors.New("this process has no controlling terminal")
 	}
+	return underOtherHost(self)
+}
+
+// errHostsUnlisted: the process table cannot be read here.
+var errHostsUnlisted = errors.New("the running hosts cannot be listed")
+
+// underOtherHost reports why from cannot stand apart from the running
+// mcpepoch hosts other than this process: it is one of them or descends
+// from one (and so from the server it runs), or it is or descends from a
+// process of the chain that launched one (the MCP client and its
+// wrappers, ancestry.go). It returns nil when it stands apart, and an
+// error also when the hosts cannot be listed (the caller decides what an
+// undecided answer counts for).
+func underOtherHost(from int) error {
+	self := os.Getpid()
 	pids, err := procList()
 	if err != nil {
-		return fmt.Errorf("the running hosts cannot be listed: %v", err)
+		return fmt.Errorf("%w: %v", errHostsUnlisted, err)
 	}
 	me, _ := os.Executable()
 	for _, pid := range pids {
@@ -41,16 +56,16 @@ func PersonAtTerminal() error {
 		if err != nil || !isHostProcess(exe, argv, me) {
 			continue
 		}
-		if isAncestor(self, pid) {
-			return fmt.Errorf("this process descends from an mcpepoch host (pid %d) or the server it runs", pid)
+		if isAncestor(from, pid) {
+			return fmt.Errorf("process %d descends from an mcpepoch host (pid %d) or the server it runs", from, pid)
 		}
 		ppid, _, err := procParent(pid)
 		if err != nil {
 			continue
 		}
 		for _, a := range clientChain(ppid, "") {
-			if isAncestor(self, a.pid) {
-				return fmt.Errorf("this process descends from %s", a.describe())
+			if isAncestor(from, a.pid) {
+				return fmt.Errorf("process %d descends from %s", from, a.describe())
 			}
 		}
 	}
@@ -65,4 +80,45 @@ func isHostProcess(exe string, argv []string, me string) bool {
 		return false
 	}
 	return (me != "" && exe == me) || filepath.Base(argv[0]) == "mcpepoch" || filepath.Base(exe) == "mcpepoch"
+}
+
+// clientApart says whether an accept in this host's MCP client can count
+// as grant.ProofClient: the client (the first process above the host that
+// is not a wrapper, ancestry.go) must not descend from another running
+// mcpepoch host, the server it runs, or the client chain that launched it.
+// An agent that runs a host of its own and answers its elicitation is such
+// a descendant; a client that runs several hosts side by side is not (its
+// own ancestors are checked, not the client itself). It returns a
+// non-empty refusal when the client does not stand apart, and a non-empty
+// unverified when it could not be decided (no process table: the accept
+// still counts, and the audit record says it was not verified). Like the
+// terminal rule it stops an agent's own process tree, not a fake client
+// detached with setsid and reparented to PID 1. It reads the process
+// table: never call it under h.mu.
+func (h *Host) clientApart() (refusal, unverified string) {
+	client := 0
+	for _, a := range h.clients {
+		if a.what == "" {
+			client = a.pid
+			break
+		}
+	}
+	if client <= 1 {
+		return "", "the MCP client above this host is not known"
+	}
+	ppid, _, err := procParent(client)
+	if err != nil {
+		return "", fmt.Sprintf("the MCP client (pid %d) cannot be examined: %v", client, err)
+	}
+	if ppid <= 1 {
+		return "", ""
+	}
+	err = underOtherHost(ppid)
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.Is(err, errHostsUnlisted):
+		return "", err.Error()
+	}
+	return fmt.Sprintf("the MCP client (pid %d) was started under another host's session: %v", client, err), ""
 }
