@@ -58,3 +58,29 @@ func TestRevokedGrantNamed(t *testing.T) {
 		t.Fatalf("a refused call reached the server: count %q → %q, started %q → %q", count, c, started, st)
 	}
 }
+
+// TestRevokeByPrefix: revoke takes a unique prefix of a grant id, as
+// --run takes one of an agent run; a grant revoked already is named as
+// such, with when and why, and an id no grant has is said to be that.
+func TestRevokeByPrefix(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	s := gConnect(t, p)
+	s.list()
+	gid, _, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
+	out, code := p.runCLI(nil, "revoke", gid[:12])
+	if code != 0 || !strings.Contains(out.Stdout, "revoked grant "+gid) {
+		t.Fatalf("revoke by prefix %s: exit %d\n%s", gid[:12], code, out)
+	}
+	if g := p.grant(gid); g.RevokedReason != grant.RevokedByUser {
+		t.Fatalf("grant %s after revoke: reason %q", gid, g.RevokedReason)
+	}
+	out, code = p.runCLI(nil, "revoke", gid)
+	if code == 0 || !strings.Contains(out.Stderr, "grant "+gid+" already revoked at ") || !strings.Contains(out.Stderr, "("+grant.RevokedByUser+")") {
+		t.Errorf("revoke of a revoked grant: exit %d\n%s", code, out)
+	}
+	out, code = p.runCLI(nil, "revoke", "0000")
+	if code == 0 || !strings.Contains(out.Stderr, "no grant with that id") {
+		t.Errorf("revoke of an id no grant has: exit %d\n%s", code, out)
+	}
+}

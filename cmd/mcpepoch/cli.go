@@ -127,7 +127,7 @@ const usage = `usage: mcpepoch <command> [flags]
   authenticators            list the enrolled authenticators
   grants [--live] [--json]  list grants, live and revoked
   policy [show|accept]      the project's policy floor beside mcpepoch.toml; accept a weakening as a person
-  revoke GRANT-ID           end a grant
+  revoke GRANT-ID           end a grant (a unique prefix of its id is enough)
   audit verify|show         check the audit log's hash chain, or show its timeline
   identity [-- CMD...]      explain every input hashed into a launch command's identity
   template NAME             print a Taskfile, Makefile or client-config snippet

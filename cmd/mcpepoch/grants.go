@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -159,7 +160,7 @@ func unvouched(vouched map[string]map[epoch.GrantID][]byte, g *grant.Grant) stri
 
 // runRevoke ends one grant: the host that holds it revokes it.
 func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
-	fs := newFlags("revoke", stdio.Err, "GRANT-ID")
+	fs := newFlags("revoke", stdio.Err, "GRANT-ID (or a unique prefix)")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -171,11 +172,15 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	payload, _ := json.Marshal(localapi.RevokeRequest{ID: epoch.GrantID(fs.Arg(0))})
+	id, inFile, err := resolveGrant(root, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	payload, _ := json.Marshal(localapi.RevokeRequest{ID: id})
 	unanswered := 0
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
-			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(fs.Arg(0)), printable(r.Response.Run))
+			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(string(id)), printable(r.Response.Run))
 			return nil
 		}
 		if re, ok := errors.AsType[*notify.RemoteError](r.Err); r.Err != nil && (!ok || re.Code != localapi.CodeNotFound) {
@@ -185,7 +190,55 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if unanswered > 0 {
-		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live; try again", printable(fs.Arg(0)), unanswered, printable(root))
+		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live; try again", printable(string(id)), unanswered, printable(root))
 	}
-	return usageError("no live host of the project at %s holds a live grant %s", printable(root), fs.Arg(0))
+	if !inFile {
+		return usageError("no grant with that id (%s) at any host of the project at %s: see mcpepoch grants", printable(string(id)), printable(root))
+	}
+	return usageError("grant %s is not live at any host of the project at %s: its host is gone, and a grant ends with its host", printable(string(id)), printable(root))
 }
+
+// resolveGrant returns the whole id of the one grant of the project whose
+// id starts with prefix (as --run takes a prefix of an agent run), from
+// the hosts' grant files, and whether a file has it: a whole id no file
+// has is still asked of the hosts, whose word counts, not their files'.
+// It refuses a prefix no grant has ("no grant with that id"), several,
+// and a grant that is no longer live, saying when and why it ended.
+func resolveGrant(root, prefix string) (epoch.GrantID, bool, error) {
+	stores, _ := grant.ReadAll(layout.Grants(root)) // a corrupt file: the hosts still answer by id
+	var found []*grant.Grant
+	for _, s := range stores {
+		for _, g := range s.Grants {
+			if strings.HasPrefix(string(g.ID), prefix) {
+				found = append(found, g)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0 && len(prefix) == ulidLen:
+		return epoch.GrantID(prefix), false, nil
+	case len(found) == 0:
+		return "", false, usageError("no grant with that id (%s) in %s: see mcpepoch grants", printable(prefix), printable(layout.Grants(root)))
+	case len(found) > 1:
+		ids := make([]string, len(found))
+		for i, g := range found {
+			ids[i] = string(g.ID)
+		}
+		sort.Strings(ids)
+		return "", false, usageError("%d grants have ids starting with %s (%s): give more of the id", len(found), printable(prefix), printableList(ids, ", "))
+	}
+	g := found[0]
+	now := time.Now()
+	switch {
+	case g.RevokedAt != nil:
+		return "", true, usageError("grant %s already revoked at %s (%s)", printable(string(g.ID)), g.RevokedAt.Local().Format(time.DateTime), printable(g.RevokedReason))
+	case !g.Live(now) && g.ExpiresAt != nil:
+		return "", true, usageError("grant %s already expired at %s", printable(string(g.ID)), g.ExpiresAt.Local().Format(time.DateTime))
+	case !g.Live(now):
+		return "", true, usageError("grant %s is no longer live", printable(string(g.ID)))
+	}
+	return g.ID, true, nil
+}
+
+// ulidLen is the length of a whole id (a ULID).
+const ulidLen = 26
