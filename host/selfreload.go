@@ -32,12 +32,12 @@ var selfReloaders = []struct {
 	sub     string   // or this subcommand as the next word
 	instead string
 }{
-	{"node", []string{"--watch", "--watch-path"}, "", "drop --watch: run node dist/server.js"},
+	{"node", []string{"--watch", "--watch-path"}, "", ""},
 	{"tsx", nil, "watch", "build with tsc and run node dist/server.js (or run tsx without watch)"},
 	{"nodemon", nil, "", "run node dist/server.js instead of nodemon"},
-	{"bun", []string{"--watch", "--hot"}, "", "drop --watch/--hot: run bun run src/server.ts"},
-	{"deno", []string{"--watch"}, "", "drop --watch: run deno run src/server.ts"},
-	{"uvicorn", []string{"--reload"}, "", "drop --reload"},
+	{"bun", []string{"--watch", "--hot"}, "", ""},
+	{"deno", []string{"--watch"}, "", ""},
+	{"uvicorn", []string{"--reload"}, "", ""},
 	{"air", nil, "", "build with go build and run the binary instead of air"},
 	{"watchexec", nil, "", "run the server itself instead of watchexec"},
 }
@@ -73,11 +73,48 @@ func checkSelfReload(command []string) error {
 				}
 			}
 			if tool != "" {
-				return &SelfReloadError{Command: command, Tool: tool, Instead: r.instead}
+				instead := r.instead
+				if r.flags != nil {
+					// The person's own command without the flag.
+					instead = "drop " + strings.TrimPrefix(tool, r.tool+" ") + ": run " + shellWords(withoutFlags(words, i+1, r.flags))
+				}
+				return &SelfReloadError{Command: command, Tool: tool, Instead: instead}
 			}
 		}
 	}
 	return nil
+}
+
+// withoutFlags returns words with the reload flags after words[from:]
+// taken out: "--watch", "--watch=x", and "--watch-path x" with its value.
+func withoutFlags(words []string, from int, flags []string) []string {
+	out := slices.Clone(words[:from])
+	for i := from; i < len(words); i++ {
+		a := words[i]
+		if slices.Contains(flags, a) {
+			if strings.HasSuffix(a, "-path") && i+1 < len(words) {
+				i++ // --watch-path DIR
+			}
+			continue
+		}
+		if slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(a, f+"=") }) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// shellWords joins words for a message, quoting a word with a space.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = w
+		if w == "" || strings.ContainsAny(w, " \t'\"") {
+			q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 // treeInterval is how often the host looks at a self-reloading child's

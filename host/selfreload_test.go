@@ -18,19 +18,24 @@ func TestSelfReloadingCommandRefused(t *testing.T) {
 	for _, tc := range []struct {
 		command []string
 		tool    string
+		instead string // the person's own command without the flag
 	}{
-		{[]string{"node", "--watch", "dist/server.js"}, "node --watch"},
-		{[]string{"npx", "tsx", "watch", "src/server.ts"}, "tsx watch"},
-		{[]string{"nodemon", "dist/server.js"}, "nodemon"},
-		{[]string{"bun", "--watch", "src/server.ts"}, "bun --watch"},
-		{[]string{"deno", "run", "--watch=src", "src/server.ts"}, "deno --watch"},
-		{[]string{"uv", "run", "uvicorn", "app:app", "--reload"}, "uvicorn --reload"},
-		{[]string{"air"}, "air"},
-		{[]string{"sh", "-c", "watchexec -e go -- go run ."}, "watchexec"},
+		{[]string{"node", "--watch", "s.js"}, "node --watch", "drop --watch: run node s.js,"},
+		{[]string{"node", "--watch-path", "src", "--watch", "dist/main.js"}, "node --watch", "drop --watch: run node dist/main.js,"},
+		{[]string{"npx", "tsx", "watch", "src/server.ts"}, "tsx watch", ""},
+		{[]string{"nodemon", "dist/server.js"}, "nodemon", ""},
+		{[]string{"bun", "--watch", "src/server.ts"}, "bun --watch", "drop --watch: run bun src/server.ts,"},
+		{[]string{"deno", "run", "--watch=src", "src/server.ts"}, "deno --watch", "drop --watch: run deno run src/server.ts,"},
+		{[]string{"uv", "run", "uvicorn", "app:app", "--reload"}, "uvicorn --reload", "drop --reload: run uv run uvicorn app:app,"},
+		{[]string{"air"}, "air", ""},
+		{[]string{"sh", "-c", "watchexec -e go -- go run ."}, "watchexec", ""},
 	} {
 		out, code := testenv.Run(t, p.dir, nil, mcpepoch(t), p.hostArgs(nil, tc.command...)...)
 		if code != 2 || !strings.Contains(out.Stderr, "reloads code in-process ("+tc.tool+")") || !strings.Contains(out.Stderr, "allow_self_reload = true") {
 			t.Errorf("mcpepoch host -- %s: exit %d, want 2 and an error naming %s:\n%s", strings.Join(tc.command, " "), code, tc.tool, out)
+		}
+		if !strings.Contains(out.Stderr, tc.instead) {
+			t.Errorf("mcpepoch host -- %s: the fix is not the command without the flag (%q):\n%s", strings.Join(tc.command, " "), tc.instead, out)
 		}
 		if strings.Contains(out.Stderr, "started pid") {
 			t.Errorf("mcpepoch host -- %s started the server:\n%s", strings.Join(tc.command, " "), out)
