@@ -92,3 +92,10 @@ func refusePlainSSHKey(path string) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("--ssh %s: a key of type %s: a plain key never proves presence", path, t),
 		hints: []string{"approve with an sk- key (ssh-keygen -t ed25519-sk) enrolled with mcpepoch enroll --ssh KEY.pub, or with mcpepoch approve --web"}}
 }
+
+// isPrivateKey reports whether b is a PEM private key (OpenSSH's, PKCS#1,
+// PKCS#8 …), which the person meant to give as its public half.
+func isPrivateKey(b []byte) bool {
+	head, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return strings.HasPrefix(head, "-----BEGIN ") && strings.Contains(head, "PRIVATE KEY")
+}

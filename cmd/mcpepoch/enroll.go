@@ -92,6 +92,9 @@ func enrollSSH(ctx context.Context, srv *ceremony.Server, dir, keyFile, name str
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--ssh %s: %v", keyFile, err)}
 	}
+	if isPrivateKey(b) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--ssh %s: this is a private key: pass the public key %s.pub", keyFile, keyFile)}
+	}
 	a, err := trust.NewSSH(b, name, time.Now())
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--ssh %s: %v", keyFile, err)}
