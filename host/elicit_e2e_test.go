@@ -165,6 +165,11 @@ func TestElicitURLTenCallsOneApproval(t *testing.T) {
 		!strings.Contains(e.Message, "inventory-local") || !strings.Contains(e.Message, "slow_write") {
 		t.Fatalf("elicitation: %+v", e)
 	}
+	// The run's first ask: no diff against nothing, which calls every
+	// tool added.
+	if strings.Contains(e.Message, "tool_added") || !strings.Contains(e.Message, "first approval") {
+		t.Errorf("first elicitation of the run: %q", e.Message)
+	}
 	if got := s.text("version", nil); got == "" {
 		t.Fatal("an exempt call while others wait: empty")
 	}

@@ -159,7 +159,7 @@ func (h *Host) inputRequiredLocked(a *ask) {
 func (h *Host) elicitParamsLocked(a *ask) map[string]any {
 	p := a.page.req
 	what := fmt.Sprintf("mcpepoch: a call to %s of server %q needs a person's approval of %s on execution epoch %s (code %s). %s",
-		a.tool, h.opts.Label, strings.Join(p.Tools, ", "), a.epoch, a.cr.Digest.ShortCode(), changeSummary(a))
+		a.tool, h.opts.Label, strings.Join(p.Tools, ", "), a.epoch, a.cr.Digest.ShortCode(), changeSummary(a, h.approved == nil))
 	if p.Renewal != "" {
 		what += " It renews what the rebuild ended, the same tools and credential scopes on the new code."
 	}
@@ -190,8 +190,13 @@ func expiresText(e string) string {
 }
 
 // changeSummary says in one sentence what changed since the last approval:
-// the identity lines and the tools of the catalog diff.
-func changeSummary(a *ask) string {
+// the identity lines and the tools of the catalog diff. first: there was
+// no approval in this run, so nothing to compare with (the diff against
+// nothing would call every tool added).
+func changeSummary(a *ask, first bool) string {
+	if first {
+		return "This is the run's first approval: nothing earlier to compare with."
+	}
 	var parts []string
 	for _, l := range a.cr.Identity {
 		if l.Was != "" {
