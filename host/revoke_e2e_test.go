@@ -79,6 +79,9 @@ func TestRevokeByPrefix(t *testing.T) {
 	if code == 0 || !strings.Contains(out.Stderr, "grant "+gid+" already revoked at ") || !strings.Contains(out.Stderr, "("+grant.RevokedByUser+")") {
 		t.Errorf("revoke of a revoked grant: exit %d\n%s", code, out)
 	}
+	if out, _ := p.runCLI(nil, "grants", "--live"); !strings.HasPrefix(out.Stdout, "no live grants in ") {
+		t.Errorf("grants --live with only a revoked grant: %s", out)
+	}
 	out, code = p.runCLI(nil, "revoke", "0000")
 	if code == 0 || !strings.Contains(out.Stderr, "no grant with that id") {
 		t.Errorf("revoke of an id no grant has: exit %d\n%s", code, out)

@@ -241,8 +241,8 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 	if len(req.Credentials) == 0 {
 		req.Credentials = rv.Scopes(tools)
 	}
-	fmt.Fprintf(w, "approve tools %s with credential scope %s for agent run %s, epoch %s, until %s? [y/N] ",
-		printableList(tools, ", "), orDash(req.Credentials), printable(string(rv.AgentRun)), printable(string(rv.Epoch)), printable(req.Expires))
+	fmt.Fprintf(w, "approve tools %s with %s for agent run %s, epoch %s, until %s? [y/N] ",
+		printableList(tools, ", "), scopePhrase(req.Credentials), printable(string(rv.AgentRun)), printable(string(rv.Epoch)), printable(req.Expires))
 	line, _ := in.ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
@@ -402,6 +402,15 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// scopePhrase names credential scopes in a sentence: "credential scope
+// a, b", or "no credential scope".
+func scopePhrase(l []string) string {
+	if len(l) == 0 {
+		return "no credential scope"
+	}
+	return "credential scope " + printableList(l, ", ")
 }
 
 // orDash returns the printable elements of l joined by ", ", or "-".

@@ -66,7 +66,11 @@ func runGrants(args []string, stdio Stdio) error {
 		return done
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(stdio.Out, "no grants in %s\n", printable(layout.Grants(root)))
+		what := "no grants"
+		if *liveOnly {
+			what = "no live grants"
+		}
+		fmt.Fprintf(stdio.Out, "%s in %s\n", what, printable(layout.Grants(root)))
 		return done
 	}
 	// One aligned column per field; every value goes through printable,

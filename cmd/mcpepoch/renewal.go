@@ -160,7 +160,7 @@ func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 		include = append(include, t)
 	}
 	req := r.Request(include, localapi.ChannelTerminal)
-	fmt.Fprintf(w, "approve tools %s with credential scope %s, until %s? [y/N] ", printableList(req.Tools, ", "), orDash(req.Credentials), printable(req.Expires))
+	fmt.Fprintf(w, "approve tools %s with %s, until %s? [y/N] ", printableList(req.Tools, ", "), scopePhrase(req.Credentials), printable(req.Expires))
 	b, err := k.key()
 	fmt.Fprintf(w, "%c\n", b)
 	return req, err == nil && b == 'y' && len(req.Tools) > 0, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
 // TestEnrollPrivateKeyNamesThePublicOne: enroll --ssh given the private
@@ -28,5 +31,20 @@ func TestEnrollPrivateKeyNamesThePublicOne(t *testing.T) {
 	_, stderr, code := runCLI(t, "enroll", "--ssh", key)
 	if code != exitUsage || !strings.Contains(stderr, "this is a private key: pass the public key "+key+".pub") {
 		t.Fatalf("enroll --ssh PRIVATE: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestApprovePromptWithoutScope: a grant with no credential scope is
+// asked for in words, not with a dash.
+func TestApprovePromptWithoutScope(t *testing.T) {
+	rv := localapi.Review{AgentRun: "01JQ7R2B7Y9V3K5M8N0P4Q6R1S", Epoch: "01JQ7R9KQ6K2Y8W4JH0M5N7P3R"}
+	rv.Credentials = map[string][]string{"add_note": {}}
+	req := localapi.ApproveRequest{Tools: []string{"add_note"}, Expires: "agent-run-ends"}
+	var w strings.Builder
+	if _, err := askApproval(bufio.NewReader(strings.NewReader("n\n")), &w, rv, &req); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "approve tools add_note with no credential scope for agent run") {
+		t.Errorf("prompt %q", w.String())
 	}
 }
