@@ -58,7 +58,7 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	showPlan(stdio.Err, w, note)
+	showPlan(stdio.Err, w, runs(p, w.Plan), note)
 	if len(w.Changes) == 0 {
 		fmt.Fprintln(stdio.Err, "nothing to change: the project is wired")
 		return nil
@@ -140,13 +140,40 @@ func selfPaths(root, override string) (hook, client, note string, err error) {
 	return exe, exe, note, nil
 }
 
-func showPlan(w io.Writer, wr *wire.Wiring, note string) {
+// runs says what the build target runs: the commands of the Taskfile's
+// task or the Makefile's recipe when it exists (the hook left out), else
+// the command init writes into a new one.
+func runs(p *buildfiles.Project, pl buildfiles.Plan) string {
+	var cmds []string
+	switch {
+	case pl.Build.Runner == "task" && p.Taskfile != nil && p.Taskfile.Task(pl.Build.Target) != nil:
+		for _, c := range p.Taskfile.Task(pl.Build.Target).Cmds {
+			switch {
+			case c.Defer:
+			case c.Cmd != "":
+				cmds = append(cmds, c.Cmd)
+			case c.Task != "":
+				cmds = append(cmds, "task "+c.Task)
+			}
+		}
+	case pl.Build.Runner == "make" && p.Makefile != nil && p.Makefile.Target(pl.Build.Target) != nil:
+		for _, l := range p.Makefile.Target(pl.Build.Target).Recipe {
+			if l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "; $(MCPEPOCH_RECORD)")); l != "" && l != "$(MCPEPOCH_RECORD)" {
+				cmds = append(cmds, l)
+			}
+		}
+	case pl.Build.Command != nil:
+		return strings.Join(pl.Build.Command, " ")
+	}
+	if len(cmds) == 0 {
+		return "nothing to build"
+	}
+	return strings.Join(cmds, "; ")
+}
+
+func showPlan(w io.Writer, wr *wire.Wiring, build, note string) {
 	pl := wr.Plan
 	fmt.Fprintf(w, "server %s: %s, launched as %s\n", printable(pl.Label), orDash([]string{string(pl.Kind)}), printable(strings.Join(pl.Command, " ")))
-	build := "nothing to build"
-	if pl.Build.Command != nil {
-		build = strings.Join(pl.Build.Command, " ")
-	}
 	fmt.Fprintf(w, "build: %s %s (%s)\n", pl.Build.Runner, pl.Build.Target, printable(build))
 	for _, r := range pl.Reasons {
 		fmt.Fprintf(w, "  %s\n", printable(r))

@@ -48,3 +48,21 @@ func TestApprovePromptWithoutScope(t *testing.T) {
 		t.Errorf("prompt %q", w.String())
 	}
 }
+
+// TestInitNamesWhatTheBuildRuns: init's plan names the commands of the
+// Taskfile's own build task, not the command it would write into a new one.
+func TestInitNamesWhatTheBuildRuns(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"package.json": `{"name": "tsproj", "main": "dist/server.js", "scripts": {"build": "tsc"}}`,
+		"Taskfile.yml": "version: '3'\ntasks:\n  build:\n    cmds:\n      - npx tsc\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := runCLI(t, "init", "--dir", dir, "--dry-run", "--mcpepoch", "/opt/mcpepoch")
+	if code != 0 || !strings.Contains(stderr, "build: task build (npx tsc)\n") {
+		t.Fatalf("init --dry-run: exit %d\n%s", code, stderr)
+	}
+}
