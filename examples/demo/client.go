@@ -37,7 +37,7 @@ func (d *demo) connect(ctx context.Context) (*mcp.ClientSession, *hostProc, erro
 	}
 	cmd := exec.Command(d.bin, "host", "--", "./bin/inventory-server")
 	cmd.Dir = d.proj
-	cmd.Env = append(os.Environ(), "INVENTORY_DATA_DIR="+filepath.Join(d.proj, "data"), supplierVar+"="+supplierToken)
+	cmd.Env = d.env("INVENTORY_DATA_DIR="+filepath.Join(d.proj, "data"), supplierVar+"="+supplierToken)
 	cmd.Stderr = pw
 	h := &hostProc{cmd: cmd, stderrDone: make(chan struct{})}
 	go func() {

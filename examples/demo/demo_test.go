@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // TestDemo runs the whole demo in both protocol eras: it builds mcpepoch
@@ -31,10 +33,21 @@ func testDemo(t *testing.T, protocol string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := run(ctx, &out, options{Protocol: protocol})
+	err := run(ctx, &out, options{Protocol: protocol, Keep: true})
 	t.Logf("demo output:\n%s", out.String())
+	kept := regexp.MustCompile(`(?m)kept (/\S+)$`).FindStringSubmatch(out.String())
+	if kept != nil {
+		t.Cleanup(func() { os.RemoveAll(kept[1]) })
+	}
 	if err != nil {
 		t.Fatalf("demo: %v", err)
+	}
+	// The host's policy floor for the temporary project is not left in
+	// the user's config directory.
+	if dir, err := trust.DefaultDir(); kept != nil && err == nil {
+		if _, err := os.Stat(trust.FloorPath(dir, filepath.Join(kept[1], "project"))); err == nil {
+			t.Errorf("the demo left its project's policy floor in %s", dir)
+		}
 	}
 
 	// Key lines, in the order they must appear.

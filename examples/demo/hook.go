@@ -26,6 +26,7 @@ func (d *demo) mcpepoch(ctx context.Context, label string, args ...string) ([]st
 	}
 	cmd := exec.CommandContext(ctx, d.bin, args...)
 	cmd.Dir = d.proj
+	cmd.Env = d.env()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()
 	pw.Close()

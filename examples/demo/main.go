@@ -54,6 +54,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // modulePath is the module the demo builds mcpepoch from.
@@ -124,6 +126,7 @@ type demo struct {
 	tmp    string // temporary directory, removed at the end
 	bin    string // tmp/bin/mcpepoch
 	proj   string // tmp/project: the demo project root
+	config string // tmp/config: the mcpepoch commands' XDG_CONFIG_HOME
 	step   string // current step, for error messages
 
 	protocol string        // MCP protocol version the client asks for
@@ -153,15 +156,17 @@ func run(ctx context.Context, w io.Writer, opts options) (err error) {
 	if d.tmp, err = filepath.EvalSymlinks(d.tmp); err != nil {
 		return err
 	}
+	d.bin = filepath.Join(d.tmp, "bin", "mcpepoch")
+	d.proj = filepath.Join(d.tmp, "project")
+	d.config = filepath.Join(d.tmp, "config")
 	defer func() {
+		d.dropFloor()
 		if opts.Keep {
 			d.out.line("", "kept %s", d.tmp)
 			return
 		}
 		os.RemoveAll(d.tmp)
 	}()
-	d.bin = filepath.Join(d.tmp, "bin", "mcpepoch")
-	d.proj = filepath.Join(d.tmp, "project")
 	if err := os.MkdirAll(filepath.Join(d.proj, "bin"), 0o755); err != nil {
 		return err
 	}
@@ -241,5 +246,22 @@ func (p *printer) line(label, format string, args ...any) {
 		fmt.Fprintf(p.w, "   %s\n", text)
 	default:
 		fmt.Fprintf(p.w, "   %-10s%s\n", label, text)
+	}
+}
+
+// env is the environment of the mcpepoch commands the demo runs: the
+// user's, with a config directory of the demo's own (on Linux), so that
+// the host's policy floor for the temporary project stays in the
+// temporary directory.
+func (d *demo) env(extra ...string) []string {
+	return append(append(os.Environ(), "XDG_CONFIG_HOME="+d.config), extra...)
+}
+
+// dropFloor removes the policy floor the host wrote for the temporary
+// project where the config directory is not XDG_CONFIG_HOME (macOS): a
+// floor for a directory that is about to be gone.
+func (d *demo) dropFloor() {
+	if dir, err := trust.DefaultDir(); err == nil && d.proj != "" {
+		os.Remove(trust.FloorPath(dir, d.proj))
 	}
 }
