@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -166,6 +167,13 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
 		resp.Drift = h.status(out.identity).Drift
+		h.mu.Lock()
+		rest := h.config.rest
+		h.mu.Unlock()
+		if rest {
+			// Why a build that changed settings restarted nothing.
+			resp.Drift = append(resp.Drift, config.FileName+" changed settings outside [grants] (code, entry, deps …): the host keeps the settings it started with: reconnect the client (restart its MCP server) to apply them")
+		}
 	default:
 		return h.fail(notify.CodeInternal, fmt.Errorf("restart ended without an outcome (%q)", out.Outcome))
 	}

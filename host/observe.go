@@ -42,8 +42,13 @@ func drift(c *child, obs, live *Observed, last *build.Identity, lastID epoch.Bui
 	}
 	differs(last.Entry, c.identity.Entry, left)
 	for _, b := range last.Code {
+		started := false
 		for _, r := range c.identity.Code {
 			differs(b, r, "")
+			started = started || r.Path == b.Path
+		}
+		if !started && b.Path != "" {
+			out = append(out, "running ≠ built: the last successful build "+string(lastID)+" recorded the code tree "+b.Path+", which the running epoch did not start from")
 		}
 	}
 	return out

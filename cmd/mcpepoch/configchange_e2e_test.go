@@ -28,7 +28,10 @@ func TestHostSaysConfigChanged(t *testing.T) {
 	}
 	f.WriteString("\n[credentials.staging]\ntools = [\"inventory_adjust\"]\n")
 	f.Close()
-	p.record()
+	// record says why nothing restarted.
+	if rec := p.record(); !strings.Contains(rec, "the host keeps the settings it started with: reconnect the client") {
+		t.Errorf("record after a settings change the host does not re-read:\n%s", rec)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(h.stderr.String(), note) {
 		if time.Now().After(deadline) {
@@ -43,6 +46,20 @@ func TestHostSaysConfigChanged(t *testing.T) {
 	out, _ = testenv.Run(t, p.dir, nil, p.bin, "status", "--json")
 	if !strings.Contains(out.Stdout, `"configChanged": "`+note+`"`) {
 		t.Errorf("status --json has no configChanged:\n%s", out)
+	}
+
+	// A code tree the build now hashes and the running epoch did not
+	// start from: running ≠ built.
+	toml, err := os.ReadFile(p.path("mcpepoch.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.path("mcpepoch.toml"), append([]byte("code = [\"src\"]\n"), toml...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.record()
+	if out, _ := p.mcpepoch("status"); !strings.Contains(out.Stdout, "recorded the code tree src, which the running epoch did not start from") {
+		t.Errorf("status after a build that hashes a new code tree:\n%s", out)
 	}
 }
 
