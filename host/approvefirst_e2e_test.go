@@ -85,3 +85,22 @@ func TestApproveRefusesAtOnceWhatCannotCount(t *testing.T) {
 		t.Errorf("approve --web with only an ssh key enrolled: exit %d\n%s", code, out)
 	}
 }
+
+// TestApprovalRefusalCarriesOnlyItsOwnCause: an approval refused for its
+// proof does not carry the note of an unrelated setting the policy floor
+// holds (an exempt list widened after the first start).
+func TestApprovalRefusalCarriesOnlyItsOwnCause(t *testing.T) {
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	s.close() // the first start set the floor
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), `exempt = ["version"]`, `exempt = ["version", "publish_preview"]`, 1))
+	s = gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	out, code := p.runCLI(env, "approve", "--yes", "--run", s.run, "--tools", "slow_write", "--credential", gStaging)
+	if code == 0 || !strings.Contains(out.Stderr, "proves only same-user") || strings.Contains(out.Stderr, "policy floor") {
+		t.Errorf("approve --yes refused for its proof, with the floor holding exempt: exit %d\n%s", code, out)
+	}
+}

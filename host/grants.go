@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // Error codes of refused authorizations (see protocol.go for the others).
@@ -343,8 +345,9 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 			why = " (" + pr.why + ")"
 		}
 		note := ""
-		if len(h.floor.weak) > 0 {
-			note = "; " + weakNote(h.floor.weak)
+		if w := proofWeakenings(h.floor.weak); len(w) > 0 {
+			// Only what bears on the proof this refusal is about.
+			note = "; " + weakNote(w)
 		}
 		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
 			pr.proof, why, need, howToApprove(need), note)
@@ -463,4 +466,17 @@ func userName(peer notify.Peer) string {
 		return u.Username
 	}
 	return "uid " + uid
+}
+
+// proofWeakenings returns the weakenings of proof lists among weak
+// (grants.proof, credentials.NAME.proof): the ones that can explain an
+// approval refused for its proof.
+func proofWeakenings(weak []trust.Weakening) []trust.Weakening {
+	var out []trust.Weakening
+	for _, w := range weak {
+		if w.Setting == "grants.proof" || strings.HasSuffix(w.Setting, ".proof") {
+			out = append(out, w)
+		}
+	}
+	return out
 }
