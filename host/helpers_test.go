@@ -239,6 +239,7 @@ func (p *project) background(args ...string) *bg {
 	cmd.Env = testenv.Environ()
 	b := &bg{cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &b.out, &b.out
+	cmd.WaitDelay = 5 * time.Second // a process left behind holding the output pipe does not hold up the test
 	b.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)

@@ -37,7 +37,11 @@ func TestFIFOManifestFreezesNothing(t *testing.T) {
 		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
 			f.Close()
 		}
-		<-status.done
+		select {
+		case <-status.done:
+		case <-time.After(waitLong):
+			t.Errorf("mcpepoch status still reads the FIFO manifest %s after a writer closed it", waitLong)
+		}
 	})
 	wantText(t, c.response(c.call("version", nil), 5*time.Second), "revision=A")
 	select {
