@@ -2,7 +2,9 @@ package devloop
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,18 +184,25 @@ func recorded(want string) func([]string, []Event) bool {
 	return func(r []string, _ []Event) bool { return len(r) > 0 && strings.HasPrefix(r[len(r)-1], want) }
 }
 
-// pgid is the process group of the last build that started.
+// pgid is the process group of the last build that started, once its
+// script has written it (the script's first line; on a loaded machine
+// that can come well after build_started).
 func (h *harness) pgid() int {
 	h.t.Helper()
-	b, err := os.ReadFile(filepath.Join(h.dir, ".pgid"))
-	if err != nil {
-		h.t.Fatal(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(h.dir, ".pgid"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			h.t.Fatal(err)
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the build wrote no process group to .pgid within 20s (read %q)", b)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return n
 }
 
 func groupGone(t *testing.T, pgid int) {
@@ -278,7 +287,6 @@ func TestLongBuildCancelled(t *testing.T) {
 	t.Parallel()
 	h := start(t, "task", "slow\n")
 	h.waitFor("the slow build to start", func(_ []string, es []Event) bool { return count(es, "build_started") == 1 })
-	time.Sleep(500 * time.Millisecond)
 	slow := h.pgid()
 	h.save("src/a.txt", "fast\n")
 	h.waitFor("the fast build", recorded("0:fast"))
@@ -298,7 +306,6 @@ func TestInterruptDuringBuild(t *testing.T) {
 		t.Run(runner, func(t *testing.T) {
 			h := start(t, runner, "slow\n")
 			h.waitFor("the build to start", func(_ []string, es []Event) bool { return count(es, "build_started") == 1 })
-			time.Sleep(500 * time.Millisecond)
 			pgid := h.pgid()
 			h.cancel()
 			select {
