@@ -120,6 +120,7 @@ func TestHalfLineTimesOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits lineTimeout (10s); skipped with -short")
 	}
+	t.Parallel() // it only waits: the other one waits alongside
 	root := newRoot(t)
 	l := serve(t, root, statusHandler)
 	c, err := net.Dial("unix", l.Path())
@@ -147,6 +148,7 @@ func TestSilentConnsTimeOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits lineTimeout (10s); skipped with -short")
 	}
+	t.Parallel() // it only waits: the other one waits alongside
 	root := newRoot(t)
 	l := serve(t, root, statusHandler)
 	var held []net.Conn
