@@ -106,37 +106,11 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			}
 			continue
 		}
-		if slices.Contains(shells, base) && len(args) >= 2 && args[0] == "-c" {
-			wrappers = append(wrappers, exe)
-			words, ok := splitPlain(args[1])
-			if !ok {
-				id.Inferred = append(id.Inferred, base+" -c "+args[1]+": shell syntax, not followed (set entry in mcpepoch.toml)")
-				break
-			}
-			if !follow(base+" -c", words) {
+		if slices.Contains(shells, base) && len(args) > 0 {
+			if !followShell(exe, args, dir, &entry, &wrappers, follow, id) {
 				break
 			}
 			continue
-		}
-		if slices.Contains(shells, base) && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			// "sh ./server.sh": the script is followed as its shebang
-			// would be, through a last line "exec CMD ARGS".
-			if script := abs(dir, args[0]); isRegular(script) {
-				if words, ok := lastExec(script); ok {
-					if entry == "" {
-						entry = script // hashed as the shell's entry, as before
-					}
-					n := len(wrappers)
-					wrappers = append(wrappers, exe)
-					if follow(display(dir, script), words) {
-						continue
-					}
-					wrappers = wrappers[:n]
-				}
-				id.Inferred = append(id.Inferred, base+" "+args[0]+": what the script runs is not hashed, only the script and "+base+
-					" (its last line is no exec of a plain command; set entry in mcpepoch.toml)")
-			}
-			break
 		}
 		interp, iargs, ok := shebang(exe)
 		if !ok {
@@ -168,6 +142,53 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		}
 	}
 	return exe, entry, wrappers, args, direct, nil
+}
+
+// followShell follows a shell's arguments: "-c 'CMD ARGS'" to CMD ARGS
+// when the line is a plain command, the shell a wrapper; a script
+// (shellScript). It reports whether it followed.
+func followShell(shell string, args []string, dir string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
+	base := filepath.Base(shell)
+	switch {
+	case len(args) >= 2 && args[0] == "-c":
+		*wrappers = append(*wrappers, shell)
+		words, ok := splitPlain(args[1])
+		if !ok {
+			id.Inferred = append(id.Inferred, base+" -c "+args[1]+": shell syntax, not followed (set entry in mcpepoch.toml)")
+			return false
+		}
+		return follow(base+" -c", words)
+	case !strings.HasPrefix(args[0], "-"):
+		return shellScript(shell, args[0], dir, entry, wrappers, follow, id)
+	}
+	return false
+}
+
+// shellScript follows "SHELL SCRIPT" (sh ./server.sh) as a script run by
+// its shebang is followed: through its last line "exec CMD ARGS", with
+// the shell a wrapper and the script, when no entry is known yet, the
+// entry. It reports whether it followed; when it cannot, it notes that
+// what the script runs is not hashed.
+func shellScript(shell, arg, dir string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
+	script := abs(dir, arg)
+	if !isRegular(script) {
+		return false
+	}
+	if words, ok := lastExec(script); ok {
+		saved, n := *entry, len(*wrappers)
+		if *entry == "" {
+			*entry = script // hashed as the shell's entry, as before
+		}
+		*wrappers = append(*wrappers, shell)
+		if follow(display(dir, script), words) {
+			return true
+		}
+		*entry, *wrappers = saved, (*wrappers)[:n]
+	}
+	base := filepath.Base(shell)
+	id.Inferred = append(id.Inferred, base+" "+arg+": what the script runs is not hashed, only the script and "+base+
+		" (its last line is no exec of a plain command; set entry in mcpepoch.toml)")
+	return false
 }
 
 // fileArg returns the first of args naming a regular file relative to dir,

@@ -83,11 +83,3 @@ func TestUnreadStderrNeverBlocksHost(t *testing.T) {
 		t.Fatalf("mcpepoch host did not exit within %s of its stdin closing", waitLong)
 	}
 }
-
-// tail is the last n bytes of s.
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
