@@ -17,6 +17,7 @@ const (
 	TypePolicyNotApplied    = "policy_not_applied"   // mcpepoch.toml would weaken the project's policy floor: the floor's values stay in force
 	TypePolicyRaised        = "policy_raised"        // mcpepoch.toml strengthened the policy: in force at once, and the floor raised
 	TypePolicyAccepted      = "policy_accepted"      // a person accepted a weakening of the policy floor (mcpepoch policy accept), with its proof
+	TypePolicyFloorMissing  = "policy_floor_missing" // no floor (or no trust root) where the audit log shows an earlier host ran with one: the strictest policy is in force
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
 	TypeApprovalAnswered    = "approval_answered"    // the MCP client answered such a request (accept, decline, cancel), or an error
 	TypeApprovalWaitEnded   = "approval_wait_ended"  // the calls held for an approval were released or refused, and why
@@ -40,7 +41,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
-		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted,
+		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,

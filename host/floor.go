@@ -23,6 +23,9 @@ type floorState struct {
 	floor *trust.Floor // nil: no project directory, or the floor is unknown
 	// weak lists what the file says that is not in force, as last read.
 	weak []trust.Weakening
+	// missing: why the floor or the trust root an earlier host ran with
+	// is not found (floormissing.go); "" when nothing went missing.
+	missing string
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool
@@ -65,6 +68,9 @@ func (h *Host) applyFloor() {
 		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call", err)
 		s := strictestFloor(root, cfg)
 		f = &s
+	case f == nil && h.floorMissing():
+		s := strictestFloor(root, cfg)
+		f = &s
 	case f == nil:
 		s := trust.FloorOf(root, cfg)
 		if err := trust.SaveFloor(h.pres.dir, s, "first_use", time.Now()); err != nil {
@@ -86,6 +92,23 @@ func (h *Host) applyFloor() {
 		h.opts.AllowSelfReload = eff.AllowSelfReload
 		h.logWeakLocked()
 	}
+}
+
+// floorMissing compares what this host found, no floor file (and
+// perhaps no authenticator), with what the project's audit log says
+// earlier hosts ran with (floormissing.go). When the floor went missing
+// it logs it, keeps it for status and the policy_floor_missing record,
+// makes presence the default proof, and reports true. The log is read
+// only here, when no floor is found. Runs before any goroutine.
+func (h *Host) floorMissing() bool {
+	note := readPriorPin(h.opts.Dir).missingNote(true, !h.enrolled)
+	if note == "" {
+		return false
+	}
+	h.floor.missing = note
+	h.enrolled = true // the default proof is presence, as with an unreadable store
+	h.logf("policy floor: %s", note)
+	return true
 }
 
 // raiseFloorLocked makes next the floor when it differs from the one held

@@ -35,6 +35,9 @@ func (h *Host) status(now *build.Identity) Status {
 	}
 	s.ConfigChanged = h.configChange()
 	s.PolicyNotApplied = h.policyNotApplied()
+	h.mu.Lock()
+	s.PolicyFloorMissing = h.floor.missing
+	h.mu.Unlock()
 	if err := h.audit.healthy(); err != nil {
 		s.AuditUnavailable = err.Error() + ": tools/call is refused until it can"
 	}

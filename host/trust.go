@@ -100,5 +100,11 @@ func (h *Host) auditPinnedLocked(readErr error) {
 	if readErr != nil {
 		f["error"] = readErr.Error()
 	}
+	if path, digest := h.floorPin(); path != "" {
+		f["floor_path"], f["floor_digest"] = path, digest
+	}
 	h.audit.event(audit.TypeTrustPinned, "", h.run, f)
+	if h.floor.missing != "" {
+		h.audit.event(audit.TypePolicyFloorMissing, "", h.run, map[string]any{"reason": h.floor.missing, "path": h.pres.dir})
+	}
 }

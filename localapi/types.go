@@ -110,6 +110,10 @@ type Status struct {
 	// weaken the project's policy floor (package trust, Floor) and are not
 	// in force: the floor's value is, until a person accepts the change.
 	PolicyNotApplied []PolicyWeakening `json:"policyNotApplied,omitempty"`
+	// PolicyFloorMissing, when set, says that this host found no policy
+	// floor (or no trust root) where the project's audit log shows an
+	// earlier host ran with one: the strictest policy is in force.
+	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
 	// cannot: every tools/call is refused (audit_unavailable) meanwhile.
 	AuditUnavailable string `json:"auditUnavailable,omitempty"`

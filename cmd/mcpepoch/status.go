@@ -75,6 +75,9 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		if s.ConfigChanged != "" {
 			fmt.Fprintf(stdio.Out, "  config:   %s\n", sc.p.warn(printable(s.ConfigChanged)))
 		}
+		if s.PolicyFloorMissing != "" {
+			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
+		}
 		for _, w := range s.PolicyNotApplied {
 			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", w.Setting, w.File, config.FileName, w.InForce))))
 		}
