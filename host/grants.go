@@ -346,7 +346,6 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		}
 		note := ""
 		if w := proofWeakenings(h.floor.weak); len(w) > 0 {
-			// Only what bears on the proof this refusal is about.
 			note = "; " + weakNote(w)
 		}
 		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",

@@ -59,11 +59,6 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
 			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
 	}
-	if *sshKey != "" {
-		if err := refusePlainSSHKey(*sshKey); err != nil {
-			return err
-		}
-	}
 	root, err := findRoot(*dirFlag)
 	if err != nil {
 		return err
@@ -103,11 +98,6 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if *sshKey != "" {
 		return approveSSH(ctx, *sshKey, reviews, sockets, base, stdio)
 	}
-	if interactive {
-		if err := refuseUncountable(reviews, grant.ProofTerminal, "an approval at a terminal"); err != nil {
-			return err
-		}
-	}
 	return approveAsked(ctx, reviews, sockets, base, interactive, screen{p: newPainter(stdio.Out), full: *full}, stdio)
 }
 
@@ -115,6 +105,11 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 // for each host) and --yes's: one approve request per review, each
 // printing its grant on stdout.
 func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, interactive bool, sc screen, stdio Stdio) error {
+	if interactive {
+		if err := refuseUncountable(reviews, grant.ProofTerminal, "an approval at a terminal"); err != nil {
+			return err
+		}
+	}
 	in := bufio.NewReader(stdio.In)
 	keys := newKeyReader(in, stdio.In)
 	approvedAny := false

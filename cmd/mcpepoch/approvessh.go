@@ -22,6 +22,9 @@ import (
 // screen names the grant, since the key shows nothing), and hands the
 // signature to the host, which verifies it.
 func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, stdio Stdio) error {
+	if err := refusePlainSSHKey(key); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "mcpepoch-approve-")
 	if err != nil {
 		return err
