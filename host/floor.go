@@ -1,6 +1,7 @@
 package host
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,8 +34,8 @@ type floorState struct {
 
 // strictestFloor is the floor used when the project's floor file cannot
 // be read: presence only, nothing exempt, no self-reload, and each
-// credential scope of cfg per call with presence, so that a damaged file
-// never opens the policy.
+// credential scope of cfg per call with presence, delivered through the
+// broker, so that a damaged file never opens the policy.
 func strictestFloor(root string, cfg *config.Config) trust.Floor {
 	presence := []string{string(grant.ProofPresence)}
 	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}}
@@ -42,15 +43,18 @@ func strictestFloor(root string, cfg *config.Config) trust.Floor {
 		if f.Credentials == nil {
 			f.Credentials = map[string]trust.CredentialFloor{}
 		}
-		f.Credentials[name] = trust.CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: true, Proof: presence}
+		f.Credentials[name] = trust.CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: true, Proof: presence, Deliver: config.DeliverBroker}
 	}
 	return f
 }
 
 // applyFloor reads the project's floor at start, after openTrust, and
 // puts in force the policy mcpepoch.toml sets with every weakening
-// replaced by the floor's value (Options.Policy, Options.AllowSelfReload
-// and the credential scopes' proof lists). The first start for a project
+// replaced by the floor's value (Options.Policy, Options.AllowSelfReload,
+// the credential scopes' approval settings and their delivery: a scope
+// the floor delivers through the broker is not put in the server's
+// environment, whatever the file says). The delivery is read here only:
+// a change of it while the host runs waits for a new connection. The first start for a project
 // makes the file's policy its floor (trust on first use). Runs before any
 // goroutine.
 func (h *Host) applyFloor() {
@@ -65,7 +69,7 @@ func (h *Host) applyFloor() {
 	f, err := trust.LoadFloor(h.pres.dir, root)
 	switch {
 	case err != nil:
-		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call", err)
+		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call and is delivered through the broker", err)
 		s := strictestFloor(root, cfg)
 		f = &s
 	case f == nil && h.floorMissing():
@@ -90,6 +94,7 @@ func (h *Host) applyFloor() {
 		// same file) is the one in force.
 		h.policy = grant.NewPolicy(eff)
 		h.opts.AllowSelfReload = eff.AllowSelfReload
+		h.applyDeliveryLocked(eff)
 		h.logWeakLocked()
 	}
 }
@@ -109,6 +114,19 @@ func (h *Host) floorMissing() bool {
 	h.enrolled = true // the default proof is presence, as with an unreadable store
 	h.logf("policy floor: %s", note)
 	return true
+}
+
+// applyDeliveryLocked puts eff's delivery of each credential scope in
+// Options.Credentials (a copy: the caller's map is left as it was).
+func (h *Host) applyDeliveryLocked(eff *config.Config) {
+	creds := maps.Clone(h.opts.Credentials)
+	for name, c := range creds {
+		if e, ok := eff.Credentials[name]; ok && e.Delivery() != c.Delivery() {
+			c.Deliver = e.Delivery()
+			creds[name] = c
+		}
+	}
+	h.opts.Credentials = creds
 }
 
 // raiseFloorLocked makes next the floor when it differs from the one held

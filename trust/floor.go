@@ -27,7 +27,8 @@ const FloorDir = "floors"
 // file any process of the user can write, so an edit that weakens the
 // policy (grants.proof naming same-user, tools added to grants.exempt,
 // allow_self_reload turned on, a credential scope's tools, per_call or
-// proof loosened, the scope dropped) is not applied until a person accepts
+// proof loosened, its deliver switched from broker to env, the scope
+// dropped) is not applied until a person accepts
 // it (mcpepoch policy accept, proven at the floor's own level). An edit
 // that strengthens it applies at once and raises the floor. The first time
 // a host sees a project, what its file says becomes the floor (trust on
@@ -39,7 +40,7 @@ const FloorDir = "floors"
 //
 //	{"v": 2, "root": "/home/me/proj", "updatedAt": "2026-12-01T12:00:00Z", "updatedBy": "first_use",
 //	 "proof": null, "exempt": ["read_*"], "allowSelfReload": false,
-//	 "credentials": {"supplier": {"tools": ["inventory_order"], "perCall": true, "proof": ["presence"]}}}
+//	 "credentials": {"supplier": {"tools": ["inventory_order"], "perCall": true, "proof": ["presence"], "deliver": "broker"}}}
 type Floor struct {
 	V         int       `json:"v"`
 	Root      string    `json:"root"`
@@ -60,11 +61,15 @@ type Floor struct {
 
 // CredentialFloor is the floor of one [credentials.NAME] scope: the tools
 // that use it (credentials.NAME.tools), whether each call needs its own
-// decision (per_call) and its own proof list (proof; null: none).
+// decision (per_call), its own proof list (proof; null: none) and how the
+// server gets the secret (deliver: "broker" or "env"; absent in a floor
+// written before it was recorded, when the file's delivery is taken and
+// recorded, see deliverOrder).
 type CredentialFloor struct {
 	Tools   []string `json:"tools"`
 	PerCall bool     `json:"perCall,omitempty"`
 	Proof   []string `json:"proof"`
+	Deliver string   `json:"deliver,omitempty"`
 }
 
 // UnmarshalJSON reads a scope's floor, or a version 1 floor's proof list
@@ -81,7 +86,7 @@ func (c *CredentialFloor) UnmarshalJSON(b []byte) error {
 // Weakening is one setting of mcpepoch.toml that would weaken the floor:
 // Setting is its key ("grants.proof", "grants.exempt",
 // "allow_self_reload", "credentials.NAME.tools", "credentials.NAME.per_call",
-// "credentials.NAME.proof"), File what the file says and Floor what is in
+// "credentials.NAME.proof", "credentials.NAME.deliver"), File what the file says and Floor what is in
 // force instead, both as TOML values.
 type Weakening struct {
 	Setting string `json:"setting"`
@@ -108,7 +113,7 @@ func FloorOf(root string, cfg *config.Config) Floor {
 		if f.Credentials == nil {
 			f.Credentials = map[string]CredentialFloor{}
 		}
-		f.Credentials[name] = CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof)}
+		f.Credentials[name] = CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof), Deliver: c.Delivery()}
 	}
 	return f
 }

@@ -34,8 +34,9 @@ var grantsFields = []floorSetting{
 }
 
 // credentialFields are the settings of each [credentials.NAME] scope that
-// decide approval (its source and delivery do not: they are read once at
-// start and never weaken who may approve).
+// decide approval or where the secret may be seen (deliver: "env" leaves
+// it in the server's environment for the process's life). Its source is
+// not: it is read once at start and never weakens who may approve.
 var credentialFields = []credentialSetting{
 	credField[[]string]{key: "tools", order: usesOrder{},
 		file: func(c *config.Credential) *[]string { return &c.Tools }, floor: func(f *CredentialFloor) *[]string { return &f.Tools }},
@@ -43,6 +44,8 @@ var credentialFields = []credentialSetting{
 		file: func(c *config.Credential) *bool { return &c.PerCall }, floor: func(f *CredentialFloor) *bool { return &f.PerCall }},
 	credField[[]string]{key: "proof", order: scopeProofOrder{},
 		file: func(c *config.Credential) *[]string { return &c.Proof }, floor: func(f *CredentialFloor) *[]string { return &f.Proof }},
+	credField[string]{key: "deliver", order: deliverOrder{},
+		file: func(c *config.Credential) *string { return &c.Deliver }, floor: func(f *CredentialFloor) *string { return &f.Deliver }},
 }
 
 // order settles a file's value of one setting against the floor's.
@@ -148,6 +151,7 @@ func (f Floor) walk(cfg *config.Config, enrolled bool) (*config.Config, Floor, [
 		// A scope the file dropped keeps the floor's approval settings, with
 		// no source: its tools still need a grant that names it.
 		c, fc, nc := eff.Credentials[name], f.Credentials[name], CredentialFloor{}
+		c.Deliver = c.Delivery() // unset is broker: compared as such
 		for _, s := range credentialFields {
 			if d, ok := s.reconcile(name, &c, &fc, &nc, enrolled); ok {
 				diff = append(diff, d)
@@ -279,6 +283,42 @@ func (o flagOrder) settle(file, floor bool, _ bool) (bool, bool) {
 
 func (flagOrder) equal(a, b bool) bool { return a == b }
 func (flagOrder) text(v bool) string   { return strconv.FormatBool(v) }
+
+// deliverOrder orders credentials.NAME.deliver: broker is stronger than
+// env (a variable set at launch stays in the process, readable by any
+// process of the user, until it exits). The file's value is never "" here
+// (walk puts config.Credential.Delivery in its place). A floor's "" is a
+// delivery not recorded: a floor written before deliver was one of its
+// settings. Then the file's delivery is taken and becomes the floor's, as
+// at a first use: such a floor neither holds an env delivery the file
+// already had at broker (stricter by surprise) nor lets a weaker one in
+// later (the value is recorded at the first read).
+type deliverOrder struct{}
+
+func (deliverOrder) rank(v string) int {
+	switch v {
+	case config.DeliverBroker:
+		return 0
+	case config.DeliverEnv:
+		return 1
+	}
+	return 2 // unknown: the weakest
+}
+
+func (o deliverOrder) settle(file, floor string, _ bool) (string, bool) {
+	if floor != "" && o.rank(file) > o.rank(floor) {
+		return floor, true
+	}
+	return file, false
+}
+
+func (deliverOrder) equal(a, b string) bool { return a == b }
+func (deliverOrder) text(v string) string {
+	if v == "" {
+		return "(not recorded)"
+	}
+	return strconv.Quote(v)
+}
 
 // rankOrder orders a setting with a few values, strongest first; "" is
 // the value at index unset.
