@@ -22,8 +22,11 @@ import (
 // while MaxConns such refusals are still being written, further ones are
 // closed without a response. With a request line limited to MaxLine and a
 // 64 KiB read buffer, all connections together hold at most about
-// MaxConns × (MaxLine + 64 KiB) = 17 MiB of input.
-const MaxConns = 16
+// MaxConns × (MaxLine + 64 KiB) = 34 MiB of input. A peer that connects
+// and sends nothing holds its slot for lineTimeout only, so shutting out
+// the build hook and the person's commands takes MaxConns connections
+// renewed every few seconds.
+const MaxConns = 32
 
 // Timeouts a Listener applies to each connection.
 const (
@@ -34,7 +37,7 @@ const (
 	// accept, and any later one from its first byte: a peer that sends
 	// nothing, or half a line, and stops holds its connection, and what it
 	// buffered, no longer than this.
-	lineTimeout = 10 * time.Second
+	lineTimeout = 3 * time.Second
 	// writeTimeout bounds the writing of one response line.
 	writeTimeout = 10 * time.Second
 	// drainTimeout bounds the reading of unread input before a connection
@@ -166,7 +169,8 @@ func (l *Listener) Close() error {
 // Otherwise Serve reads request lines and answers each with h, in order,
 // until the peer closes, a line exceeds MaxLine (answered with
 // CodeBadRequest, then closed), the peer stays silent for a minute, or a
-// line it started is not complete within 10 seconds. At most MaxConns
+// line it started is not complete within 3 seconds (the first one: within
+// 3 seconds of the accept). At most MaxConns
 // connections are served at once; one more gets CodeBusy.
 func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	ctx, cancel := context.WithCancel(ctx)

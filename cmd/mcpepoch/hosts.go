@@ -87,6 +87,10 @@ func signalOutcome(p painter, r notify.Result) (hostOutcome, []string) {
 		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
 			return o, []string{p.bad("host speaks another protocol version: " + printableText(o.Error))}
 		}
+		if re, ok := errors.AsType[*notify.RemoteError](r.Err); ok && re.Code == notify.CodeBusy {
+			return o, []string{p.bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
+				"running server state unknown; the host sees the new manifest by itself within seconds, or run mcpepoch record again")}
+		}
 		return o, []string{p.bad("host error: " + printableText(o.Error) + ": running server state unknown")}
 	}
 	switch o.Result {
