@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -18,7 +19,7 @@ var testBuildPerson func() bool
 // confirmRoot is the person guard of a first enrollment, on every channel
 // (enroll --ssh, enroll --web): the first authenticator becomes the store's
 // root, trusted without any signature, so a person must be at this
-// process's terminal. It refuses when the process cannot stand for one
+// process's terminal (askAtTerminal). It refuses when the process cannot stand for one
 // (host.PersonAtTerminal: no controlling terminal, or descending from a
 // host, its server or the MCP client that launched one), then asks
 // question with [y/N] on /dev/tty, and returns how the person was proven
@@ -28,25 +29,54 @@ var testBuildPerson func() bool
 // own, not a determined program (a pseudo-terminal it opens, detached
 // with setsid): the README says so, and attestation is the real boundary.
 func confirmRoot(question string, stdio Stdio) (string, error) {
-	if testBuildPerson != nil && testBuildPerson() {
+	testBuild, err := askAtTerminal(question)
+	var guard *notAtTerminalError
+	switch {
+	case errors.As(err, &guard):
+		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the first authenticator is trusted without a signature by another, so a person must enroll it in their own terminal, and %v", guard.err)}
+	case err != nil:
+		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: %v", err)}
+	case testBuild:
 		fmt.Fprintln(stdio.Err, "test build: the person guard of the first enrollment is skipped")
 		return trust.EnrolledTestBuild, nil
 	}
+	return trust.EnrolledTerminal, nil
+}
+
+// askAtTerminal is the one terminal person check (the first enrollment's
+// confirmRoot, mcpepoch policy accept at terminal): it refuses a process
+// that cannot stand for a person at a terminal (host.PersonAtTerminal,
+// as a *notAtTerminalError), then asks question with [y/N] on /dev/tty
+// and returns an error unless the answer is y or yes. In a binary built
+// for the tests, MCPEPOCH_TEST_PERSON=1 stands in for the person
+// (testBuildPerson): then it asks nothing and reports testBuild. A
+// product build has no such seam.
+func askAtTerminal(question string) (testBuild bool, err error) {
+	if testBuildPerson != nil && testBuildPerson() {
+		return true, nil
+	}
 	if err := host.PersonAtTerminal(); err != nil {
-		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the first authenticator is trusted without a signature by another, so a person must enroll it in their own terminal, and %v", err)}
+		return false, &notAtTerminalError{err: err}
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: the terminal: %v", err)}
+		return false, fmt.Errorf("the terminal: %v", err)
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "%s [y/N] ", question)
 	line, _ := bufio.NewReader(tty).ReadString('\n')
 	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return "", &exitError{code: exitFailure, err: fmt.Errorf("not enrolled: declined at the terminal")}
+		return false, errors.New("declined at the terminal")
 	}
-	return trust.EnrolledTerminal, nil
+	return false, nil
 }
+
+// notAtTerminalError is why this process cannot stand for a person at a
+// terminal (host.PersonAtTerminal).
+type notAtTerminalError struct{ err error }
+
+func (e *notAtTerminalError) Error() string { return e.err.Error() }
+func (e *notAtTerminalError) Unwrap() error { return e.err }
 
 // rootQuestion is what confirmRoot asks before a (an ssh key) becomes the root.
 func rootQuestion(a trust.Authenticator) string {

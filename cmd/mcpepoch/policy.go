@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -224,7 +220,7 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, sshKey st
 		}
 		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
 	case need.Counts(grant.ProofTerminal):
-		if err := askAtTerminal(fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
+		if _, err := askAtTerminal(fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
 			return acceptProof{}, notAccepted("%v", err)
 		}
 		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
@@ -276,31 +272,6 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 	}
 	return acceptProof{proof: grant.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
 		signature: string(sig), signCount: p.SignCount}, nil
-}
-
-// askAtTerminal refuses a process that cannot stand for a person at a
-// terminal (host.PersonAtTerminal), then asks question with [y/N] on
-// /dev/tty. In a binary built for the tests, MCPEPOCH_TEST_PERSON=1
-// stands in for the person (testBuildPerson); a product build has no
-// such seam.
-func askAtTerminal(question string) error {
-	if testBuildPerson != nil && testBuildPerson() {
-		return nil
-	}
-	if err := host.PersonAtTerminal(); err != nil {
-		return err
-	}
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("the terminal: %v", err)
-	}
-	defer tty.Close()
-	fmt.Fprintf(tty, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(tty).ReadString('\n')
-	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return errors.New("declined at the terminal")
-	}
-	return nil
 }
 
 // auditAccepted appends policy_accepted to the project's audit log: each
