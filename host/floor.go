@@ -195,15 +195,23 @@ func (h *Host) reconcileLocked(cfg *config.Config) (eff *config.Config, strength
 
 // revokeOutrankedLocked ends each live grant the policy in force, just
 // raised, no longer counts (grant.Policy.Outranks): a grant approved at a
-// proof level the stricter policy does not count, or for a tool that now
-// needs a decision per call or a credential scope the grant does not
-// name. Each is audited grant_revoked with reason policy_raised and why;
-// the next call it would have covered is refused, saying so.
+// proof level the stricter policy does not count, by an authenticator
+// whose attestation grants.attestation = "required" does not count, or
+// for a tool that now needs a decision per call or a credential scope the
+// grant does not name. Each is audited grant_revoked with reason
+// policy_raised and why; the next call it would have covered is refused,
+// saying so.
 func (h *Host) revokeOutrankedLocked() {
 	now := time.Now()
 	n := 0
 	for _, g := range h.grants.Live(now) {
 		why := h.policy.Outranks(g, h.enrolled)
+		if why == "" && g.Proof == grant.ProofPresence {
+			// Attestation is known here, not to grant.Policy: the pinned store.
+			if err := h.checkAttestedLocked(proven{proof: g.Proof, authenticator: g.Authenticator}); err != nil {
+				why = "approved with presence by an authenticator that no longer counts: " + err.Error()
+			}
+		}
 		if why == "" || !h.grants.Revoke(g.ID, grant.RevokedPolicyRaised, now) {
 			continue
 		}
