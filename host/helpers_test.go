@@ -48,17 +48,10 @@ var listeningRe = regexp.MustCompile(`(?m)agent run (\S+): listening on (.+)$`)
 // TestMain gives the tests of this process a directory of their own for
 // the trust store's config directory, removed at the end.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpepoch-host-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// The trust store and the policy floors live in the user's config
-	// directory: tests get one of their own, never the user's.
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	remove := testenv.UserConfig()
 	code := m.Run()
 	stopChromium()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

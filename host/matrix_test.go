@@ -297,6 +297,11 @@ func inspectorCell(t *testing.T, s mServer) {
 	inspect := func(server []string, method ...string) string {
 		t.Helper()
 		args := append(append([]string{cli, "--cli"}, server...), method...)
+		if server[0] != "sh" {
+			// The Inspector starts its server with a default environment of
+			// its own: the host is given the tests' config directory.
+			args = append(args, "-e", "XDG_CONFIG_HOME="+os.Getenv("XDG_CONFIG_HOME"))
+		}
 		out, code := testenv.Run(t, p.dir, nil, node, args...)
 		if code != 0 {
 			t.Fatalf("mcp-inspector %v: exit %d\n%s", method, code, out)

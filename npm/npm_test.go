@@ -23,6 +23,15 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
+// TestMain gives the packages' hosts a config directory of their own
+// (trust store, policy floors), never the user's.
+func TestMain(m *testing.M) {
+	remove := testenv.UserConfig()
+	code := m.Run()
+	remove()
+	os.Exit(code)
+}
+
 // maxTarball is the size limit of one platform package.
 const maxTarball = 8 << 20
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -34,12 +35,7 @@ func (w wideParallel) Run() int {
 	// The trust store and the policy floors live in the user's config
 	// directory: the tests and the processes they start get one of their
 	// own, never the user's.
-	cfg, err := os.MkdirTemp("", "mcpepoch-cmd-config-")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(cfg)
-	os.Setenv("XDG_CONFIG_HOME", cfg)
+	defer testenv.UserConfig()()
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

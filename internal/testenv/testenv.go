@@ -505,3 +505,20 @@ func Task(t testing.TB) string {
 	Missing(t, "task CLI not installed: go install github.com/go-task/task/v3/cmd/task@"+TaskVersion)
 	return ""
 }
+
+// UserConfig points XDG_CONFIG_HOME, for this test process and every process
+// it starts, at a new empty directory, and returns a function that removes
+// it. The trust store and the policy floors live in the user's config
+// directory (trust.DefaultDir): tests get one of their own, never the
+// user's. Call it from TestMain before m.Run. A client that starts the host
+// with a default environment of its own (the TypeScript SDK's stdio
+// transport, the Inspector CLI) must be given the variable explicitly. On
+// macOS, where os.UserConfigDir ignores XDG_CONFIG_HOME, it has no effect.
+func UserConfig() (remove func()) {
+	dir, err := os.MkdirTemp("", "mcpepoch-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	return func() { os.RemoveAll(dir) }
+}
