@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/epoch"
-	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 )
 
@@ -360,38 +359,6 @@ func (a *auditor) healthy() error {
 			cause: fmt.Errorf("a write has not completed for %v", time.Since(a.writing).Round(time.Second))}
 	}
 	return nil
-}
-
-// refusal returns the error line for a tools/call m while the audit log
-// cannot be written, or nil when it can.
-func (a *auditor) refusal(m *jsonrpc.Message) []byte {
-	err := a.healthy()
-	if err == nil {
-		return nil
-	}
-	return a.refusalFor(m, err.(*auditDown))
-}
-
-// unrecorded returns the error line for a tools/call m whose tool_called
-// record could not be written.
-func (a *auditor) unrecorded(m *jsonrpc.Message) []byte {
-	d, _ := a.healthy().(*auditDown)
-	if d == nil {
-		a.mu.Lock()
-		d = a.last
-		a.mu.Unlock()
-	}
-	if d == nil {
-		d = &auditDown{file: a.log.Path(), cause: errors.New("the call's record could not be written"), since: time.Now()}
-	}
-	return a.refusalFor(m, d)
-}
-
-func (a *auditor) refusalFor(m *jsonrpc.Message, d *auditDown) []byte {
-	return jsonrpc.ErrorLine(m.ID, CodeAuditUnavailable,
-		"audit_unavailable: "+d.Error()+"; the call was not forwarded (it is retried every "+auditRetry.String()+"; calls resume when a write succeeds)",
-		map[string]any{"reason": "audit_unavailable", "method": m.Method, "requestId": m.ID,
-			"file": d.file, "error": d.cause.Error(), "since": d.since.UTC().Format(time.RFC3339Nano)})
 }
 
 // loop is the writer goroutine: it writes what was not written at once

@@ -314,20 +314,6 @@ func Run(t testing.TB, dir string, env []string, name string, args ...string) (O
 	return out, 0
 }
 
-// Environ returns the test process's environment without MCPEPOCH and
-// MCPEPOCH_FLAGS (which would redirect the build hooks of the examples),
-// followed by env.
-func Environ(env ...string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "MCPEPOCH=") || strings.HasPrefix(kv, "MCPEPOCH_FLAGS=") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, env...)
-}
-
 // Buffer is a bytes.Buffer safe for concurrent writes and reads: a child
 // process's output, read by a test while the process runs.
 type Buffer struct {
@@ -504,21 +490,4 @@ func Task(t testing.TB) string {
 	}
 	Missing(t, "task CLI not installed: go install github.com/go-task/task/v3/cmd/task@"+TaskVersion)
 	return ""
-}
-
-// UserConfig points XDG_CONFIG_HOME, for this test process and every process
-// it starts, at a new empty directory, and returns a function that removes
-// it. The trust store and the policy floors live in the user's config
-// directory (trust.DefaultDir): tests get one of their own, never the
-// user's. Call it from TestMain before m.Run. A client that starts the host
-// with a default environment of its own (the TypeScript SDK's stdio
-// transport, the Inspector CLI) must be given the variable explicitly. On
-// macOS, where os.UserConfigDir ignores XDG_CONFIG_HOME, it has no effect.
-func UserConfig() (remove func()) {
-	dir, err := os.MkdirTemp("", "mcpepoch-test-config-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CONFIG_HOME", dir)
-	return func() { os.RemoveAll(dir) }
 }

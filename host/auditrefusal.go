@@ -1,0 +1,43 @@
+package host
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+)
+
+// The answers a tools/call gets instead of being forwarded while the audit
+// log cannot be written (CodeAuditUnavailable); see auditor in auditlog.go.
+
+// refusal returns the error line for a tools/call m while the audit log
+// cannot be written, or nil when it can.
+func (a *auditor) refusal(m *jsonrpc.Message) []byte {
+	err := a.healthy()
+	if err == nil {
+		return nil
+	}
+	return a.refusalFor(m, err.(*auditDown))
+}
+
+// unrecorded returns the error line for a tools/call m whose tool_called
+// record could not be written.
+func (a *auditor) unrecorded(m *jsonrpc.Message) []byte {
+	d, _ := a.healthy().(*auditDown)
+	if d == nil {
+		a.mu.Lock()
+		d = a.last
+		a.mu.Unlock()
+	}
+	if d == nil {
+		d = &auditDown{file: a.log.Path(), cause: errors.New("the call's record could not be written"), since: time.Now()}
+	}
+	return a.refusalFor(m, d)
+}
+
+func (a *auditor) refusalFor(m *jsonrpc.Message, d *auditDown) []byte {
+	return jsonrpc.ErrorLine(m.ID, CodeAuditUnavailable,
+		"audit_unavailable: "+d.Error()+"; the call was not forwarded (it is retried every "+auditRetry.String()+"; calls resume when a write succeeds)",
+		map[string]any{"reason": "audit_unavailable", "method": m.Method, "requestId": m.ID,
+			"file": d.file, "error": d.cause.Error(), "since": d.since.UTC().Format(time.RFC3339Nano)})
+}
