@@ -205,15 +205,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Compute hashes the entry, the lockfiles and the runtime that spec
 // describes. Errors are *InputError naming the field and the file.
 func Compute(spec Spec) (*Identity, error) {
-	dir := spec.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		dir = wd
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := specDir(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -466,4 +458,12 @@ func Changes(prev, next *Identity) []string {
 		}
 	}
 	return out
+}
+
+// specDir is spec.Dir made absolute, the working directory when empty.
+func specDir(spec Spec) (string, error) {
+	if spec.Dir == "" {
+		return os.Getwd()
+	}
+	return filepath.Abs(spec.Dir)
 }

@@ -335,21 +335,8 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err := h.checkAttestedLocked(pr); err != nil {
 		return nil, err
 	}
-	if need := h.policy.Proof(creds, h.enrolled); !need.Counts(pr.proof) {
-		h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
-			"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),
-			"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
-		})
-		why := ""
-		if pr.why != "" {
-			why = " (" + pr.why + ")"
-		}
-		note := ""
-		if w := proofWeakenings(h.floor.weak); len(w) > 0 {
-			note = "; " + weakNote(w)
-		}
-		return nil, fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
-			pr.proof, why, need, howToApprove(need), note)
+	if err := h.proofCountsLocked(peer, tools, creds, pr); err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	g := &grant.Grant{
@@ -393,6 +380,30 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
 	h.logf("epoch %s: %s approved %v (credential scope %v, until %s; proof %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.Proof, g.ID)
 	return g, nil
+}
+
+// proofCountsLocked reports whether pr counts under the proof list of the
+// credential scopes creds; a refusal is audited (approval_refused) and
+// says how a person approves instead.
+func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr proven) error {
+	need := h.policy.Proof(creds, h.enrolled)
+	if need.Counts(pr.proof) {
+		return nil
+	}
+	h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
+		"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),
+		"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
+	})
+	why := ""
+	if pr.why != "" {
+		why = " (" + pr.why + ")"
+	}
+	note := ""
+	if w := proofWeakenings(h.floor.weak); len(w) > 0 {
+		note = "; " + weakNote(w)
+	}
+	return fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
+		pr.proof, why, need, howToApprove(need), note)
 }
 
 // definitionsLocked returns the digest of each tool's current definition,

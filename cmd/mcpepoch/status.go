@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
@@ -53,47 +54,52 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	// the project's files: all of it goes through printable.
 	sc := screen{p: newPainter(stdio.Out), full: *full}
 	for _, s := range all {
-		fmt.Fprintf(stdio.Out, "host %s (%s): %s for %s\n", printable(string(s.AgentRun)), printable(s.Label), printable(string(s.State)),
-			time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
-		if s.Reason != "" {
-			fmt.Fprintf(stdio.Out, "  reason:   %s\n", printable(s.Reason))
-		}
-		if e := s.Execution; e != nil {
-			fmt.Fprintf(stdio.Out, "  epoch:    %s  pid %d  started %s\n", printable(string(e.Epoch)), e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
-			fmt.Fprintf(stdio.Out, "  command:  [%s] in %s\n", printableList(e.LaunchCommand, " "), printable(e.WorkingDirectory))
-			fmt.Fprintf(stdio.Out, "  entry:    %s\n", sc.digest(string(e.EntryDigest)))
-			if e.LockfileDigest != "" {
-				fmt.Fprintf(stdio.Out, "  lockfile: %s\n", sc.digest(string(e.LockfileDigest)))
-			}
-			fmt.Fprintf(stdio.Out, "  runtime:  %s %s\n", printable(e.Runtime), sc.digest(string(e.RuntimeDigest)))
-		}
-		if r := s.Running; r != nil {
-			fmt.Fprintf(stdio.Out, "  running:  %s %s as %q in %s\n", printable(r.Exe), sc.digest(string(r.ExeDigest)), r.Cmdline, printable(r.Cwd))
-		} else if s.Execution != nil {
-			fmt.Fprintf(stdio.Out, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
-		}
-		if s.ConfigChanged != "" {
-			fmt.Fprintf(stdio.Out, "  config:   %s\n", sc.p.warn(printable(s.ConfigChanged)))
-		}
-		if s.PolicyFloorMissing != "" {
-			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
-		}
-		for _, w := range s.PolicyNotApplied {
-			fmt.Fprintf(stdio.Out, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", w.Setting, w.File, config.FileName, w.InForce))))
-		}
-		if s.AuditUnavailable != "" {
-			fmt.Fprintf(stdio.Out, "  audit:    %s\n", sc.p.warn(printable(s.AuditUnavailable)))
-		}
-		for _, d := range s.Drift {
-			fmt.Fprintf(stdio.Out, "  %s\n", printable(d))
-		}
-		if s.Catalog != "" {
-			fmt.Fprintf(stdio.Out, "  catalog:  %s (%s)\n", sc.digest(string(s.Catalog)), count(len(s.Tools), "tool"))
-		}
-		for _, w := range s.WaitingApproval {
-			fmt.Fprintf(stdio.Out, "  waiting:  %s of %s held for an approval for %s (mcpepoch approve)\n", count(w.Calls, "call"), printable(w.Tool),
-				time.Duration(w.SinceSeconds*float64(time.Second)).Round(time.Second))
-		}
+		printStatus(stdio.Out, sc, s)
 	}
 	return done
+}
+
+// printStatus writes one host's status s as text.
+func printStatus(w io.Writer, sc screen, s localapi.Status) {
+	fmt.Fprintf(w, "host %s (%s): %s for %s\n", printable(string(s.AgentRun)), printable(s.Label), printable(string(s.State)),
+		time.Duration(s.SinceSeconds*float64(time.Second)).Round(time.Second))
+	if s.Reason != "" {
+		fmt.Fprintf(w, "  reason:   %s\n", printable(s.Reason))
+	}
+	if e := s.Execution; e != nil {
+		fmt.Fprintf(w, "  epoch:    %s  pid %d  started %s\n", printable(string(e.Epoch)), e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
+		fmt.Fprintf(w, "  command:  [%s] in %s\n", printableList(e.LaunchCommand, " "), printable(e.WorkingDirectory))
+		fmt.Fprintf(w, "  entry:    %s\n", sc.digest(string(e.EntryDigest)))
+		if e.LockfileDigest != "" {
+			fmt.Fprintf(w, "  lockfile: %s\n", sc.digest(string(e.LockfileDigest)))
+		}
+		fmt.Fprintf(w, "  runtime:  %s %s\n", printable(e.Runtime), sc.digest(string(e.RuntimeDigest)))
+	}
+	if r := s.Running; r != nil {
+		fmt.Fprintf(w, "  running:  %s %s as %q in %s\n", printable(r.Exe), sc.digest(string(r.ExeDigest)), r.Cmdline, printable(r.Cwd))
+	} else if s.Execution != nil {
+		fmt.Fprintf(w, "  running:  not observed (no /proc on this platform, or no message from the server yet)\n")
+	}
+	if s.ConfigChanged != "" {
+		fmt.Fprintf(w, "  config:   %s\n", sc.p.warn(printable(s.ConfigChanged)))
+	}
+	if s.PolicyFloorMissing != "" {
+		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
+	}
+	for _, pw := range s.PolicyNotApplied {
+		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", pw.Setting, pw.File, config.FileName, pw.InForce))))
+	}
+	if s.AuditUnavailable != "" {
+		fmt.Fprintf(w, "  audit:    %s\n", sc.p.warn(printable(s.AuditUnavailable)))
+	}
+	for _, d := range s.Drift {
+		fmt.Fprintf(w, "  %s\n", printable(d))
+	}
+	if s.Catalog != "" {
+		fmt.Fprintf(w, "  catalog:  %s (%s)\n", sc.digest(string(s.Catalog)), count(len(s.Tools), "tool"))
+	}
+	for _, h := range s.WaitingApproval {
+		fmt.Fprintf(w, "  waiting:  %s of %s held for an approval for %s (mcpepoch approve)\n", count(h.Calls, "call"), printable(h.Tool),
+			time.Duration(h.SinceSeconds*float64(time.Second)).Round(time.Second))
+	}
 }
