@@ -112,3 +112,24 @@ func TestIdentityPythonUserSite(t *testing.T) {
 	off.Environ = env
 	idWantChanges(t, dashS, idCompute(t, off))
 }
+
+// "sh ./server.sh" whose exec names the runtime's own entry (exec node
+// dist/server.js): that file is the entry, and the script, which sets the
+// server's variables, is still hashed, as a wrapper: editing it is new code.
+func TestIdentityShellScriptExecWithEntry(t *testing.T) {
+	t.Parallel()
+	wrapperNeeds(t, "/bin/sh")
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "server.sh", content: "#!/bin/sh\nexport X=1\nexec ./bin/node app.js\n"},
+		idFile{path: "bin/node", content: "\x7fELF fake runtime\n", mode: 0o755},
+		idFile{path: "app.js", content: "console.log(1)\n"},
+	)
+	spec := Spec{Dir: dir, Command: []string{"sh", "./server.sh"}, Versions: idVersions, Environ: []string{"PATH=/usr/bin:/bin"}}
+	before := idCompute(t, spec)
+	if before.Entry.Path != "app.js" {
+		t.Errorf("entry %s, want app.js (the file the exec'd runtime is given)", before.Entry.Path)
+	}
+	idWrite(t, dir, idFile{path: "server.sh", content: "#!/bin/sh\nexport X=2\nexec ./bin/node app.js\n"})
+	idWantOneChange(t, before, idCompute(t, spec), "server.sh")
+}

@@ -63,6 +63,17 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 	if entry == "" && found != "" {
 		entry = found
 	}
+	if found != "" && abs(dir, found) != abs(dir, entry) && !slices.ContainsFunc(wrappers, func(w string) bool { return abs(dir, w) == abs(dir, found) }) {
+		// What the launch named first (sh ./server.sh's script, the file
+		// a wrapper runs) is code too: hashed as a wrapper when the
+		// runtime's own arguments name another entry.
+		a, err := artifact(fc, RoleWrapper, dir, found, false)
+		if err != nil {
+			return "", "", launchArgs{}, err
+		}
+		a.Why = "a script the launch command runs before the runtime"
+		id.Wrappers = append(id.Wrappers, a)
+	}
 	if entry == "" {
 		entry = runtime
 		id.Inferred = append(id.Inferred, "entry: the executable itself, no argument names a file")
