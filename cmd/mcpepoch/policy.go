@@ -267,11 +267,36 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 	if err != nil {
 		return acceptProof{}, notAccepted("%v", err)
 	}
+	if err := acceptAttested(st, p.AuthenticatorID); err != nil {
+		return acceptProof{}, err
+	}
 	if err := st.store.RecordUse(p.AuthenticatorID, p.SignCount); err != nil {
 		return acceptProof{}, notAccepted("%v", err)
 	}
 	return acceptProof{proof: grant.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
 		signature: string(sig), signCount: p.SignCount}, nil
+}
+
+// acceptAttested refuses the signature of authenticator id when the floor
+// in force, or mcpepoch.toml, has grants.attestation = "required" and id is
+// not attested: under that rule an unattested key proves no presence, for
+// accepting a change to the rule as for any approval.
+func acceptAttested(st *policyState, id string) error {
+	required := st.cfg.Grants.Attestation == config.AttestationRequired
+	if st.floor != nil && st.floor.Attestation == config.AttestationRequired {
+		required = true
+	}
+	if !required {
+		return nil
+	}
+	a, ok := st.store.Lookup(id)
+	if !ok {
+		return notAccepted("authenticator %s is not enrolled", id)
+	}
+	if v := a.Attestation(); !v.OK {
+		return notAccepted("grants.attestation = %q counts only an attested authenticator as presence, and %s is %s", config.AttestationRequired, id, v)
+	}
+	return nil
 }
 
 // auditAccepted appends policy_accepted to the project's audit log: each

@@ -129,6 +129,19 @@ func TestPolicyAcceptWithSSHKey(t *testing.T) {
 	if f, _ := trust.LoadFloor(tdir, root); f == nil || !f.Same(floor) {
 		t.Fatalf("a refused accept changed the floor: %+v", f)
 	}
+	// Under grants.attestation = "required" the unattested key proves no
+	// presence, not even to accept dropping the rule.
+	attested := floor
+	attested.Attestation = config.AttestationRequired
+	if err := trust.SaveFloor(tdir, attested, "first_use", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run("1", "--ssh", keyFile); code == 0 || !strings.Contains(out.Stderr, "counts only an attested authenticator") {
+		t.Errorf("accept with an unattested key under attestation = required: exit %d, want a refusal\n%s", code, out)
+	}
+	if err := trust.SaveFloor(tdir, floor, "first_use", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	out, code := run("1", "--ssh", keyFile)
 	if code != 0 || !strings.Contains(out.Stderr, "accepted (proof presence)") {
 		t.Fatalf("accept with the key's touch: exit %d\n%s", code, out)
