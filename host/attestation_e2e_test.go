@@ -26,12 +26,8 @@ func TestAttestationRequired(t *testing.T) {
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nattestation = \"required\"\n", 1))
-	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
-	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
-		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
-	}
-	if code := enroll.wait(t); code != 0 || !strings.Contains(enroll.stderr.String(), "unattested (chain of") {
-		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr)
+	if out := enrollVirtualKey(t, ctx, p, env); !strings.Contains(out, "unattested (chain of") {
+		t.Fatalf("enroll --web:\n%s", out)
 	}
 
 	s := gConnect(t, p, env...)

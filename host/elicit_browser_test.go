@@ -57,13 +57,7 @@ func TestElicitURLInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
-	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
-	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
-		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
-	}
-	if code := enroll.wait(t); code != 0 {
-		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr)
-	}
+	enrollVirtualKey(t, ctx, p, env)
 	c, run := tsElicitClient(t, p, env, "url")
 	for round, key := range []string{"a", "b"} {
 		if round == 1 {

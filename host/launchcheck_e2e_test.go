@@ -124,13 +124,7 @@ func TestEnvDeliveryPageApprovalWaitsForRelaunch(t *testing.T) {
 	p := newEnvProject(t)
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]\n", "", 1))
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(p.dir, "config")}
-	enroll := startPageCLI(t, p.project, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
-	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
-		t.Fatalf("registration page: %s\n%s", s, enroll.stderr.String())
-	}
-	if code := enroll.wait(t); code != 0 {
-		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr.String())
-	}
+	enrollVirtualKey(t, ctx, p.project, env)
 	k := newAsker(accept)
 	s := eConnect(t, p.project, k.options(true), "2025-11-25", env...)
 	done := make(chan error, 1)

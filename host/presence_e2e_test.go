@@ -147,6 +147,22 @@ func (c *pageCLI) wait(t testing.TB) int {
 	return -1
 }
 
+// enrollVirtualKey enrolls the tab's virtual authenticator with mcpepoch
+// enroll --web as a person (asPerson), pressing "Register" on its page;
+// it fails the test unless the page says ok and the command exits 0, and
+// returns what the command wrote on stderr.
+func enrollVirtualKey(t testing.TB, ctx context.Context, p *project, env []string) string {
+	t.Helper()
+	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
+	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
+		t.Fatalf("registration page: %s\n%s", s, enroll.stderr.String())
+	}
+	if code := enroll.wait(t); code != 0 {
+		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr.String())
+	}
+	return enroll.stderr.String()
+}
+
 // click opens url in the tab, clicks the button with id and waits for the
 // page's final status.
 func click(t testing.TB, ctx context.Context, url, id string) string {
@@ -172,12 +188,8 @@ func TestPresenceApprovalInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
-	enroll := startPageCLI(t, p, asPerson(env), "enroll", "--web", "--no-open", "--name", "virtual key")
-	if s := click(t, ctx, enroll.url, "register"); !strings.HasPrefix(s, "ok:") {
-		t.Fatalf("registration page: %s\n%s", s, enroll.stderr)
-	}
-	if code := enroll.wait(t); code != 0 || !strings.Contains(enroll.stderr.String(), "trusted on first use") {
-		t.Fatalf("enroll --web: exit %d\n%s", code, enroll.stderr)
+	if out := enrollVirtualKey(t, ctx, p, env); !strings.Contains(out, "trusted on first use") {
+		t.Fatalf("enroll --web:\n%s", out)
 	}
 
 	s := gConnect(t, p, env...)
