@@ -2,6 +2,7 @@ package grant
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -84,6 +85,23 @@ func DefaultProof(enrolled bool) Proofs {
 		return Proofs{ProofPresence}
 	}
 	return Proofs{ProofTerminal, ProofClient}
+}
+
+// DefaultProofText names the default proof list as it is in force, for
+// the places that print an unset grants.proof: `["presence"] (default: an
+// authenticator is enrolled)` or `["terminal", "client"] (default: no
+// authenticator is enrolled)`.
+func DefaultProofText(enrolled bool) string {
+	l := DefaultProof(enrolled)
+	s := make([]string, len(l))
+	for i, p := range l {
+		s[i] = strconv.Quote(string(p))
+	}
+	why := "no authenticator is enrolled"
+	if enrolled {
+		why = "an authenticator is enrolled"
+	}
+	return "[" + strings.Join(s, ", ") + "] (default: " + why + ")"
 }
 
 // Proof returns the proof list that applies to a grant of credential

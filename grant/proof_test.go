@@ -81,3 +81,18 @@ func TestOutranks(t *testing.T) {
 		}
 	}
 }
+
+// A re-read that sets grants.proof names the default it replaces as the
+// list in force, which depends on whether an authenticator is enrolled.
+func TestGrantsChangesNamesDefaultProof(t *testing.T) {
+	p := NewPolicy(&config.Config{})
+	q := NewPolicy(&config.Config{Grants: config.Grants{Proof: []string{"same-user"}}})
+	for enrolled, want := range map[bool]string{
+		true:  `proof ["presence"] (default: an authenticator is enrolled) → ["same-user"]`,
+		false: `proof ["terminal", "client"] (default: no authenticator is enrolled) → ["same-user"]`,
+	} {
+		if got := p.GrantsChanges(q, enrolled); len(got) != 1 || got[0] != want {
+			t.Errorf("enrolled=%v: %q, want [%s]", enrolled, got, want)
+		}
+	}
+}

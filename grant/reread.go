@@ -14,16 +14,17 @@ import (
 func (p *Policy) PerCall(scope string) bool { return p.creds[scope].PerCall }
 
 // GrantsChanges says, one string per setting, how the approval settings
-// of q differ from p's: `exempt ["a"] → ["a", "b*"]`, `proof (default) →
-// ["same-user"]`, `approval_wait 5m0s → 0s`, `credentials.NAME.per_call
-// false → true`. Empty when they are the same.
-func (p *Policy) GrantsChanges(q *Policy) []string {
+// of q differ from p's: `exempt ["a"] → ["a", "b*"]`, `proof ["presence"]
+// (default: an authenticator is enrolled) → ["same-user"]`, `approval_wait
+// 5m0s → 0s`, `credentials.NAME.per_call false → true`. enrolled names the
+// default proof list (DefaultProofText). Empty when they are the same.
+func (p *Policy) GrantsChanges(q *Policy, enrolled bool) []string {
 	var out []string
 	if !slices.Equal(p.exempt, q.exempt) {
 		out = append(out, "exempt "+quoted(p.exempt, "[]")+" → "+quoted(q.exempt, "[]"))
 	}
 	if !slices.Equal(p.proof, q.proof) || (p.proof == nil) != (q.proof == nil) {
-		out = append(out, "proof "+proofList(p.proof)+" → "+proofList(q.proof))
+		out = append(out, "proof "+proofList(p.proof, enrolled)+" → "+proofList(q.proof, enrolled))
 	}
 	if p.attested != q.attested {
 		out = append(out, fmt.Sprintf("attestation required %v → %v", p.attested, q.attested))
@@ -65,9 +66,9 @@ func quoted(list []string, empty string) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-func proofList(l Proofs) string {
+func proofList(l Proofs, enrolled bool) string {
 	if l == nil {
-		return "(default)"
+		return DefaultProofText(enrolled)
 	}
 	s := make([]string, len(l))
 	for i, x := range l {

@@ -107,7 +107,7 @@ func (h *Host) stageConfig(d string) {
 	// [grants]; their sources were read once, at start (Options.Credentials).
 	next := grant.NewPolicy(eff)
 	h.config.next, h.config.nextChanges = nil, nil
-	if changes := h.policy.GrantsChanges(next); len(changes) > 0 {
+	if changes := h.policy.GrantsChanges(next, h.enrolled); len(changes) > 0 {
 		if strengthened {
 			// A stricter policy needs no new epoch to be safe: it applies at once.
 			h.policy = next

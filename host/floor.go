@@ -136,7 +136,7 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 		return
 	}
 	h.floor.floor = &next
-	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next))
+	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next, h.enrolled))
 	if h.floor.save {
 		if err := trust.SaveFloor(h.pres.dir, next, "strengthened", time.Now()); err != nil {
 			h.logf("policy floor: %v", err)
@@ -169,7 +169,7 @@ func (h *Host) adoptAcceptedFloor() bool {
 	defer h.mu.Unlock()
 	h.floor.floor = f
 	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, acceptedPrefix),
-		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f))
+		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
 	return true
 }
 
@@ -280,8 +280,8 @@ func (h *Host) policyNotApplied() []localapi.PolicyWeakening {
 	return out
 }
 
-func floorText(f trust.Floor) string {
-	proof := "(default)"
+func floorText(f trust.Floor, enrolled bool) string {
+	proof := grant.DefaultProofText(enrolled)
 	if f.Proof != nil {
 		proof = grant.Proofs(toProofList(f.Proof)).String()
 	}

@@ -53,7 +53,9 @@ var credentialFields = []credentialSetting{
 type order[T any] interface {
 	settle(file, floor T, enrolled bool) (inForce T, weakens bool)
 	equal(a, b T) bool
-	text(v T) string
+	// text prints v as TOML; enrolled names the default an unset value
+	// stands for, where it depends on it.
+	text(v T, enrolled bool) string
 }
 
 // Difference is one setting where mcpepoch.toml and the floor disagree:
@@ -119,7 +121,7 @@ func settle[T any](key string, o order[T], eff *T, floor T, next *T, enrolled bo
 	if o.equal(file, floor) {
 		return Difference{}, false
 	}
-	return Difference{Setting: key, Floor: o.text(floor), File: o.text(file), InForce: o.text(in), Weakens: weak}, true
+	return Difference{Setting: key, Floor: o.text(floor, enrolled), File: o.text(file, enrolled), InForce: o.text(in, enrolled), Weakens: weak}, true
 }
 
 // walk settles every setting of cfg (nil: no file) against f. It returns
@@ -200,7 +202,12 @@ func (proofOrder) settle(file, floor []string, enrolled bool) ([]string, bool) {
 }
 
 func (proofOrder) equal(a, b []string) bool { return slices.Equal(a, b) && (a == nil) == (b == nil) }
-func (proofOrder) text(v []string) string   { return proofText(v) }
+func (proofOrder) text(v []string, enrolled bool) string {
+	if v == nil {
+		return grant.DefaultProofText(enrolled)
+	}
+	return listText(v)
+}
 
 // scopeProofOrder orders credentials.NAME.proof: unset (only grants.proof
 // applies) is the weakest; a list is weaker when it counts a level the
@@ -215,7 +222,7 @@ func (scopeProofOrder) settle(file, floor []string, enrolled bool) ([]string, bo
 }
 
 func (scopeProofOrder) equal(a, b []string) bool { return proofOrder{}.equal(a, b) }
-func (scopeProofOrder) text(v []string) string {
+func (scopeProofOrder) text(v []string, _ bool) string {
 	if v == nil {
 		return "(none: grants.proof applies)"
 	}
@@ -247,8 +254,8 @@ func (exemptOrder) settle(file, floor []string, _ bool) ([]string, bool) {
 	return kept, true
 }
 
-func (exemptOrder) equal(a, b []string) bool { return slices.Equal(a, b) }
-func (exemptOrder) text(v []string) string   { return listText(v) }
+func (exemptOrder) equal(a, b []string) bool       { return slices.Equal(a, b) }
+func (exemptOrder) text(v []string, _ bool) string { return listText(v) }
 
 // usesOrder orders credentials.NAME.tools (doublestar patterns): a tool
 // that uses a scope needs a grant naming it, its proof list and, if it is
@@ -268,8 +275,8 @@ func (usesOrder) settle(file, floor []string, _ bool) ([]string, bool) {
 	return in, len(in) > len(file)
 }
 
-func (usesOrder) equal(a, b []string) bool { return slices.Equal(a, b) }
-func (usesOrder) text(v []string) string   { return listText(v) }
+func (usesOrder) equal(a, b []string) bool       { return slices.Equal(a, b) }
+func (usesOrder) text(v []string, _ bool) string { return listText(v) }
 
 // flagOrder orders a boolean whose stronger value is stronger.
 type flagOrder struct{ stronger bool }
@@ -281,8 +288,8 @@ func (o flagOrder) settle(file, floor bool, _ bool) (bool, bool) {
 	return file, false
 }
 
-func (flagOrder) equal(a, b bool) bool { return a == b }
-func (flagOrder) text(v bool) string   { return strconv.FormatBool(v) }
+func (flagOrder) equal(a, b bool) bool       { return a == b }
+func (flagOrder) text(v bool, _ bool) string { return strconv.FormatBool(v) }
 
 // deliverOrder orders credentials.NAME.deliver: broker is stronger than
 // env (a variable set at launch stays in the process, readable by any
@@ -313,7 +320,7 @@ func (o deliverOrder) settle(file, floor string, _ bool) (string, bool) {
 }
 
 func (deliverOrder) equal(a, b string) bool { return a == b }
-func (deliverOrder) text(v string) string {
+func (deliverOrder) text(v string, _ bool) string {
 	if v == "" {
 		return "(not recorded)"
 	}
@@ -345,7 +352,7 @@ func (o rankOrder) settle(file, floor string, _ bool) (string, bool) {
 }
 
 func (rankOrder) equal(a, b string) bool { return a == b }
-func (o rankOrder) text(v string) string {
+func (o rankOrder) text(v string, _ bool) string {
 	if v == "" {
 		return "(default: " + strconv.Quote(o.values[o.unset]) + ")"
 	}
@@ -387,13 +394,6 @@ func resolve(list []string, enrolled bool) grant.Proofs {
 		out[i] = grant.Proof(s)
 	}
 	return out
-}
-
-func proofText(l []string) string {
-	if l == nil {
-		return "(default)"
-	}
-	return listText(l)
 }
 
 func listText(l []string) string {

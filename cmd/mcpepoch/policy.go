@@ -114,7 +114,7 @@ func showPolicy(st *policyState, asJSON bool, stdio Stdio) error {
 	f := st.floor
 	fmt.Fprintf(stdio.Out, "policy floor of %s (%s)\n  updated %s by %s\n", printable(st.root),
 		printable(trust.FloorPath(st.store.Dir(), st.root)), f.UpdatedAt.Local().Format(time.DateTime), printable(f.UpdatedBy))
-	fmt.Fprintf(stdio.Out, "  proof required to accept a weakening: %s\n", floorProof(f, st.enrolled))
+	fmt.Fprintf(stdio.Out, "  proof required to accept a weakening: %s\n", floorProofText(f, st.enrolled))
 	if len(diff) == 0 {
 		fmt.Fprintf(stdio.Out, "%s holds the same policy as the floor\n", config.FileName)
 		return nil
@@ -152,6 +152,20 @@ func floorProof(f *trust.Floor, enrolled bool) grant.Proofs {
 		out[i] = grant.Proof(s)
 	}
 	return out
+}
+
+// floorProofText is floorProof as show prints it, naming why the default
+// list holds when the floor sets none: "terminal, client (the default: no
+// authenticator is enrolled)".
+func floorProofText(f *trust.Floor, enrolled bool) string {
+	s := floorProof(f, enrolled).String()
+	if f.Proof == nil {
+		if enrolled {
+			return s + " (the default: an authenticator is enrolled)"
+		}
+		return s + " (the default: no authenticator is enrolled)"
+	}
+	return s
 }
 
 // acceptPolicy shows each weakening, proves the person at the floor's

@@ -76,8 +76,13 @@ func TestEditedProofDoesNotLetApproveYesGrant(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("approve --yes after the edit: exit 0, want a refusal\n%s", out)
 	}
-	if !strings.Contains(out.Stderr, `grants.proof = ["same-user"] (in force: (default))`) {
+	if !strings.Contains(out.Stderr, `grants.proof = ["same-user"] (in force: ["terminal", "client"] (default: no authenticator is enrolled))`) {
 		t.Errorf("the refusal does not name the weakening not applied:\n%s", out)
+	}
+	show, _ := p.mcpepoch("policy")
+	if !strings.Contains(show.Stdout, `  grants.proof: floor ["terminal", "client"] (default: no authenticator is enrolled) → mcpepoch.toml ["same-user"]`) ||
+		!strings.Contains(show.Stdout, "proof required to accept a weakening: terminal, client (the default: no authenticator is enrolled)") {
+		t.Errorf("policy show does not name the default proof in force:\n%s", show)
 	}
 	data := refused(t, c, "after approve --yes")
 	if !strings.Contains(data, "policyNotApplied") || !strings.Contains(data, "grants.proof") {
