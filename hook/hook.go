@@ -86,15 +86,20 @@ type Result struct {
 	// BuildsLogErr is why the build could not be added to the builds log
 	// when no host heard of it; the build is recorded all the same.
 	BuildsLogErr error
+	// ManifestSyncErr is why the manifest, in place and read by the hosts,
+	// could not be made durable (its fsync failed): a crash may lose it.
+	ManifestSyncErr error
 }
 
 // Record records the build s describes and signals every host of the
 // project: under the manifest lock (manifest.Lock) it reads the previous
 // manifest, hashes the identity (taking the code and dependency trees a
 // host keeps current from that host's answer, localapi.TypeTrees, and
-// walking the others) and writes the new manifest with a fresh BuildID; then it sends build_complete (or build_failed) to every host and
-// waits up to s.Timeout for their answers. With no host listening it
-// appends the build to the builds log.
+// walking the others) and writes the new manifest with a fresh BuildID
+// (manifest.Publish); then it sends build_complete (or build_failed) to
+// every host and waits up to s.Timeout for their answers. With no host
+// listening it appends the build to the builds log. The manifest's fsync
+// runs meanwhile; Record returns once it is done.
 //
 // Errors: a previous manifest that cannot be read is a *ManifestError (the
 // file is left as it is); waiting for the lock or hashing ends with an
@@ -102,10 +107,16 @@ type Result struct {
 // they are. In every case the manifest is left as it was and no host is
 // signalled. A host's failure is not an error: it is its HostOutcome.
 func Record(ctx context.Context, s Spec) (*Result, error) {
-	b, err := write(ctx, s)
+	b, sync, err := write(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	// The manifest's fsync runs while the hosts answer (or beside the
+	// builds log's own fsync, when none listens): hosts read the manifest
+	// as soon as it is in place, and its durability is needed only by the
+	// time record exits, not before the signal.
+	synced := make(chan error, 1)
+	go func() { synced <- sync() }()
 	if s.Recorded != nil {
 		s.Recorded(b)
 	}
@@ -123,24 +134,26 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	if len(results) == 0 {
 		res.BuildsLogErr = logBuild(s.Root, b.File)
 	}
+	res.ManifestSyncErr = <-synced
 	return res, nil
 }
 
-// write hashes the build and writes the manifest, under the manifest lock.
-func write(ctx context.Context, s Spec) (*Build, error) {
+// write hashes the build and writes the manifest, under the manifest lock,
+// and returns the manifest's fsync to run (manifest.Publish).
+func write(ctx context.Context, s Spec) (*Build, func() error, error) {
 	// Waiting for the lock and hashing can take long (another record
 	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
 	// both give way to ctx, and the manifest is left as is.
 	unlock, err := Interruptible(ctx, "waiting for the manifest lock", func() (func(), error) { return manifest.Lock(s.Root) },
 		func(unlock func()) { unlock() })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
 	mpath := layout.Manifest(s.Root)
 	prev, err := manifest.Read(mpath)
 	if err != nil && !manifest.IsNotExist(err) {
-		return nil, &ManifestError{Path: mpath, Err: err}
+		return nil, nil, &ManifestError{Path: mpath, Err: err}
 	}
 	spec := s.Identity
 	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
@@ -161,14 +174,15 @@ func write(ctx context.Context, s Spec) (*Build, error) {
 		ie.Kept = mpath
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := time.Now()
 	m := manifest.New(s.Label, epoch.NewBuildID(now), now, s.ExitCode, id, prev)
-	if err := manifest.Write(mpath, m); err != nil {
-		return nil, err
+	sync, err := manifest.Publish(mpath, m)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, nil
+	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, sync, nil
 }
 
 // logBuild appends the build to the builds log when no host heard of it:

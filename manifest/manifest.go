@@ -216,19 +216,46 @@ func validateArtifacts(name string, artifacts []Artifact) *CorruptError {
 // only costs the next build a longer list of changes: hosts recompute the
 // identity themselves.
 func Write(path string, f *File) error {
+	b, err := encode(path, f)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Replace(path, b, 0o644)
+}
+
+// Publish is Write with the fsync after the rename (atomicfile.Publish):
+// once it returns, readers see the new manifest whole, and sync, to be
+// called once, makes it durable. Callers hold the Lock until Publish
+// returns, not until sync does. Until sync returns a crash of the machine
+// may also leave an empty manifest where the file system does not order a
+// rename after the file's data (ext4 and btrfs do): record then reports it
+// corrupt, and moving it aside starts anew, as after any corrupt manifest.
+// The build hook takes that narrow window to hide the fsync behind the
+// hosts' answer.
+func Publish(path string, f *File) (sync func() error, err error) {
+	b, err := encode(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return atomicfile.Publish(path, b, 0o644)
+}
+
+// encode validates f and returns the file's bytes, making path's
+// directory if needed.
+func encode(path string, f *File) ([]byte, error) {
 	if err := f.validate(); err != nil {
 		err.Path = path
-		return err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Run manifest written by `mcpepoch record` after each build. Do not edit.\n")
 	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
+		return nil, fmt.Errorf("encode %s: %w", path, err)
 	}
 	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
-		return err
+		return nil, err
 	}
-	return atomicfile.Replace(path, buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
 }
 
 // New describes identity id as built by hook run buildID at t with the

@@ -305,6 +305,9 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 	if res.BuildsLogErr != nil {
 		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("build log %s: %v: this build is not in it", layout.Builds(root), res.BuildsLogErr)))
 	}
+	if res.ManifestSyncErr != nil {
+		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("%v: the build is recorded and hosts were told, but a crash may lose the manifest", res.ManifestSyncErr)))
+	}
 	if d.f.json {
 		b, _ := json.Marshal(out)
 		d.mu.Lock()

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,6 +72,66 @@ func TestReplaceFailureKeepsOldContent(t *testing.T) {
 	}
 	if err := Replace(q, []byte("new"), 0o600); err == nil {
 		t.Fatal("Replace over a non-empty directory succeeded")
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Errorf("content = %q, want old", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("directory holds %d entries, want the file and sub (no temporary file)", len(ents))
+	}
+}
+
+// TestPublishVisibleBeforeSync: Publish puts the new content in place, by
+// rename (another inode; a reader of the old file keeps the old bytes),
+// before its sync is called, and leaves no temporary file behind.
+func TestPublishVisibleBeforeSync(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "manifest.toml")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	sync, err := Publish(p, []byte("new"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != "new" {
+		t.Fatalf("content before sync = %q, %v; want new", b, err)
+	}
+	if b, _ := io.ReadAll(held); string(b) != "old" {
+		t.Errorf("the file opened before Publish reads %q, want old: written in place, not renamed", b)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, want 0644", fi.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only the file", len(ents))
+	}
+	if err := sync(); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Errorf("content after sync = %q, want new", b)
+	}
+}
+
+func TestPublishFailureKeepsOldContent(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "manifest.toml")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(dir, "sub") // a directory in the way of the rename
+	if err := os.MkdirAll(filepath.Join(q, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if sync, err := Publish(q, []byte("new"), 0o600); err == nil || sync != nil {
+		t.Fatalf("Publish over a non-empty directory: sync %v, err %v; want an error", sync != nil, err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "old" {
 		t.Errorf("content = %q, want old", b)
