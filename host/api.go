@@ -82,7 +82,7 @@ func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request
 	ran := false
 	out, err := h.signals.once(req.Build, func() (restartOutcome, error) { ran = true; return h.onBuild(ctx, req, "socket") })
 	if !ran {
-		out.identity = nil // computed for the manifest watch's signal, a while ago: drift is computed now
+		out.identity, out.manifest = nil, nil // read for the manifest watch's signal, a while ago: drift is computed now
 	}
 	return h.outcome(out, err)
 }
@@ -166,7 +166,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
 	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-		resp.Drift = h.status(out.identity).Drift
+		resp.Drift = h.buildDrift(out.identity, out.manifest)
 		h.mu.Lock()
 		rest := h.config.rest
 		h.mu.Unlock()
@@ -182,16 +182,22 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 
 // buildFields describes a build signal for the audit log: the hook's word
 // (build id, status, what its manifest says changed), recorded as a claim;
-// the host's own view follows in server_replaced.
-func (h *Host) buildFields(req notify.Request) map[string]any {
+// the host's own view follows in server_replaced. It returns the
+// project's manifest as read, nil when it was not.
+func (h *Host) buildFields(req notify.Request) (map[string]any, *manifest.File) {
 	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
-	if req.Manifest == layout.Manifest(h.opts.Dir) {
-		if m, err := manifest.Read(req.Manifest); err == nil && string(m.Build.ID) == req.Build {
-			f["changed"] = m.Changed()
-			f["status"] = m.Build.Status
-		}
+	if req.Manifest != layout.Manifest(h.opts.Dir) {
+		return f, nil
 	}
-	return f
+	m, err := manifest.Read(req.Manifest)
+	if err != nil {
+		return f, nil
+	}
+	if string(m.Build.ID) == req.Build {
+		f["changed"] = m.Changed()
+		f["status"] = m.Build.Status
+	}
+	return f, m
 }
 
 // current reports the running epoch without changing anything.

@@ -93,18 +93,23 @@ func (b *buildSignals) seen(id string) bool {
 // claim (via says how it came), then, for build_complete, a restart if
 // the identity changed.
 func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (restartOutcome, error) {
-	fields := h.buildFields(req)
+	fields, m := h.buildFields(req)
 	fields["via"] = via
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
 	h.rereadConfig()
+	var out restartOutcome
+	var err error
 	if req.Type == localapi.TypeBuildFailed {
-		return h.current()
+		out, err = h.current()
+	} else {
+		why := "build " + req.Build
+		if via == "manifest" {
+			why += " (seen in the manifest)"
+		}
+		out, err = h.restart(ctx, why, restartSignal)
 	}
-	why := "build " + req.Build
-	if via == "manifest" {
-		why += " (seen in the manifest)"
-	}
-	return h.restart(ctx, why, restartSignal)
+	out.manifest = m
+	return out, err
 }
 
 // watchManifest treats each new build id written to the run manifest as

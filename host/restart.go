@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
 // restartOutcome is what a build signal or restart request led to.
@@ -37,6 +38,10 @@ type restartOutcome struct {
 	// nothing was replaced: what runs is told from it (outcome's drift)
 	// without computing it again a moment later.
 	identity *build.Identity
+	// manifest is the run manifest read for the build signal this restart
+	// answers (buildFields), which drift compares with instead of reading
+	// and decoding it again; nil: read it.
+	manifest *manifest.File
 }
 
 // trigger says why restart runs.

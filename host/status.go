@@ -28,7 +28,7 @@ func (h *Host) status(now *build.Identity) Status {
 		r := h.record(c)
 		s.Execution = &r
 		s.Running = obs
-		s.Drift = h.drift(c, obs, now)
+		s.Drift = h.drift(c, obs, now, nil)
 	}
 	if s.Drift == nil {
 		s.Drift = []string{}
@@ -42,6 +42,26 @@ func (h *Host) status(now *build.Identity) Status {
 		s.AuditUnavailable = err.Error() + ": tools/call is refused until it can"
 	}
 	return s
+}
+
+// buildDrift is the Drift of status(now), for the answer to a build
+// signal, with m the manifest the signal named as buildFields read it
+// (nil: read it again).
+func (h *Host) buildDrift(now *build.Identity, m *manifest.File) []string {
+	h.mu.Lock()
+	c := h.child
+	var obs *Observed
+	if c != nil {
+		obs = c.observed
+	}
+	h.mu.Unlock()
+	if c == nil {
+		return []string{}
+	}
+	if d := h.drift(c, obs, now, m); d != nil {
+		return d
+	}
+	return []string{}
 }
 
 // statusLocked copies what Status shows of the state machine, and returns
@@ -81,12 +101,16 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 // how what runs differs from what was built. What runs is compared with the
 // last successful build: a failed build that left the entry byte-identical
 // (a Go compile error, a type-only tsc error) is no drift. now is passed
-// to codeDrift. h.mu must not be held.
-func (h *Host) drift(c *child, obs *Observed, now *build.Identity) []string {
+// to codeDrift. m, when not nil, is the manifest just read; else drift
+// reads it. h.mu must not be held.
+func (h *Host) drift(c *child, obs *Observed, now *build.Identity, m *manifest.File) []string {
 	var last *build.Identity
 	var lastID epoch.BuildID
 	var left string
-	m, err := manifest.Read(layout.Manifest(h.opts.Dir))
+	var err error
+	if m == nil {
+		m, err = manifest.Read(layout.Manifest(h.opts.Dir))
+	}
 	if err == nil {
 		last, lastID = m.LastSuccessful()
 		if e := m.Identity().Entry; m.Build.Status == manifest.StatusFailed && e.Digest != "" && e.Digest == c.identity.Entry.Digest {

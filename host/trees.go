@@ -20,7 +20,7 @@ import (
 func (h *Host) identity() (*build.Identity, error) {
 	spec := h.spec()
 	if !spec.Rehash {
-		spec.Trees = h.trees.Digest
+		spec.Trees = h.trees.Synced() // one wait for the kernel's queue, however many trees
 	}
 	id, err := build.Compute(spec)
 	if err == nil && id.Runtime.Version != "" {
@@ -63,11 +63,12 @@ func (h *Host) serveTrees(context.Context, notify.Peer, notify.Request) notify.R
 	}
 	// Compute names the trees; only watched ones are digested and told.
 	spec := h.spec()
+	digest := h.trees.Synced()
 	spec.Trees = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
 		if !h.trees.Watched(root, opt) {
 			return build.Tree{}, nil // not told: left to the hook
 		}
-		t, err := h.trees.Digest(root, opt, walk)
+		t, err := digest(root, opt, walk)
 		if err == nil {
 			out.Trees = append(out.Trees, localapi.TreeOf(root, opt, t))
 		}

@@ -94,6 +94,7 @@ type Stats struct {
 	Walks     int // trees walked by Digest
 	Answered  int // Digest calls answered without a walk
 	Overflows int // kernel event queue overflows seen
+	Syncs     int // waits for the kernel's queue (Digest, Synced, Current)
 }
 
 // entry is one tree: a root with its skip lists.
@@ -200,13 +201,37 @@ func (w *Watcher) Stats() Stats {
 // stat cache); its errors are returned as they are and nothing is kept.
 // The Tree returned is the caller's (its slices are copies).
 func (w *Watcher) Digest(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+	return w.digest(root, opt, walk, true)
+}
+
+// Synced handles every notification the kernel queued before the call,
+// as Digest does before it answers, and returns a Digest that counts on
+// that instead of waiting for the kernel again: a caller that digests
+// several trees for one request (an identity's code tree and dependency
+// trees) waits once. A change made after Synced returned may be seen by
+// the Digest it returned or only by the next call, as a change made while
+// Digest runs may.
+func (w *Watcher) Synced() func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+	if w.Watching() && !w.isClosed() {
+		w.sync()
+	}
+	return func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+		return w.digest(root, opt, walk, false)
+	}
+}
+
+// digest is Digest; with sync, it first waits for the notifications
+// queued before the call.
+func (w *Watcher) digest(root string, opt build.TreeOptions, walk func() (build.Tree, error), sync bool) (build.Tree, error) {
 	if !w.Watching() || w.isClosed() {
 		return walk()
 	}
 	e := w.entry(root, opt)
 	e.walking.Lock()
 	defer e.walking.Unlock()
-	w.sync()
+	if sync {
+		w.sync()
+	}
 	w.mu.Lock()
 	if e.current && !e.dirty && e.watched {
 		t := e.tree
@@ -315,6 +340,7 @@ func Key(root string, opt build.TreeOptions) string {
 // (package doc); when that cannot be shown, every tree counts as changed.
 func (w *Watcher) sync() {
 	w.mu.Lock()
+	w.stats.Syncs++
 	w.seq++
 	name := filepath.Join(w.barrier, strconv.FormatUint(w.seq, 10))
 	ch := make(chan struct{})

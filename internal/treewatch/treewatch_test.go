@@ -368,3 +368,35 @@ func TestChangesSignals(t *testing.T) {
 		t.Fatal("a write in the tree did not signal a change within 20s")
 	}
 }
+
+// TestSyncedWaitsOnce: the Digest that Synced returns sees what changed
+// before Synced in every tree, having waited for the kernel's queue once
+// for all of them.
+func TestSyncedWaitsOnce(t *testing.T) {
+	tr := newTree(t)
+	other := &tree{t: t, w: tr.w, parent: tr.parent, root: filepath.Join(tr.parent, "node_modules")}
+	other.write("x/index.js", "x")
+	tr.digest()
+	other.digest()
+	tr.write("index.js", "changed")
+	other.write("x/index.js", "changed")
+	before := tr.w.Stats().Syncs
+	digest := tr.w.Synced()
+	for _, x := range []*tree{tr, other} {
+		walked := false
+		got, err := digest(x.root, x.opt, func() (build.Tree, error) { walked = true; return build.TreeDigest(x.root, x.opt) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := build.TreeDigest(x.root, x.opt)
+		if !walked || got.Digest != want.Digest {
+			t.Fatalf("%s: walked %v, digest %s, want a walk giving %s", x.root, walked, got.Digest, want.Digest)
+		}
+	}
+	if n := tr.w.Stats().Syncs - before; n != 1 {
+		t.Errorf("Synced and two digests waited for the kernel's queue %d times, want once", n)
+	}
+	if _, walked := other.digest(); walked {
+		t.Error("a Digest after the walk walked again with nothing changed")
+	}
+}
