@@ -18,6 +18,7 @@ const (
 	TypePolicyRaised        = "policy_raised"        // mcpepoch.toml strengthened the policy: in force at once, and the floor raised
 	TypePolicyAccepted      = "policy_accepted"      // a person accepted a weakening of the policy floor (mcpepoch policy accept), with its proof
 	TypePolicyFloorMissing  = "policy_floor_missing" // no floor (or no trust root) where the audit log shows an earlier host ran with one: the strictest policy is in force
+	TypePolicyFloorRefused  = "policy_floor_refused" // the floor file says a person accepted it, but its acceptance does not hold (not the floor held, a level it does not count, a signature that does not verify): the floor held stays
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
 	TypeApprovalAnswered    = "approval_answered"    // the MCP client answered such a request (accept, decline, cancel), or an error
 	TypeApprovalWaitEnded   = "approval_wait_ended"  // the calls held for an approval were released or refused, and why
@@ -41,7 +42,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
-		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing,
+		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,

@@ -27,6 +27,9 @@ type floorState struct {
 	// missing: why the floor or the trust root an earlier host ran with
 	// is not found (floormissing.go); "" when nothing went missing.
 	missing string
+	// refused: the digest of the floor file last refused
+	// (policy_floor_refused), so that it is said once.
+	refused string
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool
@@ -77,7 +80,7 @@ func (h *Host) applyFloor() {
 		f = &s
 	case f == nil:
 		s := trust.FloorOf(root, cfg)
-		if err := trust.SaveFloor(h.pres.dir, s, "first_use", time.Now()); err != nil {
+		if err := trust.WriteFloor(h.pres.dir, &s, "first_use", time.Now()); err != nil {
 			h.logf("policy floor: %v", err)
 		}
 		h.logf("policy floor: first use of this project: the grants policy of %s is its floor from now on", config.FileName)
@@ -135,25 +138,29 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 	if h.floor.floor == nil || h.floor.floor.Same(next) {
 		return
 	}
-	h.floor.floor = &next
 	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next, h.enrolled))
 	if h.floor.save {
-		if err := trust.SaveFloor(h.pres.dir, next, "strengthened", time.Now()); err != nil {
+		if cur, err := trust.LoadFloor(h.pres.dir, next.Root); err == nil && cur != nil && cur.Same(next) {
+			// Another host raised it the same way: hold what the file
+			// says, so that an acceptance made from it counts here too.
+			next = *cur
+		} else if err := trust.WriteFloor(h.pres.dir, &next, "strengthened", time.Now()); err != nil {
 			h.logf("policy floor: %v", err)
 		}
 	}
+	h.floor.floor = &next
 }
-
-// acceptedPrefix begins the UpdatedBy of a floor a person wrote with
-// mcpepoch policy accept ("accepted:LEVEL").
-const acceptedPrefix = "accepted:"
 
 // adoptAcceptedFloor reads the project's floor file again, on a build
 // signal, and makes it the floor held when mcpepoch policy accept wrote it
-// since (its updatedBy is "accepted:LEVEL" and it differs from the floor
-// held); it reports whether it did, so that the caller reconciles
-// mcpepoch.toml with it. Any other change of the file while the host runs
-// is not read: the floor stays pinned.
+// since and its acceptance holds (checkAcceptance: in place of exactly the
+// floor held, at a level that floor counts, and for presence signed by an
+// authenticator of the pinned trust store); it reports whether it did, so
+// that the caller reconciles mcpepoch.toml with it. A file marked as
+// accepted whose acceptance does not hold is refused: logged once,
+// audited policy_floor_refused, and the floor held stays. Any other
+// change of the file while the host runs is not read: the floor stays
+// pinned.
 func (h *Host) adoptAcceptedFloor() bool {
 	h.mu.Lock()
 	held, save := h.floor.floor, h.floor.save
@@ -162,13 +169,18 @@ func (h *Host) adoptAcceptedFloor() bool {
 		return false
 	}
 	f, err := trust.LoadFloor(h.pres.dir, held.Root)
-	if err != nil || f == nil || !strings.HasPrefix(f.UpdatedBy, acceptedPrefix) || f.Same(*held) {
+	if err != nil || f == nil || !strings.HasPrefix(f.UpdatedBy, trust.AcceptedBy) || f.Digest() == held.Digest() {
 		return false
 	}
+	why := h.checkAcceptance(*held, *f)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if why != nil {
+		h.refuseFloorLocked(*f, why)
+		return false
+	}
 	h.floor.floor = f
-	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, acceptedPrefix),
+	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
 		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
 	return true
 }

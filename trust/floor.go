@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
@@ -40,7 +41,8 @@ const FloorDir = "floors"
 //
 //	{"v": 2, "root": "/home/me/proj", "updatedAt": "2026-12-01T12:00:00Z", "updatedBy": "first_use",
 //	 "proof": null, "exempt": ["read_*"], "allowSelfReload": false,
-//	 "credentials": {"supplier": {"tools": ["inventory_order"], "perCall": true, "proof": ["presence"], "deliver": "broker"}}}
+//	 "credentials": {"supplier": {"tools": ["inventory_order"], "perCall": true, "proof": ["presence"], "deliver": "broker"}},
+//	 "accepted": {…}}   (only when updatedBy is "accepted:LEVEL": see Acceptance)
 type Floor struct {
 	V         int       `json:"v"`
 	Root      string    `json:"root"`
@@ -57,6 +59,10 @@ type Floor struct {
 	Attestation string `json:"attestation,omitempty"`
 	// Credentials holds the approval settings of each credential scope.
 	Credentials map[string]CredentialFloor `json:"credentials,omitempty"`
+	// Accepted is how a person accepted this floor in place of the one
+	// before it, when UpdatedBy is "accepted:LEVEL" (flooraccept.go);
+	// nil otherwise. A host checks it before it takes such a floor.
+	Accepted *Acceptance `json:"accepted,omitempty"`
 }
 
 // CredentialFloor is the floor of one [credentials.NAME] scope: the tools
@@ -184,8 +190,16 @@ func LoadFloor(dir, root string) (*Floor, error) {
 
 // SaveFloor writes f as the floor of the project f.Root in the store
 // directory dir, atomically (0600, directories created 0700), stamped with
-// now and by.
+// now and by (see WriteFloor).
 func SaveFloor(dir string, f Floor, by string, now time.Time) error {
+	return WriteFloor(dir, &f, by, now)
+}
+
+// WriteFloor is SaveFloor that leaves in *f the floor as written: stamped
+// with now and by, and without an acceptance unless by is
+// "accepted:LEVEL". What a host holds after writing is then what the file
+// says, to the byte of its Digest.
+func WriteFloor(dir string, f *Floor, by string, now time.Time) error {
 	path := FloorPath(dir, f.Root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("policy floor: %w", err)
@@ -194,6 +208,9 @@ func SaveFloor(dir string, f Floor, by string, now time.Time) error {
 		return err
 	}
 	f.V, f.UpdatedAt, f.UpdatedBy = floorVersion, now.UTC(), by
+	if !strings.HasPrefix(by, AcceptedBy) {
+		f.Accepted = nil
+	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
 )
 
 // Reconcile applies what strengthens the floor and holds what weakens it
@@ -178,25 +180,63 @@ func TestFloorFile(t *testing.T) {
 	}
 }
 
-// The digest a person signs to accept a change names both floors and the
-// nonce, not when or by what the floor was last written.
+// The digest a person signs to accept a change names the floor replaced
+// exactly as written (the same policy written again is another floor),
+// the policy that replaces it and the nonce, not when, by what or with
+// which acceptance the new floor is written.
 func TestAcceptDigest(t *testing.T) {
 	from := FloorOf("/p", &config.Config{Grants: config.Grants{Exempt: []string{"read"}}})
 	to := FloorOf("/p", &config.Config{Grants: config.Grants{Exempt: []string{"read", "write"}}})
 	d := AcceptDigest(from, to, "n1")
-	stamped := from
-	stamped.UpdatedAt, stamped.UpdatedBy = time.Now(), "first_use"
-	if AcceptDigest(stamped, to, "n1") != d {
-		t.Error("the digest depends on when the floor was written")
+	written := to
+	written.UpdatedAt, written.UpdatedBy, written.Accepted = time.Now(), "accepted:presence", &Acceptance{Proof: "presence", Signature: "x"}
+	if AcceptDigest(from, written, "n1") != d {
+		t.Error("the digest depends on when and how the new floor was written")
 	}
-	moved := from
+	rewritten := from
+	rewritten.UpdatedAt, rewritten.UpdatedBy = time.Now(), "strengthened"
+	moved := to
 	moved.Root = "/q"
 	for name, other := range map[string][32]byte{
 		"nonce": AcceptDigest(from, to, "n2"), "to": AcceptDigest(from, from, "n1"), "from": AcceptDigest(to, to, "n1"),
-		"root": AcceptDigest(moved, to, "n1"),
+		"root": AcceptDigest(from, moved, "n1"), "the floor replaced as written": AcceptDigest(rewritten, to, "n1"),
 	} {
 		if other == d {
 			t.Errorf("the digest does not depend on %s", name)
+		}
+	}
+}
+
+// An acceptance counts only in place of the floor held, at a level that
+// floor counts (presence always, its signature left to the caller).
+func TestCheckAcceptance(t *testing.T) {
+	held := FloorOf("/p", &config.Config{Grants: config.Grants{Proof: []string{"terminal"}}})
+	other := held
+	other.UpdatedBy = "strengthened"
+	to := FloorOf("/p", &config.Config{Grants: config.Grants{Proof: []string{"same-user"}}})
+	accepted := func(proof string, from Floor, sig string) Floor {
+		f := to
+		f.UpdatedBy = AcceptedBy + proof
+		f.Accepted = &Acceptance{Proof: proof, From: from.Digest().String(), Nonce: "n", Signature: sig}
+		return f
+	}
+	counts := func(p grant.Proof) bool { return p == grant.ProofTerminal }
+	for _, tc := range []struct {
+		name string
+		f    Floor
+		want string // "" when it holds
+	}{
+		{"terminal, from the floor held", accepted("terminal", held, ""), ""},
+		{"presence with a signature", accepted("presence", held, "sig"), ""},
+		{"presence without one", accepted("presence", held, ""), "carries no signature"},
+		{"same-user, which the floor does not count", accepted("same-user", held, ""), "does not count"},
+		{"from another floor", accepted("terminal", other, ""), "not the one this host holds"},
+		{"no acceptance", func() Floor { f := to; f.UpdatedBy = "accepted:terminal"; return f }(), "carries no acceptance"},
+		{"a level other than its updatedBy", func() Floor { f := accepted("terminal", held, ""); f.UpdatedBy = "accepted:presence"; return f }(), "its acceptance is of proof"},
+	} {
+		err := tc.f.CheckAcceptance(held, counts)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

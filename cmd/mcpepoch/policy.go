@@ -170,7 +170,9 @@ func floorProofText(f *trust.Floor, enrolled bool) string {
 
 // acceptPolicy shows each weakening, proves the person at the floor's
 // level, audits policy_accepted, then writes mcpepoch.toml's policy as
-// the floor. A running host reads it at its next build signal.
+// the floor, with the acceptance a host checks before it takes it
+// (trust.Acceptance: the floor replaced, the nonce, the signature). A
+// running host reads it at its next build signal.
 func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool, stdio Stdio) error {
 	if st.floor == nil {
 		fmt.Fprintf(stdio.Err, "project %s has no policy floor yet: nothing to accept (the first host start makes %s its floor)\n", printable(st.root), config.FileName)
@@ -186,8 +188,8 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 		fmt.Fprintf(stdio.Err, "%s does not weaken the policy floor: nothing to accept (a host puts a stronger policy in force by itself)\n", config.FileName)
 		return nil
 	}
-	next := trust.FloorOf(st.root, st.cfg)
-	d := trust.AcceptDigest(*st.floor, next, grant.NewNonce())
+	next, nonce := trust.FloorOf(st.root, st.cfg), grant.NewNonce()
+	d := trust.AcceptDigest(*st.floor, next, nonce)
 	fmt.Fprintf(stdio.Err, "%s weakens the policy floor of %s (change code %s):\n", config.FileName, printable(st.root), d.ShortCode())
 	for _, w := range weak {
 		fmt.Fprintf(stdio.Err, "  %s: %s → %s\n", printable(w.Setting), printable(w.Floor), printable(w.File))
@@ -196,13 +198,17 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 	if err != nil {
 		return err
 	}
-	if now, err := trust.LoadFloor(st.store.Dir(), st.root); err != nil || now == nil || !now.Same(*st.floor) {
+	if now, err := trust.LoadFloor(st.store.Dir(), st.root); err != nil || now == nil || now.Digest() != st.floor.Digest() {
 		return notAccepted("the policy floor changed while you were asked (a host raised it): run mcpepoch policy accept again")
 	}
 	if err := auditAccepted(st, weak, d, pr); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("not accepted: the audit log: %w", err)}
 	}
-	if err := trust.SaveFloor(st.store.Dir(), next, "accepted:"+string(pr.proof), time.Now()); err != nil {
+	// What a host checks before it takes the floor: the acceptance names
+	// the floor replaced, and for presence carries the signature.
+	next.Accepted = &trust.Acceptance{Proof: string(pr.proof), Channel: pr.channel, From: st.floor.Digest().String(), Nonce: nonce,
+		Authenticator: pr.authenticator, SignCount: pr.signCount, Signature: pr.signature}
+	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.proof), time.Now()); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
 	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; a running host reads it at its next build signal and puts it in force from the next epoch\n",

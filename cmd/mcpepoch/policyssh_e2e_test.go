@@ -92,23 +92,8 @@ func TestPolicyAcceptWithSSHKey(t *testing.T) {
 	if err := trust.SaveFloor(tdir, floor, "first_use", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	keyFile := filepath.Join(home, "key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key.Seed())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(home, "bin")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := "#!/bin/sh\nexec '" + self + "' -test.run='^TestHelperSSHKeygen$' -- \"$@\"\n"
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "ssh-keygen"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"XDG_CONFIG_HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"), "MCPEPOCH_TEST_SSH_KEYGEN=1", "MCPEPOCH_TEST_PERSON=1"}
+	keyFile := softKeyFile(t, home, "key", key)
+	env := []string{"XDG_CONFIG_HOME=" + home, "PATH=" + fakeSSHKeygen(t, home) + ":" + os.Getenv("PATH"), "MCPEPOCH_TEST_SSH_KEYGEN=1", "MCPEPOCH_TEST_PERSON=1"}
 	run := func(flags string, args ...string) (testenv.Output, int) {
 		t.Helper()
 		return testenv.Run(t, p.dir, append(env, "MCPEPOCH_TEST_SK_FLAGS="+flags), p.bin, append([]string{"policy", "accept"}, args...)...)
@@ -153,4 +138,35 @@ func TestPolicyAcceptWithSSHKey(t *testing.T) {
 	if !strings.Contains(out.Stdout, `"type":"policy_accepted"`) || !strings.Contains(out.Stdout, `"authenticator":"`+a.ID+`"`) {
 		t.Errorf("no policy_accepted record naming the key:\n%s", out)
 	}
+}
+
+// softKeyFile writes the seed of key into dir/name, where the fake
+// ssh-keygen (fakeSSHKeygen) reads it as its -f KEY, and returns the path.
+func softKeyFile(t *testing.T, dir, name string, key *softkey.SSHKey) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(key.Seed())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fakeSSHKeygen writes dir/bin/ssh-keygen, which runs this test binary as
+// TestHelperSSHKeygen (MCPEPOCH_TEST_SSH_KEYGEN=1 in its environment), and
+// returns dir/bin, for the front of PATH.
+func fakeSSHKeygen(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nexec '" + self + "' -test.run='^TestHelperSSHKeygen$' -- \"$@\"\n"
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "ssh-keygen"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
