@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,7 +56,9 @@ func (p *project) startTerminal(t *testing.T, env []string, own bool, name, comm
 		argv = []string{"setsid", "-f", "sh", "-c", inner}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = p.dir, testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t))...)
+	// script runs command with $SHELL -c: pinned, so that every machine
+	// runs it the same way (CI may have no SHELL, then it is /bin/sh).
+	cmd.Dir, cmd.Env = p.dir, testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t), "SHELL=/bin/sh")...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +86,43 @@ func (p *project) startTerminal(t *testing.T, env []string, own bool, name, comm
 // screen is what the terminal showed so far.
 func (c *terminal) screen() string { return c.p.read(c.name + ".out") }
 
+// status is the exit status of what ran in the terminal, "" while it runs.
+func (c *terminal) status() string { return strings.TrimSpace(c.p.read(c.name + ".rc")) }
+
 // waitScreen waits until the screen shows want.
 func (c *terminal) waitScreen(want string) {
 	c.t.Helper()
-	waitFor(c.t, waitLong, fmt.Sprintf("%s to show %q", c.name, want), func() bool { return strings.Contains(c.screen(), want) })
+	c.waitUntil(fmt.Sprintf("show %q", want), func(screen string) bool { return strings.Contains(screen, want) })
+}
+
+// waitMatch waits until the screen matches re and returns the match and
+// its groups.
+func (c *terminal) waitMatch(re *regexp.Regexp) []string {
+	c.t.Helper()
+	var m []string
+	c.waitUntil("match "+re.String(), func(screen string) bool { m = re.FindStringSubmatch(screen); return m != nil })
+	return m
+}
+
+// waitUntil polls the screen until cond holds. It fails the test, showing
+// the screen and the exit status, after waitLong or as soon as what ran in
+// the terminal has exited without cond holding: it can show nothing more.
+func (c *terminal) waitUntil(what string, cond func(screen string) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		rc := c.status() // before the screen: the screen is complete once rc is written
+		if cond(c.screen()) {
+			return
+		}
+		switch {
+		case rc != "":
+			c.t.Fatalf("%s exited (status %s) before it could %s; screen:\n%s", c.name, rc, what, c.screen())
+		case time.Now().After(deadline):
+			c.t.Fatalf("waited %s for %s to %s (still running, no exit status); screen:\n%s", waitLong, c.name, what, c.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // press types s.
@@ -102,9 +137,21 @@ func (c *terminal) press(s string) {
 func (c *terminal) exit() string {
 	c.t.Helper()
 	c.keys.Close()
-	rc := filepath.Base(c.name) + ".rc"
-	waitFor(c.t, waitLong, c.name+" to exit", func() bool { return strings.TrimSpace(c.p.read(rc)) != "" })
-	return strings.TrimSpace(c.p.read(rc))
+	return c.exitUnclosed()
+}
+
+// exitUnclosed waits for the exit status with the keyboard left open (no
+// end of input reaches what runs in the terminal) and returns it.
+func (c *terminal) exitUnclosed() string {
+	c.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for c.status() == "" {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("waited %s for %s to exit; screen:\n%s", waitLong, c.name, c.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return c.status()
 }
 
 // approveAtTerminal approves everything agent run run asks for at a

@@ -110,12 +110,7 @@ func TestHandAppendedAuthenticatorRefused(t *testing.T) {
 // started by the MCP client, so the approval proves nothing and the call
 // stays refused; a person's own terminal session may enroll it.
 func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
-	needProc(t)
-	for _, tool := range []string{"script", "setsid"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	needTerminalTools(t)
 	t.Parallel()
 	p, env := newDefaultProofProject(t)
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nproof = [\"presence\"]\n", 1))
@@ -153,14 +148,13 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 		t.Fatalf("slow_write after the agent's approval: %v, want authorization_required", err)
 	}
 
-	// A person: a terminal session that does not descend from the client.
-	out, code = p.shell(env, `setsid -f sh -c 'printf "y\n" | script -qec "$MCPEPOCH_BIN enroll --ssh softkey.pub --name person" /dev/null >person.out 2>&1; echo $? >person.rc'`)
-	if code != 0 {
-		t.Fatalf("setsid -f: exit %d\n%s", code, out)
-	}
-	waitFor(t, waitLong, "the person's enrollment to end", func() bool { return strings.TrimSpace(p.read("person.rc")) != "" })
-	if rc := strings.TrimSpace(p.read("person.rc")); rc != "0" || !strings.Contains(p.read("person.out"), "as the root of the trust store?") {
-		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, p.read("person.out"))
+	// A person: a terminal session that does not descend from the client,
+	// answering the question once it is on the screen.
+	person := p.startTerminal(t, env, true, "person", "$MCPEPOCH_BIN enroll --ssh softkey.pub --name person")
+	person.waitScreen("as the root of the trust store? [y/N]")
+	person.press("y\n")
+	if rc := person.exit(); rc != "0" {
+		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, person.screen())
 	}
 	if _, err := os.Stat(store); err != nil {
 		t.Fatalf("trust store after the person's enrollment: %v", err)
@@ -174,11 +168,9 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 // can make itself the root; a terminal session of its own is asked [y/N]
 // and its registration becomes the root, marked as enrolled at a terminal.
 func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
-	needProc(t)
-	for _, tool := range []string{"script", "setsid", "timeout"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
+	needTerminalTools(t)
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("timeout not installed")
 	}
 	t.Parallel()
 	ctx := chromiumTab(t)
@@ -201,27 +193,24 @@ func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 	}
 
 	// A person: a terminal session that does not descend from the client,
-	// bounded so that nothing outlives the test.
-	out, code = p.shell(env, `setsid -f sh -c 'printf "y\n" | script -qec "timeout 120 $MCPEPOCH_BIN enroll --web --no-open --name person" /dev/null >person.out 2>&1; echo $? >person.rc' </dev/null >/dev/null 2>&1`)
-	if code != 0 {
-		t.Fatalf("setsid -f: exit %d\n%s", code, out)
+	// answering the question once it is on the screen. timeout bounds it so
+	// that nothing outlives the test; --foreground keeps enroll in the
+	// terminal's foreground process group, where a person's command runs
+	// (in a group of timeout's own, its read of the terminal would stop it:
+	// SIGTTIN).
+	person := p.startTerminal(t, env, true, "person", "timeout --foreground 120 $MCPEPOCH_BIN enroll --web --no-open --name person")
+	person.waitScreen("becomes the root of the trust store")
+	person.waitScreen("[y/N]")
+	if strings.Contains(person.screen(), "http://") {
+		t.Fatalf("the registration page before the answer:\n%s", person.screen())
 	}
-	var url string
-	waitFor(t, waitLong, "the person's registration page", func() bool {
-		_, rest, ok := strings.Cut(p.read("person.out"), "http://localhost:")
-		url, _, _ = strings.Cut(rest, "\n")
-		url = "http://localhost:" + strings.TrimSpace(url)
-		return ok && strings.HasSuffix(url, "/")
-	})
-	if !strings.Contains(p.read("person.out"), "becomes the root of the trust store") {
-		t.Fatalf("no question at the terminal before the page:\n%s", p.read("person.out"))
-	}
+	person.press("y\n")
+	url := person.waitMatch(pageURLRe)[0]
 	if st := click(t, ctx, url, "register"); !strings.HasPrefix(st, "ok:") {
-		t.Fatalf("registration page: %s\n%s", st, p.read("person.out"))
+		t.Fatalf("registration page: %s\n%s", st, person.screen())
 	}
-	waitFor(t, waitLong, "the person's enrollment to end", func() bool { return strings.TrimSpace(p.read("person.rc")) != "" })
-	if rc := strings.TrimSpace(p.read("person.rc")); rc != "0" {
-		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, p.read("person.out"))
+	if rc := person.exit(); rc != "0" {
+		t.Fatalf("enrollment from a session of its own: exit %s\n%s", rc, person.screen())
 	}
 	st, err := trust.Open(dir)
 	if err != nil || st.Root() == nil || st.Root().Name != "person" || st.Root().Enrolled != trust.EnrolledTerminal {
