@@ -218,6 +218,37 @@ func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 	}
 }
 
+// TestInterruptAtTheRootQuestion: the first enrollment's [y/N] question
+// at a person's terminal ends at once, enrolling nothing, on Ctrl-C and on
+// SIGTERM (here timeout's), not only on a typed line.
+func TestInterruptAtTheRootQuestion(t *testing.T) {
+	needTerminalTools(t)
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("timeout not installed")
+	}
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	enroll := "$MCPEPOCH_BIN enroll --web --no-open --name person"
+	ctrlC := p.startTerminal(t, env, true, "ctrl-c", "timeout --foreground 120 "+enroll)
+	ctrlC.waitScreen("[y/N]")
+	ctrlC.press("\x03") // the keyboard stays open: Ctrl-C alone ends it
+	if rc := ctrlC.exitUnclosed(); rc == "0" || !strings.Contains(ctrlC.screen(), "not enrolled: interrupted before an answer") {
+		t.Fatalf("Ctrl-C at the question: exit %s\n%s", rc, ctrlC.screen())
+	}
+	// SIGTERM comes after 2 s: at the question on most runs, earlier on a
+	// slow one; either way enroll ends and timeout says so (124).
+	term := p.startTerminal(t, env, true, "sigterm", "timeout --foreground 2 "+enroll)
+	if rc := term.exitUnclosed(); rc != "124" {
+		t.Fatalf("SIGTERM at the question: exit %s, want 124 (timed out)\n%s", rc, term.screen())
+	}
+	if sc := term.screen(); strings.Contains(sc, "[y/N]") && !strings.Contains(sc, "interrupted before an answer") {
+		t.Fatalf("SIGTERM at the question:\n%s", sc)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "config", "mcpepoch", trust.FileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trust store after interrupted enrollments: %v, want none", err)
+	}
+}
+
 // TestHostAuditsPinnedRoot: a host audits the store it pins at start
 // (trust_pinned: digest, entries, the root, how it was enrolled, attested
 // or not), and mcpepoch authenticators marks the root and warns that it is

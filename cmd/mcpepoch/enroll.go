@@ -62,7 +62,7 @@ func enrollWeb(ctx context.Context, srv *ceremony.Server, dir, name string, noOp
 	}
 	root := ""
 	if len(s.Authenticators) == 0 {
-		if root, err = confirmRoot(webRootQuestion(name), stdio); err != nil {
+		if root, err = confirmRoot(ctx, webRootQuestion(name), stdio); err != nil {
 			return err
 		}
 	}
@@ -108,7 +108,7 @@ func enrollSSH(ctx context.Context, srv *ceremony.Server, dir, keyFile, name str
 		return err
 	}
 	if !c.Requirement.Presence {
-		how, err := confirmRoot(rootQuestion(a), stdio)
+		how, err := confirmRoot(ctx, rootQuestion(a), stdio)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +29,8 @@ var testBuildPerson func() bool
 // Like every terminal check it stops an agent without a terminal of its
 // own, not a determined program (a pseudo-terminal it opens, detached
 // with setsid): the README says so, and attestation is the real boundary.
-func confirmRoot(question string, stdio Stdio) (string, error) {
-	testBuild, err := askAtTerminal(question)
+func confirmRoot(ctx context.Context, question string, stdio Stdio) (string, error) {
+	testBuild, err := askAtTerminal(ctx, question)
 	var guard *notAtTerminalError
 	switch {
 	case errors.As(err, &guard):
@@ -47,11 +48,12 @@ func confirmRoot(question string, stdio Stdio) (string, error) {
 // confirmRoot, mcpepoch policy accept at terminal): it refuses a process
 // that cannot stand for a person at a terminal (host.PersonAtTerminal,
 // as a *notAtTerminalError), then asks question with [y/N] on /dev/tty
-// and returns an error unless the answer is y or yes. In a binary built
-// for the tests, MCPEPOCH_TEST_PERSON=1 stands in for the person
-// (testBuildPerson): then it asks nothing and reports testBuild. A
-// product build has no such seam.
-func askAtTerminal(question string) (testBuild bool, err error) {
+// and returns an error unless the answer is y or yes. It stops waiting
+// for the answer when ctx is done (Ctrl-C, SIGTERM, SIGHUP: main's
+// signal context), with errInterrupted. In a binary built for the tests,
+// MCPEPOCH_TEST_PERSON=1 stands in for the person (testBuildPerson): then
+// it asks nothing and reports testBuild. A product build has no such seam.
+func askAtTerminal(ctx context.Context, question string) (testBuild bool, err error) {
 	if testBuildPerson != nil && testBuildPerson() {
 		return true, nil
 	}
@@ -64,11 +66,38 @@ func askAtTerminal(question string) (testBuild bool, err error) {
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(tty).ReadString('\n')
+	line, err := readLine(ctx, tty)
+	if err != nil {
+		fmt.Fprintln(tty)
+		return false, err
+	}
 	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
 		return false, errors.New("declined at the terminal")
 	}
 	return false, nil
+}
+
+// errInterrupted: the question at the terminal got no answer before the
+// command was interrupted or terminated.
+var errInterrupted = errors.New("interrupted before an answer at the terminal")
+
+// readLine returns the next line typed at tty (what came before the end of
+// input when there is no whole line), or errInterrupted as soon as ctx is
+// done. The signals that end ctx are caught for the whole process, so they
+// do not interrupt the read itself: without this, Ctrl-C at the question
+// (or a SIGTERM) would be ignored until a line is typed.
+func readLine(ctx context.Context, tty *os.File) (string, error) {
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(tty).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line, nil
+	case <-ctx.Done():
+		return "", errInterrupted
+	}
 }
 
 // notAtTerminalError is why this process cannot stand for a person at a

@@ -240,7 +240,7 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, sshKey st
 		}
 		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
 	case need.Counts(grant.ProofTerminal):
-		if _, err := askAtTerminal(fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
+		if _, err := askAtTerminal(ctx, fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
 			return acceptProof{}, notAccepted("%v", err)
 		}
 		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
