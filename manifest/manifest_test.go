@@ -114,3 +114,48 @@ func TestLockSerializesWriters(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestReadAgainIsACopy: reading the same manifest twice gives two Files
+// that share nothing (the second read takes the first's decoding, and a
+// caller changing its File does not change what the next reader gets),
+// and a manifest rewritten in between is decoded anew.
+func TestReadAgainIsACopy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "server.bin"), []byte("v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := layout.Manifest(dir)
+	first := New("lbl", "01JQ7R9KQ6K2Y8W4JH0M3T5V7X", time.Now(), 0, identity(t, dir, "server.bin"), nil)
+	first.Command, first.Inferred = []string{"./server.bin"}, []string{"entry server.bin"}
+	if err := Write(p, first); err != nil {
+		t.Fatal(err)
+	}
+	failed := New("lbl", "01JQ7R9KQ6K2Y8W4JH0M3T5V7Y", time.Now(), 1, identity(t, dir, "server.bin"), first)
+	failed.Command, failed.Inferred = first.Command, first.Inferred
+	if err := Write(p, failed); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LastOK == nil || len(a.LastOK.Artifacts) == 0 {
+		t.Fatalf("a failed build's manifest keeps no last_ok: %+v", a)
+	}
+	a.Label, a.Command[0], a.Inferred[0], a.Artifacts[0].Path, a.LastOK.Artifacts[0].Path, a.LastOK.ID = "x", "x", "x", "x", "x", "x"
+	b, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Label != "lbl" || b.Command[0] != "./server.bin" || b.Inferred[0] != "entry server.bin" ||
+		b.Artifacts[0].Path != "server.bin" || b.LastOK.Artifacts[0].Path != "server.bin" || b.LastOK.ID != first.Build.ID {
+		t.Errorf("a second read shows the first reader's changes: %+v, last_ok %+v", b, b.LastOK)
+	}
+	next := New("lbl2", "01JQ7R9KQ6K2Y8W4JH0M3T5V7Z", time.Now(), 0, identity(t, dir, "server.bin"), b)
+	if err := Write(p, next); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Read(p); err != nil || c.Label != "lbl2" || c.Build.ID != next.Build.ID {
+		t.Errorf("read after a rewrite: %+v, %v; want the new manifest", c, err)
+	}
+}
