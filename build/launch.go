@@ -2,10 +2,8 @@ package build
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // launchArgs is what a runtime's own command line says it will load, read
@@ -76,7 +74,33 @@ var goBuildValueFlags = []string{
 	"-covermode", "-o",
 }
 
-var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy)(\d+(\.\d+)?)?$`) }) // compiled on first use
+// isPythonName reports whether base names a Python interpreter: python
+// or pypy, then optionally a version, digits with at most one dot inside
+// (python3, python3.12, pypy3). Every identity asks, so it is no regexp:
+// compiling one cost a record more than the rest of parsing its launch.
+func isPythonName(base string) bool {
+	rest, ok := strings.CutPrefix(base, "python")
+	if !ok {
+		if rest, ok = strings.CutPrefix(base, "pypy"); !ok {
+			return false
+		}
+	}
+	if rest == "" {
+		return true
+	}
+	major, minor, dot := strings.Cut(rest, ".")
+	return allDigits(major) && (!dot || allDigits(minor))
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // parseLaunch reads the arguments args that the runtime binary exe is
 // given.
@@ -96,7 +120,7 @@ func parseLaunch(exe string, args []string) launchArgs {
 		}
 		return parseNode(args[1:], []string{"-c", "--config", "--import-map", "--lock", "--env-file", "--location", "--cert", "--preload"},
 			[]string{"--preload"}, "deno")
-	case pythonName().MatchString(base):
+	case isPythonName(base):
 		return parsePython(args)
 	case base == "go":
 		return parseGoRun(args)

@@ -5,7 +5,7 @@ import "path/filepath"
 // isPython reports whether the server's runtime is a Python interpreter:
 // the launch command's runtime, or the binary it resolved to.
 func isPython(l launchArgs, runtime string) bool {
-	return l.runtime == "python" || (runtime != "" && pythonName().MatchString(filepath.Base(runtime)))
+	return l.runtime == "python" || (runtime != "" && isPythonName(filepath.Base(runtime)))
 }
 
 // pythonBytecode decides how a Python server's own bytecode writes are
