@@ -183,7 +183,6 @@ func (h *Host) credential(ctx context.Context, c *child, peer notify.Peer, req c
 		}
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	// The call may have ended, or its grant been revoked, while the source
 	// was read: the decision is made again before anything is handed over.
 	code, msg := h.stillValidLocked(c, d, time.Now())
@@ -194,13 +193,33 @@ func (h *Host) credential(ctx context.Context, c *child, peer notify.Peer, req c
 	}
 	if code != "" {
 		delete(d.call.issued, req.Scope)
+		h.mu.Unlock()
 		return h.credentialDenied(c, peer, req.Scope, d.call, code, msg)
 	}
-	if d.src.Cacheable() && !d.perCall {
-		h.credKeep[credKey{d.call.grant.ID, req.Scope}] = keptSecret{g: d.call.grant, value: secret}
+	var key credKey
+	keep := d.src.Cacheable() && !d.perCall
+	if keep {
+		key = credKey{d.call.grant.ID, req.Scope}
+		h.credKeep[key] = keptSecret{g: d.call.grant, value: secret}
 	}
-	fields := h.credentialFields(peer, req.Scope, d.call)
-	h.audit.event(audit.TypeCredentialIssued, c.epoch, h.run, fields)
+	ticket := h.audit.guard(audit.TypeCredentialIssued, c.epoch, h.run, h.credentialFields(peer, req.Scope, d.call), true)
+	h.mu.Unlock()
+	// No action without its audit record: the secret leaves only once its
+	// credential_issued is in the file, as a tools/call is forwarded only
+	// once its tool_called is. The wait is outside the host's lock.
+	if !h.audit.whenRecorded(ticket) {
+		h.mu.Lock()
+		delete(d.call.issued, req.Scope)
+		if keep {
+			delete(h.credKeep, key)
+		}
+		h.mu.Unlock()
+		why := "the audit log could not be written"
+		if err := h.audit.healthy(); err != nil {
+			why += " (" + err.Error() + ")"
+		}
+		return h.credentialDenied(c, peer, req.Scope, d.call, credwire.CodeUnavailable, why, "; no secret is handed out without its record")
+	}
 	return credbroker.Issue(secret)
 }
 
