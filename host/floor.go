@@ -36,12 +36,14 @@ type floorState struct {
 }
 
 // strictestFloor is the floor used when the project's floor file cannot
-// be read: presence only, nothing exempt, no self-reload, and each
-// credential scope of cfg per call with presence, delivered through the
-// broker, so that a damaged file never opens the policy.
+// be read or went missing: strictest in every field — presence only, by
+// an attested authenticator (attestation = "required"), nothing exempt,
+// no self-reload, and each credential scope of cfg per call with
+// presence, delivered through the broker — so that a damaged or deleted
+// file never opens the policy.
 func strictestFloor(root string, cfg *config.Config) trust.Floor {
 	presence := []string{string(grant.ProofPresence)}
-	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}}
+	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}, Attestation: config.AttestationRequired}
 	for name, c := range cfg.Credentials {
 		if f.Credentials == nil {
 			f.Credentials = map[string]trust.CredentialFloor{}

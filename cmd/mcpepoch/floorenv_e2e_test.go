@@ -13,8 +13,9 @@ import (
 // the project's audit log shows an earlier host ran with one, so it is not
 // a first use: the strictest floor is in force, a weakening written into
 // mcpepoch.toml meanwhile is not applied, approve --yes is refused, and the
-// host's stderr, status and the audit log say so. Every start records the
-// floor and trust store it used.
+// host's stderr, status and the audit log say so. The strictest floor is
+// strictest in every field: the file's unset (optional) attestation is not
+// applied either. Every start records the floor and trust store it used.
 func TestEmptyConfigDirIsNotFirstUse(t *testing.T) {
 	t.Parallel()
 	p, c := floorProject(t)
@@ -25,6 +26,9 @@ func TestEmptyConfigDirIsNotFirstUse(t *testing.T) {
 	refused(t, c, "under an empty config directory")
 	if !strings.Contains(c.Stderr(), "no policy floor found, but this project's audit log shows an earlier host ran with one") {
 		t.Errorf("host stderr does not say the floor went missing:\n%s", c.Stderr())
+	}
+	if !strings.Contains(c.Stderr(), `grants.attestation = (default: "optional") (in force: "required")`) {
+		t.Errorf("host stderr does not say the strictest floor holds attestation = \"required\":\n%s", c.Stderr())
 	}
 	out, code := testenv.Run(t, p.dir, env, p.bin, "approve", "--yes", "--all")
 	if code == 0 {
