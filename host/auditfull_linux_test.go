@@ -153,27 +153,3 @@ func TestAuditFullDiskFailsClosed(t *testing.T) {
 		t.Errorf("%d calls ran; %d tool_called records and %d counted lost, want %d and 0", ran, recorded, lost, ran)
 	}
 }
-
-// settledLog waits until the log holds the tool_result records of calls
-// calls, and returns its size and the length of its shortest tool_called
-// line.
-func settledLog(t *testing.T, path string, calls int) (int64, int) {
-	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Count(string(b), `"type":"tool_result"`) >= calls {
-			minRec := 1 << 20
-			for _, l := range strings.SplitAfter(string(b), "\n") {
-				if strings.Contains(l, `"type":"tool_called"`) {
-					minRec = min(minRec, len(l))
-				}
-			}
-			return int64(len(b)), minRec
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the log did not get the records of %d calls", calls)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

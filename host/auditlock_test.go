@@ -28,6 +28,10 @@ func TestAuditLockHeldFailsClosed(t *testing.T) {
 	s := gConnect(t, p)
 	s.list()
 	s.text("version", nil)
+	// The call's tool_result is written after its answer: taking the lock
+	// before it is in the log would lose it (records_lost), a gap this test
+	// does not mean to make.
+	settledLog(t, filepath.Join(p.dir, ".mcpepoch", "audit.jsonl"), 1)
 	lockPath := filepath.Join(p.dir, ".mcpepoch", "audit.lock")
 	lk, err := os.OpenFile(lockPath, os.O_RDWR, 0)
 	if err != nil {
@@ -91,4 +95,28 @@ func jsonData(t *testing.T, raw []byte) map[string]any {
 		t.Fatalf("error data %s: %v", raw, err)
 	}
 	return m
+}
+
+// settledLog waits until the log holds the tool_result records of calls
+// calls, and returns its size and the length of its shortest tool_called
+// line.
+func settledLog(t *testing.T, path string, calls int) (int64, int) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Count(string(b), `"type":"tool_result"`) >= calls {
+			minRec := 1 << 20
+			for _, l := range strings.SplitAfter(string(b), "\n") {
+				if strings.Contains(l, `"type":"tool_called"`) {
+					minRec = min(minRec, len(l))
+				}
+			}
+			return int64(len(b)), minRec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for the log to hold the tool_result records of %d calls; it holds:\n%s", waitLong, calls, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
