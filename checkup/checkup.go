@@ -58,6 +58,9 @@ type check struct {
 	cfg  *config.Config
 	pl   project.Plan
 	r    *Report
+	// outputWrong is set when output found the launched binary is not
+	// what the build writes, or was written and not recorded.
+	outputWrong bool
 }
 
 func (c *check) problem(where, what, fix string) {
@@ -91,6 +94,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.hookCommand(o)
 	c.sources()
 	c.clients(o.UserConfigDir)
+	c.output()
 	c.launch()
 	c.tsc()
 	c.state()

@@ -40,7 +40,7 @@ func (c *check) launch() {
 		if built {
 			c.problem(config.FileName, "the entry "+id.Entry.Path+" does not exist: the host cannot start the server",
 				"run the build; if it does not write "+id.Entry.Path+", fix command (or entry) in "+config.FileName)
-		} else {
+		} else if !c.outputWrong {
 			c.note("no build recorded yet: the entry %s is checked after the first build (%s %s)", id.Entry.Path, orTask(c.pl.Build.Runner), c.pl.Build.Target)
 		}
 	}

@@ -52,6 +52,16 @@ type Build struct {
 // Plan returns the most likely wiring of p.
 func (p *Project) Plan() Plan {
 	var pl Plan
+	pl.Build.Target = "build"
+	var why string
+	switch {
+	case p.Taskfile != nil && p.Taskfile.Task("build") != nil:
+		pl.Build.Runner = "task"
+		why = "build: the task build of " + p.Taskfile.Path
+	case p.Makefile != nil && p.Makefile.Target("build") != nil:
+		pl.Build.Runner = "make"
+		why = "build: the target build of " + p.Makefile.Path
+	}
 	switch {
 	case p.Package != nil:
 		p.planNode(&pl)
@@ -64,14 +74,8 @@ func (p *Project) Plan() Plan {
 		pl.Label = filepath.Base(p.Root)
 		pl.Reasons = append(pl.Reasons, "label: the directory's name")
 	}
-	pl.Build.Target = "build"
-	switch {
-	case p.Taskfile != nil && p.Taskfile.Task("build") != nil:
-		pl.Build.Runner = "task"
-		pl.Reasons = append(pl.Reasons, "build: the task build of "+p.Taskfile.Path)
-	case p.Makefile != nil && p.Makefile.Target("build") != nil:
-		pl.Build.Runner = "make"
-		pl.Reasons = append(pl.Reasons, "build: the target build of "+p.Makefile.Path)
+	if why != "" {
+		pl.Reasons = append(pl.Reasons, why)
 	}
 	pl.Sources = append(pl.Sources, p.Lockfiles...)
 	if p.Config {
@@ -154,6 +158,10 @@ func (p *Project) planGo(pl *Plan) {
 		name = path.Base(main)
 	}
 	pl.Label = name
+	pl.Sources = append(pl.Sources, "**/*.go", "go.mod")
+	if p.builtGo(pl, main) {
+		return
+	}
 	pl.Reasons = append(pl.Reasons, "label and binary: the package main in "+main)
 	pl.Entry = "bin/" + name
 	pl.Command = []string{"./" + pl.Entry}
@@ -162,7 +170,47 @@ func (p *Project) planGo(pl *Plan) {
 		pl.Build.Command[len(pl.Build.Command)-1] = "."
 	}
 	pl.Reasons = append(pl.Reasons, "build command: go build into "+pl.Entry)
-	pl.Sources = append(pl.Sources, "**/*.go", "go.mod")
+}
+
+// builtGo takes the binary from the build the project already has: the
+// file its go build writes, else the one file its go-task build task
+// generates. It reports false when neither tells.
+func (p *Project) builtGo(pl *Plan, main string) bool {
+	if gb := p.FindGoBuild(pl.Build.Runner, pl.Build.Target); gb != nil {
+		pl.Entry = gb.Output
+		pl.Reasons = append(pl.Reasons, "label: the package main in "+main,
+			"binary: "+gb.Output+", what "+gb.Cmd+" in "+gb.Where+" writes")
+		pl.Build.Command = strings.Fields(gb.Cmd)
+	} else if gen := p.GeneratedBinary(pl.Build); gen != "" {
+		pl.Entry = gen
+		pl.Reasons = append(pl.Reasons, "label: the package main in "+main,
+			"binary: "+gen+", what the task "+pl.Build.Target+" of "+p.Taskfile.Path+" generates")
+		pl.Build.Command = []string{"task", pl.Build.Target}
+	} else {
+		return false
+	}
+	pl.Command = []string{"./" + pl.Entry}
+	return true
+}
+
+// GeneratedBinary returns the one file, not a glob and not under
+// .mcpepoch/, that the go-task build task lists in generates; "" for none
+// or several.
+func (p *Project) GeneratedBinary(b Build) string {
+	if b.Runner != "task" {
+		return ""
+	}
+	var out []string
+	for _, g := range p.Taskfile.Task(b.Target).Generates {
+		g = cleanRel(g)
+		if !strings.ContainsAny(g, "*?[{!") && !strings.HasPrefix(g, ".mcpepoch/") && !strings.HasPrefix(g, "..") {
+			out = append(out, g)
+		}
+	}
+	if len(out) != 1 {
+		return ""
+	}
+	return out[0]
 }
 
 func (p *Project) planPython(pl *Plan) {
