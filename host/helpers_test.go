@@ -45,9 +45,16 @@ const waitLong = 20 * time.Second
 // the agent run and the socket's path.
 var listeningRe = regexp.MustCompile(`(?m)agent run (\S+): listening on (.+)$`)
 
+// minParallel is how many tests run at once, at least, when go test is
+// given no -parallel flag (see testenv.WidenParallel): most tests here
+// wait on the host and server processes they start, not on the CPU.
+const minParallel = 4
+
 // TestMain gives the tests of this process a directory of their own for
-// the trust store's config directory, removed at the end.
+// the trust store's config directory, removed at the end, and runs more
+// tests at once than there are cores.
 func TestMain(m *testing.M) {
+	testenv.WidenParallel(minParallel)
 	remove := testenv.UserConfig()
 	code := m.Run()
 	stopChromium()

@@ -2,11 +2,9 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -22,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 // minParallel is how many tests run at once, at least, when go test is
-// given no -parallel flag (whose default is GOMAXPROCS). Most tests here
+// given no -parallel flag (see testenv.WidenParallel). Most tests here
 // spend their time waiting on child processes (node, the host, make,
 // task), not on the CPU, so more of them than there are cores fit.
 const minParallel = 4
@@ -36,14 +34,7 @@ func (w wideParallel) Run() int {
 	// directory: the tests and the processes they start get one of their
 	// own, never the user's.
 	defer testenv.UserConfig()()
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if n := runtime.GOMAXPROCS(0); !given && n < minParallel {
-		if err := flag.Set("test.parallel", strconv.Itoa(minParallel)); err != nil {
-			panic(err)
-		}
-	}
+	testenv.WidenParallel(minParallel)
 	return w.m.Run()
 }
 
