@@ -614,15 +614,18 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 		other                                     []string
 	)
 	for i := range rounds {
-		var wg sync.WaitGroup
+		var wg, cli sync.WaitGroup
 		jitter := func() { time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond) }
+		cli.Add(2)
 		wg.Go(func() {
+			defer cli.Done()
 			jitter()
 			if _, code := p.runCLI(nil, "restart"); code != 0 {
 				t.Errorf("round %d: mcpepoch restart: exit %d", i, code)
 			}
 		})
 		wg.Go(func() {
+			defer cli.Done()
 			jitter()
 			out, code := p.tryApprove(s.run, "--tools", "slow_write", "--credential", gStaging)
 			mu.Lock()
@@ -642,8 +645,19 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 				other = append(other, fmt.Sprintf("round %d: approve: exit %d: %s", i, code, out))
 			}
 		})
+		// Calls go on until both commands have ended, and one more after:
+		// on a loaded machine a command takes longer than four calls, and
+		// a round whose approval outlives its restart is one where calls
+		// succeed.
+		cliDone := make(chan struct{})
+		go func() { cli.Wait(); close(cliDone) }()
 		wg.Go(func() {
-			for range 4 {
+			for n, last := 0, false; n < 4 || !last; n++ {
+				select {
+				case <-cliDone:
+					last = true
+				default:
+				}
 				jitter()
 				res, err := s.call("slow_write", map[string]any{"key": "race", "delayMs": rand.IntN(30)})
 				var werr *jsonrpc.Error

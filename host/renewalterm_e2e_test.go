@@ -254,9 +254,11 @@ func TestRenewalOnePressOnPage(t *testing.T) {
 		t.Fatalf("renewal after the rebuild: %+v", r)
 	}
 	page := startPageCLI(t, p, env, "approve", "--web", "--no-open", "--run", s.run)
-	if !strings.Contains(page.stderr.String(), "renewal "+r.ShortCode) {
-		t.Errorf("approve --web does not name the renewal %s:\n%s", r.ShortCode, page.stderr)
-	}
+	// Its stderr is copied apart from the URL on stdout: the line may come
+	// after the URL has been read.
+	waitFor(t, waitLong, "approve --web to name the renewal "+r.ShortCode, func() bool {
+		return strings.Contains(page.stderr.String(), "renewal "+r.ShortCode)
+	})
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := chromedp.Do(c, chromedp.Navigate(page.url)); err != nil {

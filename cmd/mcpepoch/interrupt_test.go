@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,7 +85,7 @@ func TestInterruptWhileHashing(t *testing.T) {
 				<-done
 			})
 
-			time.Sleep(300 * time.Millisecond) // reading 64 GiB takes far longer
+			opened(t, cmd.Process.Pid, filepath.Join(dir, "big.lock"), done) // reading 64 GiB takes far longer
 			select {
 			case <-done:
 				t.Fatalf("%v exited before the signal: %v\n%s", tc.args, waitErr, stderr.String())
@@ -117,6 +118,33 @@ func TestInterruptWhileHashing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// opened returns once process pid has file name open, or has exited
+// (done closed): it is then hashing it, and its signal handlers, set up
+// first thing, are in place. Where /proc has no fd directory it waits
+// 300 ms instead.
+func opened(t *testing.T, pid int, name string, done <-chan struct{}) {
+	t.Helper()
+	fds := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	if _, err := os.Stat(fds); err != nil {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	for deadline := time.Now().Add(interruptBound); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		links, _ := filepath.Glob(filepath.Join(fds, "*"))
+		for _, l := range links {
+			if target, err := os.Readlink(l); err == nil && target == name {
+				return
+			}
+		}
+	}
+	t.Fatalf("pid %d did not open %s within %s", pid, name, interruptBound)
 }
 
 // A lockfile that is not a regular file is refused at once, with the file
