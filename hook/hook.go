@@ -107,7 +107,10 @@ type Result struct {
 // they are. In every case the manifest is left as it was and no host is
 // signalled. A host's failure is not an error: it is its HostOutcome.
 func Record(ctx context.Context, s Spec) (*Result, error) {
-	b, sync, err := write(ctx, s)
+	// One connection per host for the trees request and the signal.
+	peers := notify.NewPeers(s.Root)
+	defer peers.Close()
+	b, sync, err := write(ctx, s, peers)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 		req.Type = localapi.TypeBuildFailed
 	}
 	bctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	results := notify.Broadcast(bctx, s.Root, req)
+	results := peers.Broadcast(bctx, req)
 	cancel()
 	for _, r := range results {
 		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: localapi.OutcomeOf(r.Response, r.Err)})
@@ -139,8 +142,9 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 }
 
 // write hashes the build and writes the manifest, under the manifest lock,
-// and returns the manifest's fsync to run (manifest.Publish).
-func write(ctx context.Context, s Spec) (*Build, func() error, error) {
+// and returns the manifest's fsync to run (manifest.Publish). The hosts'
+// trees are asked for over peers.
+func write(ctx context.Context, s Spec, peers *notify.Peers) (*Build, func() error, error) {
 	// Waiting for the lock and hashing can take long (another record
 	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
 	// both give way to ctx, and the manifest is left as is.
@@ -150,8 +154,18 @@ func write(ctx context.Context, s Spec) (*Build, func() error, error) {
 		return nil, nil, err
 	}
 	defer unlock()
+	// The hosts are dialled while the previous manifest is read and
+	// decoded; nothing is sent to them unless it can be.
+	dialled := make(chan struct{})
+	go func() {
+		defer close(dialled)
+		dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
+		defer cancel()
+		peers.Connect(dctx)
+	}()
 	mpath := layout.Manifest(s.Root)
 	prev, err := manifest.Read(mpath)
+	<-dialled
 	if err != nil && !manifest.IsNotExist(err) {
 		return nil, nil, &ManifestError{Path: mpath, Err: err}
 	}
@@ -160,7 +174,7 @@ func write(ctx context.Context, s Spec) (*Build, func() error, error) {
 	spec.Versions = prev.RuntimeVersion
 	from := ""
 	if !spec.Rehash && spec.Trees == nil {
-		spec.Trees = hostTrees(ctx, s.Root, s.Timeout, func(run string) {
+		spec.Trees = hostTrees(ctx, peers, s.Timeout, func(run string) {
 			if from == "" {
 				from = run
 			}

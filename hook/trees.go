@@ -9,6 +9,9 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
+// treesFunc is build.Spec.Trees.
+type treesFunc = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error)
+
 // treesTimeout bounds the wait for the hosts' trees; past it the hook
 // walks them itself.
 const treesTimeout = 5 * time.Second
@@ -19,7 +22,7 @@ const treesTimeout = 5 * time.Second
 // the host each tree came from reported to used. It returns nil when no
 // host answered with a tree: then the hook walks as without hosts. A host
 // that does not know the request (an older one) or fails is left out.
-func hostTrees(ctx context.Context, root string, timeout time.Duration, used func(run string)) func(string, build.TreeOptions, func() (build.Tree, error)) (build.Tree, error) {
+func hostTrees(ctx context.Context, peers *notify.Peers, timeout time.Duration, used func(run string)) treesFunc {
 	ctx, cancel := context.WithTimeout(ctx, min(timeout, treesTimeout))
 	defer cancel()
 	type known struct {
@@ -27,7 +30,7 @@ func hostTrees(ctx context.Context, root string, timeout time.Duration, used fun
 		run string
 	}
 	var trees []known
-	for _, r := range notify.Broadcast(ctx, root, notify.Request{Type: localapi.TypeTrees}) {
+	for _, r := range peers.Broadcast(ctx, notify.Request{Type: localapi.TypeTrees}) {
 		if r.Err != nil || r.Response.Type != localapi.TypeTrees {
 			continue
 		}

@@ -203,6 +203,18 @@ func Broadcast(ctx context.Context, projectRoot string, req Request) []Result {
 // sendOnce is one Broadcast exchange. live is false for a dead host's
 // leftover socket (removed) or a socket that no longer exists.
 func sendOnce(ctx context.Context, path string, req Request) (r Result, live bool) {
+	c, r, live := dialOnce(ctx, path)
+	if c == nil {
+		return r, live
+	}
+	defer c.Close()
+	r.Response, r.Err = c.Do(ctx, req)
+	return r, true
+}
+
+// dialOnce is Broadcast's dial of one host: a connection, else (c nil) the
+// Result to report and whether the host is live, as for sendOnce.
+func dialOnce(ctx context.Context, path string) (c *Conn, r Result, live bool) {
 	r.Socket = path
 	c, err := dial(ctx, path, 0)
 	if errors.Is(err, syscall.ECONNREFUSED) {
@@ -211,24 +223,22 @@ func sendOnce(ctx context.Context, path string, req Request) (r Result, live boo
 		case <-time.After(dialRetryInterval):
 		case <-ctx.Done():
 			r.Err = err
-			return r, true
+			return nil, r, true
 		}
 		c, err = dial(ctx, path, 0)
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			removeSocket(path)
-			return r, false
+			return nil, r, false
 		}
 	}
 	if errors.Is(err, syscall.ENOENT) {
-		return r, false
+		return nil, r, false
 	}
 	if err != nil {
 		r.Err = err
-		return r, true
+		return nil, r, true
 	}
-	defer c.Close()
-	r.Response, r.Err = c.Do(ctx, req)
-	return r, true
+	return c, r, true
 }
 
 // removeSocket removes path if it is still a socket.

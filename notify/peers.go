@@ -1,0 +1,146 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Peers keeps one connection to each live host of a project, so that
+// requests sent to every host in turn (the build hook's trees request and
+// then its build signal) share them: Broadcast dials anew for each, and
+// the dial, the host's accept and its peer check are most of a small
+// request's round trip. Requests sent through Peers must be safe to send
+// twice (see Broadcast). The zero Peers is not usable; Close releases it.
+type Peers struct {
+	root  string
+	mu    sync.Mutex
+	conns map[string]*Conn // by socket path
+}
+
+// NewPeers returns the Peers of the hosts of projectRoot; no host is
+// dialled until the first Broadcast.
+func NewPeers(projectRoot string) *Peers {
+	return &Peers{root: projectRoot, conns: map[string]*Conn{}}
+}
+
+// Connect dials every host of the project that p has no connection to
+// yet, as Broadcast would, and keeps the connections for Broadcast,
+// sending nothing: a caller dials while it does other work, before it
+// knows what to send. A host that cannot be dialled is left to Broadcast,
+// which dials it again.
+func (p *Peers) Connect(ctx context.Context) {
+	paths, err := Hosts(p.root)
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, path := range paths {
+		p.mu.Lock()
+		have := p.conns[path] != nil
+		p.mu.Unlock()
+		if have {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, _, _ := dialOnce(ctx, path); c != nil {
+				p.keep(path, c, nil)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Broadcast is the package's Broadcast over p's connections: req goes to
+// every host of the project (Hosts, listed again at each call)
+// concurrently, with one Result per live host in the order of Hosts. A
+// host reached by an earlier call gets req over the same connection; one
+// new since then is dialled as Broadcast dials (a dead host's socket
+// removed, a vanished one left out). When a kept connection fails other
+// than by ctx or by the host's own answer (the host closed it: it timed
+// out idle, or exited), req is sent once more over a new dial, so a host
+// may get it twice.
+func (p *Peers) Broadcast(ctx context.Context, req Request) []Result {
+	paths, err := Hosts(p.root)
+	if err != nil {
+		return []Result{{Err: err}}
+	}
+	results := make([]Result, len(paths))
+	live := make([]bool, len(paths))
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], live[i] = p.send(ctx, path, req)
+		}()
+	}
+	wg.Wait()
+	out := []Result{}
+	for i := range results {
+		if live[i] {
+			out = append(out, results[i])
+		}
+	}
+	return out
+}
+
+// send is one exchange of Broadcast with the host at path.
+func (p *Peers) send(ctx context.Context, path string, req Request) (Result, bool) {
+	p.mu.Lock()
+	c := p.conns[path]
+	delete(p.conns, path)
+	p.mu.Unlock()
+	if c != nil {
+		r := Result{Socket: path}
+		r.Response, r.Err = c.Do(ctx, req)
+		if r.Err == nil || answered(r.Err) || ctx.Err() != nil {
+			p.keep(path, c, r.Err)
+			return r, true
+		}
+		c.Close()
+	}
+	c, r, live := dialOnce(ctx, path)
+	if c == nil {
+		return r, live
+	}
+	r.Response, r.Err = c.Do(ctx, req)
+	p.keep(path, c, r.Err)
+	return r, true
+}
+
+// answered reports whether err is the host's own answer, after which the
+// connection stays usable.
+func answered(err error) bool {
+	var re *RemoteError
+	var ve *VersionError
+	return errors.As(err, &re) || errors.As(err, &ve)
+}
+
+// keep keeps c for the next request when the exchange that ended with err
+// left it usable, else closes it.
+func (p *Peers) keep(path string, c *Conn, err error) {
+	if err != nil && !answered(err) {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns == nil {
+		c.Close() // closed meanwhile
+		return
+	}
+	p.conns[path] = c
+}
+
+// Close closes every connection p keeps.
+func (p *Peers) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
