@@ -43,13 +43,16 @@ type Request struct {
 }
 
 // Renewal is what the page shows of a renewal (the host's prepared
-// approval after an epoch change revoked grants): the epoch whose grants
-// ended, the tools left out because their definition changed (with what
+// approval after an epoch change, or a stricter policy, revoked grants):
+// the epoch whose grants ended and why, the tools left out because their definition changed (with what
 // changed), and the tools no longer offered.
 type Renewal struct {
 	FromEpoch string
-	Changed   []CatalogLine // Change is the kind of change
-	Dropped   []string
+	// SameEpoch: the grants ended in the epoch the request is for;
+	// PolicyRaised: a stricter mcpepoch.toml ended (some of) them.
+	SameEpoch, PolicyRaised bool
+	Changed                 []CatalogLine // Change is the kind of change
+	Dropped                 []string
 }
 
 // IdentityLine is one part of the execution identity: entry, a lockfile,

@@ -166,6 +166,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
 	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
 		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
+		resp.GrantsRevoked = out.GrantsRevoked // by a stricter mcpepoch.toml (onBuild)
 		resp.Drift = h.buildDrift(out.identity, out.manifest)
 		h.mu.Lock()
 		rest := h.config.rest

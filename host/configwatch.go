@@ -75,31 +75,34 @@ func newConfigState(dir string) configState {
 // settings) was read once for this connection: the host says the client
 // must reconnect. A floor a person accepted since (mcpepoch policy accept)
 // is read first (adoptAcceptedFloor), and the file reconciled with it.
-func (h *Host) rereadConfig() {
+// It returns how many grants a stricter policy revoked.
+func (h *Host) rereadConfig() (revoked int) {
 	if h.opts.Dir == "" {
-		return
+		return 0
 	}
 	d := configDigest(h.opts.Dir)
 	h.mu.Lock()
 	same := d == h.config.read
 	h.mu.Unlock()
 	if accepted := h.adoptAcceptedFloor(); !same || accepted {
-		h.stageConfig(d)
+		revoked = h.stageConfig(d)
 	}
 	if note := h.configChange(); note != "" {
 		h.logf("%s", note)
 	}
+	return revoked
 }
 
 // stageConfig loads the changed file (digest d) and stages its grants
-// policy for the next epoch.
-func (h *Host) stageConfig(d string) {
+// policy for the next epoch; a stricter one is in force at once, and it
+// returns how many grants that revoked.
+func (h *Host) stageConfig(d string) (n int) {
 	cfg, err := config.Load(h.opts.Dir)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {
 		h.config.bad, h.config.badAt = err.Error(), d
-		return
+		return 0
 	}
 	h.config.read, h.config.bad, h.config.badAt = d, "", ""
 	eff, strengthened := h.reconcileLocked(cfg)
@@ -113,7 +116,9 @@ func (h *Host) stageConfig(d string) {
 			h.policy = next
 			h.logf("grants policy re-read from %s in force at once (it raised the policy floor): %s", config.FileName, strings.Join(changes, "; "))
 			h.audit.event(audit.TypePolicyRaised, h.epochLocked(), h.run, map[string]any{"policy_changed": changes, "file": config.FileName})
-			h.revokeOutrankedLocked()
+			revoked := h.revokeOutrankedLocked()
+			h.renewRaisedLocked(revoked)
+			n = len(revoked)
 		} else {
 			h.config.next, h.config.nextChanges = next, changes
 		}
@@ -124,6 +129,7 @@ func (h *Host) stageConfig(d string) {
 	} else {
 		h.config.rest = true
 	}
+	return n
 }
 
 // withoutApproval returns cfg without what a running host re-reads: the

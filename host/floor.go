@@ -214,10 +214,11 @@ func (h *Host) reconcileLocked(cfg *config.Config) (eff *config.Config, strength
 // for a tool that now needs a decision per call or a credential scope the
 // grant does not name. Each is audited grant_revoked with reason
 // policy_raised and why; the next call it would have covered is refused,
-// saying so.
-func (h *Host) revokeOutrankedLocked() {
+// saying so. It returns the grants it revoked (their renewal:
+// renewRaisedLocked).
+func (h *Host) revokeOutrankedLocked() []*grant.Grant {
 	now := time.Now()
-	n := 0
+	var revoked []*grant.Grant
 	for _, g := range h.grants.Live(now) {
 		why := h.policy.Outranks(g, h.enrolled)
 		if why == "" && g.Proof == grant.ProofPresence {
@@ -229,15 +230,16 @@ func (h *Host) revokeOutrankedLocked() {
 		if why == "" || !h.grants.Revoke(g.ID, grant.RevokedPolicyRaised, now) {
 			continue
 		}
-		n++
+		revoked = append(revoked, g)
 		h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{
 			"grant": g.ID, "reason": grant.RevokedPolicyRaised, "why": why, "file": config.FileName,
 		})
 		h.logf("grant %s revoked: %s raised the approval policy: %s", g.ID, config.FileName, why)
 	}
-	if n > 0 {
+	if len(revoked) > 0 {
 		h.saveGrantsLocked()
 	}
+	return revoked
 }
 
 // epochLocked is the current child's epoch, "" before the first start.

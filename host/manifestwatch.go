@@ -90,13 +90,13 @@ func (b *buildSignals) seen(id string) bool {
 }
 
 // onBuild acts on a build signal: recorded in the audit log as the hook's
-// claim (via says how it came), then, for build_complete, a restart if
-// the identity changed.
+// claim (via says how it came), mcpepoch.toml's approval settings re-read,
+// then, for build_complete, a restart if the identity changed.
 func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (restartOutcome, error) {
 	fields, m := h.buildFields(req)
 	fields["via"] = via
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
-	h.rereadConfig()
+	raised := h.rereadConfig()
 	var out restartOutcome
 	var err error
 	if req.Type == localapi.TypeBuildFailed {
@@ -109,6 +109,9 @@ func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (res
 		out, err = h.restart(ctx, why, restartSignal)
 	}
 	out.manifest = m
+	// Grants a stricter mcpepoch.toml ended count as the signal's too,
+	// whatever else it did: mcpepoch dev offers their renewal.
+	out.GrantsRevoked += raised
 	return out, err
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -24,9 +25,18 @@ import (
 // and the proof rules of its channel, nothing less. It ends when a grant
 // covers its tools, or when another epoch change replaces it.
 
+// A stricter mcpepoch.toml read while the host runs ends the grants it no
+// longer counts in the same epoch (policy_raised, revokeOutrankedLocked):
+// renewRaisedLocked keeps what they covered in the base too, and
+// prepares their renewal on the running epoch at once, at the proof the
+// raised policy needs.
+
 // renewalBase is what the revoked grants of one epoch covered.
 type renewalBase struct {
-	from   epoch.Epoch
+	from epoch.Epoch
+	// raised: grants of it were revoked by a stricter policy (in the
+	// running epoch, or before the epoch change that ended the rest).
+	raised bool
 	grants []epoch.GrantID
 	tools  []string                 // sorted
 	creds  []string                 // sorted
@@ -48,33 +58,67 @@ func (h *Host) captureRenewalLocked(ep epoch.Epoch, now time.Time) {
 	h.renewal = nil
 	b := &renewalBase{from: ep, defs: map[string]string{}, expiry: map[string]time.Duration{}}
 	for _, g := range h.grants.Grants {
-		if g.ExecutionEpoch != ep || !g.Live(now) || g.ExpiresWhen == grant.ExpiresPerCall {
-			continue
-		}
-		b.grants = append(b.grants, g.ID)
-		for _, t := range g.ToolScope {
-			if !slices.Contains(b.tools, t) {
-				b.tools = append(b.tools, t)
-			}
-			if d, ok := g.Definitions[t]; ok {
-				b.defs[t] = d
-			}
-			if d, err := time.ParseDuration(g.ExpiresWhen); err == nil && (b.expiry[t] == 0 || d < b.expiry[t]) {
-				b.expiry[t] = d
-			}
-		}
-		for _, c := range g.CredentialScope {
-			if !slices.Contains(b.creds, c) {
-				b.creds = append(b.creds, c)
-			}
+		if g.ExecutionEpoch == ep && g.Live(now) {
+			b.add(g)
 		}
 	}
 	if len(b.grants) == 0 {
 		return
 	}
+	h.renewBase = b
+}
+
+// renewRaisedLocked keeps what revoked covered, grants of the running
+// epoch a stricter policy just ended, in the renewal base (beside what an
+// earlier epoch change left there unsettled) and prepares the renewal
+// again for the running epoch: its proof is the raised policy's. With
+// nothing revoked, a renewal already prepared is prepared again, so that
+// it never offers itself at the proof of the policy it was made under.
+func (h *Host) renewRaisedLocked(revoked []*grant.Grant) {
+	c := h.child
+	if c == nil {
+		return
+	}
+	b := h.renewBase
+	if b == nil && len(revoked) > 0 {
+		b = &renewalBase{from: c.epoch, defs: map[string]string{}, expiry: map[string]time.Duration{}}
+	}
+	for _, g := range revoked {
+		b.add(g)
+	}
+	if b == nil || len(b.grants) == 0 {
+		return
+	}
+	b.raised = b.raised || len(revoked) > 0
+	h.renewBase, h.renewal = b, nil
+	h.prepareRenewalLocked(c)
+}
+
+// add puts what g covered in b; a per-call grant is one call: nothing to
+// renew.
+func (b *renewalBase) add(g *grant.Grant) {
+	if g.ExpiresWhen == grant.ExpiresPerCall || slices.Contains(b.grants, g.ID) {
+		return
+	}
+	b.grants = append(b.grants, g.ID)
+	for _, t := range g.ToolScope {
+		if !slices.Contains(b.tools, t) {
+			b.tools = append(b.tools, t)
+		}
+		if d, ok := g.Definitions[t]; ok {
+			b.defs[t] = d
+		}
+		if d, err := time.ParseDuration(g.ExpiresWhen); err == nil && (b.expiry[t] == 0 || d < b.expiry[t]) {
+			b.expiry[t] = d
+		}
+	}
+	for _, c := range g.CredentialScope {
+		if !slices.Contains(b.creds, c) {
+			b.creds = append(b.creds, c)
+		}
+	}
 	slices.Sort(b.tools)
 	slices.Sort(b.creds)
-	h.renewBase = b
 }
 
 // prepareRenewalLocked prepares the renewal of h.renewBase for child c,
@@ -83,14 +127,14 @@ func (h *Host) captureRenewalLocked(ep epoch.Epoch, now time.Time) {
 // nothing new.
 func (h *Host) prepareRenewalLocked(c *child) {
 	b := h.renewBase
-	if b == nil || b.from == c.epoch || h.catalog == nil {
+	if b == nil || (b.from == c.epoch && !b.raised) || h.catalog == nil {
 		return
 	}
 	if r := h.renewal; r != nil && r.Epoch == c.epoch && r.CatalogRevision == h.catalog.Revision {
 		return
 	}
 	r := &renewal{Renewal: localapi.Renewal{FromEpoch: b.from, Epoch: c.epoch, CatalogRevision: h.catalog.Revision,
-		Revoked: b.grants, Expires: grant.ExpiresRunEnds, Tools: []string{}, Credentials: []string{},
+		Revoked: b.grants, PolicyRaised: b.raised, Expires: grant.ExpiresRunEnds, Tools: []string{}, Credentials: []string{},
 		Changed: []localapi.RenewalChange{}, Dropped: []string{}}}
 	changes := h.changesSinceApprovalLocked()
 	for _, name := range b.tools {
@@ -137,6 +181,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 		"renewal": r.ID, "from_epoch": string(b.from), "revoked_grants": b.grants,
 		"tools": r.Tools, "changed_tools": r.ChangedTools(), "dropped_tools": r.Dropped,
 		"credential_scope": r.Credentials, "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
+		"policy_raised": strconv.FormatBool(b.raised), "proof": need.String(),
 	})
 	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with mcpepoch approve",
 		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.Dropped)
@@ -162,7 +207,7 @@ func (h *Host) renewalProposalLocked(r *localapi.Renewal) (*grant.Proposal, bool
 // the one checkRenewalLocked found current.
 func (h *Host) renewalPageLocked(p *grant.Proposal) (*grant.Proposal, *ceremony.Renewal) {
 	r := h.renewal
-	view := &ceremony.Renewal{FromEpoch: string(r.FromEpoch), Dropped: r.Dropped}
+	view := &ceremony.Renewal{FromEpoch: string(r.FromEpoch), SameEpoch: r.FromEpoch == r.Epoch, PolicyRaised: r.PolicyRaised, Dropped: r.Dropped}
 	for _, c := range r.Changed {
 		if slices.Contains(p.ToolScope, c.Tool) {
 			continue // included by the person

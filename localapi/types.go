@@ -286,7 +286,8 @@ type SSHApproveRequest struct {
 }
 
 // Renewal is the approval a host prepares when an epoch change revoked
-// grants (authorization_stale): the same tools and credential scopes on
+// grants (authorization_stale), or a stricter mcpepoch.toml did in the
+// running epoch (policy_raised): the same tools and credential scopes on
 // the new epoch, with what changed on top (the review's Identity and
 // CatalogChanges, against the epoch the revoked grants named). A grant
 // still ends with its epoch; a renewal only makes the next approval one
@@ -311,6 +312,11 @@ type Renewal struct {
 	Epoch           epoch.Epoch     `json:"epoch"`
 	CatalogRevision Revision        `json:"catalogRevision"`
 	Revoked         []epoch.GrantID `json:"revokedGrants"`
+	// PolicyRaised: grants of it ended because mcpepoch.toml raised the
+	// approval policy (policy_raised), not only with their epoch. FromEpoch
+	// is then Epoch when they all ended in the running epoch; the renewal
+	// needs the raised policy's proof (Proof).
+	PolicyRaised bool `json:"policyRaised,omitempty"`
 	// Tools (sorted) are pre-selected; Credentials (sorted, never nil)
 	// the scopes of the revoked grants that they use; Expires the expiry
 	// of the revoked grants that covered them (the shortest when they

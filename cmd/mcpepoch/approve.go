@@ -37,7 +37,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	noOpen := fs.Bool("no-open", false, "with --web: print the URLs, open no browser")
 	sshKey := fs.String("ssh", "", "approve with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the grant digest")
 	full := fs.Bool("full", false, "show digests whole on the review screen (default: the first 12 hex digits)")
-	renew := fs.Bool("renewal", false, "approve the renewal the host prepared after its last epoch change, as prepared (without asking only with --yes)")
+	renew := fs.Bool("renewal", false, "approve the renewal the host prepared after its last epoch change or policy raise, as prepared (without asking only with --yes)")
 	yes := fs.Bool("yes", false, "approve without asking, for scripts and tests; needs --tools or --all, and counts only where mcpepoch.toml's [grants] proof names same-user")
 	if err := parseFlags(fs, args); err != nil {
 		return err
