@@ -43,7 +43,9 @@ const (
 // everything queued under the log's lock, chain hash and all, in one
 // write(2) (audit.Log.TryWrite). What cannot be written at once (the log
 // in use by the writer goroutine, its lock held by another process) is
-// written by the writer goroutine (audit.Log.Write). The writer goroutine
+// written by the writer goroutine (audit.Log.Write), and so is a record no
+// action waits for (a tool_result) that no guarded write took along
+// within auditSyncEvery. The writer goroutine
 // also makes what was written durable: one fsync and one head rewrite per
 // group, however many records were written meanwhile (audit.Log.Sync).
 //
@@ -91,6 +93,7 @@ type auditor struct {
 	forgot   int64         // tickets up to here are older than bad remembers
 	closed   bool
 	urgent   bool       // a record an action waits for is queued, not written
+	since    time.Time  // when the oldest event in pending was queued
 	guarded  int64      // the ticket of the last such record queued
 	err      *auditDown // nil while healthy
 	last     *auditDown // the last failure, for a call refused after it
@@ -193,6 +196,9 @@ func (a *auditor) queue(ev audit.Event, now bool) int64 {
 	if a.closed {
 		a.mu.Unlock()
 		return -1
+	}
+	if len(a.pending) == 0 {
+		a.since = time.Now()
 	}
 	a.pending = append(a.pending, ev)
 	a.queued++
@@ -374,12 +380,20 @@ func (a *auditor) loop() {
 		due := down && !sync && !time.Now().Before(a.failed.Add(auditRetry))
 		write := len(a.pending) > 0 && (!down || closed) || due
 		wait := time.Until(a.lastSync.Add(auditSyncEvery))
+		// A record no action waits for (a tool_result) waits up to
+		// auditSyncEvery for the next guarded write, which the forwarding
+		// goroutine does and which takes it along: a sequential client's
+		// calls then cost one write(2) each, not two.
+		aged := len(a.pending) > 0 && time.Since(a.since) >= auditSyncEvery
+		if write && !sync && !down {
+			wait = min(wait, time.Until(a.since.Add(auditSyncEvery)))
+		}
 		if down && !due {
 			wait = time.Until(a.failed.Add(auditRetry))
 		}
 		a.mu.Unlock()
 		switch {
-		case write && (urgent || !sync || closed || wait <= 0):
+		case write && (urgent || aged || closed || wait <= 0 || due):
 			a.write()
 		case sync && (wait <= 0 || closed):
 			a.sync()
@@ -465,6 +479,7 @@ func (a *auditor) flush() {
 	defer a.mu.Unlock()
 	target := a.queued
 	for (a.done < target || a.synced < target && a.err == nil) && !a.closed {
+		a.urgent = a.urgent || a.done < target
 		a.wake()
 		nudge(a.hurry)
 		a.cond.Wait()

@@ -139,14 +139,14 @@ func TestLineQueueGate(t *testing.T) {
 	q := newLineQueue(&buf, nil)
 	open := make(chan bool)
 	refused := make(chan struct{}, 1)
-	q.pushGated([]byte("call\n"), func() bool { return <-open }, func() { refused <- struct{}{} })
+	q.pushGated([]byte("call\n"), func() bool { return <-open }, nil, func() { refused <- struct{}{} })
 	q.push([]byte("after\n"))
 	time.Sleep(50 * time.Millisecond)
 	if s := buf.String(); s != "" {
 		t.Fatalf("wrote %q before the gate opened", s)
 	}
 	open <- true
-	q.pushGated([]byte("refused\n"), func() bool { return <-open }, func() { refused <- struct{}{} })
+	q.pushGated([]byte("refused\n"), func() bool { return <-open }, nil, func() { refused <- struct{}{} })
 	q.push([]byte("last\n"))
 	open <- false
 	select {

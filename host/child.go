@@ -126,10 +126,10 @@ const readDrain = 500 * time.Millisecond
 // closes, so a descendant that keeps the pipe open cannot keep the host
 // waiting; what the server wrote before exiting is still read, for up to
 // readDrain.
-func (c *child) run(max int, fn func(line []byte, over *overflow), exited func()) {
+func (c *child) run(max int, fn func(line []byte, over *overflow, more bool), exited func()) {
 	readDone := make(chan struct{})
 	go func() {
-		readLines(c.stdout, max, fn)
+		readLinesMore(c.stdout, max, fn)
 		close(readDone)
 	}()
 	state, err := c.cmd.Process.Wait()

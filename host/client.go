@@ -119,6 +119,13 @@ func (h *Host) fromClient(line []byte, over *overflow, more bool) {
 	h.handleClient(line, over, more)
 	if !more {
 		h.audit.writeNow()
+		h.mu.Lock()
+		staged := h.clientStaged
+		h.clientStaged = nil
+		h.mu.Unlock()
+		for _, q := range staged {
+			q.flush()
+		}
 	}
 }
 
@@ -376,20 +383,43 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 // ticket is in the log file (no action without its audit record): at once
 // when it is already; through the child's stdin writer, which waits for
 // it, while it is still to be written; never when it could not be, and
-// then the call is answered with CodeAuditUnavailable.
+// then the call is answered with CodeAuditUnavailable. A line of a burst
+// the client reader has not finished (h.clientMore) is staged instead:
+// fromClient writes the burst's lines in one write once their records
+// are written, with no hand-off to the stdin writer.
 func (h *Host) sendRecordedLocked(m *jsonrpc.Message, line []byte, ticket int64) {
 	c := h.child
+	line = withNewline(line)
 	switch written, pending := h.audit.recorded(ticket); {
+	case written && h.clientMore:
+		c.in.stage(line)
+		h.stagedLocked(c.in)
 	case written:
-		c.send(withNewline(line))
+		c.send(line)
 	case pending:
-		c.in.pushGated(withNewline(line), func() bool { return h.audit.whenRecorded(ticket) }, func() {
+		gate := func() bool { return h.audit.whenRecorded(ticket) }
+		ready := func() bool { w, _ := h.audit.recorded(ticket); return w }
+		refused := func() {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.refuseUnrecordedLocked(c, m)
-		})
+		}
+		if h.clientMore {
+			c.in.stageGated(line, gate, ready, refused)
+			h.stagedLocked(c.in)
+		} else {
+			c.in.pushGated(line, gate, ready, refused)
+		}
 	default:
 		h.refuseUnrecordedLocked(c, m)
+	}
+}
+
+// stagedLocked notes that the client reader staged a line on q, for
+// fromClient to flush at the end of the burst.
+func (h *Host) stagedLocked(q *lineQueue) {
+	if !slices.Contains(h.clientStaged, q) {
+		h.clientStaged = append(h.clientStaged, q)
 	}
 }
 

@@ -190,6 +190,12 @@ type Host struct {
 	session     []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
 	swallowAck  map[string]bool  // listen ids re-sent to a new child
 
+	// Bursts (queue.go, lineQueue.stage): the queues the client reader
+	// staged a burst's lines on, flushed after its last line; childMore
+	// says a server's reader has more lines of its burst (toClientStagedLocked).
+	clientStaged []*lineQueue
+	childMore    bool
+
 	// The server side (server.go): the host's own requests to a child and
 	// the child's requests to the client.
 	private     map[string]chan []byte // private id → where its answer goes

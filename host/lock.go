@@ -79,7 +79,12 @@ package host
 //     before it, appended by write(2) (audit.Log.TryWrite) when the
 //     log's lock is at hand without waiting (this host holds it, or
 //     no one does); otherwise the call waits in its child's stdin queue
-//     for the audit writer, never under h.mu.
+//     for the audit writer, never under h.mu. A reader that has more
+//     lines of one read to handle (the client's, a server's) stages what
+//     it forwards on the queue instead (lineQueue.stage) and flushes once
+//     after the last line, outside h.mu: one write(2) for the burst. A
+//     push of any goroutine writes what is staged first, so the order
+//     stays the order of decisions.
 //   - The one file written under h.mu is the run's own grants file
 //     (saveGrantsLocked: an atomic replace in a 0700 directory), so that
 //     it never disagrees with the order of decisions.

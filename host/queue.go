@@ -38,28 +38,6 @@ func (q *batchQueue[T]) push(v T) bool {
 	return true
 }
 
-// pushOr is push for a consumer that can be bypassed: when nothing is
-// queued and the consumer holds no batch, direct is called with v, under
-// the queue's lock (so it must not block), and only what it returns as
-// left over, if anything, is queued. Order is kept: once anything is
-// queued or being consumed, v waits its turn.
-func (q *batchQueue[T]) pushOr(v T, direct func(T) (rest T, done bool)) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	if !q.active && len(q.items) == 0 {
-		var done bool
-		if v, done = direct(v); done {
-			return true
-		}
-	}
-	q.items = append(q.items, v)
-	q.cond.Signal()
-	return true
-}
-
 // take waits until something is queued or the queue is closed, and
 // returns everything queued and whether the queue is closed. Once closed
 // and empty it returns nil, true at once. The consumer holds the batch
@@ -131,18 +109,25 @@ type lineQueue struct {
 	onErr func(error) // called once, from the writer goroutine, on the first failed write
 	q     *batchQueue[outLine]
 	done  chan struct{}
-	// try writes a line at once when that cannot block (a pipe with
-	// room), returning what it could not write; nil when w allows no such
-	// write (pipe_unix.go).
-	try func(line []byte) (rest []byte, done bool)
+	// try writes lines at once when that cannot block (a pipe with room),
+	// in one writev(2), returning how many bytes it wrote; nil when w
+	// allows no such write (trywrite_unix.go).
+	try func(bufs [][]byte) int
+	// staged holds the lines stage queued, under q.mu: the next flush,
+	// push or pushGated writes them first.
+	staged []outLine
+	iov    [][]byte // reused by flushLocked
 }
 
 // outLine is one line of a lineQueue. A line with a gate is written only
 // once gate, called by the writer goroutine, returns true; when it returns
-// false the line is dropped and refused is called instead.
+// false the line is dropped and refused is called instead. ready, when
+// set, tells without waiting whether gate would return true now (written),
+// so that the line can be written at once.
 type outLine struct {
 	b       []byte
 	gate    func() bool
+	ready   func() bool
 	refused func()
 }
 
@@ -150,7 +135,7 @@ type outLine struct {
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[outLine](), done: make(chan struct{})}
 	if f, ok := w.(*os.File); ok {
-		l.try = tryWriter(f)
+		l.try = tryWriterV(f)
 	}
 	go l.loop()
 	return l
@@ -161,21 +146,94 @@ func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 // no hand-off to the writer goroutine (a small call's answer then costs
 // no wake-up); push still never blocks. After close or a write error the
 // line is dropped.
-func (l *lineQueue) push(line []byte) {
-	if l.try != nil {
-		l.q.pushOr(outLine{b: line}, func(o outLine) (outLine, bool) {
-			rest, done := l.try(o.b)
-			return outLine{b: rest}, done
-		})
-		return
-	}
-	l.q.push(outLine{b: line})
-}
+func (l *lineQueue) push(line []byte) { l.put(outLine{b: line}) }
 
 // pushGated queues line to be written once gate returns true (see
 // outLine); lines queued after it wait for it.
-func (l *lineQueue) pushGated(line []byte, gate func() bool, refused func()) {
-	l.q.push(outLine{b: line, gate: gate, refused: refused})
+func (l *lineQueue) pushGated(line []byte, gate, ready func() bool, refused func()) {
+	l.put(outLine{b: line, gate: gate, ready: ready, refused: refused})
+}
+
+// stage queues line (newline included) for the next flush, push or
+// pushGated, of any goroutine, to write with the lines staged before it,
+// in one write: a goroutine that read a burst of messages stages what
+// each one sends and flushes once, after the last. Nothing is written and
+// no goroutine woken until then.
+func (l *lineQueue) stage(line []byte) { l.stageLine(outLine{b: line}) }
+
+// stageGated is stage for a line with a gate (see outLine).
+func (l *lineQueue) stageGated(line []byte, gate, ready func() bool, refused func()) {
+	l.stageLine(outLine{b: line, gate: gate, ready: ready, refused: refused})
+}
+
+func (l *lineQueue) stageLine(o outLine) {
+	l.q.mu.Lock()
+	defer l.q.mu.Unlock()
+	if !l.q.closed {
+		l.staged = append(l.staged, o)
+	}
+}
+
+// flush writes what was staged, as push would.
+func (l *lineQueue) flush() {
+	l.q.mu.Lock()
+	defer l.q.mu.Unlock()
+	l.flushLocked()
+}
+
+// put stages o and flushes.
+func (l *lineQueue) put(o outLine) {
+	l.q.mu.Lock()
+	defer l.q.mu.Unlock()
+	if l.q.closed {
+		return
+	}
+	l.staged = append(l.staged, o)
+	l.flushLocked()
+}
+
+// flushLocked writes the staged lines at once, as far as the pipe takes
+// them, when nothing is queued before them and each one's gate is open
+// already; what remains goes to the writer goroutine, in order. q.mu is
+// held.
+func (l *lineQueue) flushLocked() {
+	q, all := l.q, l.staged
+	if len(all) == 0 {
+		return
+	}
+	defer func() {
+		clear(all) // the lines are written or queued: not kept here
+		l.staged = all[:0]
+	}()
+	if q.closed {
+		return
+	}
+	staged, k := all, 0 // staged[:k] can be written now
+	if l.try != nil && !q.active && len(q.items) == 0 {
+		for k < len(staged) && k < maxIovecs && (staged[k].gate == nil || staged[k].ready != nil && staged[k].ready()) {
+			k++
+		}
+	}
+	if k > 0 {
+		iov := l.iov[:0]
+		for _, o := range staged[:k] {
+			iov = append(iov, o.b)
+		}
+		n := l.try(iov)
+		clear(iov)
+		l.iov = iov[:0]
+		for k > 0 && n >= len(staged[0].b) {
+			n -= len(staged[0].b)
+			staged, k = staged[1:], k-1
+		}
+		if k > 0 {
+			staged[0] = outLine{b: staged[0].b[n:]} // its gate was open
+		}
+	}
+	if len(staged) > 0 {
+		q.items = append(q.items, staged...)
+		q.cond.Signal()
+	}
 }
 
 func (l *lineQueue) loop() {

@@ -22,8 +22,18 @@ type serverReq struct {
 	id    json.RawMessage // the child's own id
 }
 
-// fromChild handles one line from child c.
-func (h *Host) fromChild(c *child, line []byte, over *overflow) {
+// fromChildMore handles one line from child c; more says another line of
+// it was read already: an answer is then staged, and the last line of the
+// burst writes them all to the client in one write.
+func (h *Host) fromChildMore(c *child, line []byte, over *overflow, more bool) {
+	h.fromChild(c, line, over, more)
+	if !more {
+		h.out.flush()
+	}
+}
+
+// fromChild handles one line from child c (see fromChildMore).
+func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 	h.trace("from server", line)
 	if over != nil {
 		h.mu.Lock()
@@ -67,6 +77,8 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow) {
 		return
 	}
 
+	h.childMore = more
+	defer func() { h.childMore = false }()
 	switch {
 	case m.IsResponse():
 		h.responseLocked(c, m, line)
@@ -142,7 +154,19 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 	if m.HasResult {
 		line = h.rewriteResultLocked(c, cl.method, line)
 	}
-	h.toClient(line)
+	h.toClientStagedLocked(line)
+}
+
+// toClientStagedLocked is toClient for an answer of the server: staged
+// while more of the server's lines were read at once (h.childMore), for
+// fromChildMore to write with them.
+func (h *Host) toClientStagedLocked(line []byte) {
+	if !h.childMore {
+		h.toClient(line)
+		return
+	}
+	h.trace("to client", line)
+	h.out.stage(withNewline(line))
 }
 
 // serverRequestLocked forwards a request of child c to the client under a

@@ -38,7 +38,7 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	}
 	c.envScopes = envScopes
 	h.serveBroker(c, b)
-	go c.run(h.opts.MaxLine, func(line []byte, over *overflow) { h.fromChild(c, line, over) }, func() { h.childExited(c) })
+	go c.run(h.opts.MaxLine, func(line []byte, over *overflow, more bool) { h.fromChildMore(c, line, over, more) }, func() { h.childExited(c) })
 	if h.opts.AllowSelfReload {
 		go h.watchTree(c)
 	}

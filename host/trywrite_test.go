@@ -62,3 +62,72 @@ func TestLineQueueOnPipeNeverBlocks(t *testing.T) {
 		})
 	}
 }
+
+// Lines staged on a line queue are written by the next flush or push, of
+// any goroutine, before the pushed line and in the order staged; nothing
+// staged is written before that, and a staged line whose gate is not
+// open yet holds back the lines after it until it opens.
+func TestLineQueueStagedLines(t *testing.T) {
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			if blocking {
+				w.Fd()
+			}
+			q := newLineQueue(w, nil)
+			read := func(want string) {
+				t.Helper()
+				got := make([]byte, 0, len(want))
+				r.SetReadDeadline(time.Now().Add(20 * time.Second))
+				for len(got) < len(want) {
+					b := make([]byte, len(want)-len(got))
+					n, err := r.Read(b)
+					if err != nil {
+						t.Fatalf("read %q, want %q: %v", got, want, err)
+					}
+					got = append(got, b[:n]...)
+				}
+				if string(got) != want {
+					t.Fatalf("read %q, want %q", got, want)
+				}
+			}
+			nothing := func(why string) {
+				t.Helper()
+				r.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				if n, _ := r.Read(make([]byte, 64)); n > 0 {
+					t.Fatal(why)
+				}
+			}
+			q.stage([]byte("a\n"))
+			q.stage([]byte("b\n"))
+			nothing("a staged line was written before a flush")
+			q.flush()
+			read("a\nb\n")
+
+			open := make(chan bool, 1)
+			q.stage([]byte("c\n"))
+			q.stageGated([]byte("d\n"), func() bool { return <-open }, func() bool { return false }, nil)
+			q.stage([]byte("e\n"))
+			nothing("a staged line was written before a flush")
+			done := make(chan struct{})
+			go func() { q.push([]byte("f\n")); close(done) }()
+			<-done
+			read("c\n")
+			nothing("a line after a closed gate was written before it opened")
+			open <- true
+			read("d\ne\nf\n")
+
+			q.stageGated([]byte("g\n"), func() bool { return true }, func() bool { return true }, nil)
+			q.push([]byte("h\n"))
+			read("g\nh\n")
+			if !q.close(10 * time.Second) {
+				t.Fatal("the queue did not drain")
+			}
+		})
+	}
+}

@@ -56,3 +56,52 @@ func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
 		return line[n:], n == len(line)
 	}
 }
+
+// tryWriterV returns tryWriter's write for several lines at once, one
+// writev(2) of them all: it returns how many bytes were written (0 when
+// the pipe had no room or on an error, which the writer goroutine then
+// meets and reports). On a blocking descriptor it writes only when the
+// lines together are at most pipeAtomic bytes; nil when f is not a pipe.
+func tryWriterV(f *os.File) func(bufs [][]byte) int {
+	rc, err := f.SyscallConn()
+	if err != nil || tryWriter(f) == nil {
+		return nil
+	}
+	return func(bufs [][]byte) int {
+		n := 0
+		rc.Write(func(fd uintptr) bool {
+			fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+			if err != nil {
+				return true
+			}
+			if fl&unix.O_NONBLOCK == 0 {
+				total := 0
+				for _, b := range bufs {
+					total += len(b)
+				}
+				if total > pipeAtomic {
+					return true
+				}
+				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+				if k, err := unix.Poll(p, 0); err != nil || k != 1 || p[0].Revents&unix.POLLOUT == 0 {
+					return true
+				}
+			}
+			var k int
+			if len(bufs) == 1 {
+				k, err = unix.Write(int(fd), bufs[0])
+			} else {
+				k, err = unix.Writev(int(fd), bufs[:min(len(bufs), maxIovecs)])
+			}
+			if err == nil {
+				n = k
+			}
+			return true // never wait: the writer goroutine does
+		})
+		return n
+	}
+}
+
+// maxIovecs bounds the lines of one writev(2) (IOV_MAX is 1024 on Linux
+// and macOS).
+const maxIovecs = 1024
