@@ -27,6 +27,8 @@ type tool struct {
 	def    json.RawMessage // as the server sent it
 	digest build.Digest    // of its RFC 8785 canonical form
 	schema *jsonschema.Resolved
+	// plain is schema's fast check, when it has that form (schemafast.go).
+	plain *plainSchema
 	// schemaErr is why inputSchema could not be compiled; calls are then
 	// forwarded unchecked, and the reason is logged once.
 	schemaErr error
@@ -42,7 +44,7 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 	for i, def := range cat.Tools {
 		t := &tool{def: def, digest: cat.digests[i]}
 		if old := prev[cat.Names[i]]; old != nil && old.digest == t.digest {
-			t.schema, t.schemaErr = old.schema, old.schemaErr
+			t.schema, t.plain, t.schemaErr = old.schema, old.plain, old.schemaErr
 			out[cat.Names[i]] = t
 			continue
 		}
@@ -52,6 +54,9 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 		json.Unmarshal(def, &d)
 		if len(d.InputSchema) > 0 {
 			t.schema, t.schemaErr = compileSchema(d.InputSchema)
+			if t.schema != nil {
+				t.plain = compilePlain(d.InputSchema)
+			}
 		}
 		out[cat.Names[i]] = t
 	}
@@ -128,12 +133,14 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 			args = json.RawMessage("{}")
 		}
-		inst, err := schemaInstance(args)
-		if err == nil {
-			err = t.schema.Validate(inst)
-		}
-		if err != nil {
-			problem = "arguments do not match the current inputSchema: " + validationText(err)
+		if t.plain == nil || !t.plain.valid(args) {
+			inst, err := schemaInstance(args)
+			if err == nil {
+				err = t.schema.Validate(inst)
+			}
+			if err != nil {
+				problem = "arguments do not match the current inputSchema: " + validationText(err)
+			}
 		}
 	}
 	code, reason := CodeInvalidArguments, "invalid_arguments"

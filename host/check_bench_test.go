@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/build"
@@ -82,23 +83,36 @@ func BenchmarkNoteListedUnchanged(b *testing.B) {
 }
 
 // BenchmarkCheckCall is the catalog check of one valid tools/call whose
-// tool the client was given unchanged.
+// tool the client was given unchanged: a schema the validator checks
+// (bounds, items) and a plain one (types and required only) that the
+// fast check answers on the arguments' bytes (schemafast.go).
 func BenchmarkCheckCall(b *testing.B) {
-	tools := benchTools(20)
-	cat, err := newCatalog(tools)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &child{epoch: "01JQ0000000000000000000000"}
-	h := &Host{informed: map[string]build.Digest{}, child: c, catalog: cat, tools: compileTools(cat, nil), state: StateReady}
-	h.noteListedLocked(c, benchListResult(tools))
-	m := &jsonrpc.Message{ID: json.RawMessage("7")}
-	p := &callParams{Name: "tool_3", Arguments: json.RawMessage(`{"id":"sku-1042","limit":5,"tags":["a","b"]}`)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if refusal := h.checkCallLocked(m, p); refusal != nil {
-			b.Fatalf("refused: %s", refusal)
-		}
+	plain := json.RawMessage(`{"name":"echo","description":"returns its text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`)
+	for _, bc := range []struct {
+		name, tool string
+		args       json.RawMessage
+	}{
+		{"validator", "tool_3", json.RawMessage(`{"id":"sku-1042","limit":5,"tags":["a","b"]}`)},
+		{"plain", "echo", json.RawMessage(`{"text":"` + strings.Repeat("a", 120) + `"}`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tools := append(benchTools(20), plain)
+			cat, err := newCatalog(tools)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := &child{epoch: "01JQ0000000000000000000000"}
+			h := &Host{informed: map[string]build.Digest{}, child: c, catalog: cat, tools: compileTools(cat, nil), state: StateReady}
+			h.noteListedLocked(c, benchListResult(tools))
+			m := &jsonrpc.Message{ID: json.RawMessage("7")}
+			p := &callParams{Name: bc.tool, Arguments: bc.args}
+			b.ReportAllocs()
+			for b.Loop() {
+				if refusal := h.checkCallLocked(m, p); refusal != nil {
+					b.Fatalf("refused: %s", refusal)
+				}
+			}
+		})
 	}
 }
 

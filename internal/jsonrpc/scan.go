@@ -203,3 +203,12 @@ func Member(obj []byte, name string) (json.RawMessage, bool) {
 	})
 	return v, found && err == nil
 }
+
+// Members calls fn with the raw key (quotes and escapes included) and the
+// raw value of each top-level member of the JSON object obj, in order,
+// without decoding any value. It returns an error when obj is not one
+// object with nothing but space after it; fn may have been called for the
+// members before the fault.
+func Members(obj []byte, fn func(key, value []byte)) error {
+	return wholeObject(obj, fn)
+}
