@@ -19,6 +19,7 @@ const (
 	TypePolicyAccepted      = "policy_accepted"      // a person accepted a weakening of the policy floor (mcpepoch policy accept), with its proof
 	TypePolicyFloorMissing  = "policy_floor_missing" // no floor (or no trust root) where the audit log shows an earlier host ran with one: the strictest policy is in force
 	TypePolicyFloorRefused  = "policy_floor_refused" // the floor file says a person accepted it, but its acceptance does not hold (not the floor held, a level it does not count, a signature that does not verify): the floor held stays
+	TypePolicyFloorHeld     = "policy_floor_held"    // the floor a running host holds changed (raised by mcpepoch.toml, a person's accepted floor taken, or restored after a refusal): the floor, as the next host start checks its file against
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
 	TypeApprovalAnswered    = "approval_answered"    // the MCP client answered such a request (accept, decline, cancel), or an error
 	TypeApprovalWaitEnded   = "approval_wait_ended"  // the calls held for an approval were released or refused, and why
@@ -42,7 +43,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
-		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused,
+		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused, TypePolicyFloorHeld,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,

@@ -28,8 +28,10 @@ type floorState struct {
 	// is not found (floormissing.go); "" when nothing went missing.
 	missing string
 	// refused: the digest of the floor file last refused
-	// (policy_floor_refused), so that it is said once.
-	refused string
+	// (policy_floor_refused), so that it is said once; refusedAtStart
+	// the record of a refusal at start, before the audit log is open.
+	refused        string
+	refusedAtStart map[string]any
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool
@@ -60,8 +62,9 @@ func strictestFloor(root string, cfg *config.Config) trust.Floor {
 // the floor delivers through the broker is not put in the server's
 // environment, whatever the file says). The delivery is read here only:
 // a change of it while the host runs waits for a new connection. The first start for a project
-// makes the file's policy its floor (trust on first use). Runs before any
-// goroutine.
+// makes the file's policy its floor (trust on first use). A floor file
+// weaker than the last floor a host held, with no acceptance that holds,
+// is refused (checkStartFloor). Runs before any goroutine.
 func (h *Host) applyFloor() {
 	if h.opts.Dir == "" || h.pres.dir == "" {
 		return
@@ -90,6 +93,7 @@ func (h *Host) applyFloor() {
 		return
 	default:
 		h.floor.save = true
+		f = h.checkStartFloor(f)
 	}
 	eff, next, weak := f.Reconcile(cfg, h.enrolled)
 	h.floor.floor, h.floor.weak = f, weak
@@ -151,6 +155,7 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 		}
 	}
 	h.floor.floor = &next
+	h.floorHeldLocked()
 }
 
 // adoptAcceptedFloor reads the project's floor file again, on a build
@@ -182,6 +187,7 @@ func (h *Host) adoptAcceptedFloor() bool {
 		return false
 	}
 	h.floor.floor = f
+	h.floorHeldLocked()
 	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
 		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
 	return true

@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
@@ -59,20 +61,82 @@ func (h *Host) checkAcceptance(held, f trust.Floor) error {
 	return nil
 }
 
-// refuseFloorLocked logs and audits (policy_floor_refused) the floor file
-// holding f, which says a person accepted it but why says it cannot
-// replace the floor held, once per file content; the floor held stays in
-// force.
+// refuseFloorLocked refuses the floor file holding f, whose acceptance
+// why says does not hold against the floor held: it logs it in one line
+// and audits it (policy_floor_refused, with the file's path, digest and
+// content), once per file content, and writes the floor held back into
+// the file (updatedBy "restored"), so that policy show and policy accept
+// work from the floor in force again. The floor held stays in force.
 func (h *Host) refuseFloorLocked(f trust.Floor, why error) {
 	path, digest := h.floorPin()
 	if digest == h.floor.refused {
 		return
 	}
 	h.floor.refused = digest
-	h.audit.event(audit.TypePolicyFloorRefused, h.epochLocked(), h.run, map[string]any{
-		"path": path, "floor_digest": digest, "updated_by": f.UpdatedBy, "why": why.Error(),
+	rec := map[string]any{"path": path, "floor_digest": digest, "updated_by": f.UpdatedBy, "why": why.Error(), "floor": f}
+	if h.audit != nil {
+		h.audit.event(audit.TypePolicyFloorRefused, h.epochLocked(), h.run, rec)
+	} else {
+		h.floor.refusedAtStart = rec // audited with trust_pinned, once the log is open
+	}
+	h.logf("policy floor: %s was refused (%v): the floor in force stays %s; only mcpepoch policy accept, by a person, weakens it",
+		path, why, floorText(*h.floor.floor, h.enrolled))
+	held := *h.floor.floor
+	if err := trust.WriteFloor(h.pres.dir, &held, "restored", time.Now()); err != nil {
+		h.logf("policy floor: %v", err)
+		return
+	}
+	h.floor.floor = &held
+	h.floorHeldLocked()
+}
+
+// floorHeldLocked records, once the audit log is open, the floor held
+// after it changed while the host runs (policy_floor_held): the floor a
+// later host start checks the file it finds against (checkStartFloor). At
+// start trust_pinned records it.
+func (h *Host) floorHeldLocked() {
+	if h.audit == nil || h.floor.floor == nil || !h.floor.save {
+		return
+	}
+	f := *h.floor.floor
+	h.audit.event(audit.TypePolicyFloorHeld, h.epochLocked(), h.run, map[string]any{
+		"floor": f, "digest": f.Digest().String(), "by": f.UpdatedBy,
 	})
-	h.logf("policy floor: %s says a person accepted it, but %v: not taken; the floor in force stays %s", path, why, floorText(*h.floor.floor, h.enrolled))
+}
+
+// checkStartFloor checks the floor file f a host found at start against
+// the last floor the project's audit log says a host held (trust_pinned,
+// policy_floor_held): a file weaker than that in any setting, written
+// while no host ran, is taken only when it carries an acceptance that
+// holds against that floor (checkAcceptance). Otherwise it is refused as
+// while running (refuseFloorLocked) and that floor is held. It returns the
+// floor to hold. A log with no such record (or none) leaves f as found.
+// Runs before any goroutine.
+func (h *Host) checkStartFloor(f *trust.Floor) *trust.Floor {
+	last := lastHeldFloor(h.opts.Dir)
+	if last == nil || last.Root != f.Root || last.Digest() == f.Digest() {
+		return f
+	}
+	weak := f.WeakerThan(*last, h.enrolled)
+	if len(weak) == 0 {
+		return f
+	}
+	why := h.checkAcceptance(*last, *f)
+	if why == nil {
+		h.logf("policy floor: accepted by a person (%s, %s) while no host ran: %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
+			f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
+		return f
+	}
+	if !strings.HasPrefix(f.UpdatedBy, trust.AcceptedBy) {
+		s := make([]string, len(weak))
+		for i, w := range weak {
+			s[i] = w.Setting
+		}
+		why = fmt.Errorf("it is weaker than the floor the last host held (%s) and no person accepted it", strings.Join(s, ", "))
+	}
+	h.floor.floor = last
+	h.refuseFloorLocked(*f, why)
+	return h.floor.floor
 }
 
 // proofList is a proof list as the floor keeps it (nil: the default,

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -63,6 +67,44 @@ func readPriorPin(dir string) priorPin {
 		}
 	}
 	return p
+}
+
+// lastHeldFloor returns the last floor the project's audit log in dir
+// says a host held: the "floor" of its last trust_pinned or
+// policy_floor_held record, or nil when none names one. Only those lines
+// are decoded, so that a long log costs a host start a byte scan.
+func lastHeldFloor(dir string) *trust.Floor {
+	f, err := safefile.OpenNoFollow(layout.Audit(dir))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	pinned := []byte(`"type":"` + audit.TypeTrustPinned + `"`)
+	held := []byte(`"type":"` + audit.TypePolicyFloorHeld + `"`)
+	r := bufio.NewReaderSize(f, audit.MaxRecordSize+1)
+	var last *trust.Floor
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull { // longer than any record: skipped to its end
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+			line = nil
+		}
+		if bytes.Contains(line, pinned) || bytes.Contains(line, held) {
+			var rec struct {
+				Type  string       `json:"type"`
+				Floor *trust.Floor `json:"floor"`
+			}
+			if json.Unmarshal(line, &rec) == nil && rec.Floor != nil &&
+				(rec.Type == audit.TypeTrustPinned || rec.Type == audit.TypePolicyFloorHeld) {
+				last = rec.Floor
+			}
+		}
+		if err != nil {
+			return last
+		}
+	}
 }
 
 // missingNote says what went missing against p, or "" when nothing did;

@@ -103,7 +103,17 @@ func (h *Host) auditPinnedLocked(readErr error) {
 	if path, digest := h.floorPin(); path != "" {
 		f["floor_path"], f["floor_digest"] = path, digest
 	}
+	if h.floor.floor != nil && h.floor.save {
+		// The floor held, as the next start checks its file against
+		// (checkStartFloor); not the strictest one held for a file
+		// missing or damaged.
+		f["floor"] = *h.floor.floor
+	}
 	h.audit.event(audit.TypeTrustPinned, "", h.run, f)
+	if r := h.floor.refusedAtStart; r != nil {
+		h.audit.event(audit.TypePolicyFloorRefused, "", h.run, r)
+		h.floor.refusedAtStart = nil
+	}
 	if h.floor.missing != "" {
 		h.audit.event(audit.TypePolicyFloorMissing, "", h.run, map[string]any{"reason": h.floor.missing, "path": h.pres.dir})
 	}

@@ -217,3 +217,26 @@ func WriteFloor(dir string, f *Floor, by string, now time.Time) error {
 	}
 	return atomicfile.Write(path, append(b, '\n'), 0o600)
 }
+
+// WeakerThan returns each setting where f is weaker than g (g taken as the
+// floor and f as the file, as Reconcile names them), sorted by setting:
+// what a floor file a host finds at start may not hold, against the last
+// floor a host held, unless a person accepted it.
+func (f Floor) WeakerThan(g Floor, enrolled bool) []Weakening {
+	_, _, weak := g.Reconcile(f.asConfig(), enrolled)
+	return weak
+}
+
+// asConfig returns the approval settings of f as an mcpepoch.toml that
+// sets exactly them (FloorOf undone).
+func (f Floor) asConfig() *config.Config {
+	cfg := &config.Config{AllowSelfReload: f.AllowSelfReload, Grants: config.Grants{
+		Proof: slices.Clone(f.Proof), Exempt: slices.Clone(f.Exempt), Attestation: f.Attestation}}
+	for name, c := range f.Credentials {
+		if cfg.Credentials == nil {
+			cfg.Credentials = map[string]config.Credential{}
+		}
+		cfg.Credentials[name] = config.Credential{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof), Deliver: c.Deliver}
+	}
+	return cfg
+}

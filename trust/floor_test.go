@@ -240,3 +240,27 @@ func TestCheckAcceptance(t *testing.T) {
 		}
 	}
 }
+
+// WeakerThan names each setting where one floor is weaker than another,
+// and none where it is the same or stronger.
+func TestWeakerThan(t *testing.T) {
+	held := FloorOf("/p", &config.Config{Grants: config.Grants{Proof: []string{"presence"}, Exempt: []string{"read"}},
+		Credentials: map[string]config.Credential{"prod": {Tools: []string{"deploy"}, PerCall: true}}})
+	weaker := FloorOf("/p", &config.Config{Grants: config.Grants{Proof: []string{"same-user"}, Exempt: []string{"read"}},
+		Credentials: map[string]config.Credential{"prod": {Tools: []string{"deploy"}}}})
+	stronger := FloorOf("/p", &config.Config{Grants: config.Grants{Proof: []string{"presence"}, Exempt: []string{}},
+		Credentials: map[string]config.Credential{"prod": {Tools: []string{"deploy"}, PerCall: true}}})
+	var got []string
+	for _, w := range weaker.WeakerThan(held, true) {
+		got = append(got, w.Setting)
+	}
+	if want := []string{"credentials.prod.per_call", "grants.proof"}; !slices.Equal(got, want) {
+		t.Errorf("weaker: %q, want %q", got, want)
+	}
+	if w := stronger.WeakerThan(held, true); len(w) != 0 {
+		t.Errorf("stronger: %v, want none", w)
+	}
+	if w := held.WeakerThan(held, true); len(w) != 0 {
+		t.Errorf("the same floor: %v, want none", w)
+	}
+}

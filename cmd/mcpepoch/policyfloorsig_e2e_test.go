@@ -51,10 +51,16 @@ func newPresenceFloor(t *testing.T) *presenceFloor {
 	pf.env = []string{"XDG_CONFIG_HOME=" + home, "PATH=" + fakeSSHKeygen(t, home) + ":" + os.Getenv("PATH"),
 		"MCPEPOCH_TEST_SSH_KEYGEN=1", "MCPEPOCH_TEST_SK_FLAGS=1"}
 	pf.floorPath = trust.FloorPath(pf.tdir, trust.FloorRoot(p.dir))
-	pf.c = testenv.Driver(t, p.dir, pf.env, p.bin, "host", "--", "node", "dist/server.js")
+	pf.startHost()
 	refused(t, pf.c, "before any edit")
 	pf.run("record")
 	return pf
+}
+
+// startHost connects a new MCP client through a new host.
+func (pf *presenceFloor) startHost() {
+	pf.t.Helper()
+	pf.c = testenv.Driver(pf.t, pf.dir, pf.env, pf.bin, "host", "--", "node", "dist/server.js")
 }
 
 // run runs mcpepoch with the fixture's environment.
@@ -89,15 +95,19 @@ func (pf *presenceFloor) setFloorFile(b []byte) {
 }
 
 // refusedFloor checks that the host refused the floor file once more than
-// before (n policy_floor_refused records so far) and says why.
+// before (n policy_floor_refused records so far), says why, and wrote the
+// floor it holds back into the file.
 func (pf *presenceFloor) refusedFloor(n int, why string) {
 	pf.t.Helper()
 	out, _ := pf.run("audit", "show", "--json", "--type", "policy_floor_refused")
 	if got := strings.Count(out.Stdout, `"type":"policy_floor_refused"`); got != n+1 || !strings.Contains(out.Stdout, why) {
 		pf.t.Errorf("policy_floor_refused records: %d, want %d, the last saying %q\n%s", got, n+1, why, out)
 	}
-	if !strings.Contains(pf.c.Stderr(), "says a person accepted it, but") {
+	if !strings.Contains(pf.c.Stderr(), " was refused (") {
 		pf.t.Errorf("host log does not say the floor file was refused:\n%s", pf.c.Stderr())
+	}
+	if f, err := trust.LoadFloor(pf.tdir, trust.FloorRoot(pf.dir)); err != nil || f == nil || f.UpdatedBy != "restored" {
+		pf.t.Errorf("the floor file after the refusal: %+v, %v; want the floor held, restored", f, err)
 	}
 }
 
@@ -118,12 +128,8 @@ func TestFloorAcceptanceIsChecked(t *testing.T) {
 	// The agent's forgery: mcpepoch.toml and the floor file both say
 	// same-user, the file marked accepted:presence.
 	pf.editToml(`proof = ["presence"]`, `proof = ["same-user"]`)
-	forged := strings.Replace(string(held), `"updatedBy": "first_use"`, `"updatedBy": "accepted:presence"`, 1)
-	forged = strings.Replace(forged, `"proof": [`+"\n"+`    "presence"`+"\n"+`  ]`, `"proof": ["same-user"]`, 1)
-	if forged == string(held) || !strings.Contains(forged, `"same-user"`) {
-		t.Fatalf("could not forge the floor file:\n%s", held)
-	}
-	pf.setFloorFile([]byte(forged))
+	forged := pf.forge(held, "first_use", "accepted:presence")
+	pf.setFloorFile(forged)
 	pf.rebuild(t, pf.c, "B")
 	pf.refusedFloor(0, "carries no acceptance")
 	if out, code := pf.run("approve", "--yes", "--all"); code == 0 {
@@ -131,7 +137,6 @@ func TestFloorAcceptanceIsChecked(t *testing.T) {
 	}
 	refused(t, pf.c, "after the forged floor")
 	pf.editToml(`proof = ["same-user"]`, `proof = ["presence"]`)
-	pf.setFloorFile(held)
 
 	// A key enrolled after the host started: policy accept takes it, the
 	// host does not (its pinned store does not hold it).
@@ -142,7 +147,6 @@ func TestFloorAcceptanceIsChecked(t *testing.T) {
 	pf.rebuild(t, pf.c, "C")
 	pf.refusedFloor(1, "does not verify against the trust store the host pinned")
 	refused(t, pf.c, "after an accept by a key the host did not pin")
-	pf.setFloorFile(held)
 
 	// The person's accept is taken, from the next epoch.
 	pf.accept(pf.keyFile)
@@ -187,4 +191,45 @@ func (pf *presenceFloor) enroll(key *softkey.SSHKey) {
 	if err := store.Apply(c, &p); err != nil {
 		pf.t.Fatal(err)
 	}
+}
+
+// forge returns the floor file b with proof same-user in place of presence
+// and updatedBy by in place of was, as an agent would write it.
+func (pf *presenceFloor) forge(b []byte, was, by string) []byte {
+	pf.t.Helper()
+	s := strings.Replace(string(b), `"updatedBy": "`+was+`"`, `"updatedBy": "`+by+`"`, 1)
+	s = strings.Replace(s, `"proof": [`+"\n"+`    "presence"`+"\n"+`  ]`, `"proof": ["same-user"]`, 1)
+	if !strings.Contains(s, `"same-user"`) || !strings.Contains(s, by) {
+		pf.t.Fatalf("could not forge the floor file:\n%s", b)
+	}
+	return []byte(s)
+}
+
+// A floor file written while no host runs is checked when the next host
+// starts, against the floor the project's audit log says the last host
+// held: one weaker, which no person accepted, is refused and audited, that
+// floor is held and written back, and approve --yes stays refused; a
+// person's policy accept made meanwhile is taken.
+func TestFloorWrittenWhileNoHostRuns(t *testing.T) {
+	t.Parallel()
+	pf := newPresenceFloor(t)
+	pf.c.Close()
+	pf.editToml(`proof = ["presence"]`, `proof = ["same-user"]`)
+	pf.setFloorFile(pf.forge(pf.floorFile(), "first_use", "first_use"))
+	pf.startHost()
+	refused(t, pf.c, "under the forged floor")
+	pf.refusedFloor(0, "weaker than the floor the last host held (grants.proof) and no person accepted it")
+	if out, code := pf.run("approve", "--yes", "--all"); code == 0 {
+		t.Fatalf("approve --yes after the forged floor: exit 0, want a refusal\n%s", out)
+	}
+	pf.c.Close()
+
+	pf.editToml(`proof = ["same-user"]`, `proof = ["presence"]`)
+	pf.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	pf.accept(pf.keyFile)
+	pf.startHost()
+	if !strings.Contains(pf.c.Stderr(), "policy floor: accepted by a person (presence") {
+		t.Fatalf("host log does not say it took the accepted floor:\n%s", pf.c.Stderr())
+	}
+	call(t, pf.c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1})
 }
