@@ -65,11 +65,9 @@ func gConnectVia(t *testing.T, p *project, prefix []string, env ...string) *gSes
 }
 
 func TestApproveThroughWrapper(t *testing.T) {
-	needProc(t)
-	for _, tool := range []string{"script", "setsid", "node"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
+	needTerminalTools(t)
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
 	}
 	for _, c := range []struct {
 		name   string
@@ -93,14 +91,7 @@ func TestApproveThroughWrapper(t *testing.T) {
 			wantApprovalRefused(t, p, s, 1, "descends from the MCP client")
 
 			// A person: a terminal session that does not descend from the client.
-			out, code = p.shell(env, `setsid -f sh -c 'printf "y\n" | script -qec "$MCPEPOCH_BIN `+approveArgs(s.run)+`" /dev/null >person.out 2>&1; echo $? >person.rc'`)
-			if code != 0 {
-				t.Fatalf("setsid -f: exit %d\n%s", code, out)
-			}
-			waitFor(t, waitLong, "the person's approval to end", func() bool { return strings.TrimSpace(p.read("person.rc")) != "" })
-			if rc := strings.TrimSpace(p.read("person.rc")); rc != "0" {
-				t.Fatalf("approval from a session of its own: exit %s\n%s", rc, p.read("person.out"))
-			}
+			p.approveAtTerminal(t, env, s.run)
 			recs := p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
 			if f := filterType(recs, audit.TypeApprovalGranted)[0].Fields; f["proof"] != string(grant.ProofTerminal) {
 				t.Errorf("approval_granted: %v, want proof terminal", f)
