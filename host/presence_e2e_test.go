@@ -118,11 +118,27 @@ func startPageCLI(t testing.TB, p *project, env []string, args ...string) *pageC
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http://localhost:") {
-		t.Fatalf("mcpepoch %v: first line %q (%v)\n%s", args, line, err, c.stderr)
+	// The first line, or the end of stdout when mcpepoch exits first;
+	// bounded, so that a command that hangs before printing fails the
+	// test with what it said instead of holding it until go test's timeout.
+	type first struct {
+		line string
+		err  error
 	}
-	c.url = strings.TrimSpace(line)
+	got := make(chan first, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		got <- first{line, err}
+	}()
+	select {
+	case f := <-got:
+		if f.err != nil || !strings.HasPrefix(f.line, "http://localhost:") {
+			t.Fatalf("mcpepoch %v: first line %q (%v)\n%s", args, f.line, f.err, c.stderr)
+		}
+		c.url = strings.TrimSpace(f.line)
+	case <-time.After(waitLong):
+		t.Fatalf("mcpepoch %v printed no URL within %s (still running)\n%s", args, waitLong, c.stderr)
+	}
 	return c
 }
 
