@@ -39,7 +39,14 @@ type webApproval struct {
 	done     chan struct{} // closed once g or err is set
 	g        *grant.Grant
 	err      error
+	at       time.Time // when it was opened
 }
+
+// maxPendingApprovals bounds the approval pages and the ssh proposals a
+// host keeps, each: a same-user process that asks in a loop makes the
+// oldest ones go (an undecided page is cancelled) instead of the host's
+// memory grow, as the socket bounds its connections.
+const maxPendingApprovals = 64
 
 // presence is the approval page server and its pending pages; its own
 // lock, never held while taking h.mu.
@@ -165,8 +172,13 @@ func (h *Host) openPage(peer notify.Peer, req ApproveRequest) (*webApproval, cer
 	if err != nil {
 		return nil, cr, err
 	}
-	wa := &webApproval{req: req, proposal: p, digest: cr.Digest, page: page, done: make(chan struct{})}
+	wa := &webApproval{req: req, proposal: p, digest: cr.Digest, page: page, done: make(chan struct{}), at: time.Now()}
 	h.pres.mu.Lock()
+	if len(h.pres.pages) >= maxPendingApprovals {
+		oldest := oldestKey(h.pres.pages, func(wa *webApproval) time.Time { return wa.at })
+		h.pres.pages[oldest].page.Cancel()
+		delete(h.pres.pages, oldest)
+	}
 	h.pres.pages[cr.Digest.String()] = wa
 	h.pres.mu.Unlock()
 	go h.awaitPage(peer, wa)
@@ -286,4 +298,16 @@ func (h *Host) closePresence() {
 	if h.pres.srv != nil {
 		h.pres.srv.Close()
 	}
+}
+
+// oldestKey returns the key of m's oldest entry, by at.
+func oldestKey[V any](m map[string]V, at func(V) time.Time) string {
+	var key string
+	var first time.Time
+	for k, v := range m {
+		if t := at(v); key == "" || t.Before(first) {
+			key, first = k, t
+		}
+	}
+	return key
 }

@@ -43,6 +43,9 @@ func (h *Host) proposeSSH(req ApproveRequest) (localapi.WebApproval, error) {
 			delete(h.pres.ssh, d)
 		}
 	}
+	if len(h.pres.ssh) >= maxPendingApprovals {
+		delete(h.pres.ssh, oldestKey(h.pres.ssh, func(sp *sshProposal) time.Time { return sp.at }))
+	}
 	h.pres.ssh[cr.Digest.String()] = &sshProposal{req: req, proposal: p, digest: cr.Digest, at: now}
 	h.pres.mu.Unlock()
 	return localapi.WebApproval{Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode()}, nil

@@ -80,7 +80,8 @@ const (
 	// TypeProposeSSH asks for the grant digest of what the Payload
 	// ([ApproveRequest]) asks, for an ssh key to sign; the answer
 	// (TypeProposeSSH) carries a [WebApproval] without URL. The proposal
-	// is good for one [TypeApproveSSH], for 10 minutes.
+	// is good for one [TypeApproveSSH], for 10 minutes; a host keeps its
+	// newest 64 proposals, and its newest 64 approval pages.
 	TypeProposeSSH = "propose_ssh"
 	// TypeApproveSSH makes the grant of a proposal whose digest an
 	// enrolled FIDO ssh key signed with user presence (Payload:
