@@ -2,7 +2,11 @@
 
 package treewatch
 
-import "io/fs"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 // notifications: none used here (package doc: kqueue needs a descriptor
 // per file); every Digest walks.
@@ -23,3 +27,13 @@ type mountWatch struct{}
 
 func (*mountWatch) changed() bool { return true }
 func (*mountWatch) close()        {}
+
+// inotify: none here; New never opens one.
+type inotify struct{ f *os.File }
+
+var errNoNotifications = errors.New("no file notifications on this platform")
+
+func openInotify() (*inotify, error)                    { return nil, errNoNotifications }
+func (*inotify) add(string) error                       { return errNoNotifications }
+func (*inotify) drain(func(string, bool)) (bool, error) { return false, errNoNotifications }
+func (*inotify) close() error                           { return nil }

@@ -12,10 +12,12 @@
 // changed costs what it cost without a watcher; one untouched costs nothing.
 //
 // Before answering, Digest makes sure every notification the kernel queued
-// before the call has been read: it creates a file in a private directory
-// watched by the same inotify instance and waits for that file's event,
-// which the kernel queues after all earlier ones. A build that wrote a file
-// and then ran the hook is therefore always seen.
+// before the call has been handled: it reads, itself and without waiting,
+// whatever the inotify instance holds (the kernel queues a file's event
+// before the call that changed the file returns), under the lock the event
+// loop reads under too. A build that wrote a file and then ran the hook is
+// therefore always seen, and when nothing changed the answer costs one
+// read(2) that finds the queue empty.
 //
 // A tree is walked on every call, never trusted to notifications, when:
 // the platform has no suitable notifications (see below); its file system
@@ -30,8 +32,8 @@
 // the mount table changed (a mount over a watched file sends nothing:
 // mounts.go).
 //
-// Platforms: on Linux, inotify (through fsnotify). On macOS fsnotify's
-// kqueue backend needs one open descriptor per watched file, which a
+// Platforms: on Linux, inotify (inotify_linux.go). On macOS kqueue needs
+// one open descriptor per watched file, which a
 // dependency tree of thousands of files would exhaust, and FSEvents needs
 // cgo: there, and on every other platform, Digest always walks (the stat
 // walk is the honest fallback: correct, and as fast as without a watcher).
@@ -39,42 +41,33 @@ package treewatch
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/mcpepoch/mcpepoch/build"
 )
 
-// barrierPrefix starts the name of a Watcher's private directory in the
-// temporary directory: barrierPrefix<pid>-<random>.
+// barrierPrefix started the name of the private directory in the
+// temporary directory (barrierPrefix<pid>-<random>) where a Watcher of an
+// earlier version made a file to wait for its notification; New still
+// removes those a killed host left behind (sweepBarriers).
 const barrierPrefix = "mcpepoch-watch-"
-
-// barrierTimeout bounds the wait for a barrier's own event; past it every
-// tree counts as changed (a stalled reader is no proof of no change).
-const barrierTimeout = 5 * time.Second
 
 // Watcher keeps tree digests current. The zero Watcher is not usable; a
 // nil *Watcher walks on every call. Its methods are safe for concurrent use.
 type Watcher struct {
-	fsw     *fsnotify.Watcher // nil when not watching at all
-	barrier string            // private directory for barrier files
+	in      *inotify // nil when not watching at all; read under mu
 	logf    func(string, ...any)
 	done    chan struct{}
 	changes chan struct{} // Changes; holds at most one signal
 
-	mu      sync.Mutex
-	trees   map[string]*entry
-	seq     uint64
-	waiting map[string]chan struct{} // barrier file → its waiter
-	stats   Stats
-	closed  bool
+	mu     sync.Mutex
+	trees  map[string]*entry
+	stats  Stats
+	closed bool
+	paused bool // (tests) the event loop leaves the queue to fill
 
 	mounts     string // the mount table at the last sync (mounts.go)
 	mountsRead bool
@@ -84,8 +77,9 @@ type Watcher struct {
 	// many fail as the kernel's limit does (ENOSPC); watches counts them.
 	maxWatches, watches int
 
-	// pause (tests) stops the event loop until the channel it receives is
-	// closed, so that a test can make the kernel's queue overflow.
+	// pause (tests) stops the event loop reading until the channel it
+	// receives is closed, so that a test can make the kernel's queue
+	// overflow.
 	pause chan chan struct{}
 }
 
@@ -117,47 +111,40 @@ type entry struct {
 // when the notifications cannot be set up (logged through logf), it walks
 // on every call. Close releases it.
 func New(logf func(string, ...any)) *Watcher {
-	w := &Watcher{logf: logf, trees: map[string]*entry{}, waiting: map[string]chan struct{}{}, done: make(chan struct{}),
+	w := &Watcher{logf: logf, trees: map[string]*entry{}, done: make(chan struct{}),
 		changes: make(chan struct{}, 1), pause: make(chan chan struct{})}
 	if !notifications {
 		close(w.done)
 		return w
 	}
-	fsw, err := fsnotify.NewWatcher()
-	if err == nil {
-		sweepBarriers()
-		w.barrier, err = os.MkdirTemp("", barrierPrefix+strconv.Itoa(os.Getpid())+"-")
-		if err == nil {
-			if err = fsw.Add(w.barrier); err != nil {
-				os.Remove(w.barrier)
-			}
-		}
-		if err != nil {
-			fsw.Close()
-		}
-	}
+	sweepBarriers()
+	in, err := openInotify()
 	if err != nil {
 		logf("file notifications unavailable (%v): trees are walked on every build", err)
 		close(w.done)
 		return w
 	}
-	w.fsw = fsw
+	w.in = in
 	go w.loop()
+	go w.pauses()
 	return w
 }
 
-// Close stops watching and removes the Watcher's private directory.
+// Close stops watching.
 func (w *Watcher) Close() {
-	if w == nil || w.fsw == nil {
+	if w == nil || w.in == nil {
 		return
 	}
 	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
 	w.closed = true
 	w.mountWatch.close()
 	w.mu.Unlock()
-	w.fsw.Close()
+	w.in.close() // ends the loop's wait
 	<-w.done
-	os.RemoveAll(w.barrier)
 }
 
 // Changes returns a channel that receives a value after a notification
@@ -182,7 +169,7 @@ func (w *Watcher) changedLocked() {
 
 // Watching reports whether w keeps trees current from notifications; when
 // not, every Digest walks.
-func (w *Watcher) Watching() bool { return w != nil && w.fsw != nil }
+func (w *Watcher) Watching() bool { return w != nil && w.in != nil }
 
 // Stats returns what w did so far.
 func (w *Watcher) Stats() Stats {
@@ -337,31 +324,17 @@ func Key(root string, opt build.TreeOptions) string {
 }
 
 // sync returns once every notification queued before it was handled
-// (package doc); when that cannot be shown, every tree counts as changed.
+// (package doc): it reads what the kernel holds itself. When that cannot
+// be done, every tree counts as changed.
 func (w *Watcher) sync() {
 	w.mu.Lock()
 	w.stats.Syncs++
-	w.seq++
-	name := filepath.Join(w.barrier, strconv.FormatUint(w.seq, 10))
-	ch := make(chan struct{})
-	w.waiting[name] = ch
-	w.mu.Unlock()
-	err := os.WriteFile(name, nil, 0o600)
-	if err == nil {
-		select {
-		case <-ch:
-		case <-time.After(barrierTimeout):
-			err = errors.New("no notification within " + barrierTimeout.String())
-		}
-		os.Remove(name)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		delete(w.waiting, name)
-		w.markAllLocked(false)
-	}
+	note := w.drainLocked()
 	w.checkMountsLocked()
+	w.mu.Unlock()
+	if note != "" {
+		w.logf("%s", note)
+	}
 }
 
 // markAllLocked marks every tree changed; with rewatch, its directories
@@ -376,52 +349,78 @@ func (w *Watcher) markAllLocked(rewatch bool) {
 	}
 }
 
-// loop handles notifications until the fsnotify watcher closes.
+// loop handles notifications as the kernel queues them, until Close.
 func (w *Watcher) loop() {
 	defer close(w.done)
+	rc, err := w.in.f.SyscallConn()
+	if err != nil {
+		w.mu.Lock()
+		w.markAllLocked(false)
+		w.mu.Unlock()
+		w.logf("file notifications: %v: every tree is walked again", err)
+		return
+	}
+	// Read calls the function when the instance may have events, until
+	// it returns true or the instance is closed.
+	rc.Read(func(uintptr) bool {
+		w.mu.Lock()
+		note := ""
+		if !w.paused {
+			note = w.drainLocked()
+		}
+		closed := w.closed
+		w.mu.Unlock()
+		if note != "" {
+			w.logf("%s", note)
+		}
+		return closed
+	})
+}
+
+// pauses serves the pause channel (tests) until Close.
+func (w *Watcher) pauses() {
 	for {
 		select {
+		case <-w.done:
+			return
 		case resume := <-w.pause:
-			<-resume
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return
-			}
-			w.event(ev)
-		case err, ok := <-w.fsw.Errors:
-			if !ok {
-				return
-			}
 			w.mu.Lock()
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.stats.Overflows++
-			}
-			w.markAllLocked(true)
-			w.changedLocked()
-			// A barrier's own event may have been dropped: its waiter
-			// finds every tree changed and walks.
-			for name, ch := range w.waiting {
-				close(ch)
-				delete(w.waiting, name)
-			}
+			w.paused = true
 			w.mu.Unlock()
-			w.logf("file notifications: %v: every tree is walked again", err)
+			<-resume
+			w.mu.Lock()
+			w.paused = false
+			w.mu.Unlock()
 		}
 	}
 }
 
-// event marks the trees ev names a path in, watches a directory made in
-// one, and wakes a barrier's waiter.
-func (w *Watcher) event(ev fsnotify.Event) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ch, ok := w.waiting[ev.Name]; ok {
-		close(ch)
-		delete(w.waiting, ev.Name)
-		return
+// drainLocked handles every event the kernel holds, and returns what to
+// log, if anything: after the queue overflowed (events were lost) or a
+// read failed, every tree is walked again and its directories watched anew.
+func (w *Watcher) drainLocked() string {
+	if w.closed {
+		return ""
 	}
+	overflow, err := w.in.drain(w.eventLocked)
+	if !overflow && err == nil {
+		return ""
+	}
+	if overflow {
+		w.stats.Overflows++
+		err = errors.New("event queue overflow")
+	}
+	w.markAllLocked(true)
+	w.changedLocked()
+	return "file notifications: " + err.Error() + ": every tree is walked again"
+}
+
+// eventLocked marks the trees that name, a path made (created, moved in)
+// when made is set or else changed or removed, is in, and watches a
+// directory made in one.
+func (w *Watcher) eventLocked(name string, made bool) {
 	for _, e := range w.trees {
-		rel, ok := relPath(e.root, ev.Name)
+		rel, ok := relPath(e.root, name)
 		if !ok || skipped(rel, e.opt) {
 			continue
 		}
@@ -431,8 +430,8 @@ func (w *Watcher) event(ev fsnotify.Event) {
 			e.setup = false // the root itself was made, removed or replaced
 			continue
 		}
-		if ev.Has(fsnotify.Create) && e.watched {
-			if why := w.addTreeLocked(e, ev.Name); why != "" {
+		if made && e.watched {
+			if why := w.addTreeLocked(e, name); why != "" {
 				w.unwatchLocked(e, why)
 			}
 		}

@@ -400,3 +400,34 @@ func TestSyncedWaitsOnce(t *testing.T) {
 		t.Error("a Digest after the walk walked again with nothing changed")
 	}
 }
+
+// TestSyncReadsTheQueueItself: a Digest handles what the kernel queued
+// before it even while the event loop reads nothing: the tree a change
+// named walks, and a tree no change named is still answered from memory
+// (no timeout made every tree count as changed).
+func TestSyncReadsTheQueueItself(t *testing.T) {
+	tr := newTree(t)
+	other := &tree{t: t, w: tr.w, parent: tr.parent, root: filepath.Join(tr.parent, "node_modules")}
+	other.write("x/index.js", "x")
+	tr.digest()
+	other.digest()
+	resume := make(chan struct{})
+	tr.w.pause <- resume
+	defer close(resume)
+	for paused := false; !paused; time.Sleep(time.Millisecond) {
+		tr.w.mu.Lock()
+		paused = tr.w.paused
+		tr.w.mu.Unlock()
+	}
+	before := tr.w.Stats().Walks
+	tr.write("index.js", "changed while the loop reads nothing")
+	if _, walked := other.digest(); walked {
+		t.Error("a tree no change named was walked")
+	}
+	if _, walked := tr.digest(); !walked {
+		t.Error("the tree a change named was answered without a walk")
+	}
+	if n := tr.w.Stats().Walks - before; n != 1 {
+		t.Errorf("%d walks, want 1", n)
+	}
+}

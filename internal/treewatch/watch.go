@@ -22,11 +22,14 @@ func (w *Watcher) watch(e *entry) {
 		}
 	} else if fsName, ok := localFS(e.root); !ok {
 		why = "it is on a " + fsName + " file system, whose changes may send no notification"
-	} else if err := w.fsw.Add(filepath.Dir(e.root)); err != nil {
-		why = "watching " + filepath.Dir(e.root) + ": " + err.Error()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if why == "" && !w.closed {
+		if err := w.in.add(filepath.Dir(e.root)); err != nil {
+			why = "watching " + filepath.Dir(e.root) + ": " + err.Error()
+		}
+	}
 	if why == "" {
 		e.watched = true
 		why = w.addTreeLocked(e, e.root)
@@ -97,7 +100,10 @@ func (w *Watcher) addLocked(p string) error {
 	if w.maxWatches > 0 && w.watches >= w.maxWatches {
 		return &fs.PathError{Op: "inotify_add_watch", Path: p, Err: syscall.ENOSPC}
 	}
-	if err := w.fsw.Add(p); err != nil {
+	if w.closed {
+		return &fs.PathError{Op: "inotify_add_watch", Path: p, Err: fs.ErrClosed}
+	}
+	if err := w.in.add(p); err != nil {
 		return err
 	}
 	w.watches++
