@@ -293,16 +293,20 @@ func ideWaitStatus(t *testing.T, dir, what string, ok func(ideStatus) bool) ideS
 	}
 }
 
-// ideGoBuild builds examples/inventory-go into out with extra go build
-// arguments.
+// ideGoBuild puts at out (a new file, mode 0755) examples/inventory-go
+// built with extra go build arguments: a copy of the binary the test
+// processes share for those arguments (testenv.BuildFlags), linked once.
 func ideGoBuild(t *testing.T, out string, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.CommandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build", "-o", out}, args...), "./examples/inventory-go")...)
-	cmd.Dir = testenv.RepoRoot(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %v: %v\n%s", args, err, b)
+	b, err := os.ReadFile(testenv.BuildFlags(t, "./examples/inventory-go", args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -340,7 +340,7 @@ func (s *Buffer) String() string {
 // of the tests' own); a product build has none.
 func Mcpepoch(t testing.TB) string {
 	t.Helper()
-	return build(t, "./cmd/mcpepoch", "mcpepochtest")
+	return build(t, "./cmd/mcpepoch", "mcpepochtest", nil)
 }
 
 // built holds, per main package, the binary Build made in this process.
@@ -368,26 +368,36 @@ type builtOnce struct {
 // after pkg's path. A failed build fails every test that asks.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
-	return build(t, pkg, "")
+	return build(t, pkg, "", nil)
 }
 
-// build is [Build] with go build -tags tags (none when empty).
-func build(t testing.TB, pkg, tags string) string {
+// BuildFlags is [Build] with more go build flags, such as
+// "-ldflags=-X main.revision=B": one shared binary per package and flags,
+// in a directory named after both (a digest of the flags). Tests copy it
+// where they need a file of their own.
+func BuildFlags(t testing.TB, pkg string, flags ...string) string {
+	t.Helper()
+	return build(t, pkg, "", flags)
+}
+
+// build is [Build] with go build -tags tags (none when empty) and flags.
+func build(t testing.TB, pkg, tags string, flags []string) string {
 	t.Helper()
 	root := RepoRoot(t)
+	key := pkg + " " + tags + " " + strings.Join(flags, "\x00")
 	built.Lock()
 	if built.once == nil {
 		built.once = map[string]*builtOnce{}
 		removeStaleBinaries()
 	}
-	b := built.once[pkg+" "+tags]
+	b := built.once[key]
 	if b == nil {
 		b = &builtOnce{}
-		built.once[pkg+" "+tags] = b
+		built.once[key] = b
 	}
 	built.Unlock()
 	b.once.Do(func() {
-		b.path, b.err = buildShared(root, pkg, tags)
+		b.path, b.err = buildShared(root, pkg, tags, flags)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -396,15 +406,16 @@ func build(t testing.TB, pkg, tags string) string {
 }
 
 // buildShared builds the main package pkg of the module at root, with
-// -tags tags when not empty, into sharedDir(root)/PKG/NAME (PKG: pkg's
-// path with dashes for slashes, then "+tags" when tags are given; NAME:
-// its last element) under sharedDir's lock, and returns its path. A
+// -tags tags when not empty and flags, into sharedDir(root)/PKG/NAME (PKG:
+// pkg's path with dashes for slashes, then "+tags" when tags are given,
+// then "@" and a digest of flags when there are any; NAME: its last
+// element) under sharedDir's lock, and returns its path. A
 // binary already there is kept when go build finds it up to date. A stale
 // one is replaced by a new file (renamed over, or removed and written), so
 // a process still running the old one keeps it. The directory must be
 // the user's own and closed to others: a binary planted by someone else
 // is never run.
-func buildShared(root, pkg, tags string) (string, error) {
+func buildShared(root, pkg, tags string, flags []string) (string, error) {
 	dir := sharedDir(root)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -420,6 +431,11 @@ func buildShared(root, pkg, tags string) (string, error) {
 	if tags != "" {
 		sub += "+" + strings.ReplaceAll(tags, ",", "+")
 		args = append(args, "-tags", tags)
+	}
+	if len(flags) > 0 {
+		sum := sha256.Sum256([]byte(strings.Join(flags, "\x00")))
+		sub += "@" + hex.EncodeToString(sum[:6])
+		args = append(args, flags...)
 	}
 	out := filepath.Join(dir, sub, path.Base(rel))
 	args = append(args, "-o", out, pkg)

@@ -106,7 +106,7 @@ func TestMcpepoch(t *testing.T) {
 func TestBuildLinksOnce(t *testing.T) {
 	t.Parallel()
 	root := RepoRoot(t)
-	p1, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest")
+	p1, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBuildLinksOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest")
+	p2, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestBuildRefusesOpenDirectory(t *testing.T) {
 	if err := os.Chmod(sharedDir(root), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest"); err == nil || !strings.Contains(err.Error(), "closed to others") {
+	if p, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil); err == nil || !strings.Contains(err.Error(), "closed to others") {
 		t.Errorf("build into a directory of mode 0777: %s, %v; want an error", p, err)
 	}
 }
@@ -314,5 +314,24 @@ func TestNPMLockPerDirectory(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("NPM for an installed directory waited for the lock of another directory")
+	}
+}
+
+// TestBuildFlags: flags make a binary of their own, built with them, beside
+// the one without.
+func TestBuildFlags(t *testing.T) {
+	t.Parallel()
+	plain := Build(t, "./examples/inventory-go")
+	withB := BuildFlags(t, "./examples/inventory-go", "-ldflags=-X main.revision=B")
+	if plain == withB || filepath.Dir(filepath.Dir(plain)) != filepath.Dir(filepath.Dir(withB)) {
+		t.Fatalf("BuildFlags wrote %s, Build %s: want two binaries in the shared directory", withB, plain)
+	}
+	for bin, want := range map[string]string{plain: "revision=A ", withB: "revision=B "} {
+		cmd := exec.Command(bin) // stdin at EOF: the server starts, logs and ends
+		cmd.Env = append(Environ(), "INVENTORY_DATA_DIR="+t.TempDir())
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%s logs no %q:\n%s", bin, want, out)
+		}
 	}
 }
