@@ -94,6 +94,7 @@ func readInventory(t *testing.T, file string) inventory {
 }
 
 func TestServer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	binDir, dataDir := t.TempDir(), t.TempDir()
@@ -180,6 +181,7 @@ func TestServer(t *testing.T) {
 // TestForeignDataFile checks that a data file of another shape is reported,
 // not replaced.
 func TestForeignDataFile(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dataDir := t.TempDir()
