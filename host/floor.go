@@ -146,6 +146,11 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 	}
 	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next, h.enrolled))
 	if h.floor.save {
+		if unlock, err := trust.LockFloors(h.pres.dir); err != nil {
+			h.logf("%v", err)
+		} else {
+			defer unlock()
+		}
 		if cur, err := trust.LoadFloor(h.pres.dir, next.Root); err == nil && cur != nil && cur.Same(next) {
 			// Another host raised it the same way: hold what the file
 			// says, so that an acceptance made from it counts here too.

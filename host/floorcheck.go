@@ -81,6 +81,15 @@ func (h *Host) refuseFloorLocked(f trust.Floor, why error) {
 	}
 	h.logf("policy floor: %s was refused (%v): the floor in force stays %s; only mcpepoch policy accept, by a person, weakens it",
 		path, why, floorText(*h.floor.floor, h.enrolled))
+	unlock, err := trust.LockFloors(h.pres.dir)
+	if err != nil {
+		h.logf("%v", err)
+		return
+	}
+	defer unlock()
+	if fileDigest(path) != digest {
+		return // written again since, by policy accept or another host: left to the next read
+	}
 	held := *h.floor.floor
 	if err := trust.WriteFloor(h.pres.dir, &held, "restored", time.Now()); err != nil {
 		h.logf("policy floor: %v", err)

@@ -240,3 +240,20 @@ func (f Floor) asConfig() *config.Config {
 	}
 	return cfg
 }
+
+// LockFloors takes the lock every writer of a floor file that read it
+// first takes (a host raising a floor, policy accept): dir/floors.lock in
+// the store directory dir, flock(2), waiting as long as it takes. Two
+// writers then cannot both write in place of the same floor, so that the
+// hosts of one project hold the floor the file says. It returns its
+// release.
+func LockFloors(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("policy floor: %w", err)
+	}
+	unlock, err := lock(filepath.Join(dir, "floors.lock"))
+	if err != nil {
+		return nil, fmt.Errorf("policy floor: lock: %w", err)
+	}
+	return unlock, nil
+}

@@ -198,6 +198,11 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 	if err != nil {
 		return err
 	}
+	unlock, err := trust.LockFloors(st.store.Dir())
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	defer unlock()
 	if now, err := trust.LoadFloor(st.store.Dir(), st.root); err != nil || now == nil || now.Digest() != st.floor.Digest() {
 		return notAccepted("the policy floor changed while you were asked (a host raised it): run mcpepoch policy accept again")
 	}
