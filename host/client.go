@@ -111,34 +111,42 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 	return m
 }
 
-// fromClient handles one line from the client. more says another client
-// line was read already: a tools/call's record then waits for the last line of the burst, which writes the records of
-// all of them at once (their calls wait for it in the child's stdin
-// queue).
+// fromClient handles one line from the client. What it forwards waits
+// until h.mu is released: the records of its tools/calls (auditor.guard)
+// and the lines themselves (lineQueue.stage). more says another client
+// line was read already: they then wait for the last line of the burst,
+// which writes the records of all of them in one write(2) and then the
+// lines in one more, outside h.mu, so that a server's answers are not
+// held up behind the client's writes.
 func (h *Host) fromClient(line []byte, over *overflow, more bool) {
-	h.handleClient(line, over, more)
+	staged := h.handleClient(line, over, more)
 	if !more {
 		h.audit.writeNow()
-		h.mu.Lock()
-		staged := h.clientStaged
-		h.clientStaged = nil
-		h.mu.Unlock()
 		for _, q := range staged {
 			q.flush()
 		}
 	}
 }
 
-func (h *Host) handleClient(line []byte, over *overflow, more bool) {
+// handleClient decides what to do with one client line, under h.mu; at
+// the last line of a burst it returns the queues the burst staged lines
+// on, for fromClient to flush.
+func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*lineQueue) {
 	h.trace("from client", line)
 	m := h.readClient(line, over)
-	if m == nil {
-		return
+	if m == nil && more {
+		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.clientMore = more
-	defer func() { h.clientMore = false }()
+	if !more {
+		defer func() { staged, h.clientStaged = h.clientStaged, nil }()
+	}
+	if m == nil {
+		return
+	}
+	h.clientReading = true
+	defer func() { h.clientReading = false }()
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
 		if h.answerElicitLocked(m, line) {
@@ -182,6 +190,7 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) {
 	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
 		h.fetchFirstCatalogLocked()
 	}
+	return
 }
 
 // answerServerLocked sends the client's answer to a server→client
@@ -370,7 +379,7 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if g != nil {
 				fields["grant"] = g.ID
 			}
-			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields, !h.clientMore)
+			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields, !h.clientReading)
 		}
 	}
 	if m.IsRequest() {
@@ -383,15 +392,15 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 // ticket is in the log file (no action without its audit record): at once
 // when it is already; through the child's stdin writer, which waits for
 // it, while it is still to be written; never when it could not be, and
-// then the call is answered with CodeAuditUnavailable. A line of a burst
-// the client reader has not finished (h.clientMore) is staged instead:
-// fromClient writes the burst's lines in one write once their records
-// are written, with no hand-off to the stdin writer.
+// then the call is answered with CodeAuditUnavailable. A line the client
+// reader forwards (h.clientReading) is staged instead: fromClient writes
+// it, with the rest of its burst, in one write once their records are
+// written, outside h.mu and with no hand-off to the stdin writer.
 func (h *Host) sendRecordedLocked(m *jsonrpc.Message, line []byte, ticket int64) {
 	c := h.child
 	line = withNewline(line)
 	switch written, pending := h.audit.recorded(ticket); {
-	case written && h.clientMore:
+	case written && h.clientReading:
 		c.in.stage(line)
 		h.stagedLocked(c.in)
 	case written:
@@ -404,7 +413,7 @@ func (h *Host) sendRecordedLocked(m *jsonrpc.Message, line []byte, ticket int64)
 			defer h.mu.Unlock()
 			h.refuseUnrecordedLocked(c, m)
 		}
-		if h.clientMore {
+		if h.clientReading {
 			c.in.stageGated(line, gate, ready, refused)
 			h.stagedLocked(c.in)
 		} else {

@@ -177,7 +177,6 @@ type Host struct {
 	// the session needs replayed to each new child.
 	inflight    map[string]*call // client request id → call
 	held        [][]byte         // client messages waiting for ready
-	clientMore  bool             // fromClient: more client lines were read at once (auditor.guard)
 	initParams  json.RawMessage  // the client's initialize params, replayed to new children
 	initLine    []byte           // the client's initialize request as sent
 	initDone    bool             // the client received its initialize result
@@ -190,11 +189,15 @@ type Host struct {
 	session     []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
 	swallowAck  map[string]bool  // listen ids re-sent to a new child
 
-	// Bursts (queue.go, lineQueue.stage): the queues the client reader
-	// staged a burst's lines on, flushed after its last line; childMore
-	// says a server's reader has more lines of its burst (toClientStagedLocked).
-	clientStaged []*lineQueue
-	childMore    bool
+	// Bursts (queue.go, lineQueue.stage): clientReading says handleClient
+	// runs, so the records and lines it forwards wait for fromClient to
+	// write them outside h.mu (auditor.guard); the queues the client
+	// reader staged a burst's lines on, flushed after its last line;
+	// childMore says a server's reader has more lines of its burst
+	// (toClientStagedLocked).
+	clientReading bool
+	clientStaged  []*lineQueue
+	childMore     bool
 
 	// The server side (server.go): the host's own requests to a child and
 	// the child's requests to the client.
