@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -49,6 +51,13 @@ type Options struct {
 	// of using the platform's file events (also the fallback when those
 	// cannot be set up).
 	Poll time.Duration
+	// Tree says Watch covers the whole project, so the build's own
+	// outputs may be among the watched files. Then what changes while the
+	// first build runs (and until it is recorded) is taken as its output
+	// and no longer watched (a "watching" event names it), and a change
+	// that leaves a file's content as it was (SHA-256, files up to 4 MiB)
+	// is dropped, so a build rewriting its output never starts another.
+	Tree bool
 	// Record is called after every build that ran to its end, with its
 	// exit status; the next build waits for it. It is not called for a
 	// cancelled build.
@@ -179,12 +188,16 @@ func Run(ctx context.Context, o Options) error {
 	trigger := make(chan []string, 1)
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	w, err := startWatch(wctx, o, m, trigger, events)
+	var lrn *learner
+	if o.Tree {
+		lrn = &learner{outputs: map[string]bool{}}
+	}
+	w, err := startWatch(wctx, o, m, lrn, trigger, events)
 	if err != nil {
 		return err
 	}
 	o.Event(Event{Time: time.Now(), Type: "watching", Message: w})
-	l := &loop{o: o, trigger: trigger, events: events}
+	l := &loop{o: o, trigger: trigger, events: events, learn: lrn}
 	l.run(ctx)
 	return nil
 }
@@ -194,6 +207,8 @@ type loop struct {
 	o       Options
 	trigger chan []string
 	events  chan Event
+	learn   *learner // nil unless o.Tree
+	built   bool     // a build ran to its end
 }
 
 func (l *loop) emit(e Event) {
@@ -244,6 +259,9 @@ func (l *loop) build(ctx context.Context) (next []string, done bool) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
+	if !l.built && l.learn != nil {
+		l.learn.start()
+	}
 	l.emit(Event{Type: "build_started", Command: l.o.Build})
 	res := make(chan int, 1)
 	go func() { res <- runGroup(bctx, l.o) }()
@@ -257,6 +275,12 @@ func (l *loop) build(ctx context.Context) (next []string, done bool) {
 			}
 			l.emit(Event{Type: "build_finished", ExitCode: &code, Seconds: secs})
 			l.o.Record(ctx, code)
+			if !l.built && l.learn != nil {
+				if out := l.learn.stop(); len(out) > 0 {
+					l.emit(Event{Type: "watching", Paths: out, Message: "not watched, written by the build: " + strings.Join(out, ", ")})
+				}
+			}
+			l.built = true
 			return nil, ctx.Err() != nil
 		case e := <-l.events:
 			l.o.Event(e)
@@ -301,4 +325,45 @@ func runGroup(ctx context.Context, o Options) int {
 		return 1
 	}
 	return 0
+}
+
+// learner takes what changes during the first build of a tree watch as the
+// build's outputs (Options.Tree).
+type learner struct {
+	mu      sync.Mutex
+	active  bool
+	outputs map[string]bool
+}
+
+func (l *learner) start() {
+	l.mu.Lock()
+	l.active = true
+	l.mu.Unlock()
+}
+
+// stop ends the learning and returns the outputs, sorted.
+func (l *learner) stop() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.active = false
+	out := make([]string, 0, len(l.outputs))
+	for p := range l.outputs {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// output reports whether rel is an output of the build, taking it as one
+// while the first build runs; false on a nil learner.
+func (l *learner) output(rel string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active {
+		l.outputs[rel] = true
+	}
+	return l.outputs[rel]
 }

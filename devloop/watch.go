@@ -2,8 +2,10 @@ package devloop
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,13 +19,13 @@ import (
 // each burst, once the burst has been quiet for the debounce, on trigger
 // (a send that finds trigger full merges into the waiting burst), and
 // problems on events. It returns how it watches, for the "watching" event.
-func startWatch(ctx context.Context, o Options, m matcher, trigger chan []string, events chan Event) (string, error) {
+func startWatch(ctx context.Context, o Options, m matcher, lrn *learner, trigger chan []string, events chan Event) (string, error) {
 	if o.Poll <= 0 {
 		w, err := fsnotify.NewWatcher()
 		if err == nil {
 			n, err := addTree(w, o.Root)
 			if err == nil {
-				go notifyLoop(ctx, o, m, w, trigger, events)
+				go notifyLoop(ctx, o, m, lrn, w, trigger, events)
 				return fmt.Sprintf("watching %d directories (file events)", n), nil
 			}
 			w.Close()
@@ -33,7 +35,7 @@ func startWatch(ctx context.Context, o Options, m matcher, trigger chan []string
 		}
 		o.Poll = 500 * time.Millisecond
 	}
-	go pollLoop(ctx, o, m, trigger)
+	go pollLoop(ctx, o, m, lrn, trigger)
 	return fmt.Sprintf("comparing the sources every %s", o.Poll), nil
 }
 
@@ -71,6 +73,63 @@ type burst struct {
 	// files (sed -i's sedXXXXXX, vim's 4913 and FILE~), not changes.
 	created map[string]bool
 	timer   *time.Timer
+	// digests, when not nil, are the last content seen of each source:
+	// a path whose content is the same again is dropped at send.
+	digests map[string][sha256.Size]byte
+}
+
+// maxDigest bounds the files whose content a burst compares: 4 MiB.
+const maxDigest = 4 << 20
+
+// digest returns the SHA-256 of the file, false when it is gone, not a
+// regular file or larger than maxDigest.
+func digest(name string) ([sha256.Size]byte, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return [sha256.Size]byte{}, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxDigest {
+		return [sha256.Size]byte{}, false
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, maxDigest+1)); err != nil {
+		return [sha256.Size]byte{}, false
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d, true
+}
+
+// seedDigests records the content of every source, when o asks to compare
+// content.
+func seedDigests(o Options, m matcher) map[string][sha256.Size]byte {
+	if !o.Tree {
+		return nil
+	}
+	out := map[string][sha256.Size]byte{}
+	for _, rel := range sources(o.Root, o.Root, m) {
+		if d, ok := digest(filepath.Join(o.Root, filepath.FromSlash(rel))); ok {
+			out[rel] = d
+		}
+	}
+	return out
+}
+
+// unchanged reports whether rel has the content last seen, and records
+// what it has now.
+func (b *burst) unchanged(root, rel string) bool {
+	if b.digests == nil {
+		return false
+	}
+	d, ok := digest(filepath.Join(root, filepath.FromSlash(rel)))
+	if !ok {
+		delete(b.digests, rel)
+		return false
+	}
+	old, seen := b.digests[rel]
+	b.digests[rel] = d
+	return seen && old == d
 }
 
 // add adds rel to the burst; created says the event created it.
@@ -104,7 +163,7 @@ func (b *burst) c() <-chan time.Time {
 func (b *burst) send(root string, trigger chan []string) {
 	paths := slices.DeleteFunc(b.paths, func(rel string) bool {
 		_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
-		return b.created[rel] && errors.Is(err, fs.ErrNotExist)
+		return b.created[rel] && errors.Is(err, fs.ErrNotExist) || b.unchanged(root, rel)
 	})
 	b.paths, b.created, b.timer = nil, nil, nil
 	if len(paths) == 0 {
@@ -122,9 +181,9 @@ func (b *burst) send(root string, trigger chan []string) {
 	trigger <- paths
 }
 
-func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, trigger chan []string, events chan Event) {
+func notifyLoop(ctx context.Context, o Options, m matcher, lrn *learner, w *fsnotify.Watcher, trigger chan []string, events chan Event) {
 	defer w.Close()
-	var b burst
+	b := burst{digests: seedDigests(o, m)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -149,13 +208,15 @@ func notifyLoop(ctx context.Context, o Options, m matcher, w *fsnotify.Watcher, 
 					// already in it counts as created.
 					addTree(w, ev.Name)
 					for _, rel := range sources(o.Root, ev.Name, m) {
-						b.add(rel, true, o.Debounce)
+						if !lrn.output(rel) {
+							b.add(rel, true, o.Debounce)
+						}
 					}
 					continue
 				}
 			}
 			rel, err := filepath.Rel(o.Root, ev.Name)
-			if err == nil && m.match(filepath.ToSlash(rel)) {
+			if err == nil && m.match(filepath.ToSlash(rel)) && !lrn.output(filepath.ToSlash(rel)) {
 				b.add(filepath.ToSlash(rel), ev.Has(fsnotify.Create), o.Debounce)
 			}
 		}
@@ -197,11 +258,11 @@ func snapshot(root string, m matcher) map[string]stamp {
 	return out
 }
 
-func pollLoop(ctx context.Context, o Options, m matcher, trigger chan []string) {
+func pollLoop(ctx context.Context, o Options, m matcher, lrn *learner, trigger chan []string) {
 	prev := snapshot(o.Root, m)
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
-	var b burst
+	b := burst{digests: seedDigests(o, m)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -211,12 +272,12 @@ func pollLoop(ctx context.Context, o Options, m matcher, trigger chan []string) 
 		case <-tick.C:
 			cur := snapshot(o.Root, m)
 			for rel, s := range cur {
-				if p, ok := prev[rel]; !ok || p != s {
+				if p, ok := prev[rel]; (!ok || p != s) && !lrn.output(rel) {
 					b.add(rel, false, o.Debounce)
 				}
 			}
 			for rel := range prev {
-				if _, ok := cur[rel]; !ok {
+				if _, ok := cur[rel]; !ok && !lrn.output(rel) {
 					b.add(rel, false, o.Debounce)
 				}
 			}

@@ -73,16 +73,23 @@ func (p *Project) FindGoBuild(runner, target string) *GoBuild {
 var makeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`) })
 
 // expand substitutes $(NAME) and ${NAME} of variables the Makefile assigns
-// a value without a $ of its own; other references stay as written.
+// (not +=), in their values too; other references stay as written.
 func (m *Makefile) expand(s string) string {
 	re := makeVar()
-	return re.ReplaceAllStringFunc(s, func(ref string) string {
-		a := m.Var(re.FindStringSubmatch(ref)[1])
-		if a == nil || a.Op == "+=" || strings.Contains(a.Value, "$") {
-			return ref
+	for range 5 { // a variable's value may name others; a loop ends here
+		next := re.ReplaceAllStringFunc(s, func(ref string) string {
+			a := m.Var(re.FindStringSubmatch(ref)[1])
+			if a == nil || a.Op == "+=" {
+				return ref
+			}
+			return a.Value
+		})
+		if next == s {
+			break
 		}
-		return a.Value
-	})
+		s = next
+	}
+	return s
 }
 
 var taskVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`) })

@@ -1,6 +1,9 @@
 package project
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestGoBuildOutput(t *testing.T) {
 	g := &GoMod{Module: "example.com/srv/v2"}
@@ -24,5 +27,20 @@ func TestGoBuildOutput(t *testing.T) {
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("%s: got %q, %v; want %q", c.cmd, got, ok, c.want)
 		}
+	}
+}
+
+func TestMakefileSources(t *testing.T) {
+	src := "SRC := server.py $(wildcard notes/*.py)\nOUT = bin/srv\n.PHONY: build\nbuild: $(OUT) # comment\n\n$(OUT): $(SRC) | lib\n\tcp server.py $@\nbin/srv: extra.txt\nlib: lib/a.sh\nother: $(shell find . -name x)\n"
+	m := parseMakefile("Makefile", []byte(src))
+	globs, unread := m.Sources("build")
+	if got := strings.Join(globs, " "); got != "server.py notes/*.py lib/a.sh extra.txt" {
+		t.Errorf("globs %q", globs)
+	}
+	if len(unread) != 0 {
+		t.Errorf("unread %q", unread)
+	}
+	if _, unread := m.Sources("other"); len(unread) != 1 {
+		t.Errorf("other: unread %q, want the $(shell …)", unread)
 	}
 }

@@ -50,6 +50,9 @@ type Target struct {
 	// RecipeEnd is the 1-based physical line of the last recipe line (the
 	// last line of its continuations), or Line when it has none.
 	RecipeEnd int
+	// Prereqs are the prerequisites of every rule line of the target, as
+	// written (not expanded), order-only ones included.
+	Prereqs []string
 }
 
 // Target returns the target called name, or nil.
@@ -125,11 +128,18 @@ func parseMakefile(rel string, b []byte) *Makefile {
 // one, which takes the recipe lines that follow; nil for anything else.
 func (m *Makefile) rule(line string, n int) *Target {
 	i := strings.IndexByte(line, ':')
-	if i <= 0 || strings.ContainsAny(line[:i], "=$%") || strings.HasPrefix(line[i:], ":=") || strings.HasPrefix(line[i:], "::=") {
+	if i <= 0 || strings.ContainsAny(line[:i], "=%") || strings.HasPrefix(line[i:], ":=") || strings.HasPrefix(line[i:], "::=") {
 		return nil
 	}
+	names := line[:i]
+	if strings.Contains(names, "$") {
+		// $(BIN): … names the target by a variable assigned above.
+		if names = m.expand(names); strings.Contains(names, "$") {
+			return nil
+		}
+	}
 	var last *Target
-	for _, name := range strings.Fields(line[:i]) {
+	for _, name := range strings.Fields(names) {
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -141,8 +151,18 @@ func (m *Makefile) rule(line string, n int) *Target {
 		last = t
 	}
 	if last != nil {
-		if _, recipe, ok := strings.Cut(line[i+1:], ";"); ok {
+		deps, recipe, ok := strings.Cut(line[i+1:], ";")
+		if ok {
 			last.Recipe = append(last.Recipe, strings.TrimSpace(recipe))
+		}
+		deps, _, _ = strings.Cut(deps, "#")
+		if strings.Contains(deps, "=") {
+			deps = "" // a target-specific variable: build: VAR = value
+		}
+		for _, d := range makeFields(strings.TrimPrefix(deps, ":")) {
+			if d != "|" {
+				last.Prereqs = append(last.Prereqs, d)
+			}
 		}
 	}
 	return last

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("dev", stdio.Err, "[flags]")
 	fs.StringVar(&f.dir, "dir", ".", "project root")
 	fs.Var(&f.watch, "watch", "doublestar glob of sources to watch, relative to the root; repeatable, !GLOB excludes (default: the build task's sources)")
-	fs.StringVar(&f.build, "build", "", "build command, split on spaces (default: task build, else make build)")
+	fs.StringVar(&f.build, "build", "", "build command, run by /bin/sh -c (default: task build, else make build)")
 	fs.StringVar(&f.task, "task", "", "go-task task to run as the build")
 	fs.StringVar(&f.target, "target", "", "make target to run as the build")
 	fs.DurationVar(&f.debounce, "debounce", 200*time.Millisecond, "how long the sources must stay quiet before a build starts")
@@ -68,6 +69,7 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	o := devloop.Options{
 		Root: root, Watch: plan.watch, Build: plan.argv, Debounce: f.debounce, Poll: f.poll,
+		Tree:   plan.tree,
 		Stdout: stdio.Out, Stderr: stdio.Err,
 		Event:  out.event,
 		Record: func(ctx context.Context, code int) { out.record(ctx, root, code) },
@@ -93,6 +95,9 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 type devRun struct {
 	argv, watch, notes []string
 	recorder           string
+	// tree is set for a watch of the whole project (treeWatch), where
+	// the build's own outputs may lie among the watched files.
+	tree bool
 }
 
 // devPlan returns what dev runs.
@@ -101,7 +106,8 @@ func devPlan(root string, f devOptions) (devRun, error) {
 	if err != nil {
 		return devRun{}, err
 	}
-	return devRun{argv: argv, watch: watch, notes: notes, recorder: selfRecorder(p, f)}, nil
+	tree := len(watch) > 0 && watch[0] == treeAll
+	return devRun{argv: argv, watch: watch, notes: notes, recorder: selfRecorder(p, f), tree: tree}, nil
 }
 
 // selfRecorder returns FILE:LINE of a command in the build dev runs
@@ -147,7 +153,9 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 	// mcpepoch.mk) run `true record …`: dev records the build itself.
 	switch {
 	case f.build != "":
-		argv = strings.Fields(f.build)
+		// Through sh -c, as make and go-task run their commands: quotes,
+		// &&, pipes and variables mean what they mean at a prompt.
+		argv = []string{"/bin/sh", "-c", f.build}
 	case f.target == "" && f.task == "" && p.Taskfile == nil && p.Makefile == nil:
 		return nil, nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run mcpepoch init to write one, or pass --build", printable(root))
 	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
@@ -156,6 +164,11 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 			return nil, nil, nil, nil, usageError("the Makefile has no target %s: run mcpepoch init, or pass --target or --build", name)
 		}
 		argv = []string{"make", name, "MCPEPOCH=true"}
+		if len(watch) == 0 {
+			var more []string
+			watch, more = makeWatch(p.Makefile, name)
+			notes = append(notes, more...)
+		}
 	default:
 		name := first(f.task, "build")
 		if p.Taskfile == nil || p.Taskfile.Task(name) == nil {
@@ -177,9 +190,13 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 			}
 		}
 	}
-	if len(watch) == 0 {
+	if len(watch) == 0 && slices.ContainsFunc(pl.Sources, func(s string) bool { return s != config.FileName && !slices.Contains(p.Lockfiles, s) }) {
 		watch = pl.Sources
 		notes = append(notes, "watching the sources guessed from the build files: "+strings.Join(watch, " ")+" (pass --watch to choose)")
+	}
+	if len(watch) == 0 {
+		watch = treeWatch(p)
+		notes = append(notes, "the build names no sources: watching every file of the project but "+strings.Join(treeIgnored, " ")+", the version control and state directories and the build's own targets (pass --watch to choose)")
 	}
 	return argv, append(watch, config.FileName), notes, p, nil
 }

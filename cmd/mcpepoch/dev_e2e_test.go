@@ -140,13 +140,13 @@ func (d *devProc) String() string {
 	return string(b)
 }
 
-func startDev(t *testing.T, dir string, env []string, bin string) *devProc {
+func startDev(t *testing.T, dir string, env []string, bin string, args ...string) *devProc {
 	t.Helper()
 	out, err := os.Create(filepath.Join(t.TempDir(), "dev.out"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &devProc{cmd: exec.Command(bin, "dev", "-v"), out: out, done: make(chan error, 1)}
+	d := &devProc{cmd: exec.Command(bin, append([]string{"dev", "-v"}, args...)...), out: out, done: make(chan error, 1)}
 	d.cmd.Dir, d.cmd.Env = dir, testenv.Environ(env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
