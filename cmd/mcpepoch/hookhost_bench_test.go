@@ -18,7 +18,9 @@ import (
 // first, where a host listens (`mcpepoch host` with its server running);
 // and warm `mcpepoch record` in the second, where none does. It reports
 // their medians and the ratios host/git (goal <= 0.5) and nohost/git
-// (goal <= 1.0). Both records must find nothing changed, and the first
+// (goal <= 1.0). Each round also times `mcpepoch version` in the first
+// project (version-ms, version/git): the start of the binary, which every
+// record pays before its own work. Both records must find nothing changed, and the first
 // must take its trees from the host. A tree with a link leading out of it
 // (examples/inventory-node/node_modules links the local npm package) is
 // walked at every build even with a host, which this does not measure. $MCPEPOCH_BENCH_BIN is the mcpepoch
@@ -65,7 +67,7 @@ func BenchmarkHookWarmGit(b *testing.B) {
 		}
 		time.Sleep(2500 * time.Millisecond)
 	}
-	var git samples
+	var git, version samples
 	times := make([][2]samples, len(bins)) // [bin][host, none]
 	round := 0
 	for b.Loop() {
@@ -73,6 +75,10 @@ func BenchmarkHookWarmGit(b *testing.B) {
 			g := exec.Command("git", "status", "--porcelain")
 			g.Dir = pairs[0][0]
 			git = append(git, timeRun(b, g, nil))
+		}, func() {
+			v := exec.Command(bin, "version")
+			v.Dir, v.Env = pairs[0][0], env
+			version = append(version, timeRun(b, v, nil))
 		}}
 		outs := make([][2]strings.Builder, len(bins))
 		for i, bn := range bins {
@@ -98,6 +104,7 @@ func BenchmarkHookWarmGit(b *testing.B) {
 		}
 	}
 	g := git.report(b, "git")
+	b.ReportMetric(float64(version.report(b, "version"))/float64(g), "version/git")
 	for i, prefix := range []string{"", "before-"}[:len(bins)] {
 		h := times[i][0].report(b, prefix+"host")
 		n := times[i][1].report(b, prefix+"nohost")
