@@ -91,7 +91,10 @@ type Decision struct {
 	AuthenticatorID string
 	SignCount       uint32
 	UserVerified    bool
-	At              time.Time
+	// Assertion is the signed assertion itself (Approved only), for a
+	// caller that keeps it as evidence (a policy floor's acceptance).
+	Assertion *trust.Assertion
+	At        time.Time
 }
 
 // Approval is one pending approval page.
@@ -107,7 +110,8 @@ type Approval struct {
 	req     Request
 	older   []grant.Digest // superseded challenges
 	decided bool
-	change  *trust.Change // set for ApproveChange: applied on Approve
+	change  *trust.Change  // set for ApproveChange: applied on Approve
+	policy  *PolicyRequest // set for AcceptPolicy: what the page shows
 }
 
 // Approve opens an approval page for req and returns it; the person opens
@@ -232,6 +236,9 @@ func (a *Approval) page(w http.ResponseWriter) {
 	if a.change != nil {
 		view.Kind, view.Request, view.Change = "change", nil, viewOf(a.change)
 	}
+	if a.policy != nil {
+		view.Kind, view.Request, view.Policy = "policy", nil, a.policy
+	}
 	if store != nil {
 		view.Root = rootOf(store)
 	}
@@ -277,7 +284,7 @@ func (a *Approval) assert(w http.ResponseWriter, r *http.Request) (wait bool) {
 		return false
 	}
 	a.finish(Decision{Outcome: Approved, Digest: p.Challenge, AuthenticatorID: p.AuthenticatorID,
-		SignCount: p.SignCount, UserVerified: p.UserVerified})
+		SignCount: p.SignCount, UserVerified: p.UserVerified, Assertion: p.Assertion})
 	if a.req.WaitForHost && a.change == nil {
 		return true
 	}

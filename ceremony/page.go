@@ -23,9 +23,10 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 
 // pageView is what page.html renders.
 type pageView struct {
-	Kind      string // "approval", "change" or "enrollment"
+	Kind      string // "approval", "change", "policy" or "enrollment"
 	Request   *Request
-	Change    *changeView // Kind "change": a trust store change to confirm
+	Change    *changeView    // Kind "change": a trust store change to confirm
+	Policy    *PolicyRequest // Kind "policy": weakenings of a policy floor to accept
 	ShortCode string
 	Name      string // enrollment: the authenticator's name
 	FirstUse  bool   // enrollment: nothing enrolled yet

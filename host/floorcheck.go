@@ -17,9 +17,8 @@ import (
 // accepted it, cannot replace the floor held, or nil when it can: its
 // acceptance names exactly held as the floor it replaces, at a level held
 // counts (trust.Floor.CheckAcceptance), and an acceptance of proof
-// presence is an SSHSIG over trust.AcceptDigest(held, f, nonce) in
-// trust.PolicyNamespace, with user presence, by an ssh authenticator of
-// the trust store pinned at start, attested where held or the policy in
+// presence is a signature over trust.AcceptDigest(held, f, nonce) by an
+// authenticator of the trust store pinned at start (acceptanceSigner), attested where held or the policy in
 // force has grants.attestation = "required". A terminal or same-user
 // acceptance is as strong as that level: nothing in the file can prove
 // more.
@@ -32,33 +31,59 @@ func (h *Host) checkAcceptance(held, f trust.Floor) error {
 	if a.Proof != string(grant.ProofPresence) {
 		return nil
 	}
-	if a.Channel != "ssh" {
-		return fmt.Errorf("its acceptance of proof presence came through channel %q, which a host cannot check", a.Channel)
-	}
 	store := h.pres.pinnedStore
 	if store == nil {
 		return errors.New("the trust store could not be read at start: no presence can be verified")
 	}
-	p, err := sshsig.VerifyPresence(store, []byte(a.Signature), trust.AcceptDigest(held, f, a.Nonce), trust.PolicyNamespace, false)
+	id, err := acceptanceSigner(store, held, f)
 	if err != nil {
-		return fmt.Errorf("its signature does not verify against the trust store the host pinned: %v", err)
-	}
-	if p.AuthenticatorID != a.Authenticator {
-		return fmt.Errorf("it names authenticator %s but was signed by %s", a.Authenticator, p.AuthenticatorID)
+		return err
 	}
 	h.mu.Lock()
 	required := held.Attestation == config.AttestationRequired || h.policy.AttestationRequired()
 	h.mu.Unlock()
 	if required {
-		if auth, ok := store.Lookup(p.AuthenticatorID); !ok || !auth.Attestation().OK {
+		if auth, ok := store.Lookup(id); !ok || !auth.Attestation().OK {
 			v := "not enrolled"
 			if ok {
 				v = auth.Attestation().String()
 			}
-			return fmt.Errorf("it was signed by %s, which is %s, and the floor held has attestation = %q", p.AuthenticatorID, v, config.AttestationRequired)
+			return fmt.Errorf("it was signed by %s, which is %s, and the floor held has attestation = %q", id, v, config.AttestationRequired)
 		}
 	}
 	return nil
+}
+
+// acceptanceSigner verifies the presence signature of f's acceptance
+// over trust.AcceptDigest(held, f, nonce) against store and returns the
+// signer's id: an SSHSIG in trust.PolicyNamespace with user presence by an
+// ssh authenticator (channel "ssh", policy accept --ssh), or a WebAuthn
+// assertion by a WebAuthn authenticator (channel "web", policy accept
+// --web), each the one the acceptance names.
+func acceptanceSigner(store *trust.Store, held, f trust.Floor) (string, error) {
+	a := f.Accepted
+	d := trust.AcceptDigest(held, f, a.Nonce)
+	switch a.Channel {
+	case "ssh":
+		p, err := sshsig.VerifyPresence(store, []byte(a.Signature), d, trust.PolicyNamespace, false)
+		if err != nil {
+			return "", fmt.Errorf("its signature does not verify against the trust store the host pinned: %v", err)
+		}
+		if p.AuthenticatorID != a.Authenticator {
+			return "", fmt.Errorf("it names authenticator %s but was signed by %s", a.Authenticator, p.AuthenticatorID)
+		}
+		return p.AuthenticatorID, nil
+	case "web":
+		auth, ok := store.Lookup(a.Authenticator)
+		if !ok || auth.Kind != trust.KindWebAuthn {
+			return "", fmt.Errorf("its signature does not verify against the trust store the host pinned: %s is none of its WebAuthn authenticators", a.Authenticator)
+		}
+		if err := trust.VerifyAcceptanceAssertion(auth, a.WebAuthn, d); err != nil {
+			return "", fmt.Errorf("its signature does not verify against the trust store the host pinned: %v", err)
+		}
+		return a.Authenticator, nil
+	}
+	return "", fmt.Errorf("its acceptance of proof presence came through channel %q, which a host cannot check", a.Channel)
 }
 
 // refuseFloorLocked refuses the floor file holding f, whose acceptance

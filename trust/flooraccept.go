@@ -23,6 +23,10 @@ const PolicyNamespace = "mcpepoch-policy@v1"
 //	{"proof": "presence", "channel": "ssh", "from": "sha256:…", "nonce": "…",
 //	 "authenticator": "SHA256:…", "signCount": 7, "signature": "-----BEGIN SSH SIGNATURE-----…"}
 //
+// or, accepted on a page with a WebAuthn authenticator (channel "web"),
+// "webauthn": {"authenticatorData", "clientDataJSON", "signature"} in
+// place of "signature".
+//
 // From is the Digest of the floor replaced, exactly as it was written (its
 // times and its own acceptance included): an acceptance counts only in
 // place of that floor, so one made for an earlier move cannot be applied
@@ -39,6 +43,11 @@ type Acceptance struct {
 	Authenticator string `json:"authenticator,omitempty"`
 	SignCount     uint32 `json:"signCount,omitempty"`
 	Signature     string `json:"signature,omitempty"`
+	// WebAuthn is the assertion of a WebAuthn authenticator over
+	// AcceptDigest(replaced, accepted, Nonce) (channel "web", mcpepoch
+	// policy accept --web), in place of Signature; byte strings in
+	// standard base64.
+	WebAuthn *Assertion `json:"webauthn,omitempty"`
 }
 
 // Digest returns the SHA-256 of the JSON of f as it stands, every member
@@ -93,7 +102,7 @@ func (f Floor) CheckAcceptance(held Floor, counts func(grant.Proof) bool) error 
 	case a.From != held.Digest().String():
 		return fmt.Errorf("its acceptance replaces the floor %s, not the one this host holds (%s): an acceptance made for another change", a.From, held.Digest())
 	case a.Proof == string(grant.ProofPresence):
-		if a.Signature == "" {
+		if a.Signature == "" && a.WebAuthn == nil {
 			return fmt.Errorf("its acceptance of proof presence carries no signature")
 		}
 		return nil
@@ -101,6 +110,16 @@ func (f Floor) CheckAcceptance(held Floor, counts func(grant.Proof) bool) error 
 		return fmt.Errorf("it was accepted at proof %q, which the floor held does not count", a.Proof)
 	}
 	return nil
+}
+
+// VerifyAcceptanceAssertion checks that as is a WebAuthn assertion by
+// signer (a WebAuthn authenticator of a trust store) over d, for RP ID
+// localhost at a localhost origin, with user presence: an acceptance of
+// channel "web" (Acceptance.WebAuthn). The port, the counter and single
+// use were checked by the page that collected it; a replay is refused by
+// Acceptance.From and the nonce d covers.
+func VerifyAcceptanceAssertion(signer *Authenticator, as *Assertion, d grant.Digest) error {
+	return verifyAssertion(signer, as, d[:])
 }
 
 // AcceptedBy begins the updatedBy of a floor a person accepted

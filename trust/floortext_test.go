@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
 )
 
 // An unset grants.proof is printed as the list it stands for, with why:
@@ -27,5 +28,24 @@ func TestFloorNamesDefaultProof(t *testing.T) {
 		if len(diff) != 1 || diff[0].Floor != diff[0].InForce || diff[0].Floor == "(default)" {
 			t.Errorf("enrolled=%v: difference %+v, want the floor named as the default in force", tc.enrolled, diff)
 		}
+	}
+}
+
+// A presence acceptance made on the page carries a WebAuthn assertion in
+// place of an SSHSIG: CheckAcceptance takes either (the host verifies the
+// one there is), and refuses one with neither.
+func TestCheckAcceptanceWebAuthn(t *testing.T) {
+	held := FloorOf("/p", &config.Config{})
+	f := FloorOf("/p", &config.Config{Grants: config.Grants{Exempt: []string{"x"}}})
+	f.UpdatedBy = AcceptedBy + "presence"
+	f.Accepted = &Acceptance{Proof: "presence", Channel: "web", From: held.Digest().String(), Nonce: "n",
+		WebAuthn: &Assertion{AuthenticatorData: []byte{1}, ClientDataJSON: []byte("{}"), Signature: []byte{2}}}
+	none := func(grant.Proof) bool { return false }
+	if err := f.CheckAcceptance(held, none); err != nil {
+		t.Errorf("presence acceptance with a WebAuthn assertion: %v", err)
+	}
+	f.Accepted.WebAuthn = nil
+	if err := f.CheckAcceptance(held, none); err == nil {
+		t.Error("presence acceptance with neither signature: accepted")
 	}
 }

@@ -43,9 +43,11 @@ func runPolicy(ctx context.Context, args []string, stdio Stdio) error {
 	asJSON := fs.Bool("json", false, "print the floor, the file's policy and their differences as JSON (show)")
 	sshKey := fs.String("ssh", "", "accept with an enrolled OpenSSH FIDO key (proof presence): ssh-keygen -Y sign -f KEY signs the change's digest")
 	yes := fs.Bool("yes", false, "accept without asking; counts only where the floor's [grants] proof names same-user")
+	web := fs.Bool("web", false, "accept on a page with an enrolled WebAuthn authenticator (proof presence): prints its URL and waits")
+	noOpen := fs.Bool("no-open", false, "with --web, print the page's URL without opening a browser")
 	if sub == "accept" {
 		fs.Usage = func() {
-			fmt.Fprint(stdio.Err, "usage: mcpepoch policy accept [--dir DIR] [--ssh KEY] [--yes]\n\n")
+			fmt.Fprint(stdio.Err, "usage: mcpepoch policy accept [--dir DIR] [--ssh KEY | --web [--no-open] | --yes]\n\n")
 			printDefaults(stdio.Err, fs)
 		}
 	}
@@ -60,7 +62,10 @@ func runPolicy(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	if sub == "accept" {
-		return acceptPolicy(ctx, st, *sshKey, *yes, stdio)
+		if n := countTrue(*sshKey != "", *web, *yes); n > 1 {
+			return usageError("--ssh, --web and --yes are three ways to accept: name one")
+		}
+		return acceptPolicy(ctx, st, acceptWith{ssh: *sshKey, web: *web, noOpen: *noOpen, yes: *yes}, stdio)
 	}
 	return showPolicy(st, *asJSON, stdio)
 }
@@ -173,7 +178,7 @@ func floorProofText(f *trust.Floor, enrolled bool) string {
 // the floor, with the acceptance a host checks before it takes it
 // (trust.Acceptance: the floor replaced, the nonce, the signature). A
 // running host reads it at its next build signal.
-func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool, stdio Stdio) error {
+func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio Stdio) error {
 	if st.floor == nil {
 		fmt.Fprintf(stdio.Err, "project %s has no policy floor yet: nothing to accept (the first host start makes %s its floor)\n", printable(st.root), config.FileName)
 		return nil
@@ -194,7 +199,7 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 	for _, w := range weak {
 		fmt.Fprintf(stdio.Err, "  %s: %s → %s\n", printable(w.Setting), printable(w.Floor), printable(w.File))
 	}
-	pr, err := proveAccept(ctx, st, d, sshKey, yes, stdio)
+	pr, err := proveAccept(ctx, st, d, weak, with, stdio)
 	if err != nil {
 		return err
 	}
@@ -212,7 +217,7 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 	// What a host checks before it takes the floor: the acceptance names
 	// the floor replaced, and for presence carries the signature.
 	next.Accepted = &trust.Acceptance{Proof: string(pr.proof), Channel: pr.channel, From: st.floor.Digest().String(), Nonce: nonce,
-		Authenticator: pr.authenticator, SignCount: pr.signCount, Signature: pr.signature}
+		Authenticator: pr.authenticator, SignCount: pr.signCount, Signature: pr.signature, WebAuthn: pr.assertion}
 	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.proof), time.Now()); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
@@ -221,25 +226,36 @@ func acceptPolicy(ctx context.Context, st *policyState, sshKey string, yes bool,
 	return nil
 }
 
+// acceptWith is how policy accept was asked to prove the person: --ssh
+// KEY, --web (--no-open), --yes, or none (the terminal).
+type acceptWith struct {
+	ssh              string
+	web, noOpen, yes bool
+}
+
 // acceptProof is how the person who accepted was proven.
 type acceptProof struct {
 	proof                    grant.Proof
-	channel                  string // "ssh", "terminal", "script"
+	channel                  string // "ssh", "web", "terminal", "script"
 	authenticator, signature string
 	signCount                uint32
+	assertion                *trust.Assertion // channel "web"
 }
 
 // proveAccept proves a person at the floor's own proof level: an enrolled
-// FIDO ssh key's signature over d (presence, which always counts), else
+// FIDO ssh key's signature over d, or an enrolled WebAuthn authenticator's
+// assertion on a page (presence, which always counts), else
 // an answer at this process's terminal where the floor counts terminal
 // (host.PersonAtTerminal, then [y/N] on /dev/tty), else --yes where it
 // counts same-user. Nothing else accepts.
-func proveAccept(ctx context.Context, st *policyState, d grant.Digest, sshKey string, yes bool, stdio Stdio) (acceptProof, error) {
+func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, with acceptWith, stdio Stdio) (acceptProof, error) {
 	need := floorProof(st.floor, st.enrolled)
 	switch {
-	case sshKey != "":
-		return signAccept(ctx, st, d, sshKey, stdio)
-	case yes:
+	case with.ssh != "":
+		return signAccept(ctx, st, d, with.ssh, stdio)
+	case with.web:
+		return acceptOnPage(ctx, st, d, weak, with.noOpen, stdio)
+	case with.yes:
 		if !need.Counts(grant.ProofSameUser) {
 			return acceptProof{}, notAccepted("--yes proves no person, and this floor counts only %s: %s", need, acceptHow(need))
 		}
@@ -262,7 +278,7 @@ func acceptHow(need grant.Proofs) string {
 	if need.Counts(grant.ProofTerminal) {
 		return "a person runs mcpepoch policy accept in their own terminal"
 	}
-	return "a person runs mcpepoch policy accept --ssh KEY with an enrolled FIDO key and touches it"
+	return "a person runs mcpepoch policy accept --web (an enrolled WebAuthn authenticator) or --ssh KEY (an enrolled FIDO key) and touches it"
 }
 
 // signAccept has ssh-keygen sign d with key in PolicyNamespace (a touch
