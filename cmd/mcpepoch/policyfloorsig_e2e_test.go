@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/sshsig"
@@ -21,15 +22,16 @@ type presenceFloor struct {
 	env       []string // XDG_CONFIG_HOME, the fake ssh-keygen on PATH
 	tdir      string   // the trust store's directory
 	key       *softkey.SSHKey
+	keyID     string
 	keyFile   string
 	floorPath string
 	c         *testenv.Client
 }
 
-func newPresenceFloor(t *testing.T) *presenceFloor {
+func newPresenceFloor(t *testing.T, grants ...string) *presenceFloor {
 	t.Helper()
 	p := newProject(t)
-	p.editToml(`exempt = ["inventory_*"]`, "exempt = [\"inventory_lookup\"]\nproof = [\"presence\"]")
+	p.editToml(`exempt = ["inventory_*"]`, "exempt = [\"inventory_lookup\"]\nproof = [\"presence\"]\n"+strings.Join(grants, "\n"))
 	home := t.TempDir()
 	pf := &presenceFloor{project: p, tdir: filepath.Join(home, "mcpepoch"), key: softkey.NewSSHEd25519()}
 	pf.keyFile = softKeyFile(t, home, "key", pf.key)
@@ -48,6 +50,7 @@ func newPresenceFloor(t *testing.T) *presenceFloor {
 	if err := store.Apply(c, nil); err != nil {
 		t.Fatal(err)
 	}
+	pf.keyID = a.ID
 	pf.env = []string{"XDG_CONFIG_HOME=" + home, "PATH=" + fakeSSHKeygen(t, home) + ":" + os.Getenv("PATH"),
 		"MCPEPOCH_TEST_SSH_KEYGEN=1", "MCPEPOCH_TEST_SK_FLAGS=1"}
 	pf.floorPath = trust.FloorPath(pf.tdir, trust.FloorRoot(p.dir))
@@ -232,4 +235,34 @@ func TestFloorWrittenWhileNoHostRuns(t *testing.T) {
 		t.Fatalf("host log does not say it took the accepted floor:\n%s", pf.c.Stderr())
 	}
 	call(t, pf.c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1})
+}
+
+// Under attestation = "required", an acceptance signed by the person's
+// key, valid over the change, does not count when the key is unattested
+// (every ssh key is), as for any approval: a floor file carrying it,
+// written by hand past policy accept (which refuses such a key too), is
+// refused by the host.
+func TestFloorAcceptanceNeedsAttestedKey(t *testing.T) {
+	t.Parallel()
+	pf := newPresenceFloor(t, `attestation = "required"`)
+	root := trust.FloorRoot(pf.dir)
+	held, err := trust.LoadFloor(pf.tdir, root)
+	if err != nil || held == nil {
+		t.Fatalf("floor: %v, %v", held, err)
+	}
+	pf.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	cfg, err := config.Load(pf.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := trust.FloorOf(root, cfg)
+	d := trust.AcceptDigest(*held, to, "n1")
+	to.Accepted = &trust.Acceptance{Proof: "presence", Channel: "ssh", From: held.Digest().String(), Nonce: "n1",
+		Authenticator: pf.keyID, Signature: string(pf.key.SSHSIG(trust.PolicyNamespace, d[:], 1, uint32(time.Now().Unix())))}
+	if err := trust.SaveFloor(pf.tdir, to, "accepted:presence", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pf.rebuild(t, pf.c, "B")
+	pf.refusedFloor(0, "attestation = ")
+	refused(t, pf.c, "after an acceptance by an unattested key")
 }
