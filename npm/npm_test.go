@@ -66,7 +66,8 @@ func install(t *testing.T) *installed {
 	}
 	version := strings.TrimSpace(string(b))
 	dist := t.TempDir()
-	if out, code := testenv.Run(t, root, nil, "bash", "scripts/npm-pack.sh", dist); code != 0 {
+	// Four release builds: on a loaded machine they outlast CommandTimeout.
+	if out, code := testenv.RunWithin(t, testenv.BuildTimeout, root, nil, "bash", "scripts/npm-pack.sh", dist); code != 0 {
 		t.Fatalf("npm-pack.sh: exit %d\n%s", code, out)
 	}
 	var platforms []string

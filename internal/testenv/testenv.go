@@ -18,7 +18,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -288,30 +287,7 @@ func (o Output) String() string { return o.Combined }
 // cannot start, or runs out of time, fails the test.
 func Run(t testing.TB, dir string, env []string, name string, args ...string) (Output, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = Environ(env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var all, stdout, stderr Buffer
-	cmd.Stdout = io.MultiWriter(&all, &stdout)
-	cmd.Stderr = io.MultiWriter(&all, &stderr)
-	err := cmd.Run()
-	out := Output{Combined: all.String(), Stdout: stdout.String(), Stderr: stderr.String()}
-	if ctx.Err() != nil {
-		t.Fatalf("%s %s in %s: no exit within %s\n%s", name, strings.Join(args, " "), dir, CommandTimeout, out)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out, ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("%s %s in %s: %v", name, strings.Join(args, " "), dir, err)
-	}
-	return out, 0
+	return RunWithin(t, CommandTimeout, dir, env, name, args...)
 }
 
 // Buffer is a bytes.Buffer safe for concurrent writes and reads: a child
