@@ -29,6 +29,9 @@ type tool struct {
 	schema *jsonschema.Resolved
 	// plain is schema's fast check, when it has that form (schemafast.go).
 	plain *plainSchema
+	// maxDepth bounds the nesting of arguments checked against a
+	// recursive schema (schemabound.go); 0 for none.
+	maxDepth int
 	// schemaErr is why inputSchema could not be compiled; calls are then
 	// forwarded unchecked, and the reason is logged once.
 	schemaErr error
@@ -44,7 +47,7 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 	for i, def := range cat.Tools {
 		t := &tool{def: def, digest: cat.digests[i]}
 		if old := prev[cat.Names[i]]; old != nil && old.digest == t.digest {
-			t.schema, t.plain, t.schemaErr = old.schema, old.plain, old.schemaErr
+			t.schema, t.plain, t.maxDepth, t.schemaErr = old.schema, old.plain, old.maxDepth, old.schemaErr
 			out[cat.Names[i]] = t
 			continue
 		}
@@ -56,6 +59,7 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 			t.schema, t.schemaErr = compileSchema(d.InputSchema)
 			if t.schema != nil {
 				t.plain = compilePlain(d.InputSchema)
+				t.maxDepth = recursionDepth(d.InputSchema)
 			}
 		}
 		out[cat.Names[i]] = t
@@ -133,7 +137,12 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 			args = json.RawMessage("{}")
 		}
-		if t.plain == nil || !t.plain.valid(args) {
+		if t.maxDepth > 0 {
+			if d := jsonrpc.NestingDepth(args); d > t.maxDepth {
+				problem = fmt.Sprintf("arguments nested %d levels deep; against this recursive inputSchema the host checks at most %d levels, so that one check cannot stall it", d, t.maxDepth)
+			}
+		}
+		if problem == "" && (t.plain == nil || !t.plain.valid(args)) {
 			inst, err := schemaInstance(args)
 			if err == nil {
 				err = t.schema.Validate(inst)

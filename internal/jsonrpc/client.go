@@ -94,6 +94,10 @@ func ParseClient(line []byte) (*Message, error) {
 // servers' readers) share. RFC 8259 §9 lets a parser set one.
 const MaxDepth = 10000
 
+// NestingDepth returns the deepest nesting of arrays and objects in b,
+// counted outside strings, whether or not b is valid JSON: 1 for {} or [].
+func NestingDepth(b []byte) int { return nestingDepth(b) }
+
 // nestingDepth returns the deepest nesting of arrays and objects in b,
 // counted outside strings, whether or not b is valid JSON.
 func nestingDepth(b []byte) int {
