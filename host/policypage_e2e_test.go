@@ -39,27 +39,7 @@ func TestPolicyAcceptOnPage(t *testing.T) {
 	p.record()
 	s.rpcError("slow_write", map[string]any{"key": "k"}, host.CodeAuthorizationRequired, "authorization_required:")
 
-	page := startPageCLI(t, p, env, "policy", "accept", "--web", "--no-open")
-	waitFor(t, waitLong, "the change code", func() bool { return changeCodeRe.MatchString(page.stderr.String()) })
-	code := changeCodeRe.FindStringSubmatch(page.stderr.String())[1]
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(c, chromedp.Navigate(page.url)); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := chromedp.Run(c, chromedp.Text("#weakenings"))
-	if err != nil || !strings.Contains(rows, "grants.exempt") || !strings.Contains(rows, `["version"]`) || !strings.Contains(rows, `["version", "slow_write"]`) {
-		t.Errorf("the page does not show the weakening old → new: %q (%v)", rows, err)
-	}
-	if got, _ := chromedp.Run(c, chromedp.Text("#code")); got != code {
-		t.Errorf("page code %q, want the change code %s", got, code)
-	}
-	if st := click(t, ctx, page.url, "approve"); st != "ok: Accepted." {
-		t.Fatalf("accept on the page: %s\n%s", st, page.stderr)
-	}
-	if rc := page.wait(t); rc != 0 || !strings.Contains(page.stderr.String(), "accepted (proof presence)") {
-		t.Fatalf("policy accept --web: exit %d\n%s", rc, page.stderr)
-	}
+	acceptWeakeningOnPage(t, ctx, p, env)
 	p.record() // the host reads the accepted floor
 	p.serverWithCounter(map[string]string{"FIXTURE_REVISION": "B"})
 	p.record() // and puts it in force from the next epoch
@@ -101,4 +81,60 @@ func TestPolicyAcceptOnPage(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// acceptWeakeningOnPage runs mcpepoch policy accept --web for the project's
+// one weakening, grants.exempt gaining slow_write, checks that the page
+// shows it old → new with the command's change code, presses Accept and
+// fails the test unless the page and the command say it was accepted.
+func acceptWeakeningOnPage(t *testing.T, ctx context.Context, p *project, env []string) {
+	t.Helper()
+	page := startPageCLI(t, p, env, "policy", "accept", "--web", "--no-open")
+	waitFor(t, waitLong, "the change code", func() bool { return changeCodeRe.MatchString(page.stderr.String()) })
+	code := changeCodeRe.FindStringSubmatch(page.stderr.String())[1]
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.Navigate(page.url)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := chromedp.Run(c, chromedp.Text("#weakenings"))
+	if err != nil || !strings.Contains(rows, "grants.exempt") || !strings.Contains(rows, `["version"]`) || !strings.Contains(rows, `["version", "slow_write"]`) {
+		t.Errorf("the page does not show the weakening old → new: %q (%v)", rows, err)
+	}
+	if got, _ := chromedp.Run(c, chromedp.Text("#code")); got != code {
+		t.Errorf("page code %q, want the change code %s", got, code)
+	}
+	if st := click(t, ctx, page.url, "approve"); st != "ok: Accepted." {
+		t.Fatalf("accept on the page: %s\n%s", st, page.stderr)
+	}
+	if rc := page.wait(t); rc != 0 || !strings.Contains(page.stderr.String(), "accepted (proof presence)") {
+		t.Fatalf("policy accept --web: exit %d\n%s", rc, page.stderr)
+	}
+}
+
+// TestPolicyAcceptOnPageWhileNoHostRuns: the weakening is accepted on the
+// page while no host runs; the next host to start checks the acceptance
+// against the floor the audit log says the last host held, verifies the
+// assertion against the trust store it pins, and puts the weaker policy
+// in force (no file to delete).
+func TestPolicyAcceptOnPageWhileNoHostRuns(t *testing.T) {
+	t.Parallel()
+	ctx := chromiumTab(t)
+	p, env := newDefaultProofProject(t)
+	enrollVirtualKey(t, ctx, p, env)
+	first := gConnect(t, p, env...)
+	first.list()
+	p.ready(first.run)
+	first.close()
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), `exempt = ["version"]`, `exempt = ["version", "slow_write"]`, 1))
+	acceptWeakeningOnPage(t, ctx, p, env)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Errorf("slow_write once exempt: %q", got)
+	}
+	if strings.Contains(s.stderr.String(), "refused") {
+		t.Errorf("the host refused the floor accepted on the page:\n%s", s.stderr)
+	}
 }
