@@ -213,6 +213,9 @@ func logBuild(root string, m *manifest.File) error {
 		"changed": changed, "hosts": "none listening"}}
 	// One record per process: the head's fdatasync would double the
 	// syncs of a record with no host listening (audit.Options.LazyHead).
+	// The record's own fsync stays: it is the only trace of a build no
+	// host heard of, and once Append returns it must survive a crash as
+	// every audit record does. It runs beside the manifest's (Record).
 	l, err := audit.Open(layout.Builds(root), &audit.Options{LazyHead: true})
 	if err != nil {
 		audit.NoteLost(layout.Builds(root), ev, err)
