@@ -18,6 +18,7 @@ const (
 	TypePolicyRaised        = "policy_raised"        // mcpepoch.toml strengthened the policy: in force at once, and the floor raised
 	TypePolicyAccepted      = "policy_accepted"      // a person accepted a weakening of the policy floor (mcpepoch policy accept), with its proof
 	TypePolicyFloorMissing  = "policy_floor_missing" // no floor (or no trust root) where the audit log shows an earlier host ran with one: the strictest policy is in force
+	TypeTrustStoreMissing   = "trust_store_missing"  // the trust store holds no authenticator where the project's audit log shows an earlier host pinned a root: only presence counts
 	TypePolicyFloorRefused  = "policy_floor_refused" // the floor file says a person accepted it, but its acceptance does not hold (not the floor held, a level it does not count, a signature that does not verify): the floor held stays
 	TypePolicyFloorHeld     = "policy_floor_held"    // the floor a running host holds changed (raised by mcpepoch.toml, a person's accepted floor taken, or restored after a refusal): the floor, as the next host start checks its file against
 	TypeApprovalAsked       = "approval_asked"       // the host asked a person through the MCP client (elicitation) for a grant a waiting call needs
@@ -43,7 +44,7 @@ func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
-		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused, TypePolicyFloorHeld,
+		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused, TypePolicyFloorHeld, TypeTrustStoreMissing,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,

@@ -89,6 +89,7 @@ func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request
 
 // serveRestart answers mcpepoch restart: a new epoch now.
 func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request) notify.Response {
+	h.rereadConfig() // a policy a person accepted since is in force in the new epoch
 	out, err := h.restart(ctx, "mcpepoch restart", restartManual)
 	return h.outcome(out, err)
 }
@@ -156,6 +157,9 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 	}
 	resp := h.response()
 	resp.Type, resp.Changed = string(out.Outcome), out.Changed
+	h.mu.Lock()
+	resp.Policy = h.policyLinesLocked()
+	h.mu.Unlock()
 	switch out.Outcome {
 	case localapi.OutcomeRestarted:
 		resp.GrantsRevoked = out.GrantsRevoked

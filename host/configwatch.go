@@ -119,6 +119,9 @@ func (h *Host) stageConfig(d string) (n int) {
 			revoked := h.revokeOutrankedLocked()
 			h.renewRaisedLocked(revoked)
 			n = len(revoked)
+			if n := h.noAuthenticatorLocked(); n != "" {
+				h.logf("%s", n)
+			}
 		} else {
 			h.config.next, h.config.nextChanges = next, changes
 		}

@@ -32,6 +32,9 @@ type floorState struct {
 	// the record of a refusal at start, before the audit log is open.
 	refused        string
 	refusedAtStart map[string]any
+	// storeGone: what the audit log says of the trust root that went
+	// missing while the floor was found (trust_store_missing); nil else.
+	storeGone *priorPin
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool
@@ -93,6 +96,7 @@ func (h *Host) applyFloor() {
 		return
 	default:
 		h.floor.save = true
+		h.storeMissing() // first: it sets the default proof the check counts with
 		f = h.checkStartFloor(f)
 	}
 	eff, next, weak := f.Reconcile(cfg, h.enrolled)
@@ -115,7 +119,7 @@ func (h *Host) applyFloor() {
 // makes presence the default proof, and reports true. The log is read
 // only here, when no floor is found. Runs before any goroutine.
 func (h *Host) floorMissing() bool {
-	note := readPriorPin(h.opts.Dir).missingNote(true, !h.enrolled)
+	note := MissingNote(h.opts.Dir, h.pres.dir, false, h.enrolled)
 	if note == "" {
 		return false
 	}

@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -33,10 +36,15 @@ import (
 // or accepts the policy (mcpepoch policy accept).
 
 // priorPin is what the project's audit log says of earlier hosts: the
-// last trust_pinned record's floor and store paths, and whether any
-// earlier host ran with a floor or pinned a root.
+// last trust_pinned record's floor and store paths, the last root pinned
+// and the digest of the store that held it, and whether any earlier host
+// ran with a floor or pinned a root.
 type priorPin struct {
 	floor, store string // as the last trust_pinned record names them ("" unknown)
+	root         string // the id of the last root pinned ("" unknown)
+	rootStore    string // the path and digest of the store that held it
+	rootDigest   string
+	roots        []string // every root id pinned, each once, in order
 	hadFloor     bool
 	hadRoot      bool
 }
@@ -61,8 +69,14 @@ func readPriorPin(dir string) priorPin {
 			p.hadFloor = true // every host since the floor exists pinned one
 			p.floor, _ = r.Fields["floor_path"].(string)
 			p.store, _ = r.Fields["path"].(string)
-			if _, ok := r.Fields["root"]; ok {
+			if root, ok := r.Fields["root"].(map[string]any); ok {
 				p.hadRoot = true
+				p.root, _ = root["id"].(string)
+				if !slices.Contains(p.roots, p.root) {
+					p.roots = append(p.roots, p.root)
+				}
+				p.rootStore = p.store
+				p.rootDigest, _ = r.Fields["store_digest"].(string)
 			}
 		}
 	}
@@ -107,24 +121,120 @@ func lastHeldFloor(dir string) *trust.Floor {
 	}
 }
 
+// MissingNote says, for the project at dir whose floor a host would read
+// from the trust store directory storeDir, what an earlier host ran with
+// that is gone now, or "" when nothing is: the floor (floorFound false
+// while the project's audit log shows an earlier host had one), or the
+// trust root (enrolled false while the log shows an earlier host pinned
+// one). It reads the audit log as a host does at start, so that mcpepoch
+// policy and doctor say what a host would. When it is not "", a host
+// counts only presence: the strictest floor when the floor went missing
+// (StrictestFloor), presence as the default proof when only the root did.
+func MissingNote(dir, storeDir string, floorFound, enrolled bool) string {
+	_, note := priorGone(dir, storeDir, floorFound, enrolled)
+	return note
+}
+
+// PinnedRoots returns the id of every trust root that hosts of the
+// project at dir pinned, as its audit log shows (trust_pinned), each once,
+// in order; nil when none did. mcpepoch policy accept, where the floor is
+// missing, counts an unattested key only when it is the one root ever
+// pinned, or none was: a store replaced by another root (an agent's own
+// key) shows as a second root.
+func PinnedRoots(dir string) []string {
+	return readPriorPin(dir).roots
+}
+
+// LastHeldFloor returns the last floor the project's audit log at dir
+// says a host held (lastHeldFloor), or nil: what a host that starts checks
+// a floor file against, so that mcpepoch policy accept, where the floor is
+// missing, names it as the floor its acceptance replaces.
+func LastHeldFloor(dir string) *trust.Floor {
+	return lastHeldFloor(dir)
+}
+
+// StrictestFloor is the floor a host puts in force while the project's
+// floor file is missing or damaged (strictestFloor), for mcpepoch policy
+// to compare and accept against.
+func StrictestFloor(root string, cfg *config.Config) trust.Floor {
+	return strictestFloor(root, cfg)
+}
+
+// priorGone is MissingNote with what the audit log says.
+func priorGone(dir, storeDir string, floorFound, enrolled bool) (priorPin, string) {
+	if floorFound && enrolled {
+		return priorPin{}, ""
+	}
+	p := readPriorPin(dir)
+	return p, p.missingNote(!floorFound, !enrolled, storeDir)
+}
+
 // missingNote says what went missing against p, or "" when nothing did;
-// noFloor: this host found no floor file, noRoot: its store has no
-// authenticator.
-func (p priorPin) missingNote(noFloor, noRoot bool) string {
-	var what string
+// noFloor: this host found no floor file, noRoot: its store (storeDir)
+// has no authenticator.
+func (p priorPin) missingNote(noFloor, noRoot bool, storeDir string) string {
 	switch {
-	case noFloor && p.hadFloor && noRoot && p.hadRoot:
-		what = "no policy floor and no trusted authenticator"
 	case noFloor && p.hadFloor:
-		what = "no policy floor"
-	default:
+		what := "no policy floor"
+		if noRoot && p.hadRoot {
+			what = "no policy floor and no trusted authenticator"
+		}
+		where := ""
+		if p.store != "" {
+			where = fmt.Sprintf(" (an earlier host used the trust store %s)", p.store)
+		}
+		return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory ($XDG_CONFIG_HOME) differs or was emptied; "+
+			"until a person restores it or accepts %s's policy with mcpepoch policy accept --ssh KEY (presence), the strictest policy is in force (presence only)%s",
+			what, where, config.FileName, enrollFirst(noRoot))
+	case noRoot && p.hadRoot:
+		return fmt.Sprintf("trust store missing: %s holds no authenticator, but this project's audit log shows an earlier host pinned the root %s (store %s, %s): "+
+			"the store was deleted or the config directory ($XDG_CONFIG_HOME) differs; only presence counts, which nobody can give until a person restores %s, "+
+			"or enrolls again at their own terminal as a first enrollment (mcpepoch enroll --ssh KEY.pub or --web) and the host starts again",
+			filepath.Join(storeDir, trust.FileName), orUnknown(p.root), orUnknown(p.rootStore), orUnknown(p.rootDigest), orUnknown(p.rootStore))
+	}
+	return ""
+}
+
+// enrollFirst is what a person does first when nothing is enrolled.
+func enrollFirst(noRoot bool) string {
+	if !noRoot {
 		return ""
 	}
-	where := ""
-	if p.store != "" {
-		where = fmt.Sprintf(" (an earlier host used the trust store %s)", p.store)
+	return "; with no authenticator enrolled, a person first enrolls one at their own terminal (mcpepoch enroll --ssh KEY.pub, a first enrollment)"
+}
+
+// storeMissing compares this host's trust store, empty, with what the
+// project's audit log says earlier hosts pinned, when a floor was found
+// (floorMissing covers the floor gone too). When an earlier host pinned a
+// root, the empty store is not "nothing enrolled": the host logs it, keeps
+// it for status and the trust_store_missing record, and makes presence
+// the default proof. Runs before any goroutine.
+func (h *Host) storeMissing() {
+	if h.enrolled || h.pres.pinnedStore == nil {
+		return // something enrolled, or the store could not be read (presence already)
 	}
-	return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory ($XDG_CONFIG_HOME) differs or was emptied; until a person restores it or runs mcpepoch policy accept, the strictest policy is in force (presence only)", what, where)
+	p, note := priorGone(h.opts.Dir, h.pres.dir, true, false)
+	if note == "" {
+		return
+	}
+	h.floor.missing, h.floor.storeGone = note, &p
+	h.enrolled = true
+	h.logf("%s", note)
+}
+
+// auditMissingLocked writes the record of what went missing at start:
+// policy_floor_missing for the floor, trust_store_missing (the store path,
+// the last root pinned and its store's path and digest) for the store.
+func (h *Host) auditMissingLocked() {
+	switch {
+	case h.floor.missing == "":
+	case h.floor.storeGone != nil:
+		p := h.floor.storeGone
+		h.audit.event(audit.TypeTrustStoreMissing, "", h.run, map[string]any{"reason": h.floor.missing,
+			"path": filepath.Join(h.pres.dir, trust.FileName), "last_root": p.root, "last_store": p.rootStore, "last_store_digest": p.rootDigest})
+	default:
+		h.audit.event(audit.TypePolicyFloorMissing, "", h.run, map[string]any{"reason": h.floor.missing, "path": h.pres.dir})
+	}
 }
 
 // fileDigest returns "sha256:HEX" of the file at path, or "" when it

@@ -126,12 +126,16 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 		data["action"] = action
 	}
 	data["reason"] = what
+	wayOut := "; " + h.wayOutLocked()
 	if len(h.floor.weak) > 0 {
 		data["policyNotApplied"] = weakNote(h.floor.weak)
 		what += "; " + weakNote(h.floor.weak)
+		if wayOut == "; "+oneShotWayOut {
+			wayOut = "" // the exempt list is what mcpepoch.toml changed, and what is not applied
+		}
 	}
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
-		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s; %s", what, tool, ep, action, h.wayOutLocked()), data)
+		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s%s", what, tool, ep, action, wayOut), data)
 }
 
 // wayOutLocked ends an authorization_required message refused at once:

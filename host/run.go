@@ -45,6 +45,9 @@ func (h *Host) Run(ctx context.Context) error {
 	h.openTrust()
 	defer h.closePresence()
 	h.applyFloor() // before the self-reload check: allow_self_reload may be held at the floor
+	if n := h.noAuthenticatorLocked(); n != "" {
+		h.logf("%s", n)
+	}
 	if !h.opts.AllowSelfReload {
 		if err := checkSelfReload(h.opts.Command); err != nil {
 			return err

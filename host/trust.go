@@ -114,7 +114,5 @@ func (h *Host) auditPinnedLocked(readErr error) {
 		h.audit.event(audit.TypePolicyFloorRefused, "", h.run, r)
 		h.floor.refusedAtStart = nil
 	}
-	if h.floor.missing != "" {
-		h.audit.event(audit.TypePolicyFloorMissing, "", h.run, map[string]any{"reason": h.floor.missing, "path": h.pres.dir})
-	}
+	h.auditMissingLocked()
 }

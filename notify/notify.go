@@ -148,6 +148,12 @@ type Response struct {
 	// Drift lists, when nothing restarted, every way the running server
 	// differs from what was built ("running ≠ built: …").
 	Drift []string `json:"drift,omitempty"`
+	// Policy lists, one plain line each, what of the project's policy is
+	// not as mcpepoch.toml says or cannot be met, on a build or restart
+	// answer: a weakening not applied (and how a person accepts it), the
+	// policy floor or trust root gone missing, presence counted with no
+	// authenticator enrolled.
+	Policy []string `json:"policy,omitempty"`
 	// Error is a lowercase, human-readable message (TypeError only).
 	Error string `json:"error,omitempty"`
 	// Code is a machine-readable error code such as CodeBadRequest

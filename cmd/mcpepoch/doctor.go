@@ -35,6 +35,7 @@ func runDoctor(_ context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	rep.Problems = append(rep.Problems, policyProblems(root)...)
 	p := newPainter(stdio.Out)
 	for _, pr := range rep.Problems {
 		fmt.Fprintf(stdio.Out, "%s: %s; %s\n", printableText(pr.Where), printableText(pr.What), p.ok("fix: "+printableText(pr.Fix)))

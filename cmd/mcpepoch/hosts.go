@@ -78,8 +78,17 @@ func payloads[T any](w io.Writer, root, what string, results []notify.Result) (v
 // signalOutcome reads one host's answer to a build signal: what record
 // --json reports of it, and the lines record prints (coloured by p): the
 // outcome, then for a server left running every way it differs from the
-// build.
+// build, and the host's policy lines (notify.Response.Policy).
 func signalOutcome(p painter, r notify.Result) (hostOutcome, []string) {
+	o, lines := outcomeLines(p, r)
+	for _, l := range r.Response.Policy {
+		lines = append(lines, p.warn("policy: "+printable(l)))
+	}
+	return o, lines
+}
+
+// outcomeLines is signalOutcome without the policy lines.
+func outcomeLines(p painter, r notify.Result) (hostOutcome, []string) {
 	o := hostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
 	resp := r.Response
 	if r.Err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -23,10 +24,28 @@ import (
 // mcpepoch.toml and its policy floor in the trust store.
 type policyState struct {
 	root     string // the project root, as the host keeps its floor for it
+	dir      string // the project root as found (its .mcpepoch holds the audit log)
 	cfg      *config.Config
 	store    *trust.Store
 	enrolled bool
 	floor    *trust.Floor // nil: no host has seen the project yet
+	// missing: what a host would find gone (host.MissingNote): the floor
+	// (floor is then the strictest, which a host puts in force) or the
+	// trust root (enrolled is then true: presence is the default proof).
+	missing string
+	// from is the floor an acceptance names as the one it replaces: floor,
+	// or where the floor is missing the last floor a host held
+	// (host.LastHeldFloor), which a host that starts checks the file
+	// against; nil: floor.
+	from *trust.Floor
+}
+
+// replaced is the floor an acceptance names as the one it replaces.
+func (st *policyState) replaced() trust.Floor {
+	if st.from != nil {
+		return *st.from
+	}
+	return *st.floor
 }
 
 // runPolicy is mcpepoch policy [show|accept]: show prints the project's
@@ -77,7 +96,7 @@ func loadPolicy(dir string) (*policyState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &policyState{root: trust.FloorRoot(root)}
+	st := &policyState{root: trust.FloorRoot(root), dir: root}
 	if st.cfg, err = config.Load(root); err != nil {
 		return nil, err
 	}
@@ -91,6 +110,18 @@ func loadPolicy(dir string) (*policyState, error) {
 	st.enrolled = len(st.store.Authenticators) > 0
 	if st.floor, err = trust.LoadFloor(tdir, st.root); err != nil {
 		return nil, fmt.Errorf("policy floor: %w (a host counts it as the strictest floor until it is fixed)", err)
+	}
+	// As a host would see it at start: a floor or root gone missing is
+	// not a first use.
+	if st.missing = host.MissingNote(root, tdir, st.floor != nil, st.enrolled); st.missing != "" {
+		st.enrolled = true
+		if st.floor == nil {
+			s := host.StrictestFloor(st.root, st.cfg)
+			st.floor = &s
+			if last := host.LastHeldFloor(root); last != nil && last.Root == st.root {
+				st.from = last
+			}
+		}
 	}
 	return st, nil
 }
@@ -117,8 +148,16 @@ func showPolicy(st *policyState, asJSON bool, stdio Stdio) error {
 		return nil
 	}
 	f := st.floor
-	fmt.Fprintf(stdio.Out, "policy floor of %s (%s)\n  updated %s by %s\n", printable(st.root),
-		printable(trust.FloorPath(st.store.Dir(), st.root)), f.UpdatedAt.Local().Format(time.DateTime), printable(f.UpdatedBy))
+	if st.missing != "" {
+		fmt.Fprintf(stdio.Out, "%s\n", printable(st.missing))
+	}
+	if f.UpdatedBy == "" {
+		fmt.Fprintf(stdio.Out, "policy floor of %s: the strictest, in force while %s is missing\n", printable(st.root),
+			printable(trust.FloorPath(st.store.Dir(), st.root)))
+	} else {
+		fmt.Fprintf(stdio.Out, "policy floor of %s (%s)\n  updated %s by %s\n", printable(st.root),
+			printable(trust.FloorPath(st.store.Dir(), st.root)), f.UpdatedAt.Local().Format(time.DateTime), printable(f.UpdatedBy))
+	}
 	fmt.Fprintf(stdio.Out, "  proof required to accept a weakening: %s\n", floorProofText(f, st.enrolled))
 	if len(diff) == 0 {
 		fmt.Fprintf(stdio.Out, "%s holds the same policy as the floor\n", config.FileName)
@@ -189,12 +228,21 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 			weak = append(weak, d)
 		}
 	}
+	if len(weak) == 0 && st.floor.UpdatedBy == "" {
+		// The floor is missing and the file is as strict as the strictest:
+		// writing it back opens nothing.
+		if err := trust.SaveFloor(st.store.Dir(), trust.FloorOf(st.root, st.cfg), "restored", time.Now()); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+		fmt.Fprintf(stdio.Err, "%s does not weaken the strictest floor: it is the project's floor again; a host takes it when it starts\n", config.FileName)
+		return nil
+	}
 	if len(weak) == 0 {
 		fmt.Fprintf(stdio.Err, "%s does not weaken the policy floor: nothing to accept (a host puts a stronger policy in force by itself)\n", config.FileName)
 		return nil
 	}
 	next, nonce := trust.FloorOf(st.root, st.cfg), grant.NewNonce()
-	d := trust.AcceptDigest(*st.floor, next, nonce)
+	d := trust.AcceptDigest(st.replaced(), next, nonce)
 	fmt.Fprintf(stdio.Err, "%s weakens the policy floor of %s (change code %s):\n", config.FileName, printable(st.root), d.ShortCode())
 	for _, w := range weak {
 		fmt.Fprintf(stdio.Err, "  %s: %s → %s\n", printable(w.Setting), printable(w.Floor), printable(w.File))
@@ -208,7 +256,7 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 		return &exitError{code: exitFailure, err: err}
 	}
 	defer unlock()
-	if now, err := trust.LoadFloor(st.store.Dir(), st.root); err != nil || now == nil || now.Digest() != st.floor.Digest() {
+	if !floorUnchanged(st) {
 		return notAccepted("the policy floor changed while you were asked (a host raised it): run mcpepoch policy accept again")
 	}
 	if err := auditAccepted(st, weak, d, pr); err != nil {
@@ -216,14 +264,30 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 	}
 	// What a host checks before it takes the floor: the acceptance names
 	// the floor replaced, and for presence carries the signature.
-	next.Accepted = &trust.Acceptance{Proof: string(pr.proof), Channel: pr.channel, From: st.floor.Digest().String(), Nonce: nonce,
+	next.Accepted = &trust.Acceptance{Proof: string(pr.proof), Channel: pr.channel, From: st.replaced().Digest().String(), Nonce: nonce,
 		Authenticator: pr.authenticator, SignCount: pr.signCount, Signature: pr.signature, WebAuthn: pr.assertion}
 	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.proof), time.Now()); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; a running host reads it at its next build signal and puts it in force from the next epoch\n",
-		pr.proof, config.FileName)
+	when := "a running host puts it in force from its next epoch: run mcpepoch restart to start one now (a build that changes the server does too)"
+	if st.floor.UpdatedBy == "" {
+		when = "a running host, which holds the strictest floor, takes it when it starts again (reconnect the client)"
+	}
+	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; %s\n", pr.proof, config.FileName, when)
 	return nil
+}
+
+// floorUnchanged reports whether the floor file still holds st.floor, or,
+// where the floor is missing (st.floor is the strictest), is still absent.
+func floorUnchanged(st *policyState) bool {
+	now, err := trust.LoadFloor(st.store.Dir(), st.root)
+	if err != nil {
+		return false
+	}
+	if st.floor.UpdatedBy == "" {
+		return now == nil
+	}
+	return now != nil && now.Digest() == st.floor.Digest()
 }
 
 // acceptWith is how policy accept was asked to prove the person: --ssh
@@ -319,12 +383,14 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 }
 
 // acceptAttested refuses the signature of authenticator id when the floor
-// in force, or mcpepoch.toml, has grants.attestation = "required" and id is
-// not attested: under that rule an unattested key proves no presence, for
-// accepting a change to the rule as for any approval.
+// in force, the floor replaced, or mcpepoch.toml, has grants.attestation =
+// "required" and id is not attested: under that rule an unattested key
+// proves no presence, for accepting a change to the rule as for any
+// approval. The strictest floor's own rule, in force only because the
+// floor is missing, is waived for the project's sole root (soleRoot).
 func acceptAttested(st *policyState, id string) error {
-	required := st.cfg.Grants.Attestation == config.AttestationRequired
-	if st.floor != nil && st.floor.Attestation == config.AttestationRequired {
+	required := st.cfg.Grants.Attestation == config.AttestationRequired || st.replaced().Attestation == config.AttestationRequired
+	if st.floor.Attestation == config.AttestationRequired && !soleRoot(st, id) {
 		required = true
 	}
 	if !required {
@@ -338,6 +404,21 @@ func acceptAttested(st *policyState, id string) error {
 		return notAccepted("grants.attestation = %q counts only an attested authenticator as presence, and %s is %s", config.AttestationRequired, id, v)
 	}
 	return nil
+}
+
+// soleRoot reports whether, with the floor missing (st.floor is the
+// strictest, whose attestation = "required" no earlier floor may have
+// set), id is the one trust root the project's hosts ever pinned, or no
+// root was pinned before: then the key that signs is the person's own,
+// enrolled as a first enrollment at a terminal. A store replaced by
+// another root shows a second root in the audit log, and its key must be
+// attested.
+func soleRoot(st *policyState, id string) bool {
+	if st.floor.UpdatedBy != "" {
+		return false
+	}
+	roots := host.PinnedRoots(st.dir)
+	return len(roots) == 0 || (len(roots) == 1 && roots[0] == id)
 }
 
 // auditAccepted appends policy_accepted to the project's audit log: each
