@@ -389,7 +389,7 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 // approval. The strictest floor's own rule, in force only because the
 // floor is missing, is waived for the project's sole root (soleRoot).
 func acceptAttested(st *policyState, id string) error {
-	required := st.cfg.Grants.Attestation == config.AttestationRequired || st.replaced().Attestation == config.AttestationRequired
+	required := st.cfg.Grants.Attestation == config.AttestationRequired || (st.from != nil && st.from.Attestation == config.AttestationRequired)
 	if st.floor.Attestation == config.AttestationRequired && !soleRoot(st, id) {
 		required = true
 	}
