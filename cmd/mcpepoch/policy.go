@@ -231,6 +231,14 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 	if len(weak) == 0 && st.floor.UpdatedBy == "" {
 		// The floor is missing and the file is as strict as the strictest:
 		// writing it back opens nothing.
+		unlock, err := trust.LockFloors(st.store.Dir())
+		if err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+		defer unlock()
+		if !floorUnchanged(st) {
+			return notAccepted("a policy floor was written meanwhile: run mcpepoch policy again")
+		}
 		if err := trust.SaveFloor(st.store.Dir(), trust.FloorOf(st.root, st.cfg), "restored", time.Now()); err != nil {
 			return &exitError{code: exitFailure, err: err}
 		}
