@@ -87,13 +87,9 @@ func (h *Host) applyFloor() {
 		s := strictestFloor(root, cfg)
 		f = &s
 	case f == nil:
-		s := trust.FloorOf(root, cfg)
-		if err := trust.WriteFloor(h.pres.dir, &s, "first_use", time.Now()); err != nil {
-			h.logf("policy floor: %v", err)
+		if f, h.floor.save = h.firstUse(root, cfg); f == nil {
+			return
 		}
-		h.logf("policy floor: first use of this project: the grants policy of %s is its floor from now on", config.FileName)
-		h.floor = floorState{floor: &s, save: true}
-		return
 	default:
 		h.floor.save = true
 		h.storeMissing() // first: it sets the default proof the check counts with
@@ -110,6 +106,34 @@ func (h *Host) applyFloor() {
 		h.applyDeliveryLocked(eff)
 		h.logWeakLocked()
 	}
+}
+
+// firstUse makes cfg's policy the floor of the project at root and holds
+// it (trust on first use), and returns nil; or, when another host wrote
+// the floor since applyFloor looked (both under trust.LockFloors), returns
+// that floor and true, for applyFloor to hold as found (the strictest
+// floor and false when what it wrote cannot be read).
+func (h *Host) firstUse(root string, cfg *config.Config) (*trust.Floor, bool) {
+	if unlock, err := trust.LockFloors(h.pres.dir); err != nil {
+		h.logf("%v", err)
+	} else {
+		defer unlock()
+	}
+	switch f, err := trust.LoadFloor(h.pres.dir, root); {
+	case err != nil:
+		h.logf("policy floor: %v: until it is fixed, the strictest floor is in force", err)
+		s := strictestFloor(root, cfg)
+		return &s, false
+	case f != nil:
+		return f, true
+	}
+	s := trust.FloorOf(root, cfg)
+	if err := trust.WriteFloor(h.pres.dir, &s, "first_use", time.Now()); err != nil {
+		h.logf("policy floor: %v", err)
+	}
+	h.logf("policy floor: first use of this project: the grants policy of %s is its floor from now on", config.FileName)
+	h.floor = floorState{floor: &s, save: true}
+	return nil, true
 }
 
 // floorMissing compares what this host found, no floor file (and
