@@ -92,6 +92,9 @@ func ParseTaskfile(rel string, src []byte) (*Taskfile, error) {
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, err
 	}
+	if n := expandedNodes(&doc, map[*yaml.Node]int{}); n > maxExpandedNodes {
+		return nil, fmt.Errorf("more than %d YAML nodes with its aliases expanded: refused (an alias bomb?)", maxExpandedNodes)
+	}
 	var tf ast.Taskfile
 	if err := doc.Decode(&tf); err != nil {
 		return nil, err
@@ -182,4 +185,36 @@ func MapValue(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// maxExpandedNodes bounds a Taskfile's YAML nodes, each alias counted as
+// the nodes it stands for. go.yaml.in/yaml refuses excessive aliasing per
+// decoder, but go-task decodes each variable with a decoder of its own,
+// so a list aliased by thousands of variables passes each check and
+// expands to billions of nodes together.
+const maxExpandedNodes = 1_000_000
+
+// expandedNodes counts n's nodes with aliases expanded, each alias target
+// counted once in seen and reused (an alias cannot refer to itself: the
+// parser refuses that). It stops counting past maxExpandedNodes.
+func expandedNodes(n *yaml.Node, seen map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
+	if c, ok := seen[n]; ok {
+		return c
+	}
+	seen[n] = 0 // a cycle counts nothing more
+	c := 1
+	if n.Kind == yaml.AliasNode {
+		c += expandedNodes(n.Alias, seen)
+	}
+	for _, k := range n.Content {
+		if c > maxExpandedNodes {
+			break
+		}
+		c += expandedNodes(k, seen)
+	}
+	seen[n] = c
+	return c
 }
