@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,10 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/softkey"
 	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/sshsig"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // raiseProof writes grants.proof = list into the project's mcpepoch.toml
@@ -205,5 +209,57 @@ func TestRenewalAfterPolicyRaisedInDev(t *testing.T) {
 	term.press("\x03") // Ctrl-C
 	if rc := term.exit(); rc == "" {
 		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
+// TestRenewalAfterPolicyRaisedWithSSHKey: with an enrolled FIDO ssh key,
+// a grant approved at a person's terminal ends when mcpepoch.toml raises
+// the proof to presence; the renewal, proposed for an ssh signature as
+// prepared (what approve --ssh sends with no tools named), is renewed by
+// the key's signature with user presence, proof presence.
+func TestRenewalAfterPolicyRaisedWithSSHKey(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nproof = [\"presence\", \"terminal\"]\n", 1))
+	key := softkey.NewSSHEd25519()
+	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := trust.NewSSH(key.AuthorizedKey("test key"), "test key", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Propose(trust.OpAdd, a)
+	if err == nil {
+		err = store.Apply(c, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	s.text("slow_write", map[string]any{"key": "k"})
+
+	r := p.raiseProof(t, s.run, `["presence", "terminal"]`, `["presence"]`)
+	resp, err := p.sendHost(s.run, localapi.TypeProposeSSH, r.Request(nil, ""))
+	if err != nil {
+		t.Fatalf("propose_ssh of the renewal: %v", err)
+	}
+	w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
+	d, err := grant.ParseDigest(w.Digest)
+	if err != nil || w.Digest != r.ID {
+		t.Fatalf("propose_ssh of the renewal: digest %q (%v), want the renewal's %s", w.Digest, err, r.ID)
+	}
+	if _, err := p.sendHost(s.run, localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(),
+		Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 1))}); err != nil {
+		t.Fatalf("approve_ssh of the renewal: %v", err)
+	}
+	p.wantRenewalGranted(r, grant.ProofPresence)
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=2") {
+		t.Errorf("slow_write on the renewed grant: %q", got)
 	}
 }
