@@ -23,9 +23,12 @@ import (
 // buildScript writes out/state (the source's content and the list of
 // sources) by rename, appends to builds.log (neither is a source, and both
 // change during every build), and sleeps 3 s first when the source says
-// "slow". It writes its process group to .pgid.
+// "slow", 300 s when it says "hang" (a build only a cancel ends: at a load
+// of 30 a 3 s sleep can end before a save reaches the loop). It writes its
+// process group to .pgid.
 const buildScript = `ps -o pgid= -p $$ | tr -d ' ' > .pgid
 if grep -q slow src/a.txt; then sleep 3; fi
+if grep -q hang src/a.txt; then sleep 300; fi
 mkdir -p out
 { cat src/a.txt; find src -type f | sort; } > out/state.tmp && mv out/state.tmp out/state
 echo built >> builds.log
@@ -285,7 +288,7 @@ func TestNewDirectoryWithSource(t *testing.T) {
 // the build of the new state is the one recorded.
 func TestLongBuildCancelled(t *testing.T) {
 	t.Parallel()
-	h := start(t, "task", "slow\n")
+	h := start(t, "task", "hang\n")
 	h.waitFor("the slow build to start", func(_ []string, es []Event) bool { return count(es, "build_started") == 1 })
 	slow := h.pgid()
 	h.save("src/a.txt", "fast\n")
@@ -304,7 +307,7 @@ func TestInterruptDuringBuild(t *testing.T) {
 	t.Parallel()
 	for _, runner := range []string{"task", "make"} {
 		t.Run(runner, func(t *testing.T) {
-			h := start(t, runner, "slow\n")
+			h := start(t, runner, "hang\n")
 			h.waitFor("the build to start", func(_ []string, es []Event) bool { return count(es, "build_started") == 1 })
 			pgid := h.pgid()
 			h.cancel()
