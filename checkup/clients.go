@@ -54,13 +54,22 @@ func (c *check) clients(userConfigDir string) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
+		hosted := ""
 		for _, n := range names {
-			c.server(cl, c.rel(path)+": server "+n, servers[n], perUser)
+			if s := servers[n]; hosted == "" && strings.Contains(filepath.Base(s.Command), "mcpepoch") && c.names(append([]string{s.Command}, s.Args...)) {
+				hosted = n
+			}
+		}
+		for _, n := range names {
+			c.server(cl, c.rel(path), n, servers[n], perUser, hosted)
 		}
 	}
 }
 
-func (c *check) server(cl wire.Client, where string, s server, perUser bool) {
+// server checks the entry name of file; hosted is the entry of the same
+// file that serves the project through mcpepoch host, "" for none.
+func (c *check) server(cl wire.Client, file, name string, s server, perUser bool, hosted string) {
+	where := file + ": server " + name
 	words := append([]string{s.Command}, s.Args...)
 	viaHost := strings.Contains(filepath.Base(s.Command), "mcpepoch")
 	npx := slices.Contains([]string{"npx", "bunx", "pnpx"}, filepath.Base(s.Command)) && len(s.Args) > 0 && strings.HasPrefix(s.Args[0], "mcpepoch")
@@ -79,6 +88,11 @@ func (c *check) server(cl wire.Client, where string, s server, perUser bool) {
 		c.problem(where, s.Command+" does not exist", "run mcpepoch init again from the mcpepoch you use")
 	case viaHost && perUser && !slices.Contains(s.Args, "--dir"):
 		c.problem(where, "runs mcpepoch host without --dir: "+string(cl)+" starts servers outside the project", "add \"--dir\", \""+c.root+"\" after \"host\"")
+	case !viaHost && ours && hosted != "":
+		// init rewrites a direct entry only when no other entry serves
+		// the project: two would start two hosts.
+		c.problem(where, "launches the server directly, beside the entry "+hosted+", which serves the project through mcpepoch host: the client starts both",
+			"delete the entry "+name+" from "+file+" (mcpepoch init leaves it: it rewrites a direct entry only when no other serves the project)")
 	case !viaHost && ours:
 		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
 			"run mcpepoch init, which rewrites the entry to launch mcpepoch host")
