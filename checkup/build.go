@@ -2,6 +2,7 @@ package checkup
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 
@@ -19,6 +20,9 @@ func (c *check) hook() {
 	target := c.pl.Build.Target
 	switch tf, mf := c.p.Taskfile, c.p.Makefile; {
 	case tf != nil:
+		if _, err := exec.LookPath("task"); err != nil {
+			c.note("the build is a go-task Taskfile and the go-task CLI is not on PATH: task build and mcpepoch dev cannot run it here (go install github.com/go-task/task/v3/cmd/task@v3.54.0, brew install go-task, or npm i -D @go-task/cli)")
+		}
 		t := tf.Task(target)
 		if t == nil {
 			c.problem(tf.Path, "no task "+target+": nothing runs the hook", "run mcpepoch init, which adds it")

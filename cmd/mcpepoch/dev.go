@@ -177,7 +177,7 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 		task, err := exec.LookPath("task")
 		if err != nil {
 			return nil, nil, nil, nil, &exitError{code: exitUsage, err: errors.New("the go-task CLI is not on PATH"),
-				hints: []string{"install it: go install github.com/go-task/task/v3/cmd/task@v3.54.0 (or your package manager's go-task)"}}
+				hints: []string{"install it: " + goTaskHowTo + "; or pass --build 'CMD…'"}}
 		}
 		argv = []string{task, "--exit-code", name, "MCPEPOCH=true"}
 		if len(watch) == 0 {

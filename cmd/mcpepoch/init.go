@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -44,6 +46,10 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	toolNote := ""
+	if !flagSet(fs, "build-tool") && p.Taskfile == nil && p.Makefile == nil {
+		*runner, toolNote = pickBuildTool()
+	}
 	o := wire.Options{Runner: *runner, Label: *label, Command: strings.Fields(*command)}
 	if o.Clients, err = parseClients(clients); err != nil {
 		return err
@@ -57,6 +63,9 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 	w, err := wire.Wire(p, o)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if toolNote != "" {
+		w.Notes = append(w.Notes, toolNote)
 	}
 	showPlan(stdio.Err, w, runs(p, w.Plan), note)
 	if len(w.Changes) == 0 {
@@ -256,4 +265,28 @@ func nextSteps(w io.Writer, wr *wire.Wiring) {
 	fmt.Fprintf(w, "  %s dev      rebuild on every change and restart the server (mcpepoch dev)\n", wr.Plan.Build.Runner)
 	fmt.Fprintln(w, "  connect the client: Claude Code reads .mcp.json, VS Code .vscode/mcp.json, Cursor .cursor/mcp.json")
 	fmt.Fprintln(w, "  mcpepoch doctor   check the wiring")
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// goTaskHowTo says how to get go-task with or without Go.
+const goTaskHowTo = "go install github.com/go-task/task/v3/cmd/task@v3.54.0, your package manager's go-task (brew install go-task), " +
+	"or npm i -D @go-task/cli (its install downloads task from GitHub releases)"
+
+// pickBuildTool chooses the build tool for a project with no build file:
+// go-task when its CLI is on PATH, else make when that is, else go-task
+// still, with a note that says how to get it.
+func pickBuildTool() (runner, note string) {
+	if _, err := exec.LookPath("task"); err == nil {
+		return "task", ""
+	}
+	if _, err := exec.LookPath("make"); err == nil {
+		return "make", "the go-task CLI is not on PATH and make is: wiring a Makefile (pass --build-tool task for a Taskfile; go-task comes with " + goTaskHowTo + ")"
+	}
+	return "task", "the go-task CLI is not on PATH, and task build and task dev need it: install it with " + goTaskHowTo + "; or install make and run init with --build-tool make"
 }

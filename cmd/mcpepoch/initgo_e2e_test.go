@@ -84,3 +84,41 @@ func TestInitGoBinaryFromMakefileBuild(t *testing.T) {
 		t.Fatalf("make build after init: exit %d, no build recorded\n%s", code, out)
 	}
 }
+
+// A project with no build file, on a machine without go-task (the npm
+// route, no Go): init wires make when make is there, and says how to get
+// go-task without Go when neither is.
+func TestInitWithoutGoTask(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Mcpepoch(t)
+	mk := testenv.Make(t)
+	only := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(only, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mk, filepath.Join(only, "make")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, path, want, next string }{
+		{"make", only, "wiring a Makefile", "make dev"},
+		{"neither", t.TempDir(), "npm i -D @go-task/cli", "task dev"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "package.json"), `{"name": "notes", "version": "1.0.0", "main": "server.js"}`)
+			writeFile(t, filepath.Join(dir, "server.js"), "process.stdin.pipe(process.stdout)\n")
+			env := []string{"PATH=" + c.path, "NO_COLOR=1", "XDG_CONFIG_HOME=" + filepath.Join(dir, "userconfig")}
+			out, code := testenv.Run(t, dir, env, bin, "init", "--yes", "--client", "claude-code")
+			if code != 0 || !strings.Contains(out.Combined, c.want) || !strings.Contains(out.Combined, "  "+c.next+" ") {
+				t.Fatalf("init without go-task on PATH: exit %d, want %q and %q\n%s", code, c.want, c.next, out)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "Makefile")); (err == nil) != (c.name == "make") {
+				t.Errorf("Makefile written: %v, want %v", err == nil, c.name == "make")
+			}
+		})
+	}
+}
