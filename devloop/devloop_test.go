@@ -23,12 +23,14 @@ import (
 // buildScript writes out/state (the source's content and the list of
 // sources) by rename, appends to builds.log (neither is a source, and both
 // change during every build), and sleeps 3 s first when the source says
-// "slow", 300 s when it says "hang" (a build only a cancel ends: at a load
-// of 30 a 3 s sleep can end before a save reaches the loop). It writes its
-// process group to .pgid.
+// "slow", 300 s when it says "hang" (a build only a cancel ends), after
+// writing .hanging: a test saves only once the build has read the old
+// source (at a load of 30 a save right after build_started came before
+// the build's grep, which then read the new one). It writes its process
+// group to .pgid.
 const buildScript = `ps -o pgid= -p $$ | tr -d ' ' > .pgid
 if grep -q slow src/a.txt; then sleep 3; fi
-if grep -q hang src/a.txt; then sleep 300; fi
+if grep -q hang src/a.txt; then touch .hanging; sleep 300; fi
 mkdir -p out
 { cat src/a.txt; find src -type f | sort; } > out/state.tmp && mv out/state.tmp out/state
 echo built >> builds.log
@@ -190,6 +192,17 @@ func recorded(want string) func([]string, []Event) bool {
 // pgid is the process group of the last build that started, once its
 // script has written it (the script's first line; on a loaded machine
 // that can come well after build_started).
+// waitFile waits up to 20 s for the build to write rel.
+func (h *harness) waitFile(rel string) {
+	h.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(h.dir, rel)); err == nil {
+			return
+		}
+	}
+	h.t.Fatalf("the build wrote no %s within 20s", rel)
+}
+
 func (h *harness) pgid() int {
 	h.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -291,6 +304,7 @@ func TestLongBuildCancelled(t *testing.T) {
 	h := start(t, "task", "hang\n")
 	h.waitFor("the slow build to start", func(_ []string, es []Event) bool { return count(es, "build_started") == 1 })
 	slow := h.pgid()
+	h.waitFile(".hanging")
 	h.save("src/a.txt", "fast\n")
 	h.waitFor("the fast build", recorded("0:fast"))
 	groupGone(t, slow)
