@@ -182,7 +182,11 @@ func runs(p *buildfiles.Project, pl buildfiles.Plan) string {
 
 func showPlan(w io.Writer, wr *wire.Wiring, build, note string) {
 	pl := wr.Plan
-	fmt.Fprintf(w, "server %s: %s, launched as %s\n", printable(pl.Label), orDash([]string{string(pl.Kind)}), printable(strings.Join(pl.Command, " ")))
+	kind := string(pl.Kind) + ", "
+	if pl.Kind == buildfiles.KindOther {
+		kind = "" // no go.mod, package.json or pyproject.toml to tell
+	}
+	fmt.Fprintf(w, "server %s: %slaunched as %s\n", printable(pl.Label), kind, printable(strings.Join(pl.Command, " ")))
 	fmt.Fprintf(w, "build: %s %s (%s)\n", pl.Build.Runner, pl.Build.Target, printable(build))
 	for _, r := range pl.Reasons {
 		fmt.Fprintf(w, "  %s\n", printable(r))

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,33 @@ func TestDoctorFixForDirectEntryBesideHost(t *testing.T) {
 	writeFile(t, cfgPath, string(b))
 	if out, code := testenv.Run(t, dir, env, bin, "doctor"); code != 0 {
 		t.Errorf("doctor after following its fix: exit %d\n%s", code, out)
+	}
+}
+
+// The copies init keeps of the client configs it merged are not left for
+// git to show, and a plain script server is shown without a blank kind.
+func TestInitBackupsIgnored(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Mcpepoch(t)
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		testenv.Missing(t, "git is not on PATH")
+	}
+	dir := hookProject(t)
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"other": {"command": "/bin/true"}}}`)
+	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + filepath.Join(dir, "userconfig")}
+	if out, code := testenv.Run(t, dir, env, gitBin, "init", "-q"); code != 0 {
+		t.Fatalf("git init: exit %d\n%s", code, out)
+	}
+	out, code := testenv.Run(t, dir, env, bin, "init", "--yes", "--client", "claude-code", "--command", "/bin/sh server.sh")
+	if code != 0 || !strings.Contains(out.Combined, "server shell: launched as /bin/sh server.sh") {
+		t.Fatalf("init: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mcp.json.bak")); err != nil {
+		t.Fatalf("no backup of the merged .mcp.json: %v", err)
+	}
+	st, _ := testenv.Run(t, dir, env, gitBin, "status", "--porcelain", "--untracked-files=all")
+	if strings.Contains(st.Stdout, ".bak") {
+		t.Errorf("git status shows init's backup:\n%s", st.Stdout)
 	}
 }
