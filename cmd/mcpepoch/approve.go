@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -75,6 +76,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	if len(reviews) == 0 {
 		return usageError("no host serves agent run %q", *run)
 	}
+	orderReviews(reviews)
 	if len(reviews) > 1 && *yes {
 		var runs []string
 		for _, r := range reviews {
@@ -322,6 +324,31 @@ func printReview(w io.Writer, rv localapi.Review, sc screen) {
 		}
 	}
 	fmt.Fprintf(w, "live grants: %d\n", live)
+}
+
+// orderReviews puts the hosts a person most likely came for first: those
+// with calls waiting for an approval (pending requests of the current
+// epoch), then the others, and last those that offer only a renewal
+// (nothing pending), older renewals after newer ones. The order is
+// otherwise the hosts' own.
+func orderReviews(reviews []localapi.Review) {
+	rank := func(rv localapi.Review) int {
+		for _, p := range rv.Pending {
+			if p.Epoch == rv.Epoch {
+				return 0
+			}
+		}
+		if rv.Renewal != nil {
+			return 2
+		}
+		return 1
+	}
+	slices.SortStableFunc(reviews, func(a, b localapi.Review) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 || rank(a) != 2 {
+			return c
+		}
+		return -strings.Compare(string(a.Renewal.Epoch), string(b.Renewal.Epoch)) // ULIDs: a later epoch sorts after
+	})
 }
 
 // runReviews returns the whole review of each host in results whose agent

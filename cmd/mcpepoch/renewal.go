@@ -29,7 +29,7 @@ const (
 	keyApprove = 'y' // approve the renewal as prepared
 	keyInclude = 'i' // name changed tools to include, then confirm
 	keyReview  = 'r' // the whole review and the usual questions (mcpepoch approve)
-	keyNo      = 'n' // approve nothing
+	keyNo      = 'n' // approve nothing; Enter too, as at a [y/N] question
 )
 
 // printRenewal writes what the renewal r renews, what it leaves out and
@@ -77,7 +77,7 @@ func renewalKeys(r *localapi.Renewal) string {
 	if len(r.Changed) > 0 {
 		keys = append(keys, fmt.Sprintf("%c include changed tools", keyInclude))
 	}
-	return strings.Join(append(keys, fmt.Sprintf("%c review all", keyReview), fmt.Sprintf("%c no", keyNo)), " · ") + ": "
+	return strings.Join(append(keys, fmt.Sprintf("%c review all", keyReview), fmt.Sprintf("%c or Enter: no", keyNo)), " · ") + ": "
 }
 
 // keyReader reads one key at a time from a person's terminal, and lines
@@ -146,7 +146,7 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 			}
 		case b == keyReview:
 			return localapi.ApproveRequest{}, renewalReview, nil
-		case b == keyNo || b == 3 || b == 4: // n, Ctrl-C, Ctrl-D
+		case b == keyNo || b == '\n' || b == '\r' || b == 3 || b == 4: // n, Enter, Ctrl-C, Ctrl-D
 			return localapi.ApproveRequest{}, renewalDeclined, nil
 		}
 	}
