@@ -231,6 +231,9 @@ func Load(dir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if line, err := checkNesting(b); err != nil {
+		return nil, &Error{Path: p, Line: line, Err: err}
+	}
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		var pe toml.ParseError
@@ -282,6 +285,9 @@ func Load(dir string) (*Config, error) {
 		if key, err := checkCredential(dir, cr); err != nil {
 			return nil, &Error{Path: p, Key: "credentials." + name + "." + key, Err: err}
 		}
+	}
+	if err := checkCode(dir, c.Code); err != nil {
+		return nil, &Error{Path: p, Key: "code", Err: err}
 	}
 	if !validRestart(c.Host.Restart) {
 		return nil, &Error{Path: p, Key: "host.restart", Err: fmt.Errorf("%q is not one of keep, close, manual", c.Host.Restart)}
