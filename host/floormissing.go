@@ -190,9 +190,17 @@ func (p priorPin) missingNote(noFloor, noRoot bool, storeDir string) string {
 		return fmt.Sprintf("trust store missing: %s holds no authenticator, but this project's audit log shows an earlier host pinned the root %s (store %s, %s): "+
 			"the store was deleted or the config directory ($XDG_CONFIG_HOME) differs; only presence counts, which nobody can give until a person restores %s, "+
 			"or enrolls again at their own terminal as a first enrollment (mcpepoch enroll --ssh KEY.pub or --web) and the host starts again",
-			filepath.Join(storeDir, trust.FileName), orUnknown(p.root), orUnknown(p.rootStore), orUnknown(p.rootDigest), orUnknown(p.rootStore))
+			filepath.Join(storeDir, trust.FileName), known(p.root), known(p.rootStore), known(p.rootDigest), known(p.rootStore))
 	}
 	return ""
+}
+
+// known is s, or "(not recorded)" when the audit log did not say.
+func known(s string) string {
+	if s == "" {
+		return "(not recorded)"
+	}
+	return s
 }
 
 // enrollFirst is what a person does first when nothing is enrolled.

@@ -125,7 +125,8 @@ func TestTrustStoreMissingCountsOnlyPresence(t *testing.T) {
 	refused(t, c, "with the store gone")
 	const gone = "trust store missing:"
 	for _, where := range []string{c.Stderr(), status(t, p, env)} {
-		if !strings.Contains(where, gone) || !strings.Contains(where, "enrolls again at their own terminal as a first enrollment") {
+		if !strings.Contains(where, gone) || !strings.Contains(where, "enrolls again at their own terminal as a first enrollment") ||
+			!strings.Contains(where, "pinned the root SHA256:") {
 			t.Errorf("the host does not say the trust store went missing:\n%s", where)
 		}
 	}
