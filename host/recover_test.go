@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -169,4 +170,34 @@ func (p *project) statusGaveUp() host.Status {
 		p.t.Fatalf("status --json: exit %d, %v, %d hosts\n%s", code, err, len(all), out)
 	}
 	return all[0]
+}
+
+// TestIdleExitReplacementNamesWhatChanged: when the code changed while no
+// server ran (it exited 0 on its own, and nothing was built since), the
+// epoch the next request starts is recorded as a replacement that names
+// the changed file, as a build's replacement does.
+func TestIdleExitReplacementNamesWhatChanged(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, map[string]string{"FIXTURE_IDLE_EXIT_MS": "1000"})
+	c := startRaw(t, p, nil)
+	c.initialize()
+	c.listTools()
+	waitStderr(t, c, "an idle exit", func(s string) bool { return strings.Contains(s, "an idle exit, not a crash") })
+	p.server("# edited, not built\n", map[string]string{"FIXTURE_IDLE_EXIT_MS": "1000"})
+	if r := c.callWait("version", nil); r.Error != nil {
+		t.Fatalf("call after the idle exit: %v", r)
+	}
+	var found bool
+	for _, r := range p.auditRecords(audit.TypeServerReplaced) {
+		changed, _ := r.Fields["changed"].([]any)
+		for _, ch := range changed {
+			found = found || ch == "server.sh"
+		}
+		if !found {
+			t.Errorf("server_replaced after the idle exit: changed = %v, want server.sh named (fields %v)", r.Fields["changed"], r.Fields)
+		}
+	}
+	if !found {
+		t.Fatal("no server_replaced record names server.sh")
+	}
 }

@@ -195,6 +195,9 @@ func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trig
 		return restartOutcome{Outcome: localapi.OutcomeUnchanged}, false // the epoch ended meanwhile
 	}
 	if old == nil {
+		if h.ended != nil { // an idle exit or a crash: name what changed since it ran
+			out.Changed = build.Changes(h.ended.identity, next)
+		}
 		return out, true
 	}
 	out.OldEpoch, out.OldPID = old.epoch, old.pid
