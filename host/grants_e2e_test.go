@@ -616,9 +616,15 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 	for i := range rounds {
 		var wg, cli sync.WaitGroup
 		jitter := func() { time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond) }
+		// Every third round the approval starts once the restart has
+		// ended, so that some calls are made under a grant however the
+		// machine's load orders the other rounds' commands (an approval
+		// takes longer than a restart: under load it lost every race).
+		restarted := make(chan struct{})
 		cli.Add(2)
 		wg.Go(func() {
 			defer cli.Done()
+			defer close(restarted)
 			jitter()
 			if _, code := p.runCLI(nil, "restart"); code != 0 {
 				t.Errorf("round %d: mcpepoch restart: exit %d", i, code)
@@ -626,6 +632,9 @@ func TestGrantRestartRacingApproval(t *testing.T) {
 		})
 		wg.Go(func() {
 			defer cli.Done()
+			if i%3 == 1 {
+				<-restarted
+			}
 			jitter()
 			out, code := p.tryApprove(s.run, "--tools", "slow_write", "--credential", gStaging)
 			mu.Lock()
