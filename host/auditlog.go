@@ -348,25 +348,6 @@ func (a *auditor) argsDigest(raw json.RawMessage) string {
 	return a.key.ArgsDigest(raw)
 }
 
-// healthy returns nil while the audit log can be written, else why not.
-// A group that has been writing for longer than auditStuck counts as a
-// failure while it waits.
-func (a *auditor) healthy() error {
-	if a == nil {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.err != nil {
-		return a.err
-	}
-	if !a.writing.IsZero() && time.Since(a.writing) > auditStuck {
-		return &auditDown{file: a.log.Path(), since: a.writing,
-			cause: fmt.Errorf("a write has not completed for %v", time.Since(a.writing).Round(time.Second))}
-	}
-	return nil
-}
-
 // loop is the writer goroutine: it writes what was not written at once
 // and syncs what was written, one fsync per group, at most one per
 // auditSyncEvery; a record an action waits for is written at once.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
@@ -40,4 +41,23 @@ func (a *auditor) refusalFor(m *jsonrpc.Message, d *auditDown) []byte {
 		"audit_unavailable: "+d.Error()+"; the call was not forwarded (it is retried every "+auditRetry.String()+"; calls resume when a write succeeds)",
 		map[string]any{"reason": "audit_unavailable", "method": m.Method, "requestId": m.ID,
 			"file": d.file, "error": d.cause.Error(), "since": d.since.UTC().Format(time.RFC3339Nano)})
+}
+
+// healthy returns nil while the audit log can be written, else why not.
+// A group that has been writing for longer than auditStuck counts as a
+// failure while it waits.
+func (a *auditor) healthy() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	if !a.writing.IsZero() && time.Since(a.writing) > auditStuck {
+		return &auditDown{file: a.log.Path(), since: a.writing,
+			cause: fmt.Errorf("a write has not completed for %v", time.Since(a.writing).Round(time.Second))}
+	}
+	return nil
 }

@@ -82,14 +82,8 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		return nil
 	}
 	if !*yes {
-		if !isTerminal(stdio.In) {
-			return usageError("init asks before writing and stdin is not a terminal: pass --yes to write, or --dry-run")
-		}
-		fmt.Fprintf(stdio.Err, "write %d files? [y/N] ", len(w.Changes))
-		line, _ := bufio.NewReader(stdio.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			fmt.Fprintln(stdio.Err, "nothing written")
-			return silentExit(exitFailure)
+		if err := askToWrite(stdio, len(w.Changes)); err != nil {
+			return err
 		}
 	}
 	for _, c := range w.Changes {
@@ -99,6 +93,21 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
 	}
 	nextSteps(stdio.Err, w)
+	return nil
+}
+
+// askToWrite asks the person at stdio's terminal whether to write n
+// files; nil means yes.
+func askToWrite(stdio Stdio, n int) error {
+	if !isTerminal(stdio.In) {
+		return usageError("init asks before writing and stdin is not a terminal: pass --yes to write, or --dry-run")
+	}
+	fmt.Fprintf(stdio.Err, "write %d files? [y/N] ", n)
+	line, _ := bufio.NewReader(stdio.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		fmt.Fprintln(stdio.Err, "nothing written")
+		return silentExit(exitFailure)
+	}
 	return nil
 }
 
