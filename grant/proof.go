@@ -116,24 +116,32 @@ func (p *Policy) Proof(creds []string, enrolled bool) Proofs {
 		out = p.proof
 	}
 	for _, c := range creds {
-		s := toProofs(p.creds[c].Proof)
-		if s == nil {
-			continue
-		}
-		var both Proofs
-		for _, l := range out {
-			if slices.Contains(s, l) {
-				both = append(both, l)
-			}
-		}
-		switch {
-		case len(both) > 0:
-			out = both
-		case s.weakest() >= out.weakest():
-			out = s
-		}
+		out = Stricter(out, toProofs(p.creds[c].Proof))
 	}
 	return slices.Clone(out)
+}
+
+// Stricter returns the proof list that applies where both a and b do (b
+// a credential scope's own list, nil for none): the levels both name, in
+// a's order; when they name none in common, the list whose weakest level
+// is strongest (b on a tie). Stricter(a, nil) is a.
+func Stricter(a, b Proofs) Proofs {
+	if b == nil {
+		return a
+	}
+	var both Proofs
+	for _, l := range a {
+		if slices.Contains(b, l) {
+			both = append(both, l)
+		}
+	}
+	switch {
+	case len(both) > 0:
+		return both
+	case b.weakest() >= a.weakest():
+		return b
+	}
+	return a
 }
 
 // toProofs converts a validated list from mcpepoch.toml; nil stays nil.

@@ -16,14 +16,15 @@ import (
 // checkAcceptance reports why the floor f, whose file says a person
 // accepted it, cannot replace the floor held, or nil when it can: its
 // acceptance names exactly held as the floor it replaces, at a level held
-// counts (trust.Floor.CheckAcceptance), and an acceptance of proof
+// counts for any change of it (trust.Floor.AcceptanceProof: grants.proof
+// made stricter by every credential scope's proof; CheckAcceptance), and an acceptance of proof
 // presence is a signature over trust.AcceptDigest(held, f, nonce) by an
 // authenticator of the trust store pinned at start (acceptanceSigner), attested where held or the policy in
 // force has grants.attestation = "required". A terminal or same-user
 // acceptance is as strong as that level: nothing in the file can prove
 // more.
 func (h *Host) checkAcceptance(held, f trust.Floor) error {
-	counts := proofList(held.Proof, h.enrolled)
+	counts := held.AcceptanceProof(h.enrolled)
 	if err := f.CheckAcceptance(held, counts.Counts); err != nil {
 		return err
 	}
@@ -171,13 +172,4 @@ func (h *Host) checkStartFloor(f *trust.Floor) *trust.Floor {
 	h.floor.floor = last
 	h.refuseFloorLocked(*f, why)
 	return h.floor.floor
-}
-
-// proofList is a proof list as the floor keeps it (nil: the default,
-// grant.DefaultProof).
-func proofList(l []string, enrolled bool) grant.Proofs {
-	if l == nil {
-		return grant.DefaultProof(enrolled)
-	}
-	return grant.Proofs(toProofList(l))
 }

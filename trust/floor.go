@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
@@ -256,4 +258,31 @@ func LockFloors(dir string) (func(), error) {
 		return nil, fmt.Errorf("policy floor: lock: %w", err)
 	}
 	return unlock, nil
+}
+
+// AcceptanceProof is the proof list a person's acceptance of a change of
+// f must be proven at: f's grants.proof (grant.DefaultProof(enrolled) when
+// unset) made stricter by every credential scope's own proof list
+// (grant.Stricter), since a change of the floor can weaken any of them: a
+// scope that asks for presence cannot be weakened by a terminal answer
+// under grants that count one.
+func (f *Floor) AcceptanceProof(enrolled bool) grant.Proofs {
+	out := grant.DefaultProof(enrolled)
+	if f.Proof != nil {
+		out = toGrantProofs(f.Proof)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Credentials)) {
+		if c := f.Credentials[name]; c.Proof != nil {
+			out = grant.Stricter(out, toGrantProofs(c.Proof))
+		}
+	}
+	return out
+}
+
+func toGrantProofs(l []string) grant.Proofs {
+	out := make(grant.Proofs, len(l))
+	for i, s := range l {
+		out[i] = grant.Proof(s)
+	}
+	return out
 }

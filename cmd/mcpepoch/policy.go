@@ -185,17 +185,12 @@ func nonNilDiff(d []trust.Difference) []trust.Difference {
 	return d
 }
 
-// floorProof is the proof list a change of the floor needs: the floor's
-// own grants.proof (grant.DefaultProof when unset).
+// floorProof is the proof list a change of the floor needs: its
+// grants.proof (grant.DefaultProof when unset) made stricter by each
+// credential scope's own (trust.Floor.AcceptanceProof), as the host
+// checks it.
 func floorProof(f *trust.Floor, enrolled bool) grant.Proofs {
-	if f.Proof == nil {
-		return grant.DefaultProof(enrolled)
-	}
-	out := make(grant.Proofs, len(f.Proof))
-	for i, s := range f.Proof {
-		out[i] = grant.Proof(s)
-	}
-	return out
+	return f.AcceptanceProof(enrolled)
 }
 
 // floorProofText is floorProof as show prints it, naming why the default
