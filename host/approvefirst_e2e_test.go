@@ -50,21 +50,11 @@ func TestApproveRefusesAtOnceWhatCannotCount(t *testing.T) {
 	s.close()
 
 	// An sk key enrolled before the host starts: presence is the default.
-	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := trust.NewSSH(softkey.NewSSHEd25519().AuthorizedKey("test key"), "test key", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := store.Propose(trust.OpAdd, a)
-	if err == nil {
-		err = store.Apply(c, nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.enroll(a)
 	s = gConnect(t, p, env...)
 	s.list()
 	p.ready(s.run)

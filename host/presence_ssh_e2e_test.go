@@ -1,8 +1,6 @@
 package host_test
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,36 +27,16 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 	t.Parallel()
 	p, env := newDefaultProofProject(t)
 	key := softkey.NewSSHEd25519()
-	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := trust.NewSSH(key.AuthorizedKey("test key"), "test key", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := store.Propose(trust.OpAdd, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Apply(c, nil); err != nil {
-		t.Fatal(err)
-	}
+	store := p.enroll(a)
 
 	s := gConnect(t, p, env...)
 	s.list()
 	st := p.ready(s.run)
-	dir, err := notify.Dir(p.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, s.run+notify.SocketSuffix)
-	send := func(typ string, v any) (notify.Response, error) {
-		b, _ := json.Marshal(v)
-		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-		defer cancel()
-		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
-	}
+	send := func(typ string, v any) (notify.Response, error) { return p.sendHost(s.run, typ, v) }
 	propose := func() grant.Digest {
 		resp, err := send(localapi.TypeProposeSSH, localapi.ApproveRequest{Epoch: st.Execution.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}})
 		if err != nil {

@@ -1,11 +1,8 @@
 package host_test
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,31 +82,11 @@ func digest(t *testing.T, w localapi.WebApproval) grant.Digest {
 func proposeMany(t *testing.T, a trust.Authenticator, typ string) (func(string, any) (notify.Response, error), []localapi.WebApproval) {
 	t.Helper()
 	p, env := newDefaultProofProject(t)
-	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := store.Propose(trust.OpAdd, a)
-	if err == nil {
-		err = store.Apply(c, nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.enroll(a)
 	s := gConnect(t, p, env...)
 	s.list()
 	st := p.ready(s.run)
-	dir, err := notify.Dir(p.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, s.run+notify.SocketSuffix)
-	send := func(typ string, v any) (notify.Response, error) {
-		b, _ := json.Marshal(v)
-		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-		defer cancel()
-		return notify.Send(ctx, sock, notify.Request{Type: typ, Payload: b})
-	}
+	send := func(typ string, v any) (notify.Response, error) { return p.sendHost(s.run, typ, v) }
 	var answers []localapi.WebApproval
 	for range 65 {
 		resp, err := send(typ, localapi.ApproveRequest{Epoch: st.Execution.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}})

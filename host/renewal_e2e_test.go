@@ -16,7 +16,27 @@ import (
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
+
+// enroll adds a to the project's trust store (config/mcpepoch) before a
+// host starts, as a first enrollment or one the store's root confirms
+// (none needed for the first), and returns the store.
+func (p *project) enroll(a trust.Authenticator) *trust.Store {
+	p.t.Helper()
+	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	c, err := store.Propose(trust.OpAdd, a)
+	if err == nil {
+		err = store.Apply(c, nil)
+	}
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return store
+}
 
 // sendHost sends one local API request to the host of run and returns its
 // answer.

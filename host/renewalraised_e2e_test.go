@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -223,21 +222,11 @@ func TestRenewalAfterPolicyRaisedWithSSHKey(t *testing.T) {
 	p, env := newDefaultProofProject(t)
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "[grants]\n", "[grants]\nproof = [\"presence\", \"terminal\"]\n", 1))
 	key := softkey.NewSSHEd25519()
-	store, err := trust.Open(filepath.Join(p.dir, "config", "mcpepoch"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := trust.NewSSH(key.AuthorizedKey("test key"), "test key", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := store.Propose(trust.OpAdd, a)
-	if err == nil {
-		err = store.Apply(c, nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.enroll(a)
 	s := gConnect(t, p, env...)
 	s.list()
 	p.ready(s.run)

@@ -256,20 +256,9 @@ func TestInterruptAtTheRootQuestion(t *testing.T) {
 func TestHostAuditsPinnedRoot(t *testing.T) {
 	t.Parallel()
 	p, env := newDefaultProofProject(t)
-	dir := filepath.Join(p.dir, "config", "mcpepoch")
-	store, err := trust.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	root, _ := trust.NewSSH(softkey.NewSSHEd25519().AuthorizedKey("person"), "person", time.Now())
 	root.Enrolled = trust.EnrolledTerminal
-	c, err := store.Propose(trust.OpAdd, root)
-	if err == nil {
-		err = store.Apply(c, nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := p.enroll(root)
 	s := gConnect(t, p, env...)
 	s.list()
 	recs := p.waitRecords("a trust_pinned record", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeTrustPinned)) > 0 })
