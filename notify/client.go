@@ -176,6 +176,13 @@ type Result struct {
 // directory cannot be read or is not private (see Hosts), the result is a
 // single Result whose Socket is empty and whose Err says why.
 func Broadcast(ctx context.Context, projectRoot string, req Request) []Result {
+	return fanOut(ctx, projectRoot, req, sendOnce)
+}
+
+// fanOut sends req with send to every host of the project at projectRoot
+// concurrently and returns the live hosts' results in the order of Hosts
+// (Broadcast's rules; send reports a host that is not live).
+func fanOut(ctx context.Context, projectRoot string, req Request, send func(context.Context, string, Request) (Result, bool)) []Result {
 	paths, err := Hosts(projectRoot)
 	if err != nil {
 		return []Result{{Err: err}}
@@ -187,7 +194,7 @@ func Broadcast(ctx context.Context, projectRoot string, req Request) []Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], live[i] = sendOnce(ctx, path, req)
+			results[i], live[i] = send(ctx, path, req)
 		}()
 	}
 	wg.Wait()

@@ -63,28 +63,7 @@ func (p *Peers) Connect(ctx context.Context) {
 // out idle, or exited), req is sent once more over a new dial, so a host
 // may get it twice.
 func (p *Peers) Broadcast(ctx context.Context, req Request) []Result {
-	paths, err := Hosts(p.root)
-	if err != nil {
-		return []Result{{Err: err}}
-	}
-	results := make([]Result, len(paths))
-	live := make([]bool, len(paths))
-	var wg sync.WaitGroup
-	for i, path := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], live[i] = p.send(ctx, path, req)
-		}()
-	}
-	wg.Wait()
-	out := []Result{}
-	for i := range results {
-		if live[i] {
-			out = append(out, results[i])
-		}
-	}
-	return out
+	return fanOut(ctx, p.root, req, p.send)
 }
 
 // send is one exchange of Broadcast with the host at path.
