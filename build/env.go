@@ -43,9 +43,9 @@ func envArtifacts(spec Spec, dir string, digest func([]byte) Digest) []Artifact 
 			continue
 		}
 		a := Artifact{Role: RoleEnv, Path: n, Digest: digest([]byte(v))} // no size: even a length says something of a value
-		if files := envNamedFiles(n, v, dir); len(files) > 0 {
+		if files := envNamedFiles(spec, n, v, dir); len(files) > 0 {
 			a.Digest = digest(envFilesInput(v, files))
-			a.Why = "redirects which code runs: the files it names are loaded before the entry and hashed into its digest; value not recorded"
+			a.Why = envFilesWhy(n)
 		} else if slices.Contains(RedirectingEnv, n) {
 			a.Why = "redirects which code runs (loader, interpreter options or search path); value not recorded"
 		} else {

@@ -47,7 +47,7 @@ func TestIdentityNodeOptionsNamedFile(t *testing.T) {
 		idWrite(t, filepath.Dir(pre), idFile{path: "preload.js", content: "console.log('changed " + value + "');\n"})
 		idWantChanges(t, before, idCompute(t, spec), "$NODE_OPTIONS")
 	}
-	if got := envNamedFiles("NODE_OPTIONS", `--import "./local.mjs" -r pkg --require=/a/b.js`, dir); len(got) != 2 || got[0] != filepath.Join(dir, "local.mjs") || got[1] != "/a/b.js" {
+	if got := envNamedFiles(Spec{}, "NODE_OPTIONS", `--import "./local.mjs" -r pkg --require=/a/b.js`, dir); len(got) != 2 || got[0] != filepath.Join(dir, "local.mjs") || got[1] != "/a/b.js" {
 		t.Errorf("envNamedFiles: %q", got)
 	}
 }
