@@ -15,7 +15,7 @@
 #             nothing, the release build (no cgo) and the default one; the
 #             binaries' sizes; the costliest package inits
 #   hook      warm mcpepoch record with and without a host listening
-#             against git status (BenchmarkHookWarmGit in cmd/mcpepoch)
+#             against git status (BenchmarkHookWarmGit in cmd/mcpepoch-core)
 #             and an lstat walk, on synthetic trees of 1k, 4k, 20k files
 #
 # It prints the load average before and after: under load, absolute
@@ -39,7 +39,7 @@ echo "mcpepoch bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -sm), $(nproc) c
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
-go build -o "$tmp/mcpepoch" ./cmd/mcpepoch
+go build -o "$tmp/mcpepoch" ./cmd/mcpepoch-core
 for p in echoserver echoclient spliceproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
@@ -69,12 +69,12 @@ for part in $parts; do
 		# mcpepoch links but its own and does nothing: the start no
 		# mcpepoch that links them all can beat.
 		mkdir "$tmp/start" "$tmp/deps-only"
-		CGO_ENABLED=0 go build -trimpath -o "$tmp/start/mcpepoch-release" ./cmd/mcpepoch
+		CGO_ENABLED=0 go build -trimpath -o "$tmp/start/mcpepoch-release" ./cmd/mcpepoch-core
 		sed 's#^module .*#module depsonly#' go.mod >"$tmp/deps-only/go.mod"
 		cp go.sum "$tmp/deps-only/"
 		{
 			printf 'package main\n\nimport (\n'
-			CGO_ENABLED=0 go list -deps ./cmd/mcpepoch |
+			CGO_ENABLED=0 go list -deps ./cmd/mcpepoch-core |
 				grep -v -E '(^|/)internal(/|$)|^vendor/|^github.com/mcpepoch/mcpepoch(/|$)' | sed 's/.*/\t_ "&"/'
 			printf ')\n\nfunc main() {}\n'
 		} >"$tmp/deps-only/main.go"
@@ -95,7 +95,7 @@ for part in $parts; do
 			"$tmp/lstatwalk" -make "$n" "$tree"
 			echo "-- $n files: lstat walk $("$tmp/lstatwalk" "$tree")"
 			MCPEPOCH_BENCH_TREE=$tree MCPEPOCH_BENCH_BIN=$tmp/mcpepoch MCPEPOCH_BENCH_BEFORE=${BEFORE:-} \
-				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch |
+				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch-core |
 				grep -E '^(Benchmark|--- )' || echo "   (BenchmarkHookWarmGit gave no result)"
 			rm -rf "$tree"
 		done

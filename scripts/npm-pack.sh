@@ -53,7 +53,7 @@ for p in "${platforms[@]}"; do
 	echo "build $goos/$goarch"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto \
 		-ldflags "-s -w -X main.releaseVersion=$version" \
-		-o "$dir/bin/mcpepoch" ./cmd/mcpepoch)
+		-o "$dir/bin/mcpepoch" ./cmd/mcpepoch-core)
 	cat >"$dir/package.json" <<JSON
 {
   "name": "@mcpepoch/$name",

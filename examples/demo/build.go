@@ -15,7 +15,7 @@ func (d *demo) buildAll(ctx context.Context) error {
 	d.heading("1. Build mcpepoch and the example server (revision A)")
 	d.out.line("", "module root %s", d.root)
 	d.out.line("", "project     %s", d.proj)
-	if err := d.goBuild(ctx, d.root, "-o", d.bin, "./cmd/mcpepoch"); err != nil {
+	if err := d.goBuild(ctx, d.root, "-o", d.bin, "./cmd/mcpepoch-core"); err != nil {
 		return err
 	}
 	if err := d.buildServer(ctx); err != nil {

@@ -310,13 +310,13 @@ func (s *Buffer) String() string {
 }
 
 // Mcpepoch returns the path of the mcpepoch binary built from
-// ./cmd/mcpepoch of this repository checkout with -tags mcpepochtest,
+// ./cmd/mcpepoch-core of this repository checkout with -tags mcpepochtest,
 // shared as [Build] shares binaries. The tag adds the test-only seams (a
 // person standing in for a first enrollment, trusted attestation roots
 // of the tests' own); a product build has none.
 func Mcpepoch(t testing.TB) string {
 	t.Helper()
-	return build(t, "./cmd/mcpepoch", "mcpepochtest", nil)
+	return build(t, "./cmd/mcpepoch-core", "mcpepochtest", nil)
 }
 
 // built holds, per main package, the binary Build made in this process.
@@ -332,7 +332,7 @@ type builtOnce struct {
 }
 
 // Build returns the path of a binary built from the main package pkg
-// ("./cmd/mcpepoch", relative to the repository root). The test processes
+// ("./cmd/mcpepoch-core", relative to the repository root). The test processes
 // of every package share one copy of it, in
 // os.TempDir()/mcpepoch-testenv-bin-<h>/ where h is a digest of the
 // repository root's path: each process runs go build -o on it once, under
@@ -385,7 +385,8 @@ func build(t testing.TB, pkg, tags string, flags []string) string {
 // -tags tags when not empty and flags, into sharedDir(root)/PKG/NAME (PKG:
 // pkg's path with dashes for slashes, then "+tags" when tags are given,
 // then "@" and a digest of flags when there are any; NAME: its last
-// element) under sharedDir's lock, and returns its path. A
+// element, but mcpepoch for ./cmd/mcpepoch-core, the name it is
+// installed under) under sharedDir's lock, and returns its path. A
 // binary already there is kept when go build finds it up to date. A stale
 // one is replaced by a new file (renamed over, or removed and written), so
 // a process still running the old one keeps it. The directory must be
@@ -413,7 +414,11 @@ func buildShared(root, pkg, tags string, flags []string) (string, error) {
 		sub += "@" + hex.EncodeToString(sum[:6])
 		args = append(args, flags...)
 	}
-	out := filepath.Join(dir, sub, path.Base(rel))
+	name := path.Base(rel)
+	if rel == "cmd/mcpepoch-core" {
+		name = "mcpepoch"
+	}
+	out := filepath.Join(dir, sub, name)
 	args = append(args, "-o", out, pkg)
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return "", err

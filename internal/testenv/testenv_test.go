@@ -106,7 +106,7 @@ func TestMcpepoch(t *testing.T) {
 func TestBuildLinksOnce(t *testing.T) {
 	t.Parallel()
 	root := RepoRoot(t)
-	p1, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil)
+	p1, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBuildLinksOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil)
+	p2, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestBuildLinksOnce(t *testing.T) {
 	if p1 != p2 || !os.SameFile(first, second) {
 		t.Errorf("second build wrote a new file at %s (first at %s): want the first one kept", p2, p1)
 	}
-	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch+mcpepochtest", "mcpepoch") {
+	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch-core+mcpepochtest", "mcpepoch") {
 		t.Errorf("binary at %s, want it named mcpepoch in the shared directory %s", p1, sharedDir(root))
 	}
 }
@@ -148,7 +148,7 @@ func TestBuildRefusesOpenDirectory(t *testing.T) {
 	if err := os.Chmod(sharedDir(root), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := buildShared(root, "./cmd/mcpepoch", "mcpepochtest", nil); err == nil || !strings.Contains(err.Error(), "closed to others") {
+	if p, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil); err == nil || !strings.Contains(err.Error(), "closed to others") {
 		t.Errorf("build into a directory of mode 0777: %s, %v; want an error", p, err)
 	}
 }

@@ -37,7 +37,7 @@ function binaryPath() {
     fail(
       `no prebuilt binary for ${process.platform}/${process.arch} ` +
         "(there are for linux and darwin, x64 and arm64; Windows is not supported); " +
-        "build one from a clone with: go install ./cmd/mcpepoch",
+        "build one from a clone with: go build -o \"$(go env GOPATH)/bin/mcpepoch\" ./cmd/mcpepoch-core",
     );
   }
   try {
