@@ -168,6 +168,9 @@ type Spec struct {
 	// CacheDir). The Tree's Digest, Bytes, Files and NativeAddons enter the
 	// identity, so they must be exactly what walk would return.
 	Trees func(root string, opt TreeOptions, walk func() (Tree, error)) (Tree, error)
+
+	// envTreeLimit, when positive, replaces envTreeLimit (tests).
+	envTreeLimit int
 }
 
 // TreeSkipDirs are directory names left out of dependency trees: caches a
@@ -271,9 +274,11 @@ func Compute(spec Spec) (*Identity, error) {
 	}
 	id.Env = envArtifacts(spec, dir, envDigest)
 	nested := append(nestedDeps(dir, entryPath, launch, code), userSites(spec, dir, launch, runtimePath, id)...)
-	if err := deps(spec, dir, id, nested); err != nil {
+	searched, shallow := envDirs(spec, dir, launch, runtimePath, code, nested, id)
+	if err := deps(spec, dir, id, append(nested, searched...)); err != nil {
 		return nil, err
 	}
+	addShallow(id, shallow)
 	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)
 	return id, nil
 }
