@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,7 +265,7 @@ func TestStatCacheCorrupt(t *testing.T) {
 	}
 	c.summary.digest[0] ^= 0xff
 	good := c.encode()
-	body := good[:len(good)-sha256.Size]
+	body := good[:len(good)-statCacheSumSize]
 
 	// A well-formed header, then bytes.
 	hdr := func(rest ...byte) []byte {
@@ -275,15 +277,18 @@ func TestStatCacheCorrupt(t *testing.T) {
 		"flipped byte":     flip(good, len(good)/2),
 		"truncated":        good[:len(good)-40],
 		"empty":            {},
-		"other version":    appendSum([]byte(strings.Replace(string(body), "-v1\n", "-v9\n", 1))),
+		"other version":    appendSum([]byte(strings.Replace(string(body), "-v2\n", "-v9\n", 1))),
+		"version 1":        appendSHA256([]byte(strings.Replace(string(body), "-v2\n", "-v1\n", 1))),
 		"not a cache":      []byte("{\"entries\": []}\n" + strings.Repeat("x", 100)),
 		"trailing bytes":   appendSum(append(append([]byte{}, body...), 0)),
 		"huge count":       hdr(binary.AppendUvarint(nil, 1<<40)...),
 		"truncated record": hdr(1, 0),
-		"bad entry kind":   hdr(append(append([]byte{1, 0}, make([]byte, statKeySize)...), 1, 1, 'a', 'z', 0)...),
-		"duplicate dir":    hdr(append(append(append([]byte{2, 0}, make([]byte, statKeySize)...), 0, 0), make([]byte, statKeySize)...)...),
+		// One directory: path "", stat data, one entry "a" of kind k.
+		"bad entry kind":             hdr(oneEntry(1, 'z')...),
+		"entries past the total":     hdr(oneEntry(0, 'o')...),
+		"entries short of the total": hdr(oneEntry(2, 'o')...),
 	}
-	cases["duplicate dir"] = hdr(append(append(append(append([]byte{2, 0}, make([]byte, statKeySize)...), 0, 0), make([]byte, statKeySize)...), 0)...)
+	cases["duplicate dir"] = hdr(append(append(append(append([]byte{2, 0, 0}, make([]byte, statKeySize)...), 0, 0), make([]byte, statKeySize)...), 0)...)
 	dir := t.TempDir()
 	for name, data := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".bin")
@@ -318,6 +323,73 @@ func TestStatCacheCorrupt(t *testing.T) {
 	}
 }
 
+// oneEntry is the directory part of a cache file: one directory, root,
+// with one entry "a" of kind kind, its entry total given as total.
+func oneEntry(total byte, kind byte) []byte {
+	b := append([]byte{1, total, 0}, make([]byte, statKeySize)...)
+	b = append(b, 1, 1, 'a', kind, 0)
+	return append(b, make([]byte, statKeySize)...)
+}
+
+// TestStatCacheEveryByte damages a saved cache one byte at a time, at
+// every offset and in three ways: each damaged file must be refused as
+// corrupt, never loaded with entries.
+func TestStatCacheEveryByte(t *testing.T) {
+	t.Parallel()
+	root := cacheTree(t, 8)
+	c := NewStatCache()
+	mustTree(t, root, TreeOptions{Cache: c})
+	good := c.encode()
+	if _, err := decodeStatCache(good); err != nil {
+		t.Fatalf("the undamaged cache: %v", err)
+	}
+	for i := range good {
+		for _, x := range []byte{0x01, 0x80, 0xff} {
+			bad := append([]byte{}, good...)
+			bad[i] ^= x
+			if d, err := decodeStatCache(bad); err == nil {
+				t.Fatalf("byte %d of %d xor %#x: loaded with %d files, want an error", i, len(good), x, d.Len())
+			}
+		}
+	}
+}
+
+// TestStatCacheEntriesApart checks that the directories of a loaded
+// cache, which share one array of entries, cannot write into each other:
+// appending to one directory's entries leaves the next one's as they were.
+func TestStatCacheEntriesApart(t *testing.T) {
+	t.Parallel()
+	root := cacheTree(t, 8)
+	c := NewStatCache()
+	mustTree(t, root, TreeOptions{Cache: c})
+	path := filepath.Join(t.TempDir(), "tree.bin")
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadStatCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels := slices.Sorted(maps.Keys(loaded.dirs))
+	if len(rels) < 2 {
+		t.Fatalf("tree has %d directories, want at least 2", len(rels))
+	}
+	before := map[string][]kidRecord{}
+	for _, rel := range rels {
+		before[rel] = slices.Clone(loaded.dirs[rel].kids)
+	}
+	for _, rel := range rels {
+		d := loaded.dirs[rel]
+		d.kids = append(d.kids, kidRecord{name: "\xff-appended", kind: 'o'})
+	}
+	for _, rel := range rels {
+		got := loaded.dirs[rel].kids
+		if !slices.EqualFunc(got[:len(got)-1], before[rel], func(a, b kidRecord) bool { return a.equal(&b) }) {
+			t.Errorf("directory %q: entries changed by an append to another: %v, want %v", rel, got, before[rel])
+		}
+	}
+}
+
 func flip(b []byte, i int) []byte {
 	b = append([]byte{}, b...)
 	b[i] ^= 0x01
@@ -325,6 +397,12 @@ func flip(b []byte, i int) []byte {
 }
 
 func appendSum(b []byte) []byte {
+	sum := statCacheSum(b)
+	return append(b, sum[:]...)
+}
+
+// appendSHA256 ends b the way version 1 of the format did.
+func appendSHA256(b []byte) []byte {
 	sum := sha256.Sum256(b)
 	return append(b, sum[:]...)
 }
