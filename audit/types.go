@@ -69,6 +69,8 @@ const (
 	FieldPrevEpoch  = "prev_epoch"  // the epoch a server_replaced record ends
 	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
 	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
+	FieldMethod     = "method"      // the JSON-RPC method of the request, on call_aborted
+	FieldRequestID  = "request_id"  // the client's JSON-RPC id of the request, on call_aborted of a request the server got
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
 	FieldHead       = "head"        // HeadMissing or HeadTorn on a log_recovered record written because the head file was missing or torn
 	// FieldCut is a log_recovered record's account of records cut from

@@ -39,6 +39,7 @@ const (
 	WarnHeadBehind     ProblemKind = "head-behind"      // the head names the record before the last
 	WarnHeadWasMissing ProblemKind = "head-was-missing" // a log_recovered record says the head file was missing: a cut before it cannot be detected
 	WarnRecordsLost    ProblemKind = "records-lost"     // a records_lost record: the writer could not write some records (disk full, I/O error…)
+	WarnNoOutcome      ProblemKind = "no-outcome"       // in Report.NoOutcome: a tool_called record with no tool_result or call_aborted after it, the call's outcome unknown
 )
 
 // Problem is one finding of Verify. Its Error method gives the line the
@@ -81,6 +82,10 @@ type Report struct {
 	Last     Head      // the last record; {0, GenesisPrev} for a log without records
 	Problems []Problem // in file order, then head problems
 	Warnings []Problem
+	// NoOutcome names, in file order, each call the log says a server got
+	// and not how it ended (WarnNoOutcome, verifycalls.go): the chain may
+	// be intact, and it is still a warning.
+	NoOutcome []Problem
 }
 
 // Err returns nil if r.OK, else the Problems joined with errors.Join, one
@@ -129,6 +134,7 @@ func Verify(logPath, headPath string) (*Report, error) {
 		return nil, fmt.Errorf("audit: read %s: %w", logPath, err)
 	}
 	v.finish()
+	v.rep.NoOutcome = v.calls.warnings()
 	if headPath != "" {
 		v.checkHead(headPath)
 	}
@@ -214,6 +220,7 @@ type verifier struct {
 	last    *Record // the last record seen
 	pending []tornLine
 	bySeq   map[int64]string // hash of each seq, first occurrence
+	calls   outcomes         // calls sent, not yet paired with their end
 }
 
 func (v *verifier) problem(p Problem) {
@@ -293,6 +300,7 @@ func (v *verifier) line(l rawLine) {
 	if rec.Type == TypeRecordsLost {
 		v.recordsLost(rec, l.n)
 	}
+	v.calls.note(rec)
 	if !l.terminated {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})

@@ -254,6 +254,10 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			// the first server started (firststart.go).
 			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && (cl.method != "initialize" || !h.everUp) {
 				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
+				if cl.tool != "" {
+					// Its server may still run it; an answer is dropped.
+					h.abortedLocked(cl, "cancelled")
+				}
 			}
 		}
 	}

@@ -219,6 +219,9 @@ func (h *Host) stopChild() {
 	h.child = nil
 	h.recovering, h.idle = false, false // what the client sends now is answered, not held
 	h.goDownLocked("the host is shutting down")
+	if c != nil {
+		h.abortLocked(c, reasonHostStopped, "") // past the drain: they end with the server
+	}
 	h.mu.Unlock()
 	if c != nil {
 		c.stop(h.opts.Grace)

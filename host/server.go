@@ -124,6 +124,9 @@ func (h *Host) overflowLocked(c *child, over *overflow) {
 		cl := h.inflight[k]
 		delete(h.inflight, k)
 		h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+		if cl.tool != "" {
+			h.abortedLocked(cl, "message_too_large")
+		}
 	}
 }
 

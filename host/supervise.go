@@ -90,6 +90,10 @@ func (h *Host) writeRecord(c *child) {
 	}
 }
 
+// reasonHostStopped is the reason of the requests in flight when the host
+// shuts down (the client closed the connection, the host was stopped).
+const reasonHostStopped = "host_stopped"
+
 // abortLocked answers every request in flight at child c with one error and
 // forgets it: it is never retried (seed: "do not automatically repeat a
 // write in the new process"; a timeout is not proof it did not run).
@@ -123,6 +127,8 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 				when = "while starting, before it answered initialize"
 			}
 			msg = "server_restarted (server_exited): the server " + exitText(c) + " " + when + "; the request was not retried and may or may not have taken effect"
+		case reasonHostStopped:
+			msg = "server_restarted (host_stopped): the host is shutting down and stopped the server while this request was in flight; the request was not retried and may or may not have taken effect"
 		case reasonCredentialRelaunch:
 			data["currentEpoch"] = next
 			msg = "server_restarted: the server was started again under the same epoch, with a credential a person approved (deliver = \"env\"), while this request was in flight; it was not retried and may or may not have taken effect"
@@ -131,12 +137,19 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
 		h.toClient(jsonrpc.ErrorLine(cl.id, CodeServerRestarted, msg, data))
-		fields := map[string]any{"reason": reason, "method": cl.method, "request_id": string(cl.id)}
-		if cl.tool != "" {
-			fields[audit.FieldTool] = cl.tool
-		}
-		h.audit.event(audit.TypeCallAborted, c.epoch, h.run, fields)
+		h.abortedLocked(cl, reason)
 	}
+}
+
+// abortedLocked records that request cl, which its server got, ended
+// without its answer reaching the client, and why: the call_aborted
+// record that audit verify pairs with the call's tool_called.
+func (h *Host) abortedLocked(cl *call, reason string) {
+	fields := map[string]any{"reason": reason, audit.FieldMethod: cl.method, audit.FieldRequestID: string(cl.id)}
+	if cl.tool != "" {
+		fields[audit.FieldTool] = cl.tool
+	}
+	h.audit.event(audit.TypeCallAborted, cl.child.epoch, h.run, fields)
 }
 
 // goDownLocked records that no child runs and answers held requests.

@@ -58,7 +58,7 @@ func runAuditVerify(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range rep.Warnings {
+	for _, w := range append(rep.Warnings, rep.NoOutcome...) {
 		fmt.Fprintf(stdio.Out, "warning: %v\n", w)
 	}
 	for _, pr := range rep.Problems {
@@ -80,6 +80,9 @@ func runAuditVerify(args []string, stdio Stdio) error {
 	note := ""
 	if gaps > 0 {
 		note = fmt.Sprintf("; %d gap(s) of records that could not be written (see the warnings)", gaps)
+	}
+	if n := len(rep.NoOutcome); n > 0 {
+		note += fmt.Sprintf("; %d call(s) with no recorded outcome (see the warnings)", n)
 	}
 	fmt.Fprintf(stdio.Out, "%s: %d records, chain intact, head seq %d %s%s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash, note)
 	return nil

@@ -1,0 +1,44 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestVerifyNamesCallsWithoutOutcome: a tool_called record with no
+// tool_result, and no call_aborted naming its request, after it is a
+// no-outcome warning on its line; one paired with either is not, nor is
+// a call_aborted of a call that was never sent (no request_id) taken as
+// the end of a call that was. The chain still verifies.
+func TestVerifyNamesCallsWithoutOutcome(t *testing.T) {
+	l, path := openTemp(t)
+	ev := func(typ, run, tool string, extra ...string) Event {
+		f := map[string]any{FieldTool: tool}
+		for i := 0; i+1 < len(extra); i += 2 {
+			f[extra[i]] = extra[i+1]
+		}
+		return Event{Type: typ, Epoch: "01EPOCH", Run: run, Fields: f}
+	}
+	for _, e := range []Event{
+		ev(TypeToolCalled, "r1", "answered"),                                // 1
+		ev(TypeToolCalled, "r1", "held"),                                    // 2
+		ev(TypeToolResult, "r1", "answered"),                                // 3
+		ev(TypeCallAborted, "r1", "held", "reason", "cancelled while held"), // 4: not this call's end
+		ev(TypeToolCalled, "r1", "aborted"),                                 // 5
+		ev(TypeCallAborted, "r1", "aborted", FieldRequestID, "7"),           // 6
+		ev(TypeToolCalled, "r2", "answered"),                                // 7: another host's call
+		ev(TypeToolCalled, "r1", "answered"),                                // 8
+		ev(TypeToolResult, "r1", "answered"),                                // 9
+	} {
+		if _, err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := mustVerify(t, path)
+	expectFindings(t, "warnings", rep.Warnings)
+	expectFindings(t, "warnings", rep.NoOutcome, "no-outcome 2 2", "no-outcome 7 7")
+	if msg := rep.NoOutcome[1].Error(); !strings.Contains(msg, "tool_called answered (run r2, epoch 01EPOCH) has no tool_result or call_aborted after it") ||
+		!strings.Contains(msg, "outcome is unknown") {
+		t.Errorf("warning: %s", msg)
+	}
+}
