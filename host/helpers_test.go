@@ -360,9 +360,16 @@ type raw struct {
 // command (default sh ./server.sh) under a raw client.
 func startRaw(t testing.TB, p *project, flags []string, command ...string) *raw {
 	t.Helper()
+	return startRawEnv(t, p, nil, flags, command...)
+}
+
+// startRawEnv is startRaw with env ("NAME=value") added to the host's
+// environment, which is its server's.
+func startRawEnv(t testing.TB, p *project, env, flags []string, command ...string) *raw {
+	t.Helper()
 	cmd := exec.Command(mcpepoch(t), p.hostArgs(flags, command...)...)
 	cmd.Dir = p.dir
-	cmd.Env = testenv.Environ()
+	cmd.Env = testenv.Environ(env...)
 	c := &raw{t: t, cmd: cmd, changed: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stderr = &c.stderr
 	var err error
