@@ -38,7 +38,12 @@ type Spec struct {
 	// ExitCode is the build's own exit status. Non-zero records a failed
 	// build: hosts are told (build_failed) and restart nothing.
 	ExitCode int
-	// Timeout bounds the wait for every host's answer, all together.
+	// Timeout bounds the wait for every host's answer, all together. A
+	// host that has not answered the trees request, or acknowledged the
+	// build signal, within notify.AnswerWait is not waited for: its
+	// outcome is a *notify.NotAnsweringError (a stopped host, or a socket
+	// that is no host's, must not hold the build up); a host sees the new
+	// manifest by itself all the same.
 	Timeout time.Duration
 	// Recorded, when set, is called once the manifest is written and
 	// before any host is signalled, so that a caller can report the build
@@ -97,7 +102,8 @@ type Result struct {
 // host keeps current from that host's answer, localapi.TypeTrees, and
 // walking the others) and writes the new manifest with a fresh BuildID
 // (manifest.Publish); then it sends build_complete (or build_failed) to
-// every host and waits up to s.Timeout for their answers. With no host
+// every host and waits up to s.Timeout for their answers (a host that
+// does not answer at once is not waited for: Spec.Timeout). With no host
 // listening it appends the build to the builds log. The manifest's fsync
 // runs meanwhile; Record returns once it is done.
 //
@@ -124,7 +130,9 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 		s.Recorded(b)
 	}
 	res := &Result{Build: *b, Hosts: []HostOutcome{}}
-	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode}
+	// Ack: a host that has not acknowledged the signal within
+	// notify.AnswerWait is reported as not answering and not waited for.
+	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
 	if b.Failed() {
 		req.Type = localapi.TypeBuildFailed
 	}

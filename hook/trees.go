@@ -13,8 +13,10 @@ import (
 type treesFunc = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error)
 
 // treesTimeout bounds the wait for the hosts' trees; past it the hook
-// walks them itself.
-const treesTimeout = 5 * time.Second
+// walks them itself, and a host that has not answered is not sent the
+// build signal either (notify.Peers): it is not answering. A host answers
+// the trees request from what it keeps, at once.
+const treesTimeout = notify.AnswerWait
 
 // hostTrees asks every host of the project for the trees it keeps current
 // (localapi.TypeTrees) and returns a build.Spec.Trees that takes each tree

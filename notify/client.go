@@ -63,13 +63,43 @@ func dial(ctx context.Context, path string, retryFor time.Duration) (*Conn, erro
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
 
+// AnswerWait is how long a client waits for a host's first line to a
+// request that asks for an acknowledgement (Request.Ack): a host acks such
+// a request as soon as it has read it, before it does any of the work, so a
+// host that has sent nothing by then is stopped, wedged, or no host at all
+// (a same-user process can bind any socket in the directory). Past it the
+// exchange ends with a *NotAnsweringError; once acked, the answer is
+// waited for until the request's context ends.
+const AnswerWait = 2 * time.Second
+
+// NotAnsweringError is a host that accepted the connection but sent no
+// line within Wait of a request of type Type. errors.Is(err,
+// context.DeadlineExceeded) holds for it.
+type NotAnsweringError struct {
+	Socket string
+	Type   string
+	Wait   time.Duration
+}
+
+// Error returns "<socket>: not answering: nothing within <wait> of the <type> request".
+func (e *NotAnsweringError) Error() string {
+	return fmt.Sprintf("%s: not answering: nothing within %v of the %s request", e.Socket, e.Wait, e.Type)
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *NotAnsweringError) Unwrap() error { return context.DeadlineExceeded }
+
 // Do sends req (with V set to ProtocolVersion when zero) and reads the
-// host's response, within ctx's deadline and until ctx is cancelled.
+// host's response, within ctx's deadline and until ctx is cancelled. With
+// req.Ack set the host's acknowledgement (a line of type TypeReceived) must
+// come within AnswerWait, or the response itself must; the response may
+// then take until ctx ends.
 //
 // The error is:
 //   - a *VersionError when the response's v differs from req.V, or the host
 //     answered with code CodeUnsupportedVersion;
 //   - a *RemoteError when the host answered with type TypeError;
+//   - a *NotAnsweringError when req.Ack is set and AnswerWait passed first;
 //   - otherwise a transport, encoding or context error naming the socket
 //     (errors.Is(err, context.DeadlineExceeded) holds when ctx expired).
 //
@@ -86,43 +116,9 @@ func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
 	if len(b) > MaxLine {
 		return Response{}, fmt.Errorf("%s: %q request exceeds %d bytes", c.path, req.Type, MaxLine)
 	}
-
-	if dl, ok := ctx.Deadline(); ok {
-		c.c.SetDeadline(dl)
-	}
-	expired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		c.c.SetDeadline(time.Unix(1, 0))
-		close(expired)
-	})
-	defer func() {
-		if !stop() {
-			<-expired
-		}
-		c.c.SetDeadline(time.Time{})
-	}()
-	ctxErr := func(err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("%s: %w", c.path, cerr)
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("%s: %w", c.path, context.DeadlineExceeded)
-		}
-		return err
-	}
-
-	_, werr := c.c.Write(append(b, '\n'))
-	line, rerr := readLine(c.r)
-	if rerr != nil {
-		// A host that refuses a peer answers and closes without reading,
-		// so the write may fail while an answer is waiting: prefer it.
-		if werr != nil {
-			return Response{}, ctxErr(werr)
-		}
-		if errors.Is(rerr, errLineTooLong) {
-			return Response{}, fmt.Errorf("%s: response %w", c.path, rerr)
-		}
-		return Response{}, ctxErr(fmt.Errorf("%s: reading response: %w", c.path, rerr))
+	line, err := c.exchange(ctx, req, b)
+	if err != nil {
+		return Response{}, err
 	}
 	var resp Response
 	if err := json.Unmarshal(line, &resp); err != nil {
@@ -138,6 +134,79 @@ func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
 		return resp, fmt.Errorf("%s: malformed response: missing field \"type\"", c.path)
 	}
 	return resp, nil
+}
+
+// exchange writes the request line b and returns the response line, past
+// the host's acknowledgement when req.Ack asked for one (Do's deadlines).
+func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, error) {
+	dl, hasDL := ctx.Deadline()
+	var mu sync.Mutex // orders the deadlines set here and by the AfterFunc
+	ended := false
+	// waiting: the deadline set is AnswerWait's, not ctx's.
+	waiting := req.Ack && (!hasDL || time.Until(dl) > AnswerWait)
+	if waiting {
+		c.c.SetDeadline(time.Now().Add(AnswerWait))
+	} else {
+		c.c.SetDeadline(dl)
+	}
+	expired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		ended = true
+		c.c.SetDeadline(time.Unix(1, 0))
+		close(expired)
+	})
+	defer func() {
+		if !stop() {
+			<-expired
+		}
+		c.c.SetDeadline(time.Time{})
+	}()
+	fail := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("%s: %w", c.path, cerr)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if waiting {
+				return &NotAnsweringError{Socket: c.path, Type: req.Type, Wait: AnswerWait}
+			}
+			return fmt.Errorf("%s: %w", c.path, context.DeadlineExceeded)
+		}
+		return err
+	}
+
+	_, werr := c.c.Write(append(b, '\n'))
+	line, rerr := readLine(c.r)
+	if rerr == nil && req.Ack && isReceived(line) {
+		mu.Lock()
+		if !ended {
+			c.c.SetDeadline(dl) // zero without a deadline: none
+		}
+		waiting = false
+		mu.Unlock()
+		line, rerr = readLine(c.r)
+	}
+	if rerr != nil {
+		// A host that refuses a peer answers and closes without reading,
+		// so the write may fail while an answer is waiting: prefer it.
+		if werr != nil {
+			return nil, fail(werr)
+		}
+		if errors.Is(rerr, errLineTooLong) {
+			return nil, fmt.Errorf("%s: response %w", c.path, rerr)
+		}
+		return nil, fail(fmt.Errorf("%s: reading response: %w", c.path, rerr))
+	}
+	return line, nil
+}
+
+// isReceived reports whether line is a host's acknowledgement (TypeReceived).
+func isReceived(line []byte) bool {
+	var r struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(line, &r) == nil && r.Type == TypeReceived
 }
 
 // Send dials the host at socketPath (retrying as Dial does), sends req,

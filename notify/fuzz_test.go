@@ -33,7 +33,7 @@ func FuzzDispatch(f *testing.F) {
 			}
 			return Response{Type: "status"}
 		}
-		resp := dispatch(context.Background(), Peer{UID: -1}, line, h)
+		resp := dispatch(context.Background(), Peer{UID: -1}, line, h, nil)
 		if resp.Type == "" || (resp.Type == TypeError) == reached {
 			t.Fatalf("line %q: response %+v (handler reached: %v)", line, resp, reached)
 		}

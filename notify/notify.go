@@ -23,6 +23,14 @@
 //	→ {"v":1,"type":"build_complete","build":"01J9Z6Y3N4D5X8QK2M7R3T1V0A","manifest":"/src/app/.mcpepoch/manifest.toml"}
 //	← {"v":1,"type":"restarted","run":"01J9Z6W0C2H6F0S8A1B3E5G7K9","oldEpoch":"…","newEpoch":"…","oldPid":4711,"newPid":4790}
 //
+// A request with "ack":true is first acknowledged with a line of type
+// [TypeReceived], sent as soon as the host has read and checked it; the
+// answer follows when the work is done:
+//
+//	→ {"v":1,"type":"build_complete","build":"…","manifest":"…","ack":true}
+//	← {"v":1,"type":"received","run":"01J9Z6W0C2H6F0S8A1B3E5G7K9"}
+//	← {"v":1,"type":"restarted",…}
+//
 // A host never crashes on bad input: a line that is not a valid request gets
 // a response of type "error" with code [CodeBadRequest] naming what is wrong,
 // and the connection goes on (a line over [MaxLine] closes it after the
@@ -52,6 +60,11 @@ const MaxLine = 1 << 20
 // request and response types are the local API's (package localapi); this
 // package carries any non-empty type.
 const TypeError = "error"
+
+// TypeReceived is the type of a host's acknowledgement: the line it sends
+// at once, before its answer, to a request with Ack set. It carries only
+// "v", "type" and "run". Clients read past it (Conn.Do).
+const TypeReceived = "received"
 
 // Error codes carried in Response.Code when Type is [TypeError].
 const (
@@ -92,6 +105,12 @@ type Request struct {
 	// Payload carries the arguments of request types added later; it must
 	// be valid JSON when set.
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Ack asks the host to acknowledge the request (a line of type
+	// TypeReceived) as soon as it has read and checked it, before its
+	// answer: a request whose answer may take long (a build signal that
+	// restarts the server) tells a host that is working from one that does
+	// not answer (AnswerWait). A host that predates the field ignores it.
+	Ack bool `json:"ack,omitempty"`
 }
 
 // Validate checks the framing of r: V must be ProtocolVersion (a missing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Peers keeps one connection to each live host of a project, so that
@@ -16,12 +17,15 @@ type Peers struct {
 	root  string
 	mu    sync.Mutex
 	conns map[string]*Conn // by socket path
+	// silent holds, by socket path, why a host is not answering: an
+	// exchange with it ran out of time before its first line.
+	silent map[string]error
 }
 
 // NewPeers returns the Peers of the hosts of projectRoot; no host is
 // dialled until the first Broadcast.
 func NewPeers(projectRoot string) *Peers {
-	return &Peers{root: projectRoot, conns: map[string]*Conn{}}
+	return &Peers{root: projectRoot, conns: map[string]*Conn{}, silent: map[string]error{}}
 }
 
 // Connect dials every host of the project that p has no connection to
@@ -68,15 +72,20 @@ func (p *Peers) Broadcast(ctx context.Context, req Request) []Result {
 
 // send is one exchange of Broadcast with the host at path.
 func (p *Peers) send(ctx context.Context, path string, req Request) (Result, bool) {
+	start := time.Now()
 	p.mu.Lock()
 	c := p.conns[path]
 	delete(p.conns, path)
+	silent := p.silent[path]
 	p.mu.Unlock()
+	if silent != nil {
+		return Result{Socket: path, Err: silent}, true
+	}
 	if c != nil {
 		r := Result{Socket: path}
 		r.Response, r.Err = c.Do(ctx, req)
-		if r.Err == nil || answered(r.Err) || ctx.Err() != nil {
-			p.keep(path, c, r.Err)
+		if r.Err == nil || answered(r.Err) || ctx.Err() != nil || errors.Is(r.Err, context.DeadlineExceeded) {
+			p.done(start, path, c, req, r.Err)
 			return r, true
 		}
 		c.Close()
@@ -86,8 +95,25 @@ func (p *Peers) send(ctx context.Context, path string, req Request) (Result, boo
 		return r, live
 	}
 	r.Response, r.Err = c.Do(ctx, req)
-	p.keep(path, c, r.Err)
+	p.done(start, path, c, req, r.Err)
 	return r, true
+}
+
+// done ends an exchange over c, begun at start: c is kept (keep), and a
+// host that ran out of time is remembered as not answering.
+func (p *Peers) done(start time.Time, path string, c *Conn, req Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		na, ok := errors.AsType[*NotAnsweringError](err)
+		if !ok {
+			na = &NotAnsweringError{Socket: path, Type: req.Type, Wait: time.Since(start).Round(100 * time.Millisecond)}
+		}
+		p.mu.Lock()
+		if p.silent != nil {
+			p.silent[path] = na
+		}
+		p.mu.Unlock()
+	}
+	p.keep(path, c, err)
 }
 
 // answered reports whether err is the host's own answer, after which the

@@ -275,15 +275,17 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		if err := l.write(c, l.handle(ctx, peer, line, h)); err != nil {
+		ack := func() { l.write(c, Response{V: ProtocolVersion, Type: TypeReceived, Run: l.name}) }
+		if err := l.write(c, l.handle(ctx, peer, line, h, ack)); err != nil {
 			return
 		}
 	}
 }
 
-// handle turns one request line into the response to send.
-func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler) Response {
-	resp := dispatch(ctx, peer, line, h)
+// handle turns one request line into the response to send, acknowledged
+// first with ack when the request asks for it.
+func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler, ack func()) Response {
+	resp := dispatch(ctx, peer, line, h, ack)
 	resp.V = ProtocolVersion
 	if resp.Run == "" {
 		resp.Run = l.name
@@ -291,8 +293,10 @@ func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler
 	return resp
 }
 
-// dispatch parses and checks line and calls h.
-func dispatch(ctx context.Context, peer Peer, line []byte, h Handler) (resp Response) {
+// dispatch parses and checks line and calls h, after ack (when not nil)
+// for a request with Ack set. An ack that cannot be written is a peer
+// gone: h still runs, as it does for a peer gone before the answer.
+func dispatch(ctx context.Context, peer Peer, line []byte, h Handler, ack func()) (resp Response) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return ErrorResponse(CodeBadRequest, "empty request line")
 	}
@@ -305,6 +309,9 @@ func dispatch(ctx context.Context, peer Peer, line []byte, h Handler) (resp Resp
 			return ErrorResponse(CodeUnsupportedVersion, fmt.Sprintf("protocol version %d not supported, this host speaks %d", ve.Theirs, ve.Ours))
 		}
 		return ErrorResponse(CodeBadRequest, err.Error())
+	}
+	if req.Ack && ack != nil {
+		ack()
 	}
 	defer func() {
 		if r := recover(); r != nil {
