@@ -56,6 +56,9 @@ func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, n
 		}
 	case isPython(l, rt):
 		add("PYTHONPATH", "a PYTHONPATH directory: on sys.path before site-packages, so the server imports modules from it")
+		for _, s := range systemSites(spec, dir, rt) {
+			cands = append(cands, cand{s, "the interpreter's own site-packages: on sys.path, and its .pth files run at every start (a virtual environment without system site-packages keeps Python out of it)"})
+		}
 	}
 	limit := envTreeLimit
 	if spec.envTreeLimit > 0 {

@@ -131,3 +131,36 @@ func TestIdentitySearchPathOverLimit(t *testing.T) {
 		t.Errorf("under the limit: %+v, want the whole tree of 11 files", a)
 	}
 }
+
+// A Python outside a virtual environment imports from its own
+// site-packages (PREFIX/lib/pythonX.Y/site-packages, PREFIX above its
+// bin/): a module upgraded there is new code. A virtual environment
+// without system site-packages does not load it, so it is not hashed.
+func TestIdentityPythonSystemSite(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "import lib\n"})
+	prefix := idTempDir(t)
+	idWrite(t, prefix,
+		idFile{path: "bin/python3.11", content: "\x7fELF fake python\n", mode: 0o755},
+		idFile{path: "lib/python3.11/site-packages/lib/__init__.py", content: "V = 1\n"},
+		idFile{path: "lib/python3.12/site-packages/other.py", content: "V = 1\n"},
+	)
+	site := filepath.Join(prefix, "lib", "python3.11", "site-packages")
+	spec := Spec{Dir: dir, Command: []string{"python3.11", "server.py"}, Versions: idVersions,
+		Environ: []string{"PATH=" + filepath.Join(prefix, "bin"), "HOME=" + idTempDir(t), "PYTHONDONTWRITEBYTECODE=1"}}
+	before := idCompute(t, spec)
+	if a, ok := depArtifact(before, site); !ok || !strings.Contains(a.Why, "the interpreter's own site-packages") || len(before.Deps) != 1 {
+		t.Fatalf("deps %+v: want the interpreter's site-packages, explained, and not another version's", before.Deps)
+	}
+	idWrite(t, site, idFile{path: "lib/__init__.py", content: "V = 2\n"})
+	idWantChanges(t, before, idCompute(t, spec), filepath.ToSlash(site))
+
+	venv := filepath.Join(dir, ".venv")
+	idWrite(t, venv, idFile{path: "pyvenv.cfg", content: "home = " + filepath.Join(prefix, "bin") + "\ninclude-system-site-packages = false\n"},
+		idFile{path: "bin/python3.11", link: filepath.Join(prefix, "bin", "python3.11")})
+	spec.Command = []string{".venv/bin/python3.11", "server.py"}
+	if _, ok := depArtifact(idCompute(t, spec), site); ok {
+		t.Errorf("a virtual environment without system site-packages: its base's site-packages is hashed")
+	}
+}
