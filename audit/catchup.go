@@ -50,7 +50,7 @@ func (l *Log) noteRecovered(seq int64, t tail, cut *Cut, headLost string) {
 }
 
 func (l *Log) catchUp() error {
-	if l.known && l.f != nil && unchanged(l.f, l.path, l.size) {
+	if l.known && l.f != nil && unchanged(l.fid, l.path, l.size) {
 		return nil
 	}
 	if err := l.reopenIfReplaced(); err != nil {
@@ -173,6 +173,12 @@ var errReplaced = errors.New("the path no longer names the file the records were
 // l.f is, as Lstat sees it (a symbolic link put in its place, even to the
 // file itself, is no log file), nil when it does.
 func (l *Log) stillAtPath() *WriteError {
+	if same, known := stillNamed(l.fid, l.path); known {
+		if same {
+			return nil
+		}
+		return &WriteError{Path: l.path, Op: "write", Err: errReplaced}
+	}
 	cur, err1 := l.f.Stat()
 	now, err2 := os.Lstat(l.path)
 	if err1 == nil && err2 == nil && os.SameFile(cur, now) {
@@ -201,11 +207,15 @@ func (l *Log) reopenIfReplaced() error {
 		}
 		return fmt.Errorf("audit: %w", err)
 	}
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
 		f.Close()
 		return fmt.Errorf("audit: %s is not a regular file (%v): refusing to append to it", l.path, fi.Mode().Type())
 	}
-	l.f = f
+	l.f, l.fid = f, fileID{}
+	if err == nil {
+		l.fid = idOf(fi)
+	}
 	if !created {
 		return nil
 	}

@@ -84,6 +84,7 @@ type Log struct {
 	buf         []byte   // reused by commit
 	enc         encoder  // reused by commit
 	f           *os.File // the log, O_RDWR|O_APPEND
+	fid         fileID   // f's device and inode
 	lock        *os.File // the lock file
 	hf          headFile // the head file, kept open between rewrites
 	closed      bool

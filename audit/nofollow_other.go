@@ -8,5 +8,13 @@ import "os"
 // symbolic link like any other path.
 const noFollow = 0
 
+// fileID is empty where the platform has no inode.
+type fileID struct{ ok bool }
+
+func idOf(fi os.FileInfo) fileID { return fileID{} }
+
 // unchanged reports false: a step's catch-up then looks the portable way.
-func unchanged(f *os.File, path string, size int64) bool { return false }
+func unchanged(id fileID, path string, size int64) bool { return false }
+
+// stillNamed cannot tell: the caller compares os.FileInfo.
+func stillNamed(id fileID, path string) (same, known bool) { return false, false }

@@ -11,13 +11,44 @@ import (
 // instead of appending through it to wherever it points.
 const noFollow = syscall.O_NOFOLLOW
 
-// unchanged reports whether the log file f is still the one at path and
-// has size bytes: one fstat and one stat, without the allocations of
-// os.File.Stat and os.Stat (a step's catch-up asks it every time).
-func unchanged(f *os.File, path string, size int64) bool {
-	var a, b syscall.Stat_t
-	if syscall.Fstat(int(f.Fd()), &a) != nil || syscall.Stat(path, &b) != nil {
+// fileID is the device and inode of an open log file, read once when it
+// is opened: they do not change while it is open, so comparing them with
+// what a path names needs one stat of the path and no fstat.
+type fileID struct {
+	dev, ino uint64
+	ok       bool // read; false where the platform has no inode
+}
+
+// idOf returns the identity of the file fi describes.
+func idOf(fi os.FileInfo) fileID {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), ok: true}
+}
+
+// unchanged reports whether the open log file id is still the one at path
+// and has size bytes: one stat, without the allocations of os.Stat (a
+// step's catch-up asks it every time).
+func unchanged(id fileID, path string, size int64) bool {
+	var st syscall.Stat_t
+	if !id.ok || syscall.Stat(path, &st) != nil {
 		return false
 	}
-	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == size
+	return uint64(st.Dev) == id.dev && uint64(st.Ino) == id.ino && st.Size == size
+}
+
+// stillNamed reports whether path itself, as Lstat sees it (a symbolic
+// link is not the file), is the open log file id; known is false when
+// that cannot be told this way (then the caller compares os.FileInfo).
+func stillNamed(id fileID, path string) (same, known bool) {
+	var st syscall.Stat_t
+	if !id.ok {
+		return false, false
+	}
+	if syscall.Lstat(path, &st) != nil {
+		return false, true
+	}
+	return uint64(st.Dev) == id.dev && uint64(st.Ino) == id.ino, true
 }
