@@ -112,7 +112,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	if c.guard, err = startGuard(c.pid); err != nil {
 		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
 	}
-	c.in = newLineQueue(stdin, func(error) { stdin.Close() })
+	c.in = newOwnPipeQueue(stdin, func(error) { stdin.Close() })
 	return c, nil
 }
 

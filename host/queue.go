@@ -133,9 +133,20 @@ type outLine struct {
 
 // newLineQueue starts the writer goroutine for w.
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
+	return startLineQueue(w, onErr, false)
+}
+
+// newOwnPipeQueue is newLineQueue for the write end of a pipe the host
+// made and alone holds (the server's stdin): its mode is read once
+// (tryWriterV).
+func newOwnPipeQueue(f *os.File, onErr func(error)) *lineQueue {
+	return startLineQueue(f, onErr, true)
+}
+
+func startLineQueue(w io.Writer, onErr func(error), own bool) *lineQueue {
 	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[outLine](), done: make(chan struct{})}
 	if f, ok := w.(*os.File); ok {
-		l.try = tryWriterV(f)
+		l.try = tryWriterV(f, own)
 	}
 	go l.loop()
 	return l

@@ -11,24 +11,39 @@ import (
 
 // A line queue on a real pipe writes small lines at once while the pipe
 // has room, yet never blocks on a reader that stops reading, whether the
-// descriptor is non-blocking (the server's stdin) or blocking (the host's
-// stdout as a client opens it), and keeps the order of every line.
+// descriptor is non-blocking (the server's stdin, whose mode the queue
+// reads once: own) or blocking (the host's stdout as a client opens it),
+// and keeps the order of every line.
 func TestLineQueueOnPipeNeverBlocks(t *testing.T) {
-	for _, blocking := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+	for _, mode := range []string{"non-blocking", "blocking", "own"} {
+		t.Run(mode, func(t *testing.T) {
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			if blocking {
+			if mode == "blocking" {
 				w.Fd() // makes the descriptor blocking, as os.Stdout is
 			}
 			q := newLineQueue(w, nil)
+			if mode == "own" {
+				q = newOwnPipeQueue(w, nil)
+			}
 			if q.try == nil {
 				t.Fatal("no direct write for a pipe")
 			}
+			// The first line finds the pipe empty: it is written by push
+			// itself, not left to the writer goroutine.
+			first := []byte("first\n")
+			q.push(first)
+			q.q.mu.Lock()
+			queued := len(q.q.items)
+			q.q.mu.Unlock()
+			if queued != 0 {
+				t.Fatalf("a small line on an empty pipe was queued, not written at once")
+			}
 			var want bytes.Buffer
+			want.Write(first)
 			pushed := make(chan struct{})
 			go func() {
 				// 4 MiB, far more than the pipe holds, in lines of

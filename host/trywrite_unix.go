@@ -62,17 +62,35 @@ func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
 // the pipe had no room or on an error, which the writer goroutine then
 // meets and reports). On a blocking descriptor it writes only when the
 // lines together are at most pipeAtomic bytes; nil when f is not a pipe.
-func tryWriterV(f *os.File) func(bufs [][]byte) int {
+//
+// own says the host made the pipe and alone holds this end of it (the
+// server's stdin): its mode is then read once, here, instead of before
+// every write, as nothing else can change it (nothing in the host calls
+// File.Fd on it, which would make it blocking). Any other descriptor (the
+// host's stdout, shared with whoever opened it) has its mode read each
+// time.
+func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 	rc, err := f.SyscallConn()
 	if err != nil || tryWriter(f) == nil {
 		return nil
 	}
+	fixed := -1 // the descriptor's flags, when own
+	if own {
+		rc.Control(func(fd uintptr) {
+			if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err == nil {
+				fixed = fl
+			}
+		})
+	}
 	return func(bufs [][]byte) int {
 		n := 0
 		rc.Write(func(fd uintptr) bool {
-			fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-			if err != nil {
-				return true
+			fl := fixed
+			if fl < 0 {
+				var err error
+				if fl, err = unix.FcntlInt(fd, unix.F_GETFL, 0); err != nil {
+					return true
+				}
 			}
 			if fl&unix.O_NONBLOCK == 0 {
 				total := 0
@@ -88,6 +106,7 @@ func tryWriterV(f *os.File) func(bufs [][]byte) int {
 				}
 			}
 			var k int
+			var err error
 			if len(bufs) == 1 {
 				k, err = unix.Write(int(fd), bufs[0])
 			} else {
