@@ -30,9 +30,16 @@ type dirHandle struct{ fd int }
 
 func atCWD() dirHandle { return dirHandle{fd: unix.AT_FDCWD} }
 
-func openDir(path string) (dirHandle, error) {
+// openDir opens the directory at path to read its entries.
+func openDir(path string) (dirHandle, error) { return openDirFlag(path, unix.O_RDONLY) }
+
+// openStatDir opens the directory at path as the base of the *at calls
+// only (statDirFlag): its entries cannot be read through it.
+func openStatDir(path string) (dirHandle, error) { return openDirFlag(path, statDirFlag) }
+
+func openDirFlag(path string, flag int) (dirHandle, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fd, err := unix.Open(path, flag|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 		if err == unix.EINTR {
 			continue
 		}

@@ -128,20 +128,31 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 	return sub, nil
 }
 
+// byPathMax is the most entries a trusted directory may have for the walk
+// to lstat them by path rather than open the directory: an open and a
+// close cost more than the kernel's walk of the path for one entry, less
+// for two or more (a sixth of node_modules' directories hold one entry).
+const byPathMax = 1
+
 // dirNames returns the sorted names in the directory t. When the cached
 // record old vouches for t's stat data, no entry was created, removed or
 // renamed, and the names are the cached ones; otherwise the directory is
-// read. Either way it is opened, so that its entries are lstat'ed relative
-// to it rather than by a path the kernel walks again for each (a quarter
-// of a warm walk's system time); the caller must close d when opened is
-// set. A trusted directory that cannot be opened is walked by path.
+// read. Either way it is opened (a trusted one only as the base of the *at
+// calls, openStatDir), so that its entries are lstat'ed relative to it
+// rather than by a path the kernel walks again for each (a quarter of a
+// warm walk's system time); the caller must close d when opened is set. A
+// trusted directory of at most byPathMax entries, or that cannot be
+// opened, is walked by path.
 func (wk *treeWorker) dirNames(t dirTask, old *dirRecord) (d dirHandle, opened bool, names []string, err error) {
 	names = wk.names[:0]
 	if old != nil && wk.w.trusted(old.key, t.st) {
 		for i := range old.kids {
 			names = append(names, old.kids[i].name)
 		}
-		if d, err := openDir(t.real); err == nil {
+		if len(names) <= byPathMax {
+			return d, false, names, nil
+		}
+		if d, err := openStatDir(t.real); err == nil {
 			return d, true, names, nil
 		}
 		return d, false, names, nil
