@@ -31,12 +31,15 @@ func (l *Log) appendNewline() error {
 // noteRecovered lists, for Recoveries, what the log_recovered record at
 // seq stands for: a torn tail t.torn, a cut, a head file that was lost
 // (HeadMissing or HeadTorn).
-func (l *Log) noteRecovered(seq int64, t tail, cut *Cut, headLost string) {
+func (l *Log) noteRecovered(seq int64, t tail, cut *Cut, shrunk *Shrunk, headLost string) {
 	if len(t.torn) > 0 {
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredTorn, Path: l.path, Seq: seq, Torn: t.torn})
 	}
 	if cut != nil {
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCut, Path: l.path, Seq: seq, Detail: cut.String()})
+	}
+	if shrunk != nil {
+		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCut, Path: l.path, Seq: seq, Detail: shrunk.String()})
 	}
 	if headLost != "" {
 		what := "missing"
@@ -67,20 +70,29 @@ func (l *Log) catchUp() error {
 	if err != nil {
 		return err
 	}
+	was, known := l.size, l.known // what this Log left, if it knows
 	l.size = fi.Size()
 	seen := l.head // the last record this Log wrote or caught up with
 	l.head = t.last
 
 	var cut *Cut
+	var shrunk *Shrunk
 	var headStale bool
 	var headLost string // HeadMissing or HeadTorn
-	if seen.Seq > t.last.Seq {
+	switch {
+	case seen.Seq > t.last.Seq:
 		// Records this Log knew of are gone: the head file cannot tell
 		// (it was deleted too, or names them), so the memory of them goes
 		// into the chain, which goes on from what is left.
 		cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
-	} else if headStale, headLost, err = l.checkHead(t); err != nil {
-		return err
+	case known && l.size < was:
+		// Shorter than this Log left it, though its end is still there:
+		// other writers only append, so lines before it were cut.
+		shrunk = &Shrunk{Size: was, Found: l.size, Head: seen}
+	default:
+		if headStale, headLost, err = l.checkHead(t); err != nil {
+			return err
+		}
 	}
 
 	var prefix []byte
@@ -97,6 +109,9 @@ func (l *Log) catchUp() error {
 	if cut != nil {
 		fields[FieldCut] = cut
 	}
+	if shrunk != nil {
+		fields[FieldShrunk] = shrunk
+	}
 	switch {
 	case len(fields) > 0:
 		if prefix != nil && len(t.torn) == 0 {
@@ -107,7 +122,11 @@ func (l *Log) catchUp() error {
 		if err != nil {
 			return err
 		}
-		l.noteRecovered(recs[0].seq, t, cut, headLost)
+		l.noteRecovered(recs[0].seq, t, cut, shrunk, headLost)
+		if cut != nil || shrunk != nil {
+			l.known = true
+			return l.cutError(recs[0].seq, cut, shrunk)
+		}
 	case prefix != nil:
 		// The last record is complete and lacks only its newline.
 		if err := l.appendNewline(); err != nil {
@@ -124,6 +143,18 @@ func (l *Log) catchUp() error {
 	}
 	l.known = true
 	return nil
+}
+
+// cutError is the error of the step that recorded a cut or a shrunk log
+// as seq (ErrCut): its own records are not written.
+func (l *Log) cutError(seq int64, cut *Cut, shrunk *Shrunk) error {
+	what := ""
+	if cut != nil {
+		what = cut.String()
+	} else {
+		what = shrunk.String()
+	}
+	return &WriteError{Path: l.path, Op: "cut", Err: fmt.Errorf("%w: %s; recorded as seq %d (%s), and this step's records not written", ErrCut, what, seq, TypeLogRecovered)}
 }
 
 // checkHead compares the head file with the log's tail t: stale when the

@@ -92,8 +92,14 @@
 // log truncated, or the log and its head deleted, while it was open), it
 // appends a log_recovered record whose "cut" member (FieldCut, a Cut)
 // names the seqs that are gone and the head it remembers, chained to what
-// is left (the genesis value for an empty log), and writes the head. Verify
-// reports every such record as a problem (cut): the log is broken for good.
+// is left (the genesis value for an empty log), and writes the head. It
+// also remembers the size it left the log at: a log found shorter that
+// still ends at or past that seq (a line deleted, the file rewritten in
+// place) gets a log_recovered record with a "shrunk" member (FieldShrunk,
+// a Shrunk) instead. The step that writes either fails with ErrCut and
+// writes none of its own records, so that no action they guard is taken
+// while the log loses records; the next step writes again. Verify reports
+// every such record as a problem (cut): the log is broken for good.
 //
 // # Writers and locking
 //

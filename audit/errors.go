@@ -21,8 +21,9 @@ const (
 	// head=missing was appended (which rewrote it).
 	RecoveredHead RecoveryKind = "head"
 	// RecoveredCut: records this Log had written or seen were no longer
-	// in the log (it was truncated, or deleted with its head); a
-	// log_recovered record with a cut member names them.
+	// in the log (it was truncated or rewritten shorter, or deleted with
+	// its head); a log_recovered record with a cut or a shrunk member
+	// names them.
 	RecoveredCut RecoveryKind = "cut"
 )
 
@@ -91,7 +92,7 @@ func (e *CorruptError) Error() string {
 // (errors.Is(err, syscall.ENOSPC) sees through it).
 type WriteError struct {
 	Path   string // the file at fault: the log, its head or its lock file
-	Op     string // "lock", "write", "fsync" or "head"
+	Op     string // "lock", "write", "fsync", "head", or "cut" (ErrCut)
 	Err    error
 	Lost   int    // records of this step that are not in the log, now counted for a records_lost record
 	Detail string // for Op "head": what the log holds
@@ -139,3 +140,26 @@ func (c Cut) String() string {
 	return fmt.Sprintf("records seq %d to %d were cut from the log while it was open (truncated, or deleted with its head); the last head was seq %d %s",
 		c.From, c.To, c.Head.Seq, c.Head.Hash)
 }
+
+// Shrunk is the shrunk member of a log_recovered record (FieldShrunk): the
+// log was Size bytes, ending with Head, when its writer last wrote it, and
+// was found Found bytes long while it was open, still ending at or past
+// Head's seq: records before it were cut or rewritten.
+type Shrunk struct {
+	Size  int64 `json:"size"`
+	Found int64 `json:"found"`
+	Head  Head  `json:"head"`
+}
+
+func (s Shrunk) String() string {
+	return fmt.Sprintf("the log was %d bytes, up to seq %d %s, when its writer last wrote it and was found %d bytes while it was open: records were cut or rewritten",
+		s.Size, s.Head.Seq, s.Head.Hash, s.Found)
+}
+
+// ErrCut is the cause, in a *WriteError of Op "cut", of a step that found
+// records its Log had written no longer in the log (a Cut or a Shrunk):
+// that step appends only the log_recovered record that says so, and its
+// own records are not written, so that what they guard is not done while
+// the log loses records (no action without its audit record). The next
+// step writes again.
+var ErrCut = errors.New("records this writer wrote are gone from the log")

@@ -206,9 +206,10 @@ func TestStaleHeadTemp(t *testing.T) {
 }
 
 // TestLogMovedAside: a Log whose file was moved aside while open appends to
-// the file now at its path, first a log_recovered record naming the seqs
-// it had written there and its last head, so that the new file does not
-// verify as intact; the old file still does.
+// the file now at its path a log_recovered record naming the seqs it had
+// written there and its last head, so that the new file does not verify
+// as intact, and fails that step (ErrCut); the next one appends. The old
+// file still verifies.
 func TestLogMovedAside(t *testing.T) {
 	path := writeLog(t, 2)
 	l, err := Open(path, nil)
@@ -220,13 +221,16 @@ func TestLogMovedAside(t *testing.T) {
 	if err := os.Rename(path, path+".old"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := l.Append(Event{Type: TypeClientClosed}); !errors.Is(err, ErrCut) {
+		t.Fatalf("Append to the new log: %v, want ErrCut", err)
+	}
 	rec, err := l.Append(Event{Type: TypeClientClosed})
-	if err != nil || rec.Seq != 2 {
-		t.Fatalf("Append to the new log: %+v %v", rec, err)
+	if err != nil || rec.Seq != 3 {
+		t.Fatalf("Append after the cut was recorded: %+v %v", rec, err)
 	}
 	recs, _ := Read(path)
-	if len(recs) != 2 || recs[0].Type != TypeLogRecovered || recs[0].Prev != GenesisPrev {
-		t.Fatalf("new log: %+v", recs)
+	if len(recs) != 3 || recs[0].Type != TypeLogRecovered || recs[0].Prev != GenesisPrev || recs[1].Type != TypeRecordsLost {
+		t.Fatalf("new log: %+v, want log_recovered, records_lost (the refused step's record), client_closed", recs)
 	}
 	var cut Cut
 	b, _ := json.Marshal(recs[0].Fields[FieldCut])

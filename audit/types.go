@@ -78,4 +78,9 @@ const (
 	// head deleted): a Cut, the seq range lost and the head the writer
 	// last wrote. Verify reports it as a problem.
 	FieldCut = "cut"
+	// FieldShrunk is a log_recovered record's account of a log found
+	// shorter than the writer left it, though it still ends at or past
+	// the seq the writer last wrote (a line deleted, the log rewritten
+	// shorter): a Shrunk. Verify reports it as a problem.
+	FieldShrunk = "shrunk"
 )

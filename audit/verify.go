@@ -28,7 +28,7 @@ const (
 	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
 	ProblemHeadTorn     ProblemKind = "head-torn"     // the head file was torn by a crash during its rewrite
 	ProblemLogMissing   ProblemKind = "log-missing"   // there is a head file but no log: the whole log was deleted
-	ProblemCut          ProblemKind = "cut"           // a log_recovered record names records cut from the log while a writer had it open
+	ProblemCut          ProblemKind = "cut"           // a log_recovered record names records cut from the log (or the log found shorter) while a writer had it open
 )
 
 // Warnings: reported in Report.Warnings; the log still verifies.
@@ -338,9 +338,24 @@ func (v *verifier) headRecovery(rec Record, line int) {
 			TypeLogRecovered, what, after)})
 }
 
-// cutRecovery reports a log_recovered record with a cut member: records
-// a writer had written were cut from the log, a problem whatever follows.
+// cutRecovery reports a log_recovered record with a cut or a shrunk
+// member: records a writer had written were cut from the log, a problem
+// whatever follows.
 func (v *verifier) cutRecovery(rec Record, line int) {
+	if sv, ok := rec.Fields[FieldShrunk]; ok {
+		var s Shrunk
+		b, err := json.Marshal(sv)
+		if err == nil {
+			err = json.Unmarshal(b, &s)
+		}
+		if err != nil || s.Found >= s.Size {
+			v.problem(Problem{Kind: ProblemBadRecovery, Line: line, Seq: rec.Seq,
+				Msg: fmt.Sprintf("log_recovered record: member %q: want {size, found, head} with found < size", FieldShrunk)})
+			return
+		}
+		v.problem(Problem{Kind: ProblemCut, Line: line, Seq: rec.Seq,
+			Msg: fmt.Sprintf("%s: %s", TypeLogRecovered, printable(s.String()))})
+	}
 	cv, ok := rec.Fields[FieldCut]
 	if !ok {
 		return
