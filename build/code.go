@@ -61,7 +61,7 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 		}
 	} else if source {
 		id.Source = fmt.Sprintf("the server runs from source (%s): only that file is hashed (name the tree it imports in code in mcpepoch.toml)", entry)
-	} else if e := abs(dir, entry); entry != "" && e != runtime && inside(dir, e) && !inDeps(spec, dir, e) {
+	} else if e := abs(dir, entry); entry != "" && e != runtime && !l.unbuilt && inside(dir, e) && !inDeps(spec, dir, e) {
 		if root, note := rootCode(dir, entry, l, runtime); note != "" {
 			out = append(out, root...)
 			id.Inferred = append(id.Inferred, note)
@@ -95,7 +95,7 @@ func codeTree(spec Spec, dir, entry, runtime string, l launchArgs, source bool, 
 	}
 	full := abs(dir, entry)
 	switch {
-	case full == runtime:
+	case full == runtime, l.unbuilt:
 		return "", "" // a compiled executable carries its own code
 	case !inside(dir, full):
 		id.Inferred = append(id.Inferred, "code: the entry lies outside "+dir+", no code tree inferred (name one in code in mcpepoch.toml)")

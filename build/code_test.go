@@ -125,3 +125,33 @@ func TestCodeMissingScript(t *testing.T) {
 		}
 	}
 }
+
+// A binary the build has not written yet is the entry, recorded missing,
+// and no code tree: once built it is a compiled executable, which has
+// none. What changes with the first build is the binary, and nothing is
+// "gone" that did not exist before either.
+func TestCodeUnbuiltBinaryFirstBuild(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	spec := Spec{Dir: dir, Command: []string{"bin/app", "--stdio"}, Versions: idVersions, Unbuilt: true, Environ: []string{"PATH=/bin:/usr/bin"}}
+	before := idCompute(t, spec)
+	if len(before.Code) != 0 || !before.Entry.Missing {
+		t.Errorf("before the build: entry %+v, code %+v; want the entry missing and no code tree", before.Entry, before.Code)
+	}
+	idWrite(t, dir, idFile{path: "bin/app", content: "\x7fELF fake app\n", mode: 0o755})
+	idWantChanges(t, before, idCompute(t, spec), "bin/app")
+}
+
+// An input absent before and not tracked now, or the other way round, is
+// no change: nothing ran from it either time.
+func TestChangesAbsentIsNotGone(t *testing.T) {
+	t.Parallel()
+	entry := Artifact{Role: RoleEntry, Path: "bin/app", Digest: "sha256:aa"}
+	prev := &Identity{Entry: entry, Code: []Artifact{{Role: RoleCode, Path: "bin", Missing: true}}}
+	next := &Identity{Entry: entry}
+	idWantChanges(t, prev, next)
+	idWantChanges(t, next, prev)
+	next.Code = []Artifact{{Role: RoleCode, Path: "lib", Digest: "sha256:bb"}}
+	idWantChanges(t, prev, next, "lib")
+	idWantChanges(t, next, prev, "lib (gone)")
+}

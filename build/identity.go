@@ -410,7 +410,10 @@ func (id *Identity) LockfileDigest() Digest {
 // ChangedArtifacts returns the artifacts of next whose digest differs from
 // the artifact with the same role and path in prev (or that prev lacks), in
 // the order of Artifacts, followed by those prev had and next lacks (with
-// Missing set). A nil prev means everything changed.
+// Missing set). A nil prev means everything changed. An input missing on
+// one side and not tracked on the other did not change: nothing ran from
+// it either time (a build output inferred before the first build and not
+// after it is not gone).
 func ChangedArtifacts(prev, next *Identity) []Artifact {
 	if prev == nil {
 		return next.Artifacts()
@@ -427,13 +430,16 @@ func ChangedArtifacts(prev, next *Identity) []Artifact {
 	for _, a := range next.Artifacts() {
 		k := key{a.Role, a.Path}
 		o, ok := old[k]
+		if !ok && a.Missing {
+			continue
+		}
 		if !ok || o.Digest != a.Digest || o.Missing != a.Missing {
 			out = append(out, a)
 		}
 		delete(old, k)
 	}
 	for _, a := range prev.Artifacts() {
-		if _, gone := old[key{a.Role, a.Path}]; gone {
+		if _, gone := old[key{a.Role, a.Path}]; gone && !a.Missing {
 			a.Missing = true
 			out = append(out, a)
 		}

@@ -29,6 +29,10 @@ type launchArgs struct {
 	// noUserSite is set when python is given -s or -I: it loads no user
 	// site-packages (usersite.go).
 	noUserSite bool
+	// unbuilt is set when the launch command is a binary the build has
+	// not written yet (Spec.Unbuilt): the entry, with no code tree, as a
+	// compiled executable has none.
+	unbuilt bool
 }
 
 // preload is a module a runtime loads before the script.

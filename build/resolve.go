@@ -31,7 +31,7 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 		// A binary the build has not written yet: it is the entry, recorded
 		// as missing, so that the build that writes it is new code.
 		id.Inferred = append(id.Inferred, "entry: "+spec.Command[0]+", not built yet")
-		return abs(dir, spec.Command[0]), "", launchArgs{}, nil
+		return abs(dir, spec.Command[0]), "", launchArgs{unbuilt: true}, nil
 	}
 	if err != nil {
 		return "", "", launchArgs{}, &InputError{Field: "command", Path: spec.Command[0], Err: err}
