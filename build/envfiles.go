@@ -27,9 +27,11 @@ var bunPreloadFlags = []string{"-r", "--preload", "--require", "--import"}
 // runtime or the dynamic loader load, absolute (relative ones against
 // dir, the server's working directory):
 //   - NODE_OPTIONS: the modules of -r, --require, --import, --loader and
-//     --experimental-loader that are paths; BUN_OPTIONS: those of -r,
-//     --preload, --require and --import. A package name is loaded from the
-//     dependency trees, hashed already.
+//     --experimental-loader that are paths (NODE_OPTIONS split as node
+//     does, quotes grouping); BUN_OPTIONS: those of -r, --preload,
+//     --require and --import (split on white space: bun 1.4 takes quotes
+//     literally, and then loads nothing). A package name is loaded from
+//     the dependency trees, hashed already.
 //   - LD_PRELOAD (entries split on spaces and colons, as ld.so does) and
 //     LD_AUDIT (colons): a path as written; a bare name (libhook.so) as
 //     the loader finds it, approximately: the first LD_LIBRARY_PATH
@@ -42,7 +44,7 @@ func envNamedFiles(spec Spec, name, v, dir string) []string {
 	case "NODE_OPTIONS":
 		return preloadFiles(splitNodeOptions(v), nodePreloadFlags, dir)
 	case "BUN_OPTIONS":
-		return preloadFiles(splitNodeOptions(v), bunPreloadFlags, dir)
+		return preloadFiles(strings.Fields(v), bunPreloadFlags, dir)
 	case "LD_PRELOAD":
 		return libraryFiles(spec, strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' || r == '\t' || r == '\n' }), dir)
 	case "LD_AUDIT":

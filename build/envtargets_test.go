@@ -47,7 +47,7 @@ func TestIdentityEnvNamedLibraries(t *testing.T) {
 		{[]string{"DYLD_INSERT_LIBRARIES=" + hook}, "DYLD_INSERT_LIBRARIES", hook, "libraries"},
 		{[]string{"BUN_OPTIONS=--preload ./preload/p.ts --smol"}, "BUN_OPTIONS", filepath.Join(dir, "preload", "p.ts"), "files it names are loaded before the entry"},
 		{[]string{"BUN_OPTIONS=-r=" + hook}, "BUN_OPTIONS", hook, "files it names"},
-		{[]string{`BUN_OPTIONS=--import "` + hook + `"`}, "BUN_OPTIONS", hook, "files it names"},
+		{[]string{"BUN_OPTIONS=--import\t" + hook}, "BUN_OPTIONS", hook, "files it names"},
 	} {
 		spec := idSpec(dir, idFakeBin(t, "a"), c.env...)
 		before := idCompute(t, spec)
