@@ -6,9 +6,12 @@
 # platform, mcpepoch-{linux,darwin}-{x64,arm64}-V.tgz (npm names
 # @mcpepoch/linux-x64 and so on), each holding that platform's binary and
 # selected by npm through the main package's optionalDependencies and its
-# own os/cpu fields. V is the version in the VERSION file at the repository
+# own os/cpu fields. A platform package holds both binaries of an install,
+# built by one go build: bin/mcpepoch (the front, which runs version and
+# record and becomes the core for every other command) and
+# bin/mcpepoch-core. V is the version in the VERSION file at the repository
 # root, the one place it is written; it is stamped into each binary
-# (-ldflags -X main.releaseVersion=V) and into every package.json.
+# (-ldflags -X .../internal/cli.releaseVersion=V) and into every package.json.
 #
 # NPM_PACK_PLATFORMS, when set, names the platforms to build, space
 # separated (for instance "linux-x64"); the main package is always built.
@@ -52,24 +55,25 @@ for p in "${platforms[@]}"; do
 	mkdir -p "$dir/bin"
 	echo "build $goos/$goarch"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto \
-		-ldflags "-s -w -X main.releaseVersion=$version" \
-		-o "$dir/bin/mcpepoch" ./cmd/mcpepoch-core)
+		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version" \
+		-o "$dir/bin/" ./cmd/mcpepoch ./cmd/mcpepoch-core)
 	cat >"$dir/package.json" <<JSON
 {
   "name": "@mcpepoch/$name",
   "version": "$version",
-  "description": "The mcpepoch binary for $npmos $npmcpu, installed by the mcpepoch package",
+  "description": "The mcpepoch binaries for $npmos $npmcpu, installed by the mcpepoch package",
   "os": ["$npmos"],
   "cpu": ["$npmcpu"],
-  "files": ["bin/mcpepoch"],
+  "files": ["bin/mcpepoch", "bin/mcpepoch-core"],
   "preferUnplugged": true
 }
 JSON
 	cat >"$dir/README.md" <<MD
 # @mcpepoch/$name
 
-The \`mcpepoch\` binary for $npmos on $npmcpu. Install the \`mcpepoch\` package,
-which selects this one on this platform.
+The \`mcpepoch\` binaries (\`mcpepoch\` and \`mcpepoch-core\`, which it runs for
+most commands) for $npmos on $npmcpu. Install the \`mcpepoch\` package, which
+selects this one on this platform.
 MD
 	(cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
 done

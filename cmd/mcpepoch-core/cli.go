@@ -2,40 +2,27 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 
-	"github.com/mcpepoch/mcpepoch/build"
-	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/manifest"
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 )
 
-// Stdio is where a command reads and writes. Status lines and errors go to
-// Err; Out carries only machine output (--json, MCP messages for host).
-type Stdio struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-}
+// Stdio is where a command reads and writes (cli.Stdio).
+type Stdio = cli.Stdio
 
-// Exit statuses, documented in the README and the command doc.
+// Exit statuses, documented in the README and the command doc (cli's).
 const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitNoHost    = 3
-	exitHostError = 4
-	// exitAuditBroken: mcpepoch audit verify found the chain broken.
-	exitAuditBroken = 5
+	exitOK          = cli.ExitOK
+	exitFailure     = cli.ExitFailure
+	exitUsage       = cli.ExitUsage
+	exitNoHost      = cli.ExitNoHost
+	exitHostError   = cli.ExitHostError
+	exitAuditBroken = cli.ExitAuditBroken
 )
 
 // exitError carries an exit status and hint lines for report.
@@ -45,16 +32,14 @@ type exitError struct {
 	hints []string
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-func (e *exitError) ExitCode() int { return e.code }
+func (e *exitError) Error() string       { return e.err.Error() }
+func (e *exitError) Unwrap() error       { return e.err }
+func (e *exitError) ExitCode() int       { return e.code }
+func (e *exitError) HintLines() []string { return e.hints }
 
 // silentExit ends the command with a status and no further message: what
 // there was to say has been printed.
-type silentExit int
-
-func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-func (e silentExit) ExitCode() int { return int(e) }
+type silentExit = cli.SilentExit
 
 func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
@@ -69,7 +54,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "record":
-		return runRecord(ctx, rest, stdio)
+		return cli.RunRecord(ctx, rest, stdio)
 	case "host":
 		return runHost(ctx, rest, stdio)
 	case "status":
@@ -101,7 +86,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 	case "dev":
 		return runDev(ctx, rest, stdio)
 	case "version", "--version", "-version":
-		return runVersion(rest, stdio)
+		return cli.RunVersion(rest, stdio)
 	case "help", "-h", "-help", "--help":
 		if cmd == "help" && len(rest) > 0 {
 			return runHelp(ctx, rest, stdio)
@@ -136,55 +121,9 @@ const usage = `usage: mcpepoch <command> [flags]
 Run 'mcpepoch <command> -h' for a command's flags.
 `
 
-// report prints err the way every mcpepoch command does and returns the exit
-// status: "mcpepoch: error: …" and "mcpepoch: hint: …" lines on stderr.
-func report(w io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var se silentExit
-	if errors.As(err, &se) {
-		return int(se)
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	// An error can carry what a host or a server said: each of its lines
-	// goes through printableText.
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(w, "mcpepoch: error: %s\n", printableText(line))
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		for _, h := range ee.hints {
-			fmt.Fprintf(w, "mcpepoch: hint: %s\n", printableText(h))
-		}
-	}
-	var coder interface{ ExitCode() int }
-	if errors.As(err, &coder) {
-		return coder.ExitCode()
-	}
-	var ie *build.InputError
-	var ce *manifest.CorruptError
-	var cfg *config.Error
-	if errors.As(err, &ie) || errors.As(err, &ce) || errors.As(err, &cfg) {
-		return exitUsage
-	}
-	return exitFailure
-}
-
-// hostErrorLine is the line for a Broadcast result with an error: a host
-// that failed to answer, or (no socket) the project's socket directory.
-func hostErrorLine(root string, r notify.Result) string {
-	if r.Socket == "" {
-		dir, err := notify.Dir(root)
-		if err != nil {
-			dir = "of " + root
-		}
-		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
-	}
-	return fmt.Sprintf("host %s: error: %s", printable(shortRun(r.Response.Run, r.Socket)), printableText(r.Err.Error()))
-}
+// report prints err and returns the exit status (cli.Report, the one
+// place that maps errors to exit statuses).
+func report(w io.Writer, err error) int { return cli.Report(w, err) }
 
 // runHelp is "mcpepoch help CMD [SUB]": CMD's help, the text "mcpepoch CMD
 // [SUB] -h" prints on stderr, printed on stdout instead, where asked-for
@@ -201,102 +140,36 @@ func runHelp(ctx context.Context, args []string, stdio Stdio) error {
 	return Run(ctx, append(args, "-h"), Stdio{In: stdio.In, Out: stdio.Out, Err: stdio.Out})
 }
 
-// newFlags returns a FlagSet for subcommand name that reports errors as
-// usage errors and prints its help to w, flags spelled --name as the README
-// spells them (the flag package accepts both - and --).
+// newFlags is cli.NewFlags.
 func newFlags(name string, w io.Writer, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet("mcpepoch "+name, flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() {
-		fmt.Fprintf(w, "usage: mcpepoch %s %s\n\n", name, synopsis)
-		printDefaults(w, fs)
-	}
-	return fs
+	return cli.NewFlags(name, w, synopsis)
 }
 
-// printDefaults is flag.PrintDefaults with "--" before each flag's name
-// ("-" before a one-letter name):
-// one "  --name type" line per flag, then its usage, with the default
-// value when it is not the zero value.
-func printDefaults(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if len(f.Name) == 1 {
-			line = "  -" + f.Name // -q, not --q
-		}
-		if name != "" {
-			line += " " + name
-		}
-		text = strings.ReplaceAll(text, "\n", "\n    \t")
-		switch f.DefValue {
-		case "", "false", "0", "0s", "[]":
-		default:
-			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
-				text += fmt.Sprintf(" (default %q)", f.DefValue)
-			} else {
-				text += fmt.Sprintf(" (default %v)", f.DefValue)
-			}
-		}
-		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
-	})
-}
+// printDefaults is cli.PrintDefaults.
+func printDefaults(w io.Writer, fs *flag.FlagSet) { cli.PrintDefaults(w, fs) }
 
-// parseFlags parses args, turning a flag error into a usage exit.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return silentExit(exitUsage)
-	}
-	return nil
-}
+// parseFlags is cli.ParseFlags.
+func parseFlags(fs *flag.FlagSet, args []string) error { return cli.ParseFlags(fs, args) }
 
-// shortLong defines the bool flag -short and its long spelling --long,
-// both setting v.
+// shortLong is cli.ShortLong.
 func shortLong(fs *flag.FlagSet, v *bool, short, long, usage string) {
-	fs.BoolVar(v, short, false, usage)
-	fs.BoolVar(v, long, false, "same as -"+short)
+	cli.ShortLong(fs, v, short, long, usage)
 }
 
 // stringList is a repeatable string flag.
-type stringList []string
+type stringList = cli.StringList
 
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+// painter colours status lines on a terminal only (cli.Painter).
+type painter struct{ cli.Painter }
 
-// painter colours status lines on a terminal only, and never when NO_COLOR
-// is set (https://no-color.org).
-type painter struct{ on bool }
+func newPainter(w io.Writer) painter { return painter{cli.NewPainter(w)} }
 
-func newPainter(w io.Writer) painter {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return painter{}
-	}
-	return painter{on: isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())}
-}
+func (p painter) ok(s string) string   { return p.Ok(s) }
+func (p painter) warn(s string) string { return p.Warn(s) }
+func (p painter) bad(s string) string  { return p.Bad(s) }
 
-func (p painter) paint(attr color.Attribute, s string) string {
-	if !p.on {
-		return s
-	}
-	c := color.New(attr)
-	c.EnableColor()
-	return c.Sprint(s)
-}
-
-func (p painter) ok(s string) string   { return p.paint(color.FgGreen, s) }
-func (p painter) warn(s string) string { return p.paint(color.FgYellow, s) }
-func (p painter) bad(s string) string  { return p.paint(color.FgRed, s) }
-
-// writeJSON writes v as indented JSON: what every --json flag prints.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON is cli.WriteJSON.
+func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
 
 // count is "1 tool", "2 tools": n and noun, plural unless n is 1.
 func count(n int, noun string) string {
@@ -305,3 +178,13 @@ func count(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// errorf is fmt.Errorf, or errors.New without arguments.
+func errorf(format string, args ...any) error {
+	if len(args) == 0 {
+		return errors.New(format)
+	}
+	return fmt.Errorf(format, args...)
+}
+
+func (p painter) paint(attr color.Attribute, s string) string { return p.Paint(attr, s) }

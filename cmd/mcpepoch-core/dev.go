@@ -18,6 +18,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/devloop"
 	"github.com/mcpepoch/mcpepoch/hook"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -297,18 +298,18 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 		return
 	}
 	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: code, Timeout: time.Minute}
-	var out recordOutput
-	spec.Recorded = func(b *hook.Build) { out = printBuild(lw, d.p, b) }
+	var out cli.RecordOutput
+	spec.Recorded = func(b *hook.Build) { out = cli.PrintBuild(lw, d.p.Painter, b) }
 	res, err := hook.Record(ctx, spec)
 	if err != nil {
-		d.recordFailed(lw, recordError(err))
+		d.recordFailed(lw, cli.RecordError(err))
 		return
 	}
 	if n := len(res.Hosts); n > 0 {
-		fmt.Fprintln(lw, signalledLine(n))
+		fmt.Fprintln(lw, cli.SignalledLine(n))
 	}
-	perHost(lw, lw, hostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
-		o, lines := signalOutcome(d.p, r)
+	perHost(lw, lw, cli.HostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
+		o, lines := cli.SignalOutcome(d.p.Painter, r)
 		out.Hosts = append(out.Hosts, o)
 		return lines, o.Result != localapi.OutcomeError
 	})
@@ -317,7 +318,7 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 	}
 	lw.flush()
 	if d.prompt != nil {
-		d.prompt.afterBuild(ctx, hostResults(res.Hosts))
+		d.prompt.afterBuild(ctx, cli.HostResults(res.Hosts))
 	}
 	if res.BuildsLogErr != nil {
 		fmt.Fprintln(lw, d.p.bad(fmt.Sprintf("build log %s: %v: this build is not in it", layout.Builds(root), res.BuildsLogErr)))

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/mcpepoch/mcpepoch/checkup"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 )
 
 // runDoctor prints one line per problem with the project's wiring, each
@@ -25,11 +25,9 @@ func runDoctor(_ context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	ucd, _ := os.UserConfigDir()
-	o := checkup.Options{UserConfigDir: ucd, Version: buildVersion().line()}
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			o.Self = real
-		}
+	o := checkup.Options{UserConfigDir: ucd, Version: cli.BuildVersion().Line()}
+	if exe, err := self(); err == nil {
+		o.Self = exe
 	}
 	rep, err := checkup.Check(root, o)
 	if err != nil {

@@ -1,5 +1,8 @@
-// Command mcpepoch keeps an MCP server's catalog revision, execution epoch
-// and grants apart while its developer rebuilds it.
+// Command mcpepoch-core is the full mcpepoch command: it keeps an MCP
+// server's catalog revision, execution epoch and grants apart while its
+// developer rebuilds it. It is installed beside the front, mcpepoch
+// (cmd/mcpepoch), which runs version and record itself and becomes this
+// binary for every other command; it is a complete tool on its own.
 //
 // Usage:
 //
@@ -31,6 +34,7 @@ import (
 	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 )
 
 func main() { os.Exit(main1()) }
@@ -53,6 +57,9 @@ func becomeSubreaper(args []string) {
 // main1 runs the command and returns its exit status; tests call it through
 // testscript as the "mcpepoch" command.
 func main1() int {
+	if err := cli.CheckFront(); err != nil {
+		return report(os.Stderr, err)
+	}
 	// SIGHUP (the terminal closed) ends a command as SIGTERM does: a host
 	// stops its server's whole process group instead of dying at once and
 	// leaving what the group's leader started behind.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -14,7 +15,7 @@ import (
 func TestSignalOutcomeBusyHost(t *testing.T) {
 	t.Parallel()
 	err := &notify.RemoteError{Code: notify.CodeBusy, Message: "the host already serves 32 connections, the most it serves at once; try again"}
-	o, lines := signalOutcome(painter{}, notify.Result{Socket: "s", Err: err})
+	o, lines := cli.SignalOutcome(cli.Painter{}, notify.Result{Socket: "s", Err: err})
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "host busy:") || !strings.Contains(lines[0], "the build signal did not reach it") ||
 		!strings.Contains(lines[0], "sees the new manifest by itself") {
 		t.Fatalf("lines %q, want one plain busy line", lines)

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -37,7 +38,7 @@ func TestReviewScreenShortDigestsAndColour(t *testing.T) {
 		Grants: []*grant.Grant{},
 	}
 	var out bytes.Buffer
-	printReview(&out, rv, screen{p: painter{on: true}})
+	printReview(&out, rv, screen{p: painter{cli.Colours(true)}})
 	s := out.String()
 	for _, want := range []string{
 		"dist/server.js               sha256:aaaaaaaaaaaa  \x1b[33mCHANGED\x1b[0m (was sha256:bbbbbbbbbbbb)\n",

@@ -309,15 +309,21 @@ func (s *Buffer) String() string {
 	return s.b.String()
 }
 
-// Mcpepoch returns the path of the mcpepoch binary built from
-// ./cmd/mcpepoch-core of this repository checkout with -tags mcpepochtest,
+// Mcpepoch returns the path of the mcpepoch binary, the front, built from
+// ./cmd/mcpepoch of this repository checkout with -tags mcpepochtest,
+// beside the core it execs for every command but version and record
+// (mcpepoch-core, from ./cmd/mcpepoch-core, built by the same go build),
 // shared as [Build] shares binaries. The tag adds the test-only seams (a
 // person standing in for a first enrollment, trusted attestation roots
 // of the tests' own); a product build has none.
 func Mcpepoch(t testing.TB) string {
 	t.Helper()
-	return build(t, "./cmd/mcpepoch-core", "mcpepochtest", nil)
+	return build(t, installPkgs, "mcpepochtest", nil)
 }
+
+// installPkgs are the main packages of an install of mcpepoch, built
+// together into one directory: the front first, then the core.
+var installPkgs = []string{"./cmd/mcpepoch", "./cmd/mcpepoch-core"}
 
 // built holds, per main package, the binary Build made in this process.
 var built struct {
@@ -344,7 +350,7 @@ type builtOnce struct {
 // after pkg's path. A failed build fails every test that asks.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
-	return build(t, pkg, "", nil)
+	return build(t, []string{pkg}, "", nil)
 }
 
 // BuildFlags is [Build] with more go build flags, such as
@@ -353,14 +359,16 @@ func Build(t testing.TB, pkg string) string {
 // where they need a file of their own.
 func BuildFlags(t testing.TB, pkg string, flags ...string) string {
 	t.Helper()
-	return build(t, pkg, "", flags)
+	return build(t, []string{pkg}, "", flags)
 }
 
-// build is [Build] with go build -tags tags (none when empty) and flags.
-func build(t testing.TB, pkg, tags string, flags []string) string {
+// build is [Build] of the main packages pkgs, built together by one go
+// build into one directory, with -tags tags (none when empty) and flags.
+// It returns the path of the first package's binary.
+func build(t testing.TB, pkgs []string, tags string, flags []string) string {
 	t.Helper()
 	root := RepoRoot(t)
-	key := pkg + " " + tags + " " + strings.Join(flags, "\x00")
+	key := strings.Join(pkgs, " ") + " " + tags + " " + strings.Join(flags, "\x00")
 	built.Lock()
 	if built.once == nil {
 		built.once = map[string]*builtOnce{}
@@ -373,7 +381,7 @@ func build(t testing.TB, pkg, tags string, flags []string) string {
 	}
 	built.Unlock()
 	b.once.Do(func() {
-		b.path, b.err = buildShared(root, pkg, tags, flags)
+		b.path, b.err = buildShared(root, pkgs, tags, flags)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -381,18 +389,19 @@ func build(t testing.TB, pkg, tags string, flags []string) string {
 	return b.path
 }
 
-// buildShared builds the main package pkg of the module at root, with
-// -tags tags when not empty and flags, into sharedDir(root)/PKG/NAME (PKG:
-// pkg's path with dashes for slashes, then "+tags" when tags are given,
-// then "@" and a digest of flags when there are any; NAME: its last
-// element, but mcpepoch for ./cmd/mcpepoch-core, the name it is
-// installed under) under sharedDir's lock, and returns its path. A
+// buildShared builds the main packages pkgs of the module at root, with
+// -tags tags when not empty and flags, in one go build into
+// sharedDir(root)/PKG/ (PKG: the first package's path with dashes for
+// slashes, then "+tags" when tags are given, then "@" and a digest of
+// flags when there are any; each binary named after the last element of
+// its package's path) under sharedDir's lock, and returns the first
+// binary's path. A
 // binary already there is kept when go build finds it up to date. A stale
 // one is replaced by a new file (renamed over, or removed and written), so
 // a process still running the old one keeps it. The directory must be
 // the user's own and closed to others: a binary planted by someone else
 // is never run.
-func buildShared(root, pkg, tags string, flags []string) (string, error) {
+func buildShared(root string, pkgs []string, tags string, flags []string) (string, error) {
 	dir := sharedDir(root)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -402,7 +411,7 @@ func buildShared(root, pkg, tags string, flags []string) (string, error) {
 	} else if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("%s: not a directory of this user closed to others (mode %v): remove it", dir, fi.Mode())
 	}
-	rel := filepath.ToSlash(filepath.Clean(pkg))
+	rel := filepath.ToSlash(filepath.Clean(pkgs[0]))
 	sub := strings.ReplaceAll(rel, "/", "-")
 	args := []string{"build"}
 	if tags != "" {
@@ -414,12 +423,9 @@ func buildShared(root, pkg, tags string, flags []string) (string, error) {
 		sub += "@" + hex.EncodeToString(sum[:6])
 		args = append(args, flags...)
 	}
-	name := path.Base(rel)
-	if rel == "cmd/mcpepoch-core" {
-		name = "mcpepoch"
-	}
-	out := filepath.Join(dir, sub, name)
-	args = append(args, "-o", out, pkg)
+	out := filepath.Join(dir, sub, path.Base(rel))
+	args = append(args, "-o", filepath.Dir(out)+string(filepath.Separator))
+	args = append(args, pkgs...)
 	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return "", err
 	}

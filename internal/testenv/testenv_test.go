@@ -106,7 +106,7 @@ func TestMcpepoch(t *testing.T) {
 func TestBuildLinksOnce(t *testing.T) {
 	t.Parallel()
 	root := RepoRoot(t)
-	p1, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil)
+	p1, err := buildShared(root, installPkgs, "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBuildLinksOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil)
+	p2, err := buildShared(root, installPkgs, "mcpepochtest", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +132,11 @@ func TestBuildLinksOnce(t *testing.T) {
 	if p1 != p2 || !os.SameFile(first, second) {
 		t.Errorf("second build wrote a new file at %s (first at %s): want the first one kept", p2, p1)
 	}
-	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch-core+mcpepochtest", "mcpepoch") {
+	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch+mcpepochtest", "mcpepoch") {
 		t.Errorf("binary at %s, want it named mcpepoch in the shared directory %s", p1, sharedDir(root))
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p1), "mcpepoch-core")); err != nil {
+		t.Errorf("no core beside the front: %v", err)
 	}
 }
 
@@ -148,7 +151,7 @@ func TestBuildRefusesOpenDirectory(t *testing.T) {
 	if err := os.Chmod(sharedDir(root), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := buildShared(root, "./cmd/mcpepoch-core", "mcpepochtest", nil); err == nil || !strings.Contains(err.Error(), "closed to others") {
+	if p, err := buildShared(root, installPkgs, "mcpepochtest", nil); err == nil || !strings.Contains(err.Error(), "closed to others") {
 		t.Errorf("build into a directory of mode 0777: %s, %v; want an error", p, err)
 	}
 }

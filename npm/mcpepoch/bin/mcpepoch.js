@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Launcher of the mcpepoch npm package: runs the prebuilt mcpepoch binary of
 // this platform, installed as one of the optional dependencies
-// @mcpepoch/{linux,darwin}-{x64,arm64}.
+// @mcpepoch/{linux,darwin}-{x64,arm64} (with mcpepoch-core beside it, which
+// it becomes for every command but version and record).
 //
 // It stays out of the way of a stdio MCP gateway: the binary inherits the
 // launcher's stdin, stdout and stderr file descriptors (no byte passes
@@ -37,7 +38,7 @@ function binaryPath() {
     fail(
       `no prebuilt binary for ${process.platform}/${process.arch} ` +
         "(there are for linux and darwin, x64 and arm64; Windows is not supported); " +
-        "build one from a clone with: go build -o \"$(go env GOPATH)/bin/mcpepoch\" ./cmd/mcpepoch-core",
+        "build one from a clone with: go install ./cmd/...",
     );
   }
   try {

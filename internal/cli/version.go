@@ -1,7 +1,6 @@
-package main
+package cli
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -9,31 +8,32 @@ import (
 )
 
 // releaseVersion is the release this binary was built as, stamped by
-// scripts/npm-pack.sh from the repository's VERSION file with
-// -ldflags "-X main.releaseVersion=V". Empty in any other build.
+// scripts/npm-pack.sh from the repository's VERSION file with -ldflags
+// "-X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=V" (both
+// binaries). Empty in any other build.
 var releaseVersion string
 
-// runVersion is "mcpepoch version [--json]": one line (version), or with
-// --json the same facts as one JSON object (versionInfo) on stdout.
-func runVersion(args []string, stdio Stdio) error {
-	fs := newFlags("version", stdio.Err, "[--json]")
+// RunVersion is "mcpepoch version [--json]": one line (version), or with
+// --json the same facts as one JSON object (VersionInfo) on stdout.
+func RunVersion(args []string, stdio Stdio) error {
+	fs := NewFlags("version", stdio.Err, "[--json]")
 	asJSON := fs.Bool("json", false, "print the version as one JSON object")
-	if err := parseFlags(fs, args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError("version takes no arguments, got %q", fs.Args())
+		return UsageError("version takes no arguments, got %q", fs.Args())
 	}
-	info := buildVersion()
+	info := BuildVersion()
 	if *asJSON {
-		return writeJSON(stdio.Out, info)
+		return WriteJSON(stdio.Out, info)
 	}
-	fmt.Fprintln(stdio.Out, info.line())
+	fmt.Fprintln(stdio.Out, info.Line())
 	return nil
 }
 
-// versionInfo is what version prints; its JSON shape is --json's.
-type versionInfo struct {
+// VersionInfo is what version prints; its JSON shape is --json's.
+type VersionInfo struct {
 	// Version is the stamped release version, else "devel".
 	Version string `json:"version"`
 	// Module is the module version the go command recorded (a
@@ -48,8 +48,8 @@ type versionInfo struct {
 	Platform string `json:"platform"`
 }
 
-func buildVersion() versionInfo {
-	info := versionInfo{Version: releaseVersion, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+func BuildVersion() VersionInfo {
+	info := VersionInfo{Version: releaseVersion, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if info.Version == "" {
 		info.Version = "devel"
 	}
@@ -64,7 +64,7 @@ func buildVersion() versionInfo {
 
 // line is one line: "mcpepoch V (DETAILS)", DETAILS the module version,
 // the revision (each left out when unknown), the Go version and platform.
-func (info versionInfo) line() string {
+func (info VersionInfo) Line() string {
 	var details []string
 	if info.Module != "" {
 		details = append(details, "module "+info.Module)
@@ -100,11 +100,4 @@ func vcsRevision(settings []debug.BuildSetting) string {
 		rev += "+dirty"
 	}
 	return rev
-}
-
-func errorf(format string, args ...any) error {
-	if len(args) == 0 {
-		return errors.New(format)
-	}
-	return fmt.Errorf(format, args...)
 }

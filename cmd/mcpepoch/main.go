@@ -1,0 +1,79 @@
+// Command mcpepoch is the front of the mcpepoch install: it runs `mcpepoch
+// version` and `mcpepoch record` (the build hook, which every build
+// starts) itself, and becomes mcpepoch-core, the full command beside it,
+// for everything else: same process id, arguments (argv[0] included),
+// environment and open descriptors, through execve(2). Clients start
+// `mcpepoch host`, and a host's pid is in status and in its records.
+//
+// The front links only what those two commands need, so that it starts
+// about as fast as an empty Go program (its dependency test lists what it
+// must not link). The full usage is the core's: `mcpepoch help`.
+//
+// The core is found beside this executable (symlinks resolved, so that
+// npm's and Homebrew's links find the real one), never through PATH or
+// the environment: whoever can set either would choose the code that runs.
+// A missing core, or one from another build (cli.CheckFront), ends the
+// command with exit 2 and the fix.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/mcpepoch/mcpepoch/internal/cli"
+)
+
+func main() {
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "record", "version", "--version", "-version":
+			os.Exit(run(args))
+		}
+	}
+	err := execCore()
+	os.Exit(cli.Report(os.Stderr, err))
+}
+
+// run runs the commands the front runs itself, as the core runs them: an
+// interrupt, SIGTERM or SIGHUP cancels the command's context.
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	stdio := cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	var err error
+	if args[0] == "record" {
+		err = cli.RunRecord(ctx, args[1:], stdio)
+	} else {
+		err = cli.RunVersion(args[1:], stdio)
+	}
+	return cli.Report(os.Stderr, err)
+}
+
+// execCore replaces this process with the core beside this executable,
+// telling it this build's identity (cli.FrontEnv). It returns only when
+// the core cannot be run.
+func execCore() error {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("cannot find this executable, beside which %s is: %v", cli.CoreName, err)}
+	}
+	core := filepath.Join(filepath.Dir(self), cli.CoreName)
+	env := append(os.Environ(), cli.FrontEnv+"="+cli.BuildID()+" "+self)
+	err = syscall.Exec(core, os.Args, env)
+	what := "cannot be run"
+	if errors.Is(err, fs.ErrNotExist) {
+		what = "is missing"
+	}
+	return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("%s, which runs every command but version and record, %s beside %s (%v): %s",
+		core, what, self, err, cli.InstallFix)}
+}

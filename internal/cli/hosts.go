@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
+)
+
+// hostPrefix starts every line about r: "[host <run id>] " when n hosts
+// answered, nothing when one did.
+func hostPrefix(r notify.Result, n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("[host %s] ", printable(ShortRun(r.Response.Run, r.Socket)))
+}
+
+// PerHost writes, for every result in turn, the lines line makes of it,
+// each line prefixed with hostPrefix: to out when line says the result is
+// ok, else to errw (a command's results go to stdout, its diagnostics to
+// stderr; the build hook passes stderr for both). It returns how many
+// results line said failed. Lines are written as they are; line makes them
+// printable.
+func PerHost(out, errw io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
+	for _, r := range results {
+		lines, ok := line(r)
+		w := out
+		if !ok {
+			failed++
+			w = errw
+		}
+		who := hostPrefix(r, len(results))
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s%s\n", who, l)
+		}
+	}
+	return failed
+}
+
+// SignalOutcome reads one host's answer to a build signal: what record
+// --json reports of it, and the lines record prints (coloured by p): the
+// outcome, then for a server left running every way it differs from the
+// build, and the host's policy lines (notify.Response.Policy).
+func SignalOutcome(p Painter, r notify.Result) (HostOutcome, []string) {
+	o, lines := outcomeLines(p, r)
+	for _, l := range r.Response.Policy {
+		lines = append(lines, p.Warn("policy: "+printable(l)))
+	}
+	return o, lines
+}
+
+// outcomeLines is SignalOutcome without the policy lines.
+func outcomeLines(p Painter, r notify.Result) (HostOutcome, []string) {
+	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
+	resp := r.Response
+	if r.Err != nil {
+		o.Error = r.Err.Error()
+		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
+			return o, []string{p.Bad("host speaks another protocol version: " + printableText(o.Error))}
+		}
+		if re, ok := errors.AsType[*notify.RemoteError](r.Err); ok && re.Code == notify.CodeBusy {
+			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
+				"running server state unknown; the host sees the new manifest by itself within seconds, or run mcpepoch record again")}
+		}
+		return o, []string{p.Bad("host error: " + printableText(o.Error) + ": running server state unknown")}
+	}
+	switch o.Result {
+	case localapi.OutcomeRestarted:
+		o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = resp.OldEpoch, resp.NewEpoch, resp.OldPID, resp.NewPID
+		o.GrantsRevoked = resp.GrantsRevoked
+		return o, []string{p.Ok(StatusLine(resp))}
+	case localapi.OutcomeClosed:
+		o.OldEpoch, o.OldPID = resp.OldEpoch, resp.OldPID
+		return o, []string{p.Warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
+			printable(resp.OldEpoch), resp.OldPID))}
+	case localapi.OutcomeUnchanged, localapi.OutcomeHeld:
+		o.NewEpoch, o.NewPID = resp.Epoch, resp.PID
+		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
+		if o.Result == localapi.OutcomeHeld {
+			line += " (restart held: run 'mcpepoch restart')"
+		}
+		lines := []string{p.Warn(line)}
+		for _, d := range resp.Drift {
+			lines = append(lines, p.Bad(printable(d)))
+		}
+		return o, lines
+	}
+	o.Error = fmt.Sprintf("unexpected answer %q", resp.Type)
+	return o, []string{p.Bad("host gave an unexpected answer " + strconv.Quote(resp.Type))}
+}
+
+// ShortRun names a host in a line: its run id, else its socket's name,
+// else (a Broadcast result without a socket) the socket directory.
+func ShortRun(run, socket string) string {
+	switch {
+	case run != "":
+		return run
+	case socket == "":
+		return "(socket directory)"
+	}
+	return filepath.Base(socket)
+}
+
+// revokedNote tells how many grants an epoch change revoked, if any.
+func revokedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 grant revoked (approve again: mcpepoch approve)"
+	}
+	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
+}
+
+// StatusLine is the status line for a host's "restarted" answer. A host
+// whose server was down (it exited, or could not start) reports no old
+// epoch: the line says the server started, not that one was replaced.
+func StatusLine(r notify.Response) string {
+	if r.OldEpoch == "" {
+		return fmt.Sprintf("server started: epoch %s, pid %d (none was running)%s", printable(r.NewEpoch), r.NewPID, revokedNote(r.GrantsRevoked))
+	}
+	return fmt.Sprintf("server restarted: epoch %s → %s, pid %d → %d%s",
+		printable(r.OldEpoch), printable(r.NewEpoch), r.OldPID, r.NewPID, revokedNote(r.GrantsRevoked))
+}
+
+// HostErrorLine is the line for a Broadcast result with an error: a host
+// that failed to answer, or (no socket) the project's socket directory.
+func HostErrorLine(root string, r notify.Result) string {
+	if r.Socket == "" {
+		dir, err := notify.Dir(root)
+		if err != nil {
+			dir = "of " + root
+		}
+		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
+	}
+	return fmt.Sprintf("host %s: error: %s", printable(ShortRun(r.Response.Run, r.Socket)), printableText(r.Err.Error()))
+}
