@@ -4,7 +4,8 @@
 // mcpepoch.toml), client configs (launching the server directly, or
 // mcpepoch without an absolute path), the launch command (an entry that
 // does not exist, a server run from source, a console script of the
-// project's virtualenv with no code tree hashed), tsc without noEmitOnError,
+// project's virtualenv with no code tree hashed, code trees beside the
+// project, noted), tsc without noEmitOnError,
 // the socket path fallback, a manifest or audit log that does not verify,
 // hosts still running with an older mcpepoch.toml, a hook command
 // that is not this mcpepoch (not found, not executable, another version),
@@ -96,11 +97,21 @@ func Check(root string, o Options) (*Report, error) {
 	c.clients(o.UserConfigDir)
 	c.output()
 	c.launch()
+	c.codeOutside()
 	c.tsc()
 	c.state()
 	c.depWrites()
 	c.credentials()
 	return c.r, nil
+}
+
+// codeOutside notes the code trees mcpepoch.toml names outside the
+// project (config.CodeOutside; one that contains the project, or the home
+// directory, does not load at all).
+func (c *check) codeOutside() {
+	for _, t := range config.CodeOutside(c.root, c.cfg.Code) {
+		c.note("code %s lies outside the project: every build walks it and a change there restarts the server (right for code the server loads from beside the project, such as a monorepo's shared package)", t)
+	}
 }
 
 // rel returns path relative to the root when inside it.

@@ -312,3 +312,22 @@ func TestConsoleScriptWithoutCode(t *testing.T) {
 		t.Errorf("with code = [\"notespy\"]: %s", p)
 	}
 }
+
+// A code tree beside the project is noted, one line naming it; code inside
+// the project is not.
+func TestCodeOutsideNoted(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "server")
+	wiredProject(t, dir)
+	writeFile(t, filepath.Join(base, "shared", "a.js"), "1;\n")
+	edit(t, dir, "mcpepoch.toml", "command =", "code = [\"dist\", \"../shared\"]\ncommand =")
+	var notes []string
+	for _, n := range checkDir(t, dir).Notes {
+		if strings.Contains(n, "outside the project") {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "code ../shared lies outside the project") {
+		t.Errorf("notes about code outside %q, want one naming ../shared", notes)
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -90,27 +91,71 @@ func skipString(src []byte, i int) (end, newlines int) {
 var pseudoFS = []string{"/proc", "/sys", "/dev"}
 
 // checkCode refuses a code entry that names the filesystem root or lies in
-// a pseudo filesystem, symbolic links resolved where the path exists: such
-// a tree is not the project's code, and walking it takes minutes or fails
-// on a file unrelated to the project.
+// a pseudo filesystem, or that contains the project root (an ancestor of
+// it: "..", /home) or the user's home directory, symbolic links resolved
+// where the path exists: such a tree is not the project's code, and
+// walking it takes minutes on every build or fails on a file unrelated to
+// the project. The project root itself (code = ["."]) is allowed, and so is
+// a tree beside the project (a monorepo's shared code, which doctor notes).
 func checkCode(dir string, code []string) error {
+	root := resolved(dir)
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		home = resolved(home)
+	}
 	for _, c := range code {
 		p := c
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		p = filepath.Clean(p)
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
+		p = resolved(p)
 		if p == string(filepath.Separator) {
 			return fmt.Errorf("%q is the filesystem root: name the project's own code trees (code = [\"src\"]), or code = [] to hash none", c)
 		}
 		for _, fs := range pseudoFS {
-			if p == fs || strings.HasPrefix(p, fs+string(filepath.Separator)) {
+			if within(fs, p) {
 				return fmt.Errorf("%q is in %s, a pseudo filesystem, not code: name the project's own code trees", c, fs)
 			}
 		}
+		switch {
+		case p == root:
+		case within(p, root):
+			return fmt.Errorf("%q is %s, which contains the project root %s: every build would walk all of it; name the project's own code trees inside it (code = [\"src\"])", c, p, root)
+		case home != "" && within(p, home):
+			return fmt.Errorf("%q is %s, which contains the home directory %s: every build would walk it; name the code trees the server loads", c, p, home)
+		}
 	}
 	return nil
+}
+
+// within reports whether p is dir or lies below it (both clean).
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// resolved is p cleaned, with symbolic links resolved when it exists.
+func resolved(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// CodeOutside returns the entries of code (as written) that lie outside
+// the project at dir, symbolic links resolved, neither containing it nor
+// refused by Load: trees beside the project, hashed on every build.
+func CodeOutside(dir string, code []string) []string {
+	root := resolved(dir)
+	var out []string
+	for _, c := range code {
+		p := c
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if p = resolved(p); !within(root, p) && !within(p, root) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
