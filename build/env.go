@@ -28,8 +28,9 @@ func lookupEnvOK(spec Spec, name string) (string, bool) {
 // digest of each value (by digest: keyed, see Spec.EnvKeyFile); an unset
 // variable is Missing, an empty one is not. Values are never kept. A
 // variable that names files to load (envNamedFiles, relative to dir) has
-// their bytes in its digest.
-func envArtifacts(spec Spec, dir string, digest func([]byte) Digest) []Artifact {
+// their bytes in its digest, and so has LD_LIBRARY_PATH the libraries the
+// ELF files bins (the runtime, the entry) need from it (libraryPathFiles).
+func envArtifacts(spec Spec, dir string, bins []string, digest func([]byte) Digest) []Artifact {
 	names := slices.Concat(RedirectingEnv, spec.EnvNames)
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -43,7 +44,11 @@ func envArtifacts(spec Spec, dir string, digest func([]byte) Digest) []Artifact 
 			continue
 		}
 		a := Artifact{Role: RoleEnv, Path: n, Digest: digest([]byte(v))} // no size: even a length says something of a value
-		if files := envNamedFiles(spec, n, v, dir); len(files) > 0 {
+		files := envNamedFiles(spec, n, v, dir)
+		if n == "LD_LIBRARY_PATH" {
+			files = libraryPathFiles(spec, dir, slices.Concat(bins, envNamedFiles(spec, "LD_PRELOAD", lookupEnv(spec, "LD_PRELOAD"), dir)))
+		}
+		if len(files) > 0 {
 			a.Digest = digest(envFilesInput(v, files))
 			a.Why = envFilesWhy(n)
 		} else if slices.Contains(RedirectingEnv, n) {

@@ -185,6 +185,8 @@ func envFilesWhy(name string) string {
 	switch name {
 	case "LD_PRELOAD", "DYLD_INSERT_LIBRARIES":
 		return "redirects which code runs: the libraries it names are loaded into the server before its own code, and their bytes are hashed into its digest; value not recorded"
+	case "LD_LIBRARY_PATH":
+		return "redirects which code runs: the libraries the server's binary needs that the loader finds in its directories are hashed into its digest (not those it opens itself); value not recorded"
 	case "LD_AUDIT":
 		return "redirects which code runs: the audit libraries it names are loaded by the dynamic loader, and their bytes are hashed into its digest; value not recorded"
 	}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,5 +87,46 @@ func TestIdentityEnvNamedLibraryMissingOrFIFO(t *testing.T) {
 	}
 	if err := os.Remove(fifo); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A library the server's binary needs that the loader finds in an
+// LD_LIBRARY_PATH directory, or that such a library needs in turn, is
+// code the variable redirects: rebuilding it changes $LD_LIBRARY_PATH's
+// digest. Another library in the directory, which nothing needs, does
+// not. Built with the system's C compiler, linked for real.
+func TestIdentityLibraryPathNeeded(t *testing.T) {
+	t.Parallel()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc)")
+	}
+	dir, libs := idTempDir(t), idTempDir(t)
+	build := func(out string, args ...string) {
+		t.Helper()
+		if b, err := exec.Command(cc, append([]string{"-o", out}, args...)...).CombinedOutput(); err != nil {
+			t.Skipf("cc cannot build %s: %v\n%s", out, err, b)
+		}
+	}
+	src := func(name, content string) string {
+		idWrite(t, libs, idFile{path: name, content: content})
+		return filepath.Join(libs, name)
+	}
+	build(filepath.Join(libs, "libdeep.so"), "-shared", "-fPIC", src("deep.c", "int deep(void) { return 1; }\n"))
+	build(filepath.Join(libs, "libhook.so"), "-shared", "-fPIC", src("hook.c", "int deep(void);\nint hook(void) { return deep(); }\n"), "-L"+libs, "-ldeep")
+	build(filepath.Join(libs, "libunused.so"), "-shared", "-fPIC", src("unused.c", "int unused(void) { return 1; }\n"))
+	build(filepath.Join(dir, "server"), src("main.c", "int hook(void);\nint main(void) { return hook() - 1; }\n"), "-L"+libs, "-Wl,-rpath-link,"+libs, "-lhook")
+	spec := Spec{Dir: dir, Command: []string{"./server"}, Versions: idVersions, Environ: []string{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=" + libs}}
+	before := idCompute(t, spec)
+	if a := envArtifact(t, before, "LD_LIBRARY_PATH"); !strings.Contains(a.Why, "libraries the server's binary needs") {
+		t.Errorf("$LD_LIBRARY_PATH why %q", a.Why)
+	}
+	build(filepath.Join(libs, "libunused.so"), "-shared", "-fPIC", src("unused.c", "int unused(void) { return 2; }\n"))
+	idWantChanges(t, before, idCompute(t, spec))
+	for _, lib := range []string{"deep", "hook"} {
+		build(filepath.Join(libs, "lib"+lib+".so"), "-shared", "-fPIC", src(lib+".c", "int deep(void);\nint "+lib+"(void) { return 1; }\nint "+lib+"2(void) { return 2; }\n"), "-L"+libs)
+		next := idCompute(t, spec)
+		idWantChanges(t, before, next, "$LD_LIBRARY_PATH")
+		before = next
 	}
 }

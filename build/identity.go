@@ -272,7 +272,7 @@ func Compute(spec Spec) (*Identity, error) {
 		}
 		envDigest = func(b []byte) Digest { return Digest(key.Digest(b)) }
 	}
-	id.Env = envArtifacts(spec, dir, envDigest)
+	id.Env = envArtifacts(spec, dir, []string{runtimePath, abs(dir, entryPath)}, envDigest)
 	nested := append(nestedDeps(dir, entryPath, launch, code), userSites(spec, dir, launch, runtimePath, id)...)
 	searched, shallow := envDirs(spec, dir, launch, runtimePath, code, nested, id)
 	if err := deps(spec, dir, id, append(nested, searched...)); err != nil {

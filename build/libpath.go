@@ -1,0 +1,73 @@
+package build
+
+import (
+	"debug/elf"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// maxNeededLibraries bounds the libraries libraryPathFiles follows.
+const maxNeededLibraries = 256
+
+// libraryPathFiles returns the shared libraries that the ELF files bins
+// need (DT_NEEDED, and what those need in turn) and that the dynamic
+// loader finds in an LD_LIBRARY_PATH directory: the code that variable
+// redirects. A library found in no such directory comes from the system
+// and is not redirected by it; one a program opens itself (dlopen, a
+// Python extension module) is not known from its headers and is not
+// listed. A bin that is not ELF (a script, a Mach-O binary) needs
+// nothing here; a statically linked one (Go) needs nothing at all.
+func libraryPathFiles(spec Spec, dir string, bins []string) []string {
+	var search []string
+	for _, d := range strings.FieldsFunc(lookupEnv(spec, "LD_LIBRARY_PATH"), func(r rune) bool { return r == ':' || r == ';' }) {
+		search = append(search, abs(dir, d))
+	}
+	if len(search) == 0 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	queue := slices.Clone(bins)
+	for len(queue) > 0 && len(seen) < maxNeededLibraries {
+		p := queue[0]
+		queue = queue[1:]
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		for _, name := range neededLibraries(p) {
+			if strings.Contains(name, "/") {
+				continue // a path, not searched for
+			}
+			for _, d := range search {
+				if c := filepath.Join(d, name); isRegular(c) {
+					if !slices.Contains(out, c) {
+						out = append(out, c)
+						queue = append(queue, c)
+					}
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// neededLibraries returns the DT_NEEDED entries of the ELF file p, nil
+// when p is not one.
+func neededLibraries(p string) []string {
+	if !isRegular(p) {
+		return nil
+	}
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return nil
+	}
+	return libs
+}
