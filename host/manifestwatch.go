@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -159,8 +157,8 @@ func (h *Host) watchManifest(ctx context.Context) {
 }
 
 // watchFile sends on changes (without blocking) when path may have
-// changed: file events on its directory, which is created if missing,
-// else a comparison every manifestPoll. It returns once watching.
+// changed: events of its directory (watchDir), which is created if
+// missing, else a comparison every manifestPoll. It returns once watching.
 func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf func(string, ...any)) {
 	poke := func() {
 		select {
@@ -169,46 +167,21 @@ func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf f
 		}
 	}
 	dir := filepath.Dir(path)
-	w, err := fsnotify.NewWatcher()
+	err := layout.MkdirAll(dir)
 	if err == nil {
-		if err = layout.MkdirAll(dir); err == nil {
-			err = w.Add(dir)
-		}
-		if err != nil {
-			w.Close()
-		}
+		err = watchDir(ctx, dir, func(name string) {
+			if name == path || name == "" {
+				poke()
+			}
+		}, func() {
+			// The directory itself went away: poll from now on.
+			go pollFile(ctx, path, poke)
+		}, logf)
 	}
 	if err != nil {
 		logf("manifest watch: %v: comparing %s every %s instead", err, path, manifestPoll)
 		go pollFile(ctx, path, poke)
-		return
 	}
-	go func() {
-		defer w.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if ev.Name == path {
-					poke()
-				}
-				if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-					// The directory itself went away: poll from now on.
-					go pollFile(ctx, path, poke)
-					return
-				}
-			case err, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				logf("manifest watch: %v", err)
-			}
-		}
-	}()
 }
 
 // pollFile calls poke when the file's size, mtime or inode changes.
