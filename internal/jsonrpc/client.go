@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // clientMembers are the envelope members read from a client message;
-// tools/call's params members follow.
+// tools/call's params members follow. The constants index them in
+// strictMembers.
 var (
 	clientMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 	callMembers   = []string{"name", "arguments", "_meta"}
+)
+
+const (
+	memberID, memberMethod, memberParams, memberResult, memberError = 1, 2, 3, 4, 5
+	memberName, memberArguments                                     = 0, 1
 )
 
 // ProtocolError is a client message that is refused: one a reader might
@@ -53,15 +59,15 @@ func ParseClient(line []byte) (*Message, error) {
 	if !valid && !tooDeep {
 		return nil, fmt.Errorf("not valid JSON")
 	}
-	members, err := strictObject(line, clientMembers)
-	if err != nil {
+	var members strictMembers
+	if err := strictObject(line, clientMembers, &members); err != nil {
 		return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
 	}
-	m := &Message{ID: members["id"], Params: members["params"]}
-	_, m.HasResult = members["result"]
-	_, m.HasError = members["error"]
-	if raw, ok := members["method"]; ok {
-		if m.Method, err = stringValue(raw); err != nil {
+	m := &Message{ID: members.val[memberID], Params: members.val[memberParams]}
+	m.HasResult, m.HasError = members.found[memberResult], members.found[memberError]
+	if members.found[memberMethod] {
+		var err error
+		if m.Method, err = stringValue(members.val[memberMethod]); err != nil {
 			return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: method is not a string"}
 		}
 	}
@@ -76,15 +82,15 @@ func ParseClient(line []byte) (*Message, error) {
 			"invalid request: nested deeper than %d levels, the limit of the host's JSON reader; not forwarded", MaxDepth)}
 	}
 	if m.Method == "tools/call" && m.IsRequest() {
-		params, err := strictObject(m.Params, callMembers)
-		if err != nil {
+		var params strictMembers
+		if err := strictObject(m.Params, callMembers, &params); err != nil {
 			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params: " + err.Error()}
 		}
-		name, err := stringValue(params["name"])
+		name, err := stringValue(params.val[memberName])
 		if err != nil || name == "" {
 			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params.name must be a non-empty string"}
 		}
-		m.Tool, m.Arguments = name, params["arguments"]
+		m.Tool, m.Arguments = name, params.val[memberArguments]
 	}
 	return m, nil
 }
@@ -150,36 +156,50 @@ func checkID(id json.RawMessage) error {
 	return nil
 }
 
-// strictObject returns the members of the JSON object b by exact name.
-// It fails when b is not one object, or when a member named in watch
-// appears twice or under a name differing from it only in case. Values
-// are stepped over, not decoded (scan.go); ParseClient has checked that
-// the whole line is valid JSON.
-func strictObject(b []byte, watch []string) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, 8)
+// strictMembers holds the values of the watched members of an object,
+// at the index of their name in the watch list; found says which appear.
+type strictMembers struct {
+	val   [6]json.RawMessage
+	found [6]bool
+}
+
+// strictObject reads the members of the JSON object b named in watch (at
+// most six) into out, by exact name. It refuses a member whose name
+// differs from a watched one only in case (encoding/json would read it
+// as that one) and a watched member that appears twice. Other members are
+// stepped over unread, and their names are not kept.
+func strictObject(b []byte, watch []string, out *strictMembers) error {
 	var bad error
 	err := wholeObject(b, func(raw, v []byte) {
 		if bad != nil {
 			return
 		}
-		key := keyName(raw)
-		for _, w := range watch {
-			if key != w && strings.EqualFold(key, w) {
+		var key string
+		if bytes.IndexByte(raw, '\\') < 0 {
+			key = unsafeString(raw[1 : len(raw)-1]) // compared, never kept
+		} else {
+			key = keyName(raw)
+		}
+		for i, w := range watch {
+			switch {
+			case key == w:
+				if out.found[i] {
+					bad = fmt.Errorf("member %q appears twice", w)
+					return
+				}
+				out.val[i], out.found[i] = v, true
+			case strings.EqualFold(key, w):
 				bad = fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
 				return
 			}
 		}
-		if _, dup := out[key]; dup && slices.Contains(watch, key) {
-			bad = fmt.Errorf("member %q appears twice", key)
-			return
-		}
-		out[key] = v
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	return out, nil
+	return bad
 }
+
+// unsafeString returns b as a string without copying; it must not outlive
+// b, nor b change while it is used.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

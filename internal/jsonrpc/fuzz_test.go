@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,4 +150,66 @@ func FuzzParseAsEncodingJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzStrictObject: the envelope reader decides as encoding/json-based
+// reading by name would: every member read into a map by its unescaped
+// name, refusing a watched name that appears twice or another name equal
+// to a watched one but for case (strings.EqualFold, as encoding/json
+// folds). The same lines are refused, and the watched values are the same.
+func FuzzStrictObject(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"ID":1}`, `{"id":1,"id":2}`, `{"i\u0064":1,"id":2}`, `{"\u0069d":1}`, `{"paramſ":1}`,
+		`{"other":1,"other":2}`, `{"a":"\q"}`, `{"\q":1}`, `{}`, `{"id":1}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !json.Valid(line) {
+			return // ParseClient refuses it before reading members
+		}
+		var got strictMembers
+		err := strictObject(line, clientMembers, &got)
+		want, werr := mapStrict(line, clientMembers)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: strictObject error %v, by map %v", line, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		for i, w := range clientMembers {
+			v, ok := want[w]
+			if ok != got.found[i] || string(v) != string(got.val[i]) {
+				t.Fatalf("%q: member %s = %q (%v), by map %q (%v)", line, w, got.val[i], got.found[i], v, ok)
+			}
+		}
+	})
+}
+
+// mapStrict is the reading FuzzStrictObject compares with.
+func mapStrict(b []byte, watch []string) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	var bad error
+	err := wholeObject(b, func(raw, v []byte) {
+		if bad != nil {
+			return
+		}
+		key := keyName(raw)
+		for _, w := range watch {
+			if key != w && strings.EqualFold(key, w) {
+				bad = errors.New("case")
+				return
+			}
+		}
+		if _, dup := out[key]; dup && slices.Contains(watch, key) {
+			bad = errors.New("twice")
+			return
+		}
+		out[key] = v
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, bad
 }
