@@ -44,7 +44,7 @@ label = "everything"
 command = ["node", "$entry", "stdio"]
 EOF
 
-(cd "$repo" && go build -o "$tmp/mcpepoch" ./cmd/mcpepoch-core)
+(cd "$repo" && go build -o "$tmp/" ./cmd/mcpepoch ./cmd/mcpepoch-core)
 mkdir "$tmp/noop"
 printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
 (cd "$tmp/noop" && GO111MODULE=off go build -o "$tmp/noop/noop" main.go)

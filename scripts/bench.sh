@@ -39,7 +39,7 @@ echo "mcpepoch bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -sm), $(nproc) c
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
-go build -o "$tmp/mcpepoch" ./cmd/mcpepoch-core
+go build -o "$tmp/" ./cmd/mcpepoch ./cmd/mcpepoch-core
 for p in echoserver echoclient spliceproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
@@ -62,30 +62,33 @@ for part in $parts; do
 	start)
 		echo
 		echo "== start: mcpepoch version against an empty Go program (interleaved, ${START_ROUNDS:-100} rounds)"
-		# mcpepoch-release is built as scripts/npm-pack.sh builds what
-		# ships (no cgo: a static binary, no dynamic loader at start);
+		# release/ holds both binaries built as scripts/npm-pack.sh builds
+		# what ships (no cgo: static, no dynamic loader at start);
 		# mcpepoch is this go's default build (cgo where a C compiler is
-		# found, as go install does). deps-only links every package
-		# mcpepoch links but its own and does nothing: the start no
-		# mcpepoch that links them all can beat.
-		mkdir "$tmp/start" "$tmp/deps-only"
-		CGO_ENABLED=0 go build -trimpath -o "$tmp/start/mcpepoch-release" ./cmd/mcpepoch-core
+		# found, as go install does). version and record are the front's
+		# (cmd/mcpepoch); mcpepoch-core version is the full command's
+		# start, which every other command pays once more after the
+		# front's exec. deps-only links every package the front links but
+		# its own and does nothing: the start no front that links them
+		# can beat.
+		mkdir "$tmp/release" "$tmp/deps-only"
+		CGO_ENABLED=0 go build -trimpath -o "$tmp/release/" ./cmd/mcpepoch ./cmd/mcpepoch-core
 		sed 's#^module .*#module depsonly#' go.mod >"$tmp/deps-only/go.mod"
 		cp go.sum "$tmp/deps-only/"
 		{
 			printf 'package main\n\nimport (\n'
-			CGO_ENABLED=0 go list -deps ./cmd/mcpepoch-core |
+			CGO_ENABLED=0 go list -deps ./cmd/mcpepoch |
 				grep -v -E '(^|/)internal(/|$)|^vendor/|^github.com/mcpepoch/mcpepoch(/|$)' | sed 's/.*/\t_ "&"/'
 			printf ')\n\nfunc main() {}\n'
 		} >"$tmp/deps-only/main.go"
-		(cd "$tmp/deps-only" && CGO_ENABLED=0 go build -trimpath -o "$tmp/start/deps-only" .)
-		"$tmp/exectime" -rounds "${START_ROUNDS:-100}" "$tmp/empty-program" "$tmp/start/deps-only" \
-			"$tmp/start/mcpepoch-release version" "$tmp/mcpepoch version"
-		for b in "$tmp/start/mcpepoch-release" "$tmp/mcpepoch" "$tmp/start/deps-only" "$tmp/empty-program"; do
-			echo "binary $(basename "$b"): $(du -h "$b" | cut -f1) ($(stat -c %s "$b") bytes, $(file -b "$b" 2>/dev/null | grep -o -E 'statically linked|dynamically linked' || echo '?'))"
+		(cd "$tmp/deps-only" && CGO_ENABLED=0 go build -trimpath -o "$tmp/deps-only/deps-only" .)
+		"$tmp/exectime" -rounds "${START_ROUNDS:-100}" "$tmp/empty-program" "$tmp/deps-only/deps-only" \
+			"$tmp/release/mcpepoch version" "$tmp/mcpepoch version" "$tmp/release/mcpepoch-core version"
+		for b in "$tmp/release/mcpepoch" "$tmp/release/mcpepoch-core" "$tmp/mcpepoch" "$tmp/deps-only/deps-only" "$tmp/empty-program"; do
+			echo "binary ${b#"$tmp/"}: $(du -h "$b" | cut -f1) ($(stat -c %s "$b") bytes, $(file -b "$b" 2>/dev/null | grep -o -E 'statically linked|dynamically linked' || echo '?'))"
 		done
-		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of mcpepoch-release version (GODEBUG=inittrace=1):"
-		"$tmp/inittrace" -rounds 30 -top 12 "$tmp/start/mcpepoch-release" version
+		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of the release mcpepoch version (GODEBUG=inittrace=1):"
+		"$tmp/inittrace" -rounds 30 -top 12 "$tmp/release/mcpepoch" version
 		;;
 	hook)
 		echo
