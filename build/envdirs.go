@@ -33,10 +33,10 @@ import (
 const envTreeLimit = 10000
 
 // envDirs returns the search-path directories of the server's runtime to
-// hash as trees, and the artifacts of those hashed shallowly; what it
-// leaves out is said in id.Inferred. code and nested are the trees the
-// identity hashes already.
-func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, nested []depRoot, id *Identity) ([]depRoot, []Artifact) {
+// hash as trees, and the artifacts of those hashed shallowly (their files
+// read through fc when not nil); what it leaves out is said in
+// id.Inferred. code and nested are the trees the identity hashes already.
+func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, nested []depRoot, fc *FileCache, id *Identity) ([]depRoot, []Artifact) {
 	type cand struct{ path, why string }
 	var cands []cand
 	add := func(name, why string) {
@@ -89,7 +89,7 @@ func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, n
 			continue
 		}
 		if _, over := countEntries(c.path, limit); over {
-			a := shallowArtifact(dir, c.path, limit)
+			a := shallowArtifact(fc, dir, c.path, limit)
 			a.Why = c.why + fmt.Sprintf("; it has more than %d entries, so only its top level is hashed (each file, each directory's package.json or __init__.py): an edit deeper inside is not seen; name the package's own directory in deps in mcpepoch.toml to hash it whole", limit)
 			shallow = append(shallow, a)
 			id.Inferred = append(id.Inferred, fmt.Sprintf("%s has more than %d entries: hashed shallowly", display(dir, c.path), limit))
@@ -176,8 +176,8 @@ func countEntries(root string, limit int) (n int, over bool) {
 
 // shallowArtifact is the artifact of the directory root hashed shallowly
 // (shallowDigest).
-func shallowArtifact(dir, root string, limit int) Artifact {
-	d, files, size := shallowDigest(root, limit)
+func shallowArtifact(fc *FileCache, dir, root string, limit int) Artifact {
+	d, files, size := shallowDigest(fc, root, limit)
 	return Artifact{Role: RoleDeps, Path: display(dir, root), Digest: d, Files: files, Size: size}
 }
 
@@ -185,8 +185,9 @@ func shallowArtifact(dir, root string, limit int) Artifact {
 // "<type> <name> <digest>\n", sorted by name, of at most limit entries,
 // where a regular file's digest is of its content, a directory's that of
 // its package.json, else its __init__.py, else "-", and a link's its
-// target. It returns the digest, the files read and their bytes.
-func shallowDigest(root string, limit int) (Digest, int, int64) {
+// target. It returns the digest, the files read and their bytes. Files
+// are read through fc when not nil.
+func shallowDigest(fc *FileCache, root string, limit int) (Digest, int, int64) {
 	h := sha256.New()
 	io.WriteString(h, "mcpepoch-shallow-v1\n")
 	f, err := os.Open(root)
@@ -207,14 +208,14 @@ func shallowDigest(root string, limit int) (Digest, int, int64) {
 		case t.IsDir():
 			typ = "d"
 			for _, m := range []string{"package.json", "__init__.py"} {
-				if d, n, ok := regularDigest(filepath.Join(p, m)); ok {
+				if d, n, ok := regularDigest(fc, filepath.Join(p, m)); ok {
 					sum, files, size = m+":"+string(d), files+1, size+n
 					break
 				}
 			}
 		case t.IsRegular():
 			typ = "f"
-			if d, n, ok := regularDigest(p); ok {
+			if d, n, ok := regularDigest(fc, p); ok {
 				sum, files, size = string(d), files+1, size+n
 			}
 		}
@@ -224,13 +225,13 @@ func shallowDigest(root string, limit int) (Digest, int, int64) {
 }
 
 // regularDigest is the digest and size of p when it is a regular file
-// that can be read.
-func regularDigest(p string) (Digest, int64, bool) {
+// that can be read, through fc when not nil.
+func regularDigest(fc *FileCache, p string) (Digest, int64, bool) {
 	fi, err := os.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", 0, false
 	}
-	d, n, err := FileDigest(p)
+	d, n, err := hashFile(fc, p)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", 0, false
 	}

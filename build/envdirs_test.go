@@ -113,6 +113,7 @@ func TestIdentitySearchPathOverLimit(t *testing.T) {
 	idWrite(t, np, append(files, idFile{path: "big/package.json", content: `{"main":"lib/f0.js"}`}, idFile{path: "top.js", content: "1\n"})...)
 	spec := idSpec(dir, idFakeBin(t, "a"), "NODE_PATH="+np, "HOME="+idTempDir(t))
 	spec.envTreeLimit = 5
+	spec.CacheDir = filepath.Join(dir, ".mcpepoch", "cache") // the top-level files through the file cache, as record and host read them
 	before := idCompute(t, spec)
 	a, ok := depArtifact(before, np)
 	if !ok || !strings.Contains(a.Why, "only its top level is hashed") || !hasInferred(before, "hashed shallowly") || a.Files != 2 {

@@ -274,7 +274,7 @@ func Compute(spec Spec) (*Identity, error) {
 	}
 	id.Env = envArtifacts(spec, dir, []string{runtimePath, abs(dir, entryPath)}, envDigest)
 	nested := append(nestedDeps(dir, entryPath, launch, code), userSites(spec, dir, launch, runtimePath, id)...)
-	searched, shallow := envDirs(spec, dir, launch, runtimePath, code, nested, id)
+	searched, shallow := envDirs(spec, dir, launch, runtimePath, code, nested, fc, id)
 	if err := deps(spec, dir, id, append(nested, searched...)); err != nil {
 		return nil, err
 	}
