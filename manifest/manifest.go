@@ -276,6 +276,9 @@ func Publish(path string, f *File) (sync func() error, err error) {
 	return atomicfile.Publish(path, b, 0o644)
 }
 
+// header is the first line of every manifest.
+const header = "# Run manifest written by `mcpepoch record` after each build. Do not edit.\n"
+
 // encode validates f and returns the file's bytes, making path's
 // directory if needed.
 func encode(path string, f *File) ([]byte, error) {
@@ -283,15 +286,20 @@ func encode(path string, f *File) ([]byte, error) {
 		err.Path = path
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.WriteString("# Run manifest written by `mcpepoch record` after each build. Do not edit.\n")
-	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", path, err)
+	b := make([]byte, 0, 1024+512*len(f.Artifacts))
+	b = append(b, header...)
+	b, ok := appendFile(b, f)
+	if !ok {
+		buf := bytes.NewBuffer(b)
+		if err := toml.NewEncoder(buf).Encode(f); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", path, err)
+		}
+		b = buf.Bytes()
 	}
 	if err := layout.MkdirAll(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // New describes identity id as built by hook run buildID at t with the
