@@ -26,6 +26,8 @@ const (
 	TypeApprovalWaitEnded   = "approval_wait_ended"  // the calls held for an approval were released or refused, and why
 	TypeToolCalled          = "tool_called"          // a tools/call was forwarded to the child
 	TypeToolResult          = "tool_result"          // the child answered a tools/call
+	TypeRequestForwarded    = "request_forwarded"    // a client request other than tools/call that runs server code (resources/read, prompts/get, completion/complete, resources/subscribe, logging/setLevel…) was forwarded to the child, or replayed to a new one
+	TypeRequestResult       = "request_result"       // the child answered such a request: result or error
 	TypeAuthorizationDenied = "authorization_denied" // a call was refused for lack of a grant
 	TypeCallAborted         = "call_aborted"         // a call ended without a result (child exited, epoch changed)
 	TypeCredentialIssued    = "credential_issued"    // the broker handed a scope's secret to a granted call in flight (never the value)
@@ -46,7 +48,7 @@ func Types() []string {
 		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
 		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused, TypePolicyFloorHeld, TypeTrustStoreMissing,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
-		TypeToolCalled, TypeToolResult, TypeAuthorizationDenied, TypeCallAborted,
+		TypeToolCalled, TypeToolResult, TypeRequestForwarded, TypeRequestResult, TypeAuthorizationDenied, TypeCallAborted,
 		TypeCredentialIssued, TypeCredentialDenied,
 		TypeClientConnected, TypeClientClosed, TypeChildOutputDropped,
 		TypeRecordsLost, TypeLogRecovered,
@@ -69,7 +71,7 @@ const (
 	FieldPrevEpoch  = "prev_epoch"  // the epoch a server_replaced record ends
 	FieldTool       = "tool"        // tool name, on tool_called, tool_result, authorization_denied, call_aborted
 	FieldArgsDigest = "args_digest" // Key.ArgsDigest of the call's arguments, on tool_called
-	FieldMethod     = "method"      // the JSON-RPC method of the request, on call_aborted
+	FieldMethod     = "method"      // the JSON-RPC method of the request, on request_forwarded, request_result and call_aborted
 	FieldRequestID  = "request_id"  // the client's JSON-RPC id of the request, on call_aborted of a request the server got
 	FieldTorn       = "torn"        // the torn lines a log_recovered record closes, as []TornLine
 	FieldHead       = "head"        // HeadMissing or HeadTorn on a log_recovered record written because the head file was missing or torn

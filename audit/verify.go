@@ -39,7 +39,7 @@ const (
 	WarnHeadBehind     ProblemKind = "head-behind"      // the head names the record before the last
 	WarnHeadWasMissing ProblemKind = "head-was-missing" // a log_recovered record says the head file was missing: a cut before it cannot be detected
 	WarnRecordsLost    ProblemKind = "records-lost"     // a records_lost record: the writer could not write some records (disk full, I/O error…)
-	WarnNoOutcome      ProblemKind = "no-outcome"       // in Report.NoOutcome: a tool_called record with no tool_result or call_aborted after it, the call's outcome unknown
+	WarnNoOutcome      ProblemKind = "no-outcome"       // in Report.NoOutcome: a tool_called (request_forwarded) record with no tool_result (request_result) or call_aborted after it, its outcome unknown
 )
 
 // Problem is one finding of Verify. Its Error method gives the line the

@@ -435,7 +435,7 @@ func (a *auditor) failLocked(err error) {
 	}
 	a.err, a.last = d, d
 	a.gaps = a.log.Gaps()
-	a.logf("audit log: %v: tools/call is refused (error %d audit_unavailable) until a write succeeds; retrying every %v",
+	a.logf("audit log: %v: tools/call and the other requests it records are refused (error %d audit_unavailable) until a write succeeds; retrying every %v",
 		d, CodeAuditUnavailable, auditRetry)
 }
 

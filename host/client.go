@@ -24,6 +24,9 @@ type call struct {
 	// this call (credentials.go). Both under h.mu.
 	grant  *grant.Grant
 	issued map[string]bool
+	// recorded says a request other than tools/call was forwarded after
+	// its request_forwarded record (requests.go).
+	recorded bool
 }
 
 // listen is a client's subscriptions/listen request (MCP 2026-07-28): it
@@ -254,7 +257,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			// the first server started (firststart.go).
 			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && (cl.method != "initialize" || !h.everUp) {
 				delete(h.inflight, jsonrpc.IDKey(p.RequestID))
-				if cl.tool != "" {
+				if cl.tool != "" || cl.recorded {
 					// Its server may still run it; an answer is dropped.
 					h.abortedLocked(cl, "cancelled")
 				}
@@ -385,6 +388,11 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			}
 			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields, !h.clientReading)
 		}
+	} else if m.IsRequest() && recordedRequest(m.Method) {
+		var ok bool
+		if ticket, ok = h.recordRequestLocked(m, cl); !ok {
+			return
+		}
 	}
 	if m.IsRequest() {
 		h.inflight[jsonrpc.IDKey(m.ID)] = cl
@@ -436,14 +444,14 @@ func (h *Host) stagedLocked(q *lineQueue) {
 	}
 }
 
-// refuseUnrecordedLocked answers a tools/call m of child c whose
-// tool_called record could not be written, unless it was answered
+// refuseUnrecordedLocked answers a request m of child c whose record
+// (tool_called, request_forwarded) could not be written, unless it was answered
 // already (the child stopped, the client cancelled it).
 func (h *Host) refuseUnrecordedLocked(c *child, m *jsonrpc.Message) {
 	k := jsonrpc.IDKey(m.ID)
 	if cl := h.inflight[k]; cl != nil && cl.child == c {
 		delete(h.inflight, k)
-		h.logf("refused tools/call %s: its audit record could not be written", m.ID)
+		h.logf("refused %s %s: its audit record could not be written", m.Method, m.ID)
 		h.toClient(h.audit.unrecorded(m))
 	}
 }

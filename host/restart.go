@@ -474,7 +474,7 @@ func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessag
 	session := slices.Clone(h.session)
 	h.mu.Unlock()
 	for _, r := range session {
-		if _, err := h.privateCall(ctx, c, r.method, r.params); err != nil {
+		if err := h.replayRecorded(ctx, c, r); err != nil {
 			h.logf("epoch %s: replaying the client's %s: %v", c.epoch, r.key, err)
 		}
 	}

@@ -124,7 +124,7 @@ func (h *Host) overflowLocked(c *child, over *overflow) {
 		cl := h.inflight[k]
 		delete(h.inflight, k)
 		h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
-		if cl.tool != "" {
+		if cl.tool != "" || cl.recorded {
 			h.abortedLocked(cl, "message_too_large")
 		}
 	}
@@ -153,6 +153,8 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 	if cl.tool != "" {
 		h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
 			"is_error": toolError(m.Result), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
+	} else if cl.recorded {
+		h.requestResultLocked(c, cl, m, line)
 	}
 	if m.HasResult {
 		line = h.rewriteResultLocked(c, cl.method, line)

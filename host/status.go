@@ -39,7 +39,7 @@ func (h *Host) status(now *build.Identity) Status {
 	s.PolicyFloorMissing = h.floor.missing
 	h.mu.Unlock()
 	if err := h.audit.healthy(); err != nil {
-		s.AuditUnavailable = err.Error() + ": tools/call is refused until it can"
+		s.AuditUnavailable = err.Error() + ": tools/call and the other requests it records are refused until it can"
 	}
 	return s
 }
