@@ -352,9 +352,10 @@ func orderReviews(reviews []localapi.Review) {
 }
 
 // runReviews returns the whole review of each host in results whose agent
-// run starts with run, and the socket each came from.
+// run starts with run, and the socket each came from. When no host gave a
+// review and one failed to (said on errw), the error exits 4.
 func runReviews(ctx context.Context, errw io.Writer, root, run string, results []notify.Result) ([]localapi.Review, map[epoch.RunID]string, error) {
-	got, from, _ := payloads[localapi.Review](errw, root, "review", results)
+	got, from, failed := payloads[localapi.Review](errw, root, "review", results)
 	var reviews []localapi.Review
 	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
 	for i, rv := range got {
@@ -366,6 +367,10 @@ func runReviews(ctx context.Context, errw io.Writer, root, run string, results [
 			reviews = append(reviews, full)
 			sockets[rv.AgentRun] = from[i].Socket
 		}
+	}
+	if len(reviews) == 0 && failed > 0 {
+		// Each failure is on errw already.
+		return nil, nil, &exitError{code: exitHostError, err: errors.New("no host answered with a review: nothing to approve")}
 	}
 	return reviews, sockets, nil
 }

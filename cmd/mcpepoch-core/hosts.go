@@ -12,9 +12,14 @@ import (
 
 // askHosts sends req to every live host of the project at root
 // (notify.Broadcast) and returns their results, giving them timeout in all.
+// Each host is asked to acknowledge req (notify.Request.Ack): one that has
+// not within notify.AnswerWait is not waited for (a *NotAnsweringError),
+// so a stopped host, or a socket that is no host's, holds the command up
+// that long and no longer.
 func askHosts(ctx context.Context, root string, timeout time.Duration, req notify.Request) []notify.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	req.Ack = true
 	return notify.Broadcast(ctx, root, req)
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -30,6 +32,9 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 	failed := perHost(stdio.Out, stdio.Err, results, func(r notify.Result) ([]string, bool) {
 		switch {
 		case r.Err != nil:
+			if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
+				return []string{cli.NotAnswering(na) + ": nothing restarted there"}, false
+			}
 			return []string{"host error: " + printableText(r.Err.Error())}, false
 		case localapi.OutcomeOf(r.Response, nil) == localapi.OutcomeRestarted:
 			return []string{statusLine(r.Response)}, true

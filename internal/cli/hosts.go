@@ -12,9 +12,10 @@ import (
 )
 
 // hostPrefix starts every line about r: "[host <run id>] " when n hosts
-// answered, nothing when one did.
+// answered or r's is not answering (it is named whatever the count),
+// nothing when one did.
 func hostPrefix(r notify.Result, n int) string {
-	if n <= 1 {
+	if _, silent := errors.AsType[*notify.NotAnsweringError](r.Err); n <= 1 && !silent {
 		return ""
 	}
 	return fmt.Sprintf("[host %s] ", printable(ShortRun(r.Response.Run, r.Socket)))
@@ -62,6 +63,9 @@ func outcomeLines(p Painter, r notify.Result) (HostOutcome, []string) {
 		o.Error = r.Err.Error()
 		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
 			return o, []string{p.Bad("host speaks another protocol version: " + printableText(o.Error))}
+		}
+		if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
+			return o, []string{p.Bad(NotAnswering(na) + ": running server state unknown; a host sees the new manifest by itself")}
 		}
 		if re, ok := errors.AsType[*notify.RemoteError](r.Err); ok && re.Code == notify.CodeBusy {
 			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
@@ -138,5 +142,21 @@ func HostErrorLine(root string, r notify.Result) string {
 		}
 		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
 	}
-	return fmt.Sprintf("host %s: error: %s", printable(ShortRun(r.Response.Run, r.Socket)), printableText(r.Err.Error()))
+	who := printable(ShortRun(r.Response.Run, r.Socket))
+	if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
+		return fmt.Sprintf("host %s: %s", who, NotAnswering(na))
+	}
+	return fmt.Sprintf("host %s: error: %s", who, printableText(r.Err.Error()))
+}
+
+// NotAnswering says, without the host's name, that a host accepted a
+// connection and sent nothing in time: "not answering: nothing within 2s
+// of the build signal (…)". Not waited for: the command went on.
+func NotAnswering(na *notify.NotAnsweringError) string {
+	what := "the " + printable(na.Type) + " request"
+	switch na.Type {
+	case localapi.TypeTrees, localapi.TypeBuildComplete, localapi.TypeBuildFailed:
+		what = "the build signal"
+	}
+	return fmt.Sprintf("not answering: nothing within %v of %s (a stopped host, or a process that is no host holding a socket in its directory), not waited for", na.Wait, what)
 }
