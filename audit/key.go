@@ -47,6 +47,7 @@ type Key struct {
 type keyedMAC struct {
 	mu  sync.Mutex
 	mac hash.Hash
+	sum [sha256.Size]byte // the last sum, under mu: no allocation per digest
 }
 
 // LoadKey reads the key file at path, creating it if it does not exist:
@@ -130,21 +131,19 @@ func (k Key) Digest(b []byte) string {
 	if len(k.k) == 0 {
 		panic("audit: digest with the zero Key")
 	}
-	var sum [sha256.Size]byte
+	var out [len(KeyedPrefix) + 2*sha256.Size]byte
+	copy(out[:], KeyedPrefix)
 	if k.m != nil {
 		k.m.mu.Lock()
 		k.m.mac.Reset()
 		k.m.mac.Write(b)
-		k.m.mac.Sum(sum[:0])
+		hex.Encode(out[len(KeyedPrefix):], k.m.mac.Sum(k.m.sum[:0]))
 		k.m.mu.Unlock()
 	} else {
 		m := hmac.New(sha256.New, k.k)
 		m.Write(b)
-		m.Sum(sum[:0])
+		hex.Encode(out[len(KeyedPrefix):], m.Sum(nil))
 	}
-	var out [len(KeyedPrefix) + 2*sha256.Size]byte
-	copy(out[:], KeyedPrefix)
-	hex.Encode(out[len(KeyedPrefix):], sum[:])
 	return string(out[:])
 }
 

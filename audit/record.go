@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"strconv"
 	"strings"
 	"time"
@@ -191,7 +190,7 @@ type encoder struct {
 	body    []byte // the record without its hash
 	ms      []member
 	idx     []int
-	h       hash.Hash
+	hashed  []byte // prev ‖ body, the chain hash's input
 }
 
 // sortedIndex returns the indexes of ms in key order (RFC 8785 §3.2.3),
@@ -289,16 +288,13 @@ func (e *encoder) line(buf []byte, prev string, ms []member) ([]byte, string) {
 	}
 	body = append(body, '}')
 	e.body = body
-	if e.h == nil {
-		e.h = sha256.New()
-	}
-	e.h.Reset()
-	e.h.Write([]byte(prev))
-	e.h.Write(body)
-	var sum [sha256.Size]byte
+	// prev ‖ body in one buffer, hashed by a function call: through
+	// hash.Hash, prev's bytes and the sum would each be a heap copy.
+	e.hashed = append(append(e.hashed[:0], prev...), body...)
+	sum := sha256.Sum256(e.hashed)
 	var digest [7 + 2*sha256.Size]byte
 	copy(digest[:], "sha256:")
-	hex.Encode(digest[7:], e.h.Sum(sum[:0]))
+	hex.Encode(digest[7:], sum[:])
 	buf = append(buf, body[:off]...)
 	buf = append(buf, `"hash":"`...)
 	buf = append(buf, digest[:]...)

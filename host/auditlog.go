@@ -111,6 +111,10 @@ type ticketSpan struct{ from, to int64 }
 // keptSpans is how many failed writes auditor.bad remembers.
 const keptSpans = 64
 
+// keptPending is the most queued events whose array the auditor keeps
+// for reuse once they are written.
+const keptPending = 256
+
 // auditDown is why the writer is unhealthy.
 type auditDown struct {
 	file  string // the file that could not be written or locked
@@ -276,9 +280,17 @@ func (a *auditor) write() {
 // wroteLocked records that of the k events queued after ticket first, the
 // first n are in the file; err is why the rest are not.
 func (a *auditor) wroteLocked(first int64, k, n int, err error) {
-	a.pending = a.pending[k:]
-	if len(a.pending) == 0 {
-		a.pending = nil
+	if k == len(a.pending) {
+		// All written: the array is kept for the next events (appends
+		// of a busy host would otherwise regrow it for every batch),
+		// emptied so that it holds on to no fields.
+		clear(a.pending)
+		a.pending = a.pending[:0]
+		if cap(a.pending) > keptPending {
+			a.pending = nil
+		}
+	} else {
+		a.pending = a.pending[k:]
 	}
 	a.done = first + int64(k)
 	if n < k {
