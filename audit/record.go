@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,12 +36,15 @@ const MaxRecordSize = 1 << 20
 // top-level members; their names must not be empty nor one of v, seq, time,
 // type, epoch, run, prev, hash. Values are encoded with encoding/json, and
 // integers beyond ±2^53 become strings (see the package doc). Fields must
-// never hold a secret or a tool call's arguments.
+// never hold a secret or a tool call's arguments. Attrs are more fields,
+// under the same rules, given as a list: a record written for every call
+// then costs no map; a name may appear once, in Fields or in Attrs.
 type Event struct {
 	Type   string
 	Epoch  string
 	Run    string
 	Fields map[string]any
+	Attrs  []Attr
 	// Time is when the event happened; zero means when it is written.
 	Time time.Time
 	// Guards marks an event whose action the caller takes only once its
@@ -138,6 +142,15 @@ func (ev Event) check() error {
 			return fmt.Errorf("event %s: field name %q is reserved", ev.Type, k)
 		}
 	}
+	for i, a := range ev.Attrs {
+		if a.Key == "" || isReserved(a.Key) {
+			return fmt.Errorf("event %s: field name %q is reserved", ev.Type, a.Key)
+		}
+		_, inFields := ev.Fields[a.Key]
+		if inFields || slices.ContainsFunc(ev.Attrs[:i], func(b Attr) bool { return b.Key == a.Key }) {
+			return fmt.Errorf("event %s: duplicate field name %.40q", ev.Type, a.Key)
+		}
+	}
 	return nil
 }
 
@@ -216,29 +229,9 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	}
 	t = t.UTC()
 	sc, ms := e.scratch[:0], e.ms[:0]
-	var seen map[string]bool // only when a field name is not valid UTF-8
-	for k, v := range ev.Fields {
-		vk := validKey(k)
-		if vk != k {
-			if seen == nil {
-				seen = make(map[string]bool, len(ev.Fields))
-				for k2 := range ev.Fields {
-					if validKey(k2) == k2 {
-						seen[k2] = true
-					}
-				}
-			}
-			if seen[vk] {
-				return buf, sealed{}, fmt.Errorf("event %s: duplicate field name %.40q", ev.Type, vk)
-			}
-			seen[vk] = true
-		}
-		start := len(sc)
-		var err error
-		if sc, err = appendValue(sc, v, 1); err != nil {
-			return buf, sealed{}, fmt.Errorf("event %s: field %q: %v", ev.Type, k, err)
-		}
-		ms = append(ms, member{key: vk, val: sc[start:len(sc):len(sc)]})
+	sc, ms, err := e.fieldMembers(sc, ms, ev)
+	if err != nil {
+		return buf, sealed{}, err
 	}
 	add := func(key string, val func([]byte) []byte) {
 		start := len(sc)

@@ -382,11 +382,11 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				h.audit.event(audit.TypeGrantRevoked, h.child.epoch, h.run, map[string]any{"grant": g.ID, "reason": grant.RevokedUsed})
 			}
 			cl.tool, cl.grant = p.Name, g
-			fields := map[string]any{audit.FieldTool: p.Name, audit.FieldArgsDigest: h.audit.argsDigest(p.Arguments)}
+			grantID := ""
 			if g != nil {
-				fields["grant"] = g.ID
+				grantID = string(g.ID)
 			}
-			ticket = h.audit.guard(audit.TypeToolCalled, h.child.epoch, h.run, fields, !h.clientReading)
+			ticket = h.audit.toolCalled(h.child.epoch, h.run, p.Name, h.audit.argsDigest(p.Arguments), grantID, !h.clientReading)
 		}
 	} else if m.IsRequest() && recordedRequest(m.Method) {
 		var ok bool

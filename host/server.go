@@ -151,8 +151,7 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 		delete(h.listens, k) // the server ended the subscription
 	}
 	if cl.tool != "" {
-		h.audit.event(audit.TypeToolResult, c.epoch, h.run, map[string]any{audit.FieldTool: cl.tool,
-			"is_error": toolError(m.Result), "duration_ms": strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10)})
+		h.audit.toolResult(c.epoch, h.run, cl.tool, toolError(m.Result), strconv.FormatInt(time.Since(cl.sent).Milliseconds(), 10))
 	} else if cl.recorded {
 		h.requestResultLocked(c, cl, m, line)
 	}
