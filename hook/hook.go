@@ -22,7 +22,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // Spec is one build to record, every setting already resolved
@@ -40,8 +40,8 @@ type Spec struct {
 	ExitCode int
 	// Timeout bounds the wait for every host's answer, all together. A
 	// host that has not answered the trees request, or acknowledged the
-	// build signal, within notify.AnswerWait is not waited for: its
-	// outcome is a *notify.NotAnsweringError (a stopped host, or a socket
+	// build signal, within proto.AnswerWait is not waited for: its
+	// outcome is a *proto.NotAnsweringError (a stopped host, or a socket
 	// that is no host's, must not hold the build up); a host sees the new
 	// manifest by itself all the same.
 	Timeout time.Duration
@@ -75,9 +75,9 @@ func (b *Build) Failed() bool { return b.File.Build.ExitCode != 0 }
 
 // HostOutcome is one host's answer to the build signal.
 type HostOutcome struct {
-	// Result is the exchange with the host (notify.Broadcast): its socket,
+	// Result is the exchange with the host (proto.Broadcast): its socket,
 	// its response, or why there is none.
-	notify.Result
+	proto.Result
 	// Outcome is what the signal led to there (localapi.OutcomeOf).
 	Outcome localapi.Outcome
 }
@@ -114,7 +114,7 @@ type Result struct {
 // signalled. A host's failure is not an error: it is its HostOutcome.
 func Record(ctx context.Context, s Spec) (*Result, error) {
 	// One connection per host for the trees request and the signal.
-	peers := notify.NewPeers(s.Root)
+	peers := proto.NewPeers(s.Root)
 	defer peers.Close()
 	b, sync, err := write(ctx, s, peers)
 	if err != nil {
@@ -131,8 +131,8 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	}
 	res := &Result{Build: *b, Hosts: []HostOutcome{}}
 	// Ack: a host that has not acknowledged the signal within
-	// notify.AnswerWait is reported as not answering and not waited for.
-	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
+	// proto.AnswerWait is reported as not answering and not waited for.
+	req := proto.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
 	if b.Failed() {
 		req.Type = localapi.TypeBuildFailed
 	}
@@ -152,7 +152,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 // write hashes the build and writes the manifest, under the manifest lock,
 // and returns the manifest's fsync to run (manifest.Publish). The hosts'
 // trees are asked for over peers.
-func write(ctx context.Context, s Spec, peers *notify.Peers) (*Build, func() error, error) {
+func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() error, error) {
 	// Waiting for the lock and hashing can take long (another record
 	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
 	// both give way to ctx, and the manifest is left as is.

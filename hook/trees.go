@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/localapi"
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // treesFunc is build.Spec.Trees.
@@ -14,9 +14,9 @@ type treesFunc = func(root string, opt build.TreeOptions, walk func() (build.Tre
 
 // treesTimeout bounds the wait for the hosts' trees; past it the hook
 // walks them itself, and a host that has not answered is not sent the
-// build signal either (notify.Peers): it is not answering. A host answers
+// build signal either (proto.Peers): it is not answering. A host answers
 // the trees request from what it keeps, at once.
-const treesTimeout = notify.AnswerWait
+const treesTimeout = proto.AnswerWait
 
 // hostTrees asks every host of the project for the trees it keeps current
 // (localapi.TypeTrees) and returns a build.Spec.Trees that takes each tree
@@ -24,7 +24,7 @@ const treesTimeout = notify.AnswerWait
 // the host each tree came from reported to used. It returns nil when no
 // host answered with a tree: then the hook walks as without hosts. A host
 // that does not know the request (an older one) or fails is left out.
-func hostTrees(ctx context.Context, peers *notify.Peers, timeout time.Duration, used func(run string)) treesFunc {
+func hostTrees(ctx context.Context, peers *proto.Peers, timeout time.Duration, used func(run string)) treesFunc {
 	ctx, cancel := context.WithTimeout(ctx, min(timeout, treesTimeout))
 	defer cancel()
 	type known struct {
@@ -32,7 +32,7 @@ func hostTrees(ctx context.Context, peers *notify.Peers, timeout time.Duration, 
 		run string
 	}
 	var trees []known
-	for _, r := range peers.Broadcast(ctx, notify.Request{Type: localapi.TypeTrees}) {
+	for _, r := range peers.Broadcast(ctx, proto.Request{Type: localapi.TypeTrees}) {
 		if r.Err != nil || r.Response.Type != localapi.TypeTrees {
 			continue
 		}

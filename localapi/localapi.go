@@ -40,10 +40,10 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
-// Request types: the values of notify.Request.Type a host serves.
+// Request types: the values of proto.Request.Type a host serves.
 const (
 	// TypeBuildComplete tells a host that a build finished: Build, Manifest
 	// and ExitCode are set. The host recomputes its server's identity and
@@ -100,7 +100,7 @@ const (
 )
 
 // Error codes a host's handlers answer with, beside notify's framing codes
-// (notify.CodeBadRequest, notify.CodeForbidden, notify.CodeUnknownType …).
+// (proto.CodeBadRequest, proto.CodeForbidden, proto.CodeUnknownType …).
 const (
 	// CodeRestartFailed: the host could not recompute the identity or
 	// start the server under the new epoch; Error says why.
@@ -140,13 +140,13 @@ const (
 	OutcomeClosed Outcome = "closed"
 	// OutcomeError: the host answered with an error, gave an answer that is
 	// no outcome, or could not be asked; the running server's state is not
-	// known. Its value is notify.TypeError.
-	OutcomeError Outcome = notify.TypeError
+	// known. Its value is proto.TypeError.
+	OutcomeError Outcome = proto.TypeError
 )
 
 // OutcomeOf is the outcome of one exchange with a host: OutcomeError when
 // err is set or the response's type is not one of the other four outcomes.
-func OutcomeOf(resp notify.Response, err error) Outcome {
+func OutcomeOf(resp proto.Response, err error) Outcome {
 	if err != nil {
 		return OutcomeError
 	}
@@ -160,7 +160,7 @@ func OutcomeOf(resp notify.Response, err error) Outcome {
 // checkBuild is the shape check of a TypeBuildComplete request: Build is a
 // canonical ULID and Manifest an absolute, clean path. The error names the
 // offending field.
-func checkBuild(r notify.Request) error {
+func checkBuild(r proto.Request) error {
 	if r.Build == "" {
 		return errors.New(`missing field "build"`)
 	}

@@ -447,7 +447,7 @@ func staleSocket(t *testing.T, path string) {
 
 func TestListenReplacesStaleSocket(t *testing.T) {
 	root := newRoot(t)
-	dir, err := makeDir(root)
+	dir, err := MakeDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}

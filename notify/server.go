@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // MaxConns is how many connections a Listener serves at once. A connection
@@ -46,28 +48,6 @@ const (
 	drainTimeout = time.Second
 )
 
-// Peer describes the process at the other end of a connection, as the
-// kernel reported it when that process connected.
-type Peer struct {
-	// UID is the peer's effective uid, or -1 when unknown.
-	UID int
-	// PID is the peer's process id, or 0 when unknown.
-	PID int
-	// Checked reports whether UID and PID come from the kernel: SO_PEERCRED
-	// on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS. On other unix
-	// systems it is false, UID is -1, PID is 0, and the only protection is
-	// the 0700 directory and 0600 socket modes.
-	Checked bool
-}
-
-// Handler answers one request. It runs on the connection's goroutine, so
-// several may run at once for different connections; ctx is done when Serve
-// returns. The Listener sets the response's V, fills Run with its run id
-// when empty, and turns a response without Type, or a panic, into an error
-// response with code CodeInternal. Handlers only see requests that passed
-// Request.Validate from peers that passed the uid check.
-type Handler func(ctx context.Context, peer Peer, req Request) Response
-
 // Listener is one host's socket. Create it with Listen; it is safe for
 // concurrent use.
 type Listener struct {
@@ -90,10 +70,10 @@ type Listener struct {
 // error wrapping ErrInUse and naming the path; any other file there, or any
 // other dial error, is reported and left alone.
 func Listen(projectRoot, name string) (*Listener, error) {
-	if !isULID(name) {
+	if !proto.IsULID(name) {
 		return nil, fmt.Errorf("socket name %q is not a canonical ULID", name)
 	}
-	dir, err := makeDir(projectRoot)
+	dir, err := proto.MakeDir(projectRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -266,8 +246,8 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 			}
 			c.SetReadDeadline(time.Now().Add(lineTimeout))
 		}
-		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		line, err := proto.ReadLine(br)
+		if errors.Is(err, proto.ErrLineTooLong) {
 			l.refuse(c, ErrorResponse(CodeBadRequest, "request "+err.Error()))
 			return
 		}

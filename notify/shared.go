@@ -10,7 +10,3 @@ import "net"
 // and LOCAL_PEERPID on macOS; elsewhere an unchecked Peer (see
 // Peer.Checked).
 func PeerOf(c *net.UnixConn) (Peer, error) { return peerCred(c) }
-
-// MakeDir creates, if needed, and checks the project's socket directory,
-// the one Listen uses (see Dir), and returns it.
-func MakeDir(projectRoot string) (string, error) { return makeDir(projectRoot) }

@@ -8,14 +8,14 @@ import (
 	"strconv"
 
 	"github.com/mcpepoch/mcpepoch/localapi"
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // hostPrefix starts every line about r: "[host <run id>] " when n hosts
 // answered or r's is not answering (it is named whatever the count),
 // nothing when one did.
-func hostPrefix(r notify.Result, n int) string {
-	if _, silent := errors.AsType[*notify.NotAnsweringError](r.Err); n <= 1 && !silent {
+func hostPrefix(r proto.Result, n int) string {
+	if _, silent := errors.AsType[*proto.NotAnsweringError](r.Err); n <= 1 && !silent {
 		return ""
 	}
 	return fmt.Sprintf("[host %s] ", printable(ShortRun(r.Response.Run, r.Socket)))
@@ -27,7 +27,7 @@ func hostPrefix(r notify.Result, n int) string {
 // stderr; the build hook passes stderr for both). It returns how many
 // results line said failed. Lines are written as they are; line makes them
 // printable.
-func PerHost(out, errw io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
+func PerHost(out, errw io.Writer, results []proto.Result, line func(proto.Result) (lines []string, ok bool)) (failed int) {
 	for _, r := range results {
 		lines, ok := line(r)
 		w := out
@@ -46,8 +46,8 @@ func PerHost(out, errw io.Writer, results []notify.Result, line func(notify.Resu
 // SignalOutcome reads one host's answer to a build signal: what record
 // --json reports of it, and the lines record prints (coloured by p): the
 // outcome, then for a server left running every way it differs from the
-// build, and the host's policy lines (notify.Response.Policy).
-func SignalOutcome(p Painter, r notify.Result) (HostOutcome, []string) {
+// build, and the host's policy lines (proto.Response.Policy).
+func SignalOutcome(p Painter, r proto.Result) (HostOutcome, []string) {
 	o, lines := outcomeLines(p, r)
 	for _, l := range r.Response.Policy {
 		lines = append(lines, p.Warn("policy: "+printable(l)))
@@ -56,18 +56,18 @@ func SignalOutcome(p Painter, r notify.Result) (HostOutcome, []string) {
 }
 
 // outcomeLines is SignalOutcome without the policy lines.
-func outcomeLines(p Painter, r notify.Result) (HostOutcome, []string) {
+func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
 	resp := r.Response
 	if r.Err != nil {
 		o.Error = r.Err.Error()
-		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
+		if _, ok := errors.AsType[*proto.VersionError](r.Err); ok {
 			return o, []string{p.Bad("host speaks another protocol version: " + printableText(o.Error))}
 		}
-		if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
+		if na, ok := errors.AsType[*proto.NotAnsweringError](r.Err); ok {
 			return o, []string{p.Bad(NotAnswering(na) + ": running server state unknown; a host sees the new manifest by itself")}
 		}
-		if re, ok := errors.AsType[*notify.RemoteError](r.Err); ok && re.Code == notify.CodeBusy {
+		if re, ok := errors.AsType[*proto.RemoteError](r.Err); ok && re.Code == proto.CodeBusy {
 			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
 				"running server state unknown; the host sees the new manifest by itself within seconds, or run mcpepoch record again")}
 		}
@@ -124,7 +124,7 @@ func revokedNote(n int) string {
 // StatusLine is the status line for a host's "restarted" answer. A host
 // whose server was down (it exited, or could not start) reports no old
 // epoch: the line says the server started, not that one was replaced.
-func StatusLine(r notify.Response) string {
+func StatusLine(r proto.Response) string {
 	if r.OldEpoch == "" {
 		return fmt.Sprintf("server started: epoch %s, pid %d (none was running)%s", printable(r.NewEpoch), r.NewPID, revokedNote(r.GrantsRevoked))
 	}
@@ -134,16 +134,16 @@ func StatusLine(r notify.Response) string {
 
 // HostErrorLine is the line for a Broadcast result with an error: a host
 // that failed to answer, or (no socket) the project's socket directory.
-func HostErrorLine(root string, r notify.Result) string {
+func HostErrorLine(root string, r proto.Result) string {
 	if r.Socket == "" {
-		dir, err := notify.Dir(root)
+		dir, err := proto.Dir(root)
 		if err != nil {
 			dir = "of " + root
 		}
 		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
 	}
 	who := printable(ShortRun(r.Response.Run, r.Socket))
-	if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
+	if na, ok := errors.AsType[*proto.NotAnsweringError](r.Err); ok {
 		return fmt.Sprintf("host %s: %s", who, NotAnswering(na))
 	}
 	return fmt.Sprintf("host %s: error: %s", who, printableText(r.Err.Error()))
@@ -152,7 +152,7 @@ func HostErrorLine(root string, r notify.Result) string {
 // NotAnswering says, without the host's name, that a host accepted a
 // connection and sent nothing in time: "not answering: nothing within 2s
 // of the build signal (…)". Not waited for: the command went on.
-func NotAnswering(na *notify.NotAnsweringError) string {
+func NotAnswering(na *proto.NotAnsweringError) string {
 	what := "the " + printable(na.Type) + " request"
 	switch na.Type {
 	case localapi.TypeTrees, localapi.TypeBuildComplete, localapi.TypeBuildFailed:

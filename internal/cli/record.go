@@ -17,7 +17,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
-	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // RecordOutput is what record --json prints on stdout.
@@ -125,7 +125,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if n := len(res.Hosts); n > 0 {
 		fmt.Fprintln(talk, SignalledLine(n))
 	}
-	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), func(r notify.Result) ([]string, bool) {
+	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), func(r proto.Result) ([]string, bool) {
 		o, lines := SignalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		ok := o.Result != localapi.OutcomeError
@@ -259,8 +259,8 @@ func depWriteNotes(w io.Writer, p Painter, root string, prevDone time.Time, m *m
 }
 
 // HostResults returns the exchanges behind outcomes, in order.
-func HostResults(outcomes []hook.HostOutcome) []notify.Result {
-	rs := make([]notify.Result, len(outcomes))
+func HostResults(outcomes []hook.HostOutcome) []proto.Result {
+	rs := make([]proto.Result, len(outcomes))
 	for i, o := range outcomes {
 		rs[i] = o.Result
 	}

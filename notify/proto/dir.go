@@ -1,4 +1,4 @@
-package notify
+package proto
 
 import (
 	"crypto/sha256"
@@ -171,13 +171,13 @@ func ownerUID(fi fs.FileInfo) int {
 	return -1
 }
 
-// makeDir creates (if needed) and checks the socket directory of
-// projectRoot and returns it. Directories this package owns are made mode
+// MakeDir creates (if needed) and checks the socket directory of
+// projectRoot, the one a host listens in, and returns it. Directories this package owns are made mode
 // 0700; an existing one must be a real directory owned by the effective uid
 // and is tightened to 0700 if it is group or world accessible. When a short
 // directory cannot be made so, the next candidate is tried (see Dir); the
 // error, when none can, names each.
-func makeDir(projectRoot string) (string, error) {
+func MakeDir(projectRoot string) (string, error) {
 	return currentEnv().makeDir(projectRoot)
 }
 
@@ -359,7 +359,7 @@ func (e dirEnv) listSockets(d sockDir) ([]string, error) {
 	var paths []string
 	for _, e := range entries {
 		stem, ok := strings.CutSuffix(e.Name(), SocketSuffix)
-		if !ok || !isULID(stem) || e.Type()&fs.ModeSocket == 0 {
+		if !ok || !IsULID(stem) || e.Type()&fs.ModeSocket == 0 {
 			continue
 		}
 		paths = append(paths, filepath.Join(d.dir, e.Name()))

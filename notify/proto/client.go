@@ -1,4 +1,4 @@
-package notify
+package proto
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -24,7 +23,7 @@ const (
 // Conn is a client connection to one host. It carries requests one at a
 // time and is not safe for concurrent use.
 type Conn struct {
-	c    *net.UnixConn
+	c    *os.File // a connected unix stream socket (dialUnix)
 	r    *bufio.Reader
 	path string
 }
@@ -38,13 +37,11 @@ func Dial(ctx context.Context, socketPath string) (*Conn, error) {
 }
 
 func dial(ctx context.Context, path string, retryFor time.Duration) (*Conn, error) {
-	var d net.Dialer
 	give := time.Now().Add(retryFor)
 	for {
-		c, err := d.DialContext(ctx, "unix", path)
+		f, err := dialUnix(path)
 		if err == nil {
-			uc := c.(*net.UnixConn)
-			return &Conn{c: uc, r: bufio.NewReaderSize(uc, 64<<10), path: path}, nil
+			return &Conn{c: f, r: bufio.NewReaderSize(f, 64<<10), path: path}, nil
 		}
 		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, err
@@ -177,7 +174,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 	}
 
 	_, werr := c.c.Write(append(b, '\n'))
-	line, rerr := readLine(c.r)
+	line, rerr := ReadLine(c.r)
 	if rerr == nil && req.Ack && isReceived(line) {
 		mu.Lock()
 		if !ended {
@@ -185,7 +182,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 		}
 		waiting = false
 		mu.Unlock()
-		line, rerr = readLine(c.r)
+		line, rerr = ReadLine(c.r)
 	}
 	if rerr != nil {
 		// A host that refuses a peer answers and closes without reading,
@@ -193,7 +190,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 		if werr != nil {
 			return nil, fail(werr)
 		}
-		if errors.Is(rerr, errLineTooLong) {
+		if errors.Is(rerr, ErrLineTooLong) {
 			return nil, fmt.Errorf("%s: response %w", c.path, rerr)
 		}
 		return nil, fail(fmt.Errorf("%s: reading response: %w", c.path, rerr))
