@@ -13,9 +13,10 @@ import (
 // has room, yet never blocks on a reader that stops reading, whether the
 // descriptor is non-blocking (the server's stdin, whose mode the queue
 // reads once: own) or blocking (the host's stdout as a client opens it),
-// and keeps the order of every line.
+// and keeps the order of every line; so also when a shared descriptor
+// turns blocking after the queue was made (whoever shares it may).
 func TestLineQueueOnPipeNeverBlocks(t *testing.T) {
-	for _, mode := range []string{"non-blocking", "blocking", "own"} {
+	for _, mode := range []string{"non-blocking", "blocking", "own", "turned-blocking"} {
 		t.Run(mode, func(t *testing.T) {
 			r, w, err := os.Pipe()
 			if err != nil {
@@ -28,6 +29,9 @@ func TestLineQueueOnPipeNeverBlocks(t *testing.T) {
 			q := newLineQueue(w, nil)
 			if mode == "own" {
 				q = newOwnPipeQueue(w, nil)
+			}
+			if mode == "turned-blocking" {
+				w.Fd()
 			}
 			if q.try == nil {
 				t.Fatal("no direct write for a pipe")

@@ -63,25 +63,26 @@ func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
 // meets and reports). On a blocking descriptor it writes only when the
 // lines together are at most pipeAtomic bytes; nil when f is not a pipe.
 //
-// own says the host made the pipe and alone holds this end of it (the
-// server's stdin): its mode is then read once, here, instead of before
-// every write, as nothing else can change it (nothing in the host calls
-// File.Fd on it, which would make it blocking). Any other descriptor (the
-// host's stdout, shared with whoever opened it) has its mode read each
-// time.
+// The mode is read once, here, when own says the host made the pipe and
+// alone holds this end of it (the server's stdin: nothing else can change
+// its mode, and nothing in the host calls File.Fd on it, which would make
+// it blocking), or when the descriptor is blocking (the host's stdout as
+// a client opens it): a blocking descriptor's write path, poll first and
+// at most pipeAtomic bytes, never blocks on a non-blocking one either, so
+// whoever shares it may change its mode. Only a shared non-blocking
+// descriptor has its mode read before every write, as it may turn
+// blocking.
 func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 	rc, err := f.SyscallConn()
 	if err != nil || tryWriter(f) == nil {
 		return nil
 	}
-	fixed := -1 // the descriptor's flags, when own
-	if own {
-		rc.Control(func(fd uintptr) {
-			if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err == nil {
-				fixed = fl
-			}
-		})
-	}
+	fixed := -1 // the descriptor's flags, when read once
+	rc.Control(func(fd uintptr) {
+		if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err == nil && (own || fl&unix.O_NONBLOCK == 0) {
+			fixed = fl
+		}
+	})
 	return func(bufs [][]byte) int {
 		n := 0
 		rc.Write(func(fd uintptr) bool {
