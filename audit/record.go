@@ -240,7 +240,7 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	}
 	add("v", func(b []byte) []byte { return strconv.AppendInt(b, Version, 10) })
 	add("seq", func(b []byte) []byte { return appendInt(b, seq) })
-	add("time", func(b []byte) []byte { return append(t.AppendFormat(append(b, '"'), TimeLayout), '"') })
+	add("time", func(b []byte) []byte { return append(appendTime(append(b, '"'), t), '"') })
 	add("type", func(b []byte) []byte { return appendString(b, ev.Type) })
 	add("prev", func(b []byte) []byte { return appendString(b, prev) })
 	if ev.Epoch != "" {
