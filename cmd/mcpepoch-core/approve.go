@@ -105,16 +105,19 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 
 // approveAsked is the terminal's approval (interactive: the person answers
 // for each host) and --yes's: one approve request per review, each
-// printing its grant on stdout.
+// printing its grant on stdout. It ends approve's exit status: 0 when it
+// made a grant, or when nothing was waiting to approve (--renewal, and no
+// host prepared one); 1 when it made none though something was asked (the
+// person declined every question: n, Enter, no tools), and at once when a
+// signal ends a question (errInterrupted); 4 when a host refused or failed.
 func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, interactive bool, sc screen, stdio Stdio) error {
 	if interactive {
 		if err := refuseUncountable(reviews, grant.ProofTerminal, "an approval at a terminal"); err != nil {
 			return err
 		}
 	}
-	in := bufio.NewReader(stdio.In)
-	keys := newKeyReader(in, stdio.In)
-	approvedAny := false
+	keys := newKeyReader(ctx, bufio.NewReader(stdio.In), stdio.In)
+	approvedAny, declined := false, false
 	for _, rv := range reviews {
 		if interactive || mayCount(rv, grant.ProofSameUser) {
 			// Without asking, the host's refusal is all there is to
@@ -128,12 +131,17 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 		if interactive {
 			req.Channel = localapi.ChannelTerminal // the host checks who asked
 		}
+		waiting := req.Renewal == "" || rv.Renewal != nil && len(rv.Renewal.Tools) > 0
 		ok, err := settleRequest(keys, stdio, rv, &req, interactive, sc)
+		if errors.Is(err, errInterrupted) {
+			return &exitError{code: exitFailure, err: fmt.Errorf("agent run %s: %w: nothing more approved", printable(string(rv.AgentRun)), err)}
+		}
 		if err != nil {
 			return err
 		}
 		if !ok {
 			fmt.Fprintf(stdio.Out, "agent run %s: nothing approved\n", printable(string(rv.AgentRun)))
+			declined = declined || waiting
 			continue
 		}
 		g, err := sendApproval(ctx, sockets[rv.AgentRun], req)
@@ -151,8 +159,8 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 			}
 		}
 	}
-	if !approvedAny && !interactive {
-		return silentExit(exitHostError)
+	if !approvedAny && declined {
+		return silentExit(exitFailure)
 	}
 	return nil
 }
@@ -186,12 +194,12 @@ func settleRequest(keys keyReader, stdio Stdio, rv localapi.Review, req *localap
 			return false, nil
 		}
 	}
-	return askApproval(keys.in, stdio.Err, rv, req)
+	return askApproval(keys, stdio.Err, rv, req)
 }
 
 // askApproval settles the tools and credential scopes with the person and
 // asks for a yes.
-func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localapi.ApproveRequest) (bool, error) {
+func askApproval(keys keyReader, w io.Writer, rv localapi.Review, req *localapi.ApproveRequest) (bool, error) {
 	if !req.All && len(req.Tools) == 0 {
 		for _, p := range rv.Pending {
 			if p.Epoch == rv.Epoch && !slices.Contains(req.Tools, p.Tool) {
@@ -202,7 +210,11 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 		names := catalogNames(rv)
 		for {
 			fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
-			line, err := in.ReadString('\n')
+			line, err := keys.line()
+			if errors.Is(err, errInterrupted) {
+				fmt.Fprintln(w)
+				return false, err
+			}
 			if err != nil && line == "" {
 				return false, fmt.Errorf("reading the answer: %w", err)
 			}
@@ -240,7 +252,11 @@ func askApproval(in *bufio.Reader, w io.Writer, rv localapi.Review, req *localap
 	}
 	fmt.Fprintf(w, "approve tools %s with %s for agent run %s, epoch %s, until %s? [y/N] ",
 		printableList(tools, ", "), scopePhrase(req.Credentials), printable(string(rv.AgentRun)), printable(string(rv.Epoch)), printable(req.Expires))
-	line, _ := in.ReadString('\n')
+	line, err := keys.line()
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(w)
+		return false, err
+	}
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func TestRenewalPromptEnterIsNo(t *testing.T) {
 	}
 	in := bufio.NewReader(strings.NewReader("\ny\n"))
 	var out strings.Builder
-	_, answer, err := askRenewal(newKeyReader(in, io.Reader(nil)), &out, r)
+	_, answer, err := askRenewal(newKeyReader(context.Background(), in, io.Reader(nil)), &out, r)
 	if err != nil || answer != renewalDeclined {
 		t.Errorf("Enter at the renewal prompt: answer %v, err %v, want declined\n%s", answer, err, out.String())
 	}

@@ -20,10 +20,12 @@
 //	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
 //	mcpepoch version
 //
-// Exit codes: 0 ok; 1 unexpected failure; 2 usage or bad input (a missing
-// entry file, a corrupt manifest or mcpepoch.toml); 3 --require-host and no
-// host is listening; 4 --require-host and a host reported an error (or
-// approve/restart failed at the host); 5 audit verify found the chain broken.
+// Exit codes: 0 ok; 1 unexpected failure, or approve made no grant though
+// a person was asked (declined, or interrupted at a question); 2 usage or
+// bad input (a missing entry file, a corrupt manifest or mcpepoch.toml); 3
+// --require-host and no host is listening; 4 --require-host and a host
+// reported an error (or approve/restart/status failed at a host, one not
+// answering included); 5 audit verify found the chain broken.
 package main
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -41,7 +42,7 @@ func TestApprovePromptWithoutScope(t *testing.T) {
 	rv.Credentials = map[string][]string{"add_note": {}}
 	req := localapi.ApproveRequest{Tools: []string{"add_note"}, Expires: "agent-run-ends"}
 	var w strings.Builder
-	if _, err := askApproval(bufio.NewReader(strings.NewReader("n\n")), &w, rv, &req); err != nil {
+	if _, err := askApproval(newKeyReader(context.Background(), bufio.NewReader(strings.NewReader("n\n")), nil), &w, rv, &req); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(w.String(), "approve tools add_note with no credential scope for agent run") {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -81,39 +82,75 @@ func renewalKeys(r *localapi.Renewal) string {
 }
 
 // keyReader reads one key at a time from a person's terminal, and lines
-// when a question needs one. in is shared with the line questions of
-// mcpepoch approve.
+// when a question needs one: the key and line questions of mcpepoch
+// approve share in. Each read gives way to ctx: Ctrl-C, SIGTERM or SIGHUP
+// (main's signal context) at a question ends it with errInterrupted, as
+// the signals are caught for the whole process and would not end the
+// read itself.
 type keyReader struct {
-	in *bufio.Reader
-	f  *os.File // the terminal, put in cbreak mode for each key; nil: no mode change
+	ctx context.Context
+	in  *bufio.Reader
+	f   *os.File // the terminal, put in cbreak mode for each key; nil: no mode change
 }
 
-func newKeyReader(in *bufio.Reader, r io.Reader) keyReader {
+func newKeyReader(ctx context.Context, in *bufio.Reader, r io.Reader) keyReader {
 	f, _ := r.(*os.File)
-	return keyReader{in: in, f: f}
+	return keyReader{ctx: ctx, in: in, f: f}
 }
 
 // key returns the next key, lower-cased; the end of a line typed with it
-// is consumed.
+// is consumed. The terminal's mode is restored before key returns, an
+// interrupted read included.
 func (k keyReader) key() (byte, error) {
 	if k.f != nil {
 		if restore, err := tty.Cbreak(k.f); err == nil {
 			defer restore()
 		}
 	}
-	b, err := k.in.ReadByte()
+	b, err := readAnswer(k.ctx, func() (byte, error) {
+		b, err := k.in.ReadByte()
+		if err == nil && k.in.Buffered() > 0 {
+			if next, _ := k.in.Peek(1); next[0] == '\n' || next[0] == '\r' {
+				k.in.ReadByte()
+			}
+		}
+		return b, err
+	})
 	if err != nil {
 		return 0, err
-	}
-	if k.in.Buffered() > 0 {
-		if next, _ := k.in.Peek(1); next[0] == '\n' || next[0] == '\r' {
-			k.in.ReadByte()
-		}
 	}
 	if 'A' <= b && b <= 'Z' {
 		b += 'a' - 'A'
 	}
 	return b, nil
+}
+
+// line returns the next line typed (what came before the end of input
+// when there is no whole line), with its error, as bufio.Reader.ReadString.
+func (k keyReader) line() (string, error) {
+	return readAnswer(k.ctx, func() (string, error) { return k.in.ReadString('\n') })
+}
+
+// readAnswer runs read, a read of a person's answer, and returns what it
+// returns, or errInterrupted as soon as ctx is done; read is then left to
+// end with the process.
+func readAnswer[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		v, err := read()
+		got <- result{v, err}
+	}()
+	select {
+	case r := <-got:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, errInterrupted
+	}
 }
 
 // renewalAnswer is what a person answered to a renewal prompt.
@@ -131,6 +168,10 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 	for {
 		fmt.Fprint(w, renewalKeys(r))
 		b, err := k.key()
+		if errors.Is(err, errInterrupted) {
+			fmt.Fprintln(w)
+			return localapi.ApproveRequest{}, renewalDeclined, err
+		}
 		if err != nil {
 			fmt.Fprintln(w)
 			return localapi.ApproveRequest{}, renewalDeclined, fmt.Errorf("reading the answer: %w", err)
@@ -157,7 +198,11 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.ApproveRequest, bool, error) {
 	changed := r.ChangedTools()
 	fmt.Fprintf(w, "changed tools to include (comma-separated; changed: %s): ", printableList(changed, ", "))
-	line, err := k.in.ReadString('\n')
+	line, err := k.line()
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(w)
+		return localapi.ApproveRequest{}, false, err
+	}
 	if err != nil && line == "" {
 		return localapi.ApproveRequest{}, false, fmt.Errorf("reading the answer: %w", err)
 	}
@@ -172,8 +217,12 @@ func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 	req := r.Request(include, localapi.ChannelTerminal)
 	fmt.Fprintf(w, "approve tools %s with %s, until %s? [y/N] ", printableList(req.Tools, ", "), scopePhrase(req.Credentials), printable(req.Expires))
 	b, err := k.key()
+	if err != nil {
+		fmt.Fprintln(w)
+		return req, false, err
+	}
 	fmt.Fprintf(w, "%c\n", b)
-	return req, err == nil && b == 'y' && len(req.Tools) > 0, err
+	return req, b == 'y' && len(req.Tools) > 0, nil
 }
 
 // sendApproval sends req to the host at socket and returns the grant it
