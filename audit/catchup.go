@@ -75,43 +75,16 @@ func (l *Log) catchUp() error {
 	seen := l.head // the last record this Log wrote or caught up with
 	l.head = t.last
 
-	var cut *Cut
-	var shrunk *Shrunk
-	var headStale bool
-	var headLost string // HeadMissing or HeadTorn
-	switch {
-	case seen.Seq > t.last.Seq:
-		// Records this Log knew of are gone: the head file cannot tell
-		// (it was deleted too, or names them), so the memory of them goes
-		// into the chain, which goes on from what is left.
-		cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
-	case known && l.size < was:
-		// Shorter than this Log left it, though its end is still there:
-		// other writers only append, so lines before it were cut.
-		shrunk = &Shrunk{Size: was, Found: l.size, Head: seen}
-	default:
-		if headStale, headLost, err = l.checkHead(t); err != nil {
-			return err
-		}
+	fd, err := l.compare(t, seen, was, known)
+	if err != nil {
+		return err
 	}
-
+	cut, shrunk, headLost := fd.cut, fd.shrunk, fd.headLost
 	var prefix []byte
 	if !t.endsNL {
 		prefix = []byte("\n")
 	}
-	fields := map[string]any{}
-	if len(t.torn) > 0 {
-		fields[FieldTorn] = t.torn
-	}
-	if headLost != "" {
-		fields[FieldHead] = headLost
-	}
-	if cut != nil {
-		fields[FieldCut] = cut
-	}
-	if shrunk != nil {
-		fields[FieldShrunk] = shrunk
-	}
+	fields := fd.fields(t)
 	switch {
 	case len(fields) > 0:
 		if prefix != nil && len(t.torn) == 0 {
@@ -135,7 +108,7 @@ func (l *Log) catchUp() error {
 		l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredNewline, Path: l.path, Seq: t.last.Seq})
 		fallthrough
 	default:
-		if headStale {
+		if fd.headStale {
 			if err := l.hf.write(l.head); err != nil {
 				return fmt.Errorf("audit: %w", err)
 			}
@@ -143,6 +116,56 @@ func (l *Log) catchUp() error {
 	}
 	l.known = true
 	return nil
+}
+
+// finding is what catchUp found the log's tail to say about records this
+// Log knew of and about the head file.
+type finding struct {
+	cut       *Cut
+	shrunk    *Shrunk
+	headStale bool
+	headLost  string // HeadMissing or HeadTorn
+}
+
+// compare sets the log's tail t against seen, the last record this Log
+// wrote or caught up with, and was, the size it left the log at (when
+// known). It runs under the lock.
+func (l *Log) compare(t tail, seen Head, was int64, known bool) (finding, error) {
+	var fd finding
+	var err error
+	switch {
+	case seen.Seq > t.last.Seq:
+		// Records this Log knew of are gone: the head file cannot tell
+		// (it was deleted too, or names them), so the memory of them goes
+		// into the chain, which goes on from what is left.
+		fd.cut = &Cut{From: t.last.Seq + 1, To: seen.Seq, Head: seen}
+	case known && l.size < was:
+		// Shorter than this Log left it, though its end is still there:
+		// other writers only append, so lines before it were cut.
+		fd.shrunk = &Shrunk{Size: was, Found: l.size, Head: seen}
+	default:
+		fd.headStale, fd.headLost, err = l.checkHead(t)
+	}
+	return fd, err
+}
+
+// fields are the members of the log_recovered record fd and the tail t
+// call for; none when nothing is to be recorded.
+func (fd finding) fields(t tail) map[string]any {
+	fields := map[string]any{}
+	if len(t.torn) > 0 {
+		fields[FieldTorn] = t.torn
+	}
+	if fd.headLost != "" {
+		fields[FieldHead] = fd.headLost
+	}
+	if fd.cut != nil {
+		fields[FieldCut] = fd.cut
+	}
+	if fd.shrunk != nil {
+		fields[FieldShrunk] = fd.shrunk
+	}
+	return fields
 }
 
 // cutError is the error of the step that recorded a cut or a shrunk log

@@ -71,7 +71,7 @@ func TestAuditCutWhileHostRuns(t *testing.T) {
 			}
 			c.stdin.Close() // the host writes what it queued, then exits
 			<-c.done
-			if !strings.Contains(c.stderr.String(), "gone from the log") {
+			if !strings.Contains(c.stderr.String(), "gone from the log") || !strings.Contains(c.stderr.String(), "the records cut from it are gone") {
 				t.Errorf("host stderr does not name the cut:\n%s", c.stderr.String())
 			}
 			log := p.read(".mcpepoch/audit.jsonl")

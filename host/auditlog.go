@@ -451,17 +451,6 @@ func (a *auditor) failLocked(err error) {
 		d, CodeAuditUnavailable, auditRetry)
 }
 
-// recoverLocked makes the writer healthy again after a write and a sync
-// that succeeded.
-func (a *auditor) recoverLocked() {
-	note := "no record was lost"
-	if a.log.Gaps() > a.gaps {
-		note = "what could not be written is recorded as " + audit.TypeRecordsLost
-	}
-	a.logf("audit log %s: writing again after %v; %s", a.log.Path(), time.Since(a.err.since).Round(time.Millisecond), note)
-	a.err = nil
-}
-
 // flush waits until every event queued before it was handed to the log
 // and, when written, synced.
 func (a *auditor) flush() {

@@ -3,13 +3,17 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
 
-// The answers a tools/call gets instead of being forwarded while the audit
-// log cannot be written (CodeAuditUnavailable); see auditor in auditlog.go.
+// The answers a tools/call (or another request the host records) gets
+// instead of being forwarded while the audit log cannot be written
+// (CodeAuditUnavailable), and the writer's health that decides them; see
+// auditor in auditlog.go.
 
 // refusal returns the error line for a tools/call m while the audit log
 // cannot be written, or nil when it can.
@@ -60,4 +64,22 @@ func (a *auditor) healthy() error {
 			cause: fmt.Errorf("a write has not completed for %v", time.Since(a.writing).Round(time.Second))}
 	}
 	return nil
+}
+
+// recoverLocked makes the writer healthy again after a write and a sync
+// that succeeded.
+func (a *auditor) recoverLocked() {
+	var notes []string
+	if errors.Is(a.err.cause, audit.ErrCut) {
+		notes = append(notes, "the records cut from it are gone, named by its "+audit.TypeLogRecovered+" record")
+	}
+	if a.log.Gaps() > a.gaps {
+		notes = append(notes, "what could not be written is recorded as "+audit.TypeRecordsLost)
+	}
+	note := "no record was lost"
+	if len(notes) > 0 {
+		note = strings.Join(notes, "; ")
+	}
+	a.logf("audit log %s: writing again after %v; %s", a.log.Path(), time.Since(a.err.since).Round(time.Millisecond), note)
+	a.err = nil
 }

@@ -38,7 +38,10 @@
 //  1. Audit log (auditlog.go): while the log cannot be written → -31020
 //     audit_unavailable; no action without its audit record: the call is
 //     forwarded once its tool_called record is in the file (its fsync
-//     follows, grouped), and refused the same way if it cannot be.
+//     follows, grouped), and refused the same way if it cannot be. Other
+//     client requests that run server code (resources/read, prompts/get,
+//     completion/complete, resources/subscribe, logging/setLevel…) pass
+//     this check alone, with request_forwarded (requests.go); no grant.
 //  2. Grants (package grant): no grant → -31010 authorization_required; a
 //     grant of an older epoch → -31011 authorization_stale (seed's JSON
 //     shape in error.data). A grant covers the definitions the person

@@ -115,7 +115,9 @@ type Status struct {
 	// earlier host ran with one: the strictest policy is in force.
 	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
-	// cannot: every tools/call is refused (audit_unavailable) meanwhile.
+	// cannot: every tools/call, and every other request the host records
+	// (resources/read, prompts/get…), is refused (audit_unavailable)
+	// meanwhile.
 	AuditUnavailable string `json:"auditUnavailable,omitempty"`
 	// WaitingApproval lists the calls held for an approval asked through
 	// the client, one entry per ask, oldest first.
