@@ -74,12 +74,14 @@ func underOtherHost(from int) error {
 
 // isHostProcess says whether a process running exe with argv is an
 // mcpepoch host: mcpepoch host or mcpepoch dev, by this executable or one
-// named mcpepoch.
+// named mcpepoch or mcpepoch-core (the full command, which the front
+// named mcpepoch becomes for host and dev, or which runs them itself).
 func isHostProcess(exe string, argv []string, me string) bool {
 	if len(argv) < 2 || (argv[1] != "host" && argv[1] != "dev") {
 		return false
 	}
-	return (me != "" && exe == me) || filepath.Base(argv[0]) == "mcpepoch" || filepath.Base(exe) == "mcpepoch"
+	named := func(p string) bool { b := filepath.Base(p); return b == "mcpepoch" || b == "mcpepoch-core" }
+	return (me != "" && exe == me) || named(argv[0]) || named(exe)
 }
 
 // clientApart says whether an accept in this host's MCP client can count
