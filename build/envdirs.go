@@ -37,12 +37,11 @@ const envTreeLimit = 10000
 // read through fc when not nil); what it leaves out is said in
 // id.Inferred. code and nested are the trees the identity hashes already.
 func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, nested []depRoot, fc *FileCache, id *Identity) ([]depRoot, []Artifact) {
-	type cand struct{ path, why string }
-	var cands []cand
+	var cands []depRoot
 	add := func(name, why string) {
 		for _, p := range filepath.SplitList(lookupEnv(spec, name)) {
 			if p != "" {
-				cands = append(cands, cand{abs(dir, p), why})
+				cands = append(cands, depRoot{abs(dir, p), why})
 			}
 		}
 	}
@@ -51,13 +50,13 @@ func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, n
 		add("NODE_PATH", "a NODE_PATH directory: "+l.runtime+" resolves there a module the node_modules do not have")
 		if l.runtime == "node" {
 			for _, g := range nodeGlobalFolders(spec, rt) {
-				cands = append(cands, cand{g, "one of node's global folders ($HOME/.node_modules, $HOME/.node_libraries, PREFIX/lib/node): node resolves there a module the node_modules and NODE_PATH do not have"})
+				cands = append(cands, depRoot{g, "one of node's global folders ($HOME/.node_modules, $HOME/.node_libraries, PREFIX/lib/node): node resolves there a module the node_modules and NODE_PATH do not have"})
 			}
 		}
 	case isPython(l, rt):
 		add("PYTHONPATH", "a PYTHONPATH directory: on sys.path before site-packages, so the server imports modules from it")
 		for _, s := range systemSites(spec, dir, rt) {
-			cands = append(cands, cand{s, "the interpreter's own site-packages: on sys.path, and its .pth files run at every start (a virtual environment without system site-packages keeps Python out of it)"})
+			cands = append(cands, depRoot{s, "the interpreter's own site-packages: on sys.path, and its .pth files run at every start (a virtual environment without system site-packages keeps Python out of it)"})
 		}
 	}
 	limit := envTreeLimit
@@ -95,7 +94,7 @@ func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, n
 			id.Inferred = append(id.Inferred, fmt.Sprintf("%s has more than %d entries: hashed shallowly", display(dir, c.path), limit))
 			continue
 		}
-		roots = append(roots, depRoot{path: c.path, why: c.why})
+		roots = append(roots, c)
 	}
 	return roots, shallow
 }
