@@ -172,7 +172,10 @@ func TestCredentialPerCallAppliesAtOnce(t *testing.T) {
 		t.Fatalf("order before the edit: %v, want authorization_required, not per call", rerr)
 	}
 	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
-	p.record() // identical bytes: the epoch stays
+	// Identical bytes: the epoch stays, and record says the grant ended.
+	if rec := p.record(); !strings.Contains(rec, "running server unchanged") || !strings.Contains(rec, "; 1 grant revoked: mcpepoch.toml raised the approval policy (approve again: mcpepoch approve)") {
+		t.Errorf("record after per_call was turned on does not say the grant ended:\n%s", rec)
+	}
 	refusedOrder(t, c, "after per_call was turned on")
 	if !strings.Contains(c.Stderr(), "in force at once (it raised the policy floor): credentials.inventory-supplier.per_call false → true") {
 		t.Errorf("host log does not say per_call is in force:\n%s", c.Stderr())
@@ -220,7 +223,10 @@ func TestRaisedPolicyRevokesGrantsItNoLongerCounts(t *testing.T) {
 	call(t, c, "inventory_adjust", adjust)
 
 	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
-	p.record() // identical bytes: the epoch stays
+	// Identical bytes: the epoch stays, and record says the grant ended.
+	if rec := p.record(); !strings.Contains(rec, "running server unchanged") || !strings.Contains(rec, "; 1 grant revoked: mcpepoch.toml raised the approval policy (approve again: mcpepoch approve)") {
+		t.Errorf("record after per_call was turned on does not say the grant ended:\n%s", rec)
+	}
 	data := refused(t, c, "after per_call was turned on")
 	if !strings.Contains(data, `"policyRaised":"tool inventory_order now needs an approval for each call"`) {
 		t.Errorf("the refusal does not say why the grant ended: %s", data)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
@@ -83,11 +84,12 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 		return o, []string{p.Warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
 			printable(resp.OldEpoch), resp.OldPID))}
 	case localapi.OutcomeUnchanged, localapi.OutcomeHeld:
-		o.NewEpoch, o.NewPID = resp.Epoch, resp.PID
+		o.NewEpoch, o.NewPID, o.GrantsRevoked = resp.Epoch, resp.PID, resp.GrantsRevoked
 		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
 		if o.Result == localapi.OutcomeHeld {
 			line += " (restart held: run 'mcpepoch restart')"
 		}
+		line += raisedNote(resp.GrantsRevoked)
 		lines := []string{p.Warn(line)}
 		for _, d := range resp.Drift {
 			lines = append(lines, p.Bad(printable(d)))
@@ -119,6 +121,19 @@ func revokedNote(n int) string {
 		return "; 1 grant revoked (approve again: mcpepoch approve)"
 	}
 	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
+}
+
+// raisedNote tells how many grants of the running epoch a stricter
+// mcpepoch.toml revoked (policy_raised), if any: with no epoch change, the
+// only way a build signal revokes grants.
+func raisedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 grant revoked: " + config.FileName + " raised the approval policy (approve again: mcpepoch approve)"
+	}
+	return fmt.Sprintf("; %d grants revoked: %s raised the approval policy (approve again: mcpepoch approve)", n, config.FileName)
 }
 
 // StatusLine is the status line for a host's "restarted" answer. A host

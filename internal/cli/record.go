@@ -51,7 +51,9 @@ type HostOutcome struct {
 	OldPID   int              `json:"oldPid,omitempty"`
 	NewPID   int              `json:"newPid,omitempty"`
 	Error    string           `json:"error,omitempty"`
-	// GrantsRevoked counts grants of the ended epoch the host revoked.
+	// GrantsRevoked counts grants of the ended epoch the host revoked,
+	// and those of the running epoch a stricter mcpepoch.toml revoked
+	// (policy_raised: the only ones when nothing restarted).
 	GrantsRevoked int `json:"grantsRevoked"`
 	// Changed is what the host found changed against the running epoch,
 	// the environment as the host sees it included.
