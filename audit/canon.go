@@ -78,6 +78,15 @@ func firstUnit(r rune) rune {
 
 const hexDigits = "0123456789abcdef"
 
+// jcsPlain says which bytes appendString copies as they are: printable
+// ASCII but " and \. One load per byte of every string of every record.
+var jcsPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JCS string: ", \ and the C0 controls escaped
 // (\b \t \n \f \r by name, the others as \u00xx), every other character
 // as itself; an invalid UTF-8 byte becomes U+FFFD, as json.Marshal makes it.
@@ -86,7 +95,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if jcsPlain[c] {
 			i++
 			continue
 		}
