@@ -34,7 +34,12 @@ func (c *check) output() {
 		launched = c.cfg.Entry
 	}
 	if !strings.Contains(launched, "/") {
-		return // a runtime or a command found on PATH: not a binary of this build
+		if runtimes[strings.TrimRight(launched, "0123456789.")] {
+			c.problem(config.FileName, "the host launches "+strings.Join(c.pl.Command, " ")+" (a "+launched+" program), but the build writes the Go binary "+out+", per "+by+": the host starts what no build makes",
+				`set command = ["./`+out+`"] in `+config.FileName+` (mcpepoch init --command ./`+out+` does it)`)
+			c.outputWrong = true
+		}
+		return // else a command found on PATH: not a binary of this build
 	}
 	rel := filepath.ToSlash(c.rel(filepath.Join(c.root, launched)))
 	if filepath.IsAbs(launched) {
@@ -56,6 +61,11 @@ func (c *check) output() {
 		c.outputWrong = true
 	}
 }
+
+// runtimes are the commands that run a script rather than being the
+// server's binary, without a trailing version (python3.12 is python).
+var runtimes = map[string]bool{"node": true, "nodejs": true, "bun": true, "deno": true, "npx": true, "tsx": true,
+	"ts-node": true, "python": true, "uv": true, "ruby": true}
 
 func sameFile(a, b string) bool {
 	fa, err := os.Stat(a)

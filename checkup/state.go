@@ -32,11 +32,16 @@ func (c *check) launch() {
 	case err != nil && built:
 		c.problem(config.FileName, "command "+strings.Join(c.pl.Command, " ")+": "+err.Error(), "fix command in "+config.FileName)
 		return
+	case err != nil && c.missingConsoleScript():
+		return
 	case err != nil:
 		c.note("no build recorded yet (%v): run %s %s", err, orTask(c.pl.Build.Runner), c.pl.Build.Target)
 		return
 	}
 	if id.Entry.Missing {
+		if c.missingConsoleScript() {
+			return
+		}
 		if built {
 			c.problem(config.FileName, "the entry "+id.Entry.Path+" does not exist: the host cannot start the server",
 				"run the build; if it does not write "+id.Entry.Path+", fix command (or entry) in "+config.FileName)
@@ -48,6 +53,31 @@ func (c *check) launch() {
 		c.problem(config.FileName, id.Source, "build the server and launch the output (command in "+config.FileName+"), so that what runs changes only with a build")
 	}
 	c.consoleScript(id)
+}
+
+// missingConsoleScript reports a launch command that is a missing console
+// script of a virtual environment in the project (.venv/bin/SCRIPT): no
+// build writes it, installing the project into the environment does.
+func (c *check) missingConsoleScript() bool {
+	cmd := filepath.Join(c.root, c.pl.Command[0])
+	if filepath.IsAbs(c.pl.Command[0]) {
+		cmd = c.pl.Command[0]
+	}
+	venv := filepath.Dir(filepath.Dir(cmd))
+	if filepath.Base(filepath.Dir(cmd)) != "bin" || !strings.HasPrefix(venv, c.root+string(filepath.Separator)) || exists(cmd) {
+		return false
+	}
+	if !strings.HasPrefix(filepath.Base(venv), ".venv") && !strings.HasPrefix(filepath.Base(venv), "venv") && !exists(filepath.Join(venv, "pyvenv.cfg")) {
+		return false
+	}
+	fix := "python3 -m venv " + c.rel(venv) + " && " + c.rel(venv) + "/bin/pip install -e ."
+	if exists(filepath.Join(venv, "pyvenv.cfg")) {
+		fix = c.rel(venv) + "/bin/pip install -e ."
+	}
+	c.problem(config.FileName, "the command "+c.rel(cmd)+" does not exist: it is a console script of the virtual environment "+c.rel(venv)+
+		", which installing the project writes, not the build: every build's hook fails and the host cannot start the server",
+		"run "+fix+" (it installs the project's scripts), or fix command in "+config.FileName)
+	return true
 }
 
 // consoleScript reports an entry that is a console script of a virtual

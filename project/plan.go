@@ -62,8 +62,15 @@ func (p *Project) Plan() Plan {
 		pl.Build.Runner = "make"
 		why = "build: the target build of " + p.Makefile.Path
 	}
+	node := p.Package != nil
+	if node {
+		if skip := p.notNodeServer(pl.Build); skip != "" {
+			node = false
+			pl.Reasons = append(pl.Reasons, "package.json: not the server's, "+skip)
+		}
+	}
 	switch {
-	case p.Package != nil:
+	case node:
 		p.planNode(&pl)
 	case p.GoMod != nil && len(p.GoMod.Mains) > 0:
 		p.planGo(&pl)
@@ -82,6 +89,34 @@ func (p *Project) Plan() Plan {
 		pl.Sources = append(pl.Sources, "mcpepoch.toml")
 	}
 	return pl
+}
+
+// notNodeServer says why package.json does not describe the server, or ""
+// when it does: the build writes a Go binary (go build in the build task
+// or target), or package.json is only what `npm i -D mcpepoch` writes into
+// a project that had none (no main, bin or scripts beyond npm's test
+// placeholder, no tsconfig.json or src/, no dependency but mcpepoch's).
+func (p *Project) notNodeServer(b Build) string {
+	if p.GoMod != nil && len(p.GoMod.Mains) > 0 {
+		if gb := p.FindGoBuild(b.Runner, b.Target); gb != nil {
+			return "the build runs " + gb.Cmd + " (" + gb.Where + ")"
+		}
+	}
+	pkg := p.Package
+	if pkg.Main != "" || len(pkg.Bin) > 0 || p.TSConfig != nil || isDir(filepath.Join(p.Root, "src")) {
+		return ""
+	}
+	for name, script := range pkg.Scripts {
+		if name != "test" || !strings.Contains(script, "no test specified") {
+			return ""
+		}
+	}
+	for name := range pkg.Deps {
+		if name != "mcpepoch" && !strings.HasPrefix(name, "@mcpepoch/") {
+			return ""
+		}
+	}
+	return "it only installs mcpepoch"
 }
 
 func (p *Project) planNode(pl *Plan) {

@@ -84,7 +84,7 @@ func Wire(p *project.Project, o Options) (*Wiring, error) {
 	}
 	switch {
 	case len(o.Command) > 0:
-		pl.Command = o.Command
+		overrideCommand(&pl, o.Command)
 	case len(cfg.Command) > 0:
 		pl.Command = cfg.Command
 	}
@@ -119,7 +119,12 @@ func Wire(p *project.Project, o Options) (*Wiring, error) {
 		}
 		return nil
 	}
-	if err := add(config.FileName, func(old []byte) ([]byte, error) { return editConfig(old, cfg, pl), nil }); err != nil {
+	if err := add(config.FileName, func(old []byte) ([]byte, error) {
+		if len(o.Command) > 0 && len(cfg.Command) > 0 && !slices.Equal(o.Command, cfg.Command) {
+			return replaceCommand(old, pl.Command)
+		}
+		return editConfig(old, cfg, pl), nil
+	}); err != nil {
 		return nil, err
 	}
 	if err := w.wireBuild(p, &pl, o, add); err != nil {
@@ -270,4 +275,53 @@ func editGitignore(old []byte) []byte {
 		old = append(old, '\n')
 	}
 	return append(old, b...)
+}
+
+// overrideCommand makes command (--command) the plan's launch command.
+// The guesses about the entry are dropped unless command runs that entry.
+func overrideCommand(pl *project.Plan, command []string) {
+	pl.Command = command
+	runsEntry := pl.Entry != "" && slices.ContainsFunc(command, func(w string) bool {
+		return w == pl.Entry || w == "./"+pl.Entry
+	})
+	if runsEntry {
+		return
+	}
+	pl.Entry = ""
+	kept := pl.Reasons[:0]
+	for _, r := range pl.Reasons {
+		if !strings.HasPrefix(r, "entry:") && !strings.HasPrefix(r, "binary:") && !strings.HasPrefix(r, "command:") {
+			kept = append(kept, r)
+		}
+	}
+	pl.Reasons = append(kept, "command: as --command gives it")
+}
+
+// replaceCommand returns mcpepoch.toml with its top-level command line
+// replaced by command. A command array that spans several lines is not
+// rewritten: the error names the line and what to write there.
+func replaceCommand(old []byte, command []string) ([]byte, error) {
+	q := make([]string, len(command))
+	for i, w := range command {
+		q[i] = strconv.Quote(w)
+	}
+	line := "command = [" + strings.Join(q, ", ") + "]"
+	t := newText(old)
+	for i, l := range t.lines {
+		trimmed := strings.TrimSpace(l)
+		if strings.HasPrefix(trimmed, "[") {
+			break
+		}
+		key, rest, ok := strings.Cut(trimmed, "=")
+		if !ok || strings.TrimSpace(key) != "command" {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		if !strings.HasPrefix(rest, "[") || !strings.Contains(rest, "]") {
+			return nil, fmt.Errorf("line %d: command spans several lines and is left as it is: replace it with %s", i+1, line)
+		}
+		t.replace(i+1, 1, line)
+		return t.bytes(), nil
+	}
+	return nil, fmt.Errorf("command is not a top-level line of its own and is left as it is: write %s before the first table", line)
 }
