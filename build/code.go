@@ -255,7 +255,9 @@ func walkTree(spec Spec, full string, role Role, opt TreeOptions, id *Identity) 
 		cachePath = filepath.Join(spec.CacheDir, prefix+hex.EncodeToString(sum[:8])+".cache")
 		c, err := LoadStatCache(cachePath)
 		if err != nil {
-			id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s ignored: %v", cachePath, err))
+			// Named once: a corrupt cache's error starts with its path.
+			why := strings.TrimPrefix(err.Error(), "stat cache "+cachePath+": ")
+			id.Inferred = append(id.Inferred, fmt.Sprintf("stat cache %s ignored: %s", cachePath, why))
 		}
 		cache = c
 	}
