@@ -172,3 +172,25 @@ func TestFrontRefusesCoreOfAnotherBuild(t *testing.T) {
 		t.Errorf("status through a front of the same build: exit %d\n%s", code, out.Combined)
 	}
 }
+
+// TestFrontSetsItsOwnFrontEnv: a caller's own MCPEPOCH_FRONT never reaches
+// the core in place of the front's: the command runs as it would without
+// it. The core started directly with a value it cannot verify (empty, no
+// front path, another build's id) refuses, exit 2, before doing anything.
+func TestFrontSetsItsOwnFrontEnv(t *testing.T) {
+	t.Parallel()
+	front := testenv.Mcpepoch(t)
+	core := filepath.Join(filepath.Dir(front), "mcpepoch-core")
+	root := shortRoot(t)
+	writeFiles(t, root, map[string]string{"mcpepoch.toml": "label = \"front\"\ncommand = [\"sh\", \"server.sh\"]\n"})
+	out, code := testenv.Run(t, root, []string{"MCPEPOCH_FRONT=0123456789ab /x"}, front, "status", "--dir", root)
+	if code != 3 || !strings.Contains(out.Stderr, "no host listening") {
+		t.Errorf("status through the front with the caller's MCPEPOCH_FRONT: exit %d\n%s", code, out.Combined)
+	}
+	for _, v := range []string{"", "0123456789ab", "0123456789ab " + front, " " + front} {
+		out, code := testenv.Run(t, root, []string{"MCPEPOCH_FRONT=" + v}, core, "status", "--dir", root)
+		if code != 2 || !strings.Contains(out.Stderr, "is not from the same build as") {
+			t.Errorf("core with MCPEPOCH_FRONT=%q: exit %d\n%s\nwant exit 2, not from the same build", v, code, out.Combined)
+		}
+	}
+}

@@ -68,7 +68,7 @@ func execCore() error {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("cannot find this executable, beside which %s is: %v", cli.CoreName, err)}
 	}
 	core := filepath.Join(filepath.Dir(self), cli.CoreName)
-	env := append(os.Environ(), cli.FrontEnv+"="+cli.BuildID()+" "+self)
+	env := cli.WithFrontEnv(os.Environ(), self)
 	err = syscall.Exec(core, os.Args, env)
 	what := "cannot be run"
 	if errors.Is(err, fs.ErrNotExist) {

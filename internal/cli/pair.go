@@ -50,10 +50,27 @@ func BuildID() string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// WithFrontEnv returns env (KEY=VALUE entries, as os.Environ gives them)
+// with every FrontEnv entry it had removed and this build's own appended:
+// "BUILDID FRONT". A caller's own value, even several, never reaches the
+// core in its place (the first of duplicate entries is the one a Go
+// program sees).
+func WithFrontEnv(env []string, front string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, FrontEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, FrontEnv+"="+BuildID()+" "+front)
+}
+
 // CheckFront is the core's first step: when a front started it (FrontEnv
 // is set), FrontEnv is removed from the environment, and a front of
-// another build is an error (exit 2) naming both binaries and the fix.
-// A core started by itself has nothing to check.
+// another build is an error (exit 2) naming both binaries and the fix. A
+// value the core cannot verify (no build id, no front path, or a core
+// without build information) counts as another build, never as a pass. A
+// core started by itself has nothing to check.
 func CheckFront() error {
 	v, ok := os.LookupEnv(FrontEnv)
 	if !ok {
@@ -61,7 +78,7 @@ func CheckFront() error {
 	}
 	os.Unsetenv(FrontEnv)
 	id, front, _ := strings.Cut(v, " ")
-	if id == BuildID() {
+	if own := BuildID(); own != "" && id == own && front != "" {
 		return nil
 	}
 	self, err := os.Executable()
