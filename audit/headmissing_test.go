@@ -64,7 +64,7 @@ func TestHeadDeletedWithTruncation(t *testing.T) {
 	if err := FormatTimeline(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "log_recovered        head=missing") {
+	if !strings.Contains(b.String(), "log_recovered         epoch=-              run=-              head=missing") {
 		t.Errorf("timeline does not show the missing head:\n%s", b.String())
 	}
 }

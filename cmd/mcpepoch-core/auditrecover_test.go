@@ -48,7 +48,7 @@ func TestAuditHeadDeleted(t *testing.T) {
 		t.Errorf("audit verify does not warn about the missing head:\n%s", stdout)
 	}
 	stdout, _, code = runCLI(t, "audit", "show", "--dir", root)
-	if code != 0 || !strings.Contains(stdout, "log_recovered        head=missing") {
+	if code != 0 || !strings.Contains(stdout, "log_recovered         epoch=-              run=-              head=missing") {
 		t.Errorf("audit show: exit %d, does not list the missing head:\n%s", code, stdout)
 	}
 }
