@@ -1,8 +1,6 @@
 package build
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,7 +223,7 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 }
 
 // treeArtifact digests the tree at full (absolute) as an artifact of role,
-// with its stat cache in spec.CacheDir when set, or through spec.Trees.
+// with its stat cache (spec.Caches, spec.CacheDir) or through spec.Trees.
 func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *Identity) (Artifact, Tree, error) {
 	walk := func() (Tree, error) { return walkTree(spec, full, role, opt, id) }
 	var t Tree
@@ -241,18 +239,18 @@ func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *I
 	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
 }
 
-// walkTree is TreeDigest of full with its stat cache in spec.CacheDir when
-// set, noting in id a cache that could not be used.
+// walkTree is TreeDigest of full with the stat cache spec.Caches keeps for
+// it when set, else with its stat cache in spec.CacheDir when set, noting
+// in id a cache that could not be used.
 func walkTree(spec Spec, full string, role Role, opt TreeOptions, id *Identity) (Tree, error) {
+	if spec.Caches != nil {
+		opt.Rehash = spec.Rehash
+		return spec.Caches.walk(full, role, opt)
+	}
 	var cache *StatCache
 	var cachePath string
 	if spec.CacheDir != "" {
-		sum := sha256.Sum256([]byte(full))
-		prefix := "tree-"
-		if role != RoleDeps {
-			prefix = string(role) + "-"
-		}
-		cachePath = filepath.Join(spec.CacheDir, prefix+hex.EncodeToString(sum[:8])+".cache")
+		cachePath = filepath.Join(spec.CacheDir, cacheName(full, role))
 		c, err := LoadStatCache(cachePath)
 		if err != nil {
 			// Named once: a corrupt cache's error starts with its path.

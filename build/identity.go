@@ -155,8 +155,15 @@ type Spec struct {
 	// site-packages in Dir, and $VIRTUAL_ENV's, where they exist.
 	Deps []string
 	// CacheDir, if set, keeps one StatCache per dependency tree there, so
-	// an unchanged tree is not read again.
+	// an unchanged tree is not read again, and the FileCache of single
+	// files (files.json). Any process of the same user can write them:
+	// they are a hint for the hook, never read by the host (Caches).
 	CacheDir string
+	// Caches, if set, replaces CacheDir: the stat caches are kept in
+	// memory (Caches), so that no digest comes from a file another
+	// process wrote. The host sets it; its first Compute hashes every
+	// file it reads.
+	Caches *Caches
 	// Rehash ignores the stat caches and reads every file.
 	Rehash bool
 	// Trees, if set, is asked for every code and dependency tree Compute
@@ -215,7 +222,12 @@ func Compute(spec Spec) (*Identity, error) {
 	id := &Identity{Dir: dir, Command: spec.Command}
 
 	var fc *FileCache
-	if spec.CacheDir != "" && !spec.Rehash {
+	switch {
+	case spec.Rehash:
+	case spec.Caches != nil:
+		fc = spec.Caches.fileCache()
+		defer spec.Caches.keep(fc)
+	case spec.CacheDir != "":
 		fc, err = LoadFileCache(filepath.Join(spec.CacheDir, "files.json"))
 		if err != nil {
 			id.Inferred = append(id.Inferred, err.Error())

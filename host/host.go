@@ -144,6 +144,10 @@ type Host struct {
 	// (trees.go); nil before Run, which closes it after the socket server.
 	// Its own lock.
 	trees *treewatch.Watcher
+	// caches are the identity's stat caches, in memory only (trees.go):
+	// the host never takes a digest from the on-disk caches, which any
+	// process of the user can write. Their own locks.
+	caches *build.Caches
 
 	// versions caches runtime digest → version, so a restart does not run
 	// node --version again (supervise.go). Its own lock.
@@ -283,7 +287,7 @@ func New(opts Options) *Host {
 		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
-		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}},
+		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
 	}
 	h.log = newLogSink(opts.Stderr, logSinkMax)
 	h.openCredentials()

@@ -14,7 +14,8 @@ import (
 // signal is answered without walking what nothing touched. The hook asks
 // for the same trees before it hashes a build (serveTrees), so that it
 // does not walk them either. Nothing the hook says enters the host's
-// identity.
+// identity, and neither does the hook's on-disk stat cache: the host's
+// caches live in its memory (spec).
 
 // identity computes what the launch command will run now.
 func (h *Host) identity() (*build.Identity, error) {
@@ -30,9 +31,13 @@ func (h *Host) identity() (*build.Identity, error) {
 }
 
 // spec is the identity's build.Spec, with the runtime versions the host
-// has seen: a restart does not run node --version again.
+// has seen (a restart does not run node --version again) and the host's
+// own in-memory stat caches instead of the on-disk ones: a digest the
+// host uses comes from content it read itself, never from a cache file
+// another process of the user could have forged (build.Caches).
 func (h *Host) spec() build.Spec {
 	spec := h.opts.Spec
+	spec.CacheDir, spec.Caches = "", h.caches
 	spec.Versions = func(d build.Digest) (string, bool) {
 		v, ok := h.versions.Load(d)
 		if !ok {
