@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,7 +83,7 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		return nil
 	}
 	if !*yes {
-		if err := askToWrite(stdio, len(w.Changes)); err != nil {
+		if err := askToWrite(ctx, stdio, len(w.Changes)); err != nil {
 			return err
 		}
 	}
@@ -97,13 +98,18 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 }
 
 // askToWrite asks the person at stdio's terminal whether to write n
-// files; nil means yes.
-func askToWrite(stdio Stdio, n int) error {
+// files; nil means yes. Ctrl-C, SIGTERM or SIGHUP at the question (ctx,
+// main's signal context) ends init at once, writing nothing.
+func askToWrite(ctx context.Context, stdio Stdio, n int) error {
 	if !isTerminal(stdio.In) {
 		return usageError("init asks before writing and stdin is not a terminal: pass --yes to write, or --dry-run")
 	}
 	fmt.Fprintf(stdio.Err, "write %d files? [y/N] ", n)
-	line, _ := bufio.NewReader(stdio.In).ReadString('\n')
+	line, err := newKeyReader(ctx, bufio.NewReader(stdio.In), stdio.In).line()
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(stdio.Err)
+		return &exitError{code: exitFailure, err: fmt.Errorf("%w: nothing written", err)}
+	}
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 		fmt.Fprintln(stdio.Err, "nothing written")
 		return silentExit(exitFailure)
