@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Directories a search path adds. NODE_PATH=/opt/js makes node's require
@@ -32,16 +33,35 @@ import (
 // a search-path directory is hashed shallowly.
 const envTreeLimit = 10000
 
-// envDirs returns the search-path directories of the server's runtime to
-// hash as trees, and the artifacts of those hashed shallowly (their files
-// read through fc when not nil); what it leaves out is said in
-// id.Inferred. code and nested are the trees the identity hashes already.
-func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, nested []depRoot, fc *FileCache, id *Identity) ([]depRoot, []Artifact) {
-	var cands []depRoot
+// The work over all search-path directories of one identity is bounded:
+// a value of a thousand entries naming big folders would otherwise hold
+// every hook and the host's start for minutes. The entries are
+// deduplicated by their real path (symbolic links resolved) first; then
+// at most envDirLimit directories are looked at, and none is started once
+// envWorkFactor*envTreeLimit entries were read (counting, the shallow
+// digests' top levels, and the walks, a directory's count twice): at most
+// about 70,000 entries in all. The directories past the bound are not
+// hashed at all (the variable's value still is) and the explanation says
+// so, once, naming the variables and the bound.
+const (
+	envDirLimit   = 64
+	envWorkFactor = 5
+)
+
+// envCand is a directory a search path adds, from the variable src.
+type envCand struct {
+	depRoot
+	src string
+}
+
+// envCands returns the search-path directories of the server's runtime,
+// in search order.
+func envCands(spec Spec, dir string, l launchArgs, rt string) []envCand {
+	var cands []envCand
 	add := func(name, why string) {
 		for _, p := range filepath.SplitList(lookupEnv(spec, name)) {
 			if p != "" {
-				cands = append(cands, depRoot{abs(dir, p), why})
+				cands = append(cands, envCand{depRoot{abs(dir, p), why}, name})
 			}
 		}
 	}
@@ -50,53 +70,89 @@ func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, n
 		add("NODE_PATH", "a NODE_PATH directory: "+l.runtime+" resolves there a module the node_modules do not have")
 		if l.runtime == "node" {
 			for _, g := range nodeGlobalFolders(spec, rt) {
-				cands = append(cands, depRoot{g, "one of node's global folders ($HOME/.node_modules, $HOME/.node_libraries, PREFIX/lib/node): node resolves there a module the node_modules and NODE_PATH do not have"})
+				cands = append(cands, envCand{depRoot{g, "one of node's global folders ($HOME/.node_modules, $HOME/.node_libraries, PREFIX/lib/node): node resolves there a module the node_modules and NODE_PATH do not have"}, "node's global folders"})
 			}
 		}
 	case isPython(l, rt):
 		add("PYTHONPATH", "a PYTHONPATH directory: on sys.path before site-packages, so the server imports modules from it")
 		for _, s := range systemSites(spec, dir, rt) {
-			cands = append(cands, depRoot{s, "the interpreter's own site-packages: on sys.path, and its .pth files run at every start (a virtual environment without system site-packages keeps Python out of it)"})
+			cands = append(cands, envCand{depRoot{s, "the interpreter's own site-packages: on sys.path, and its .pth files run at every start (a virtual environment without system site-packages keeps Python out of it)"}, "the interpreter's site-packages"})
 		}
 	}
+	return cands
+}
+
+// envDirs returns the search-path directories of the server's runtime to
+// hash as trees, and the artifacts of those hashed shallowly (their files
+// read through fc when not nil); what it leaves out is said in
+// id.Inferred. code and nested are the trees the identity hashes already.
+func envDirs(spec Spec, dir string, l launchArgs, rt string, code []codeInput, nested []depRoot, fc *FileCache, id *Identity) ([]depRoot, []Artifact) {
 	limit := envTreeLimit
 	if spec.envTreeLimit > 0 {
 		limit = spec.envTreeLimit
 	}
-	var roots []depRoot
+	var roots, realRoots []depRoot
 	var shallow []Artifact
-	for _, c := range cands {
-		fi, err := os.Stat(c.path)
+	var past []string // the variables of the directories past the bound
+	seen := map[string]bool{}
+	looked, work, skipped := 0, 0, 0
+	for _, c := range envCands(spec, dir, l, rt) {
+		real, err := filepath.EvalSymlinks(c.path)
+		if err != nil || seen[real] {
+			continue // absent (the variable's value is hashed; a directory made later is new) or seen
+		}
+		seen[real] = true
+		fi, err := os.Stat(real)
 		switch {
 		case err != nil:
-			continue // absent: the variable's value is hashed; a directory made later is new
+			continue
 		case !fi.IsDir():
 			if fi.Mode().IsRegular() { // a zip archive on sys.path
-				a := Artifact{Role: RoleDeps, Path: display(dir, c.path), Why: c.why}
-				if d, n, err := FileDigest(c.path); err == nil {
-					a.Digest, a.Size = d, n
-				} else {
-					a.Missing = true
-				}
-				shallow = append(shallow, a)
+				shallow = append(shallow, fileArtifact(dir, c.path, c.why))
 			}
 			continue
-		case coveredBy(dir, c.path, code, nested, roots, spec):
+		case coveredBy(dir, c.path, code, nested, roots, spec) || coveredBy(dir, real, code, nested, realRoots, spec):
 			continue
-		case inside(c.path, dir):
+		case inside(c.path, dir) || inside(real, dir):
 			id.Inferred = append(id.Inferred, fmt.Sprintf("%s contains the project: it is not hashed as a tree (%s); the project's own code is hashed as its code", display(dir, c.path), c.why))
 			continue
+		case looked >= envDirLimit || work >= envWorkFactor*limit:
+			skipped++
+			if !slices.Contains(past, c.src) {
+				past = append(past, c.src)
+			}
+			continue
 		}
-		if _, over := countEntries(c.path, limit); over {
+		looked++
+		n, over := countEntries(c.path, limit)
+		work += n
+		if over {
 			a := shallowArtifact(fc, dir, c.path, limit)
 			a.Why = c.why + fmt.Sprintf("; it has more than %d entries, so only its top level is hashed (each file, each directory's package.json or __init__.py): an edit deeper inside is not seen; name the package's own directory in deps in mcpepoch.toml to hash it whole", limit)
+			work += limit
 			shallow = append(shallow, a)
 			id.Inferred = append(id.Inferred, fmt.Sprintf("%s has more than %d entries: hashed shallowly", display(dir, c.path), limit))
 			continue
 		}
-		roots = append(roots, c)
+		work += n // the walk
+		roots = append(roots, c.depRoot)
+		realRoots = append(realRoots, depRoot{real, c.why})
+	}
+	if skipped > 0 {
+		id.Inferred = append(id.Inferred, fmt.Sprintf("%s: %d more directories not hashed, past the bound of %d directories and %d entries read over all search-path directories; only the variable's value is: name the ones the server needs in deps in mcpepoch.toml", strings.Join(past, ", "), skipped, envDirLimit, envWorkFactor*limit))
 	}
 	return roots, shallow
+}
+
+// fileArtifact is the artifact of the regular file p on a search path.
+func fileArtifact(dir, p, why string) Artifact {
+	a := Artifact{Role: RoleDeps, Path: display(dir, p), Why: why}
+	if d, n, err := FileDigest(p); err == nil {
+		a.Digest, a.Size = d, n
+	} else {
+		a.Missing = true
+	}
+	return a
 }
 
 // coveredBy reports whether p lies in a tree the identity hashes already:
