@@ -146,10 +146,20 @@ func TestFrontWithoutCore(t *testing.T) {
 	}
 }
 
+// versionLine is what `BIN version` prints.
+func versionLine(t *testing.T, bin string) string {
+	t.Helper()
+	out, code := testenv.Run(t, t.TempDir(), nil, bin, "version")
+	if code != 0 {
+		t.Fatalf("%s version: exit %d\n%s", bin, code, out.Combined)
+	}
+	return strings.TrimSuffix(out.Stdout, "\n")
+}
+
 // TestFrontRefusesCoreOfAnotherBuild: a core beside a front built with
-// other settings (here without the tests' build tag) refuses to run, with
-// exit 2 naming both and the fix, before it does anything; the same core
-// beside its own front runs.
+// other settings (here without the tests' build tag) is not run: exit 2
+// naming both, the fix, both version lines and what differs, before the
+// core does anything; the same core beside its own front runs.
 func TestFrontRefusesCoreOfAnotherBuild(t *testing.T) {
 	t.Parallel()
 	ours := testenv.Mcpepoch(t)
@@ -159,7 +169,10 @@ func TestFrontRefusesCoreOfAnotherBuild(t *testing.T) {
 	root := shortRoot(t)
 	out, code := testenv.Run(t, root, nil, filepath.Join(dir, "mcpepoch"), "host", "--dir", root, "--", "sh", "-c", "touch ran")
 	want := "mcpepoch: error: " + filepath.Join(dir, "mcpepoch-core") + " is not from the same build as " + filepath.Join(dir, "mcpepoch") +
-		", which started it: install both again (from a clone: go install ./cmd/...)\n"
+		", which started it: install both again (from a clone: go install ./cmd/...)\n" +
+		"mcpepoch: hint: front " + filepath.Join(dir, "mcpepoch") + ": " + versionLine(t, other) + "\n" +
+		"mcpepoch: hint: core " + filepath.Join(dir, "mcpepoch-core") + ": " + versionLine(t, ours) + "\n" +
+		"mcpepoch: hint: they differ: build setting -tags: \"mcpepochtest\" in the core, unset in the front\n"
 	if code != 2 || out.Stderr != want {
 		t.Errorf("host through a front of another build: exit %d\nstderr %q\nwant exit 2 and %q", code, out.Stderr, want)
 	}
@@ -192,5 +205,64 @@ func TestFrontSetsItsOwnFrontEnv(t *testing.T) {
 		if code != 2 || !strings.Contains(out.Stderr, "is not from the same build as") {
 			t.Errorf("core with MCPEPOCH_FRONT=%q: exit %d\n%s\nwant exit 2, not from the same build", v, code, out.Combined)
 		}
+	}
+}
+
+// TestFrontRefusesForeignCore: a Go program of this module's path that is
+// not its cmd/mcpepoch-core, installed as mcpepoch-core beside the front,
+// is never run: exit 2 saying which program it is.
+func TestFrontRefusesForeignCore(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"go.mod":  "module github.com/mcpepoch/mcpepoch\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"foreign core ran\") }\n",
+	})
+	dir := install(t, map[string]string{"mcpepoch": testenv.Mcpepoch(t)})
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "mcpepoch-core"), ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, code := testenv.Run(t, dir, nil, filepath.Join(dir, "mcpepoch"), "status")
+	if code != 2 || strings.Contains(out.Combined, "foreign core ran") ||
+		!strings.Contains(out.Stderr, "mcpepoch: hint: they differ: the core is the program github.com/mcpepoch/mcpepoch, not github.com/mcpepoch/mcpepoch/cmd/mcpepoch-core\n") {
+		t.Errorf("status beside a foreign mcpepoch-core: exit %d\n%s", code, out.Combined)
+	}
+}
+
+// TestFrontInNPMPackageSaysNPMFix: a front inside an npm platform package
+// (node_modules/@mcpepoch/PLATFORM/bin) names the npm packages as the fix,
+// for a core missing and for one of another build.
+func TestFrontInNPMPackageSaysNPMFix(t *testing.T) {
+	t.Parallel()
+	ours := testenv.Mcpepoch(t)
+	bin := filepath.Join(t.TempDir(), "node_modules", "@mcpepoch", "linux-x64", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := filepath.Join(bin, "mcpepoch")
+	if err := os.WriteFile(front, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const fix = ": reinstall the npm packages (npm i -D mcpepoch)\n"
+	out, code := testenv.Run(t, bin, nil, front, "status")
+	if code != 2 || !strings.Contains(out.Stderr, "is missing beside "+front) || !strings.HasSuffix(out.Stderr, fix) {
+		t.Errorf("status in an npm package without a core: exit %d\n%s", code, out.Combined)
+	}
+	other, err := os.ReadFile(testenv.Build(t, "./cmd/mcpepoch-core"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "mcpepoch-core"), other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code = testenv.Run(t, bin, nil, front, "status")
+	if code != 2 || !strings.Contains(out.Stderr, "is not from the same build as "+front+", which started it"+fix) {
+		t.Errorf("status in an npm package with a core of another build: exit %d\n%s", code, out.Combined)
 	}
 }

@@ -12,8 +12,9 @@
 // The core is found beside this executable (symlinks resolved, so that
 // npm's and Homebrew's links find the real one), never through PATH or
 // the environment: whoever can set either would choose the code that runs.
-// A missing core, or one from another build (cli.CheckFront), ends the
-// command with exit 2 and the fix.
+// Before the exec the front reads the core's build information
+// (cli.CheckCore): a missing core, or one from another build, ends the
+// command with exit 2, the facts compared and the fix.
 package main
 
 import (
@@ -68,12 +69,18 @@ func execCore() error {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("cannot find this executable, beside which %s is: %v", cli.CoreName, err)}
 	}
 	core := filepath.Join(filepath.Dir(self), cli.CoreName)
-	env := cli.WithFrontEnv(os.Environ(), self)
-	err = syscall.Exec(core, os.Args, env)
+	if err = cli.CheckCore(self, core); err == nil {
+		err = syscall.Exec(core, os.Args, cli.WithFrontEnv(os.Environ(), self))
+	} else if _, ok := errors.AsType[*cli.ExitError](err); ok {
+		return err
+	}
 	what := "cannot be run"
 	if errors.Is(err, fs.ErrNotExist) {
 		what = "is missing"
 	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
 	return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("%s, which runs every command but version and record, %s beside %s (%v): %s",
-		core, what, self, err, cli.InstallFix)}
+		core, what, self, err, cli.InstallFixFor(self))}
 }

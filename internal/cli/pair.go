@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 )
@@ -26,6 +27,19 @@ const FrontEnv = "MCPEPOCH_FRONT"
 
 // InstallFix is how to install both binaries again.
 const InstallFix = "install both again (from a clone: go install ./cmd/...)"
+
+// NPMInstallFix is how to install both binaries again when the front
+// runs from an npm platform package (node_modules/@mcpepoch/PLATFORM/bin).
+const NPMInstallFix = "reinstall the npm packages (npm i -D mcpepoch)"
+
+// InstallFixFor is the fix for an install whose front is at path front:
+// NPMInstallFix inside an npm platform package, else InstallFix.
+func InstallFixFor(front string) string {
+	if strings.Contains(filepath.ToSlash(front), "/node_modules/@mcpepoch/") {
+		return NPMInstallFix
+	}
+	return InstallFix
+}
 
 // BuildID is a short digest of what the Go toolchain recorded of this
 // binary's build (runtime/debug.BuildInfo): the Go version, the main
@@ -85,5 +99,12 @@ func CheckFront() error {
 	if err != nil {
 		self = CoreName
 	}
-	return UsageError("%s is not from the same build as %s, which started it: %s", self, front, InstallFix)
+	if front != "" {
+		// The front's file tells what differs; a front that matches by its
+		// file but sent another id leaves the plain sentence.
+		if err := CheckPair(front, self); err != nil {
+			return err
+		}
+	}
+	return UsageError("%s is not from the same build as %s, which started it: %s", self, front, InstallFixFor(front))
 }

@@ -13,6 +13,13 @@ import (
 // binaries). Empty in any other build.
 var releaseVersion string
 
+// buildStamp names one build of both binaries, stamped with -ldflags "-X
+// github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=S" by the places
+// that build an install (Taskfile.yml's build, scripts/npm-pack.sh), one
+// value for both binaries: it tells two builds apart when neither has VCS
+// information. Empty in any other build.
+var buildStamp string
+
 // RunVersion is "mcpepoch version [--json]": one line (version), or with
 // --json the same facts as one JSON object (VersionInfo) on stdout.
 func RunVersion(args []string, stdio Stdio) error {
@@ -42,24 +49,70 @@ type VersionInfo struct {
 	// Revision is the VCS revision (12 hex, "+dirty" when the work tree had
 	// changes), "" when unknown.
 	Revision string `json:"revision,omitempty"`
+	// Stamp is the build stamp (buildStamp), "" when the binary has none.
+	Stamp string `json:"stamp,omitempty"`
 	// Go is the Go version the binary was built with, e.g. "go1.26.0".
 	Go string `json:"go"`
 	// Platform is GOOS/GOARCH, e.g. "linux/amd64".
 	Platform string `json:"platform"`
 }
 
+// BuildVersion is this binary's VersionInfo.
 func BuildVersion() VersionInfo {
-	info := VersionInfo{Version: releaseVersion, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	bi, _ := debug.ReadBuildInfo()
+	info := versionOf(bi)
+	info.Version, info.Stamp = releaseVersion, buildStamp
 	if info.Version == "" {
 		info.Version = "devel"
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
-			info.Module = mv
-		}
-		info.Revision = vcsRevision(bi.Settings)
-	}
+	info.Go, info.Platform = runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH
 	return info
+}
+
+// versionOf is the VersionInfo of a binary whose build information is bi
+// (nil: none), read from it alone: the release version and stamp from the
+// -X flags of its -ldflags setting.
+func versionOf(bi *debug.BuildInfo) VersionInfo {
+	info := VersionInfo{Version: "devel", Go: "go?", Platform: "?/?"}
+	if bi == nil {
+		return info
+	}
+	info.Go = bi.GoVersion
+	var goos, goarch string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		case "-ldflags":
+			if v := ldflagX(s.Value, "releaseVersion"); v != "" {
+				info.Version = v
+			}
+			info.Stamp = ldflagX(s.Value, "buildStamp")
+		}
+	}
+	if goos != "" {
+		info.Platform = goos + "/" + goarch
+	}
+	if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
+		info.Module = mv
+	}
+	info.Revision = vcsRevision(bi.Settings)
+	return info
+}
+
+// ldflagX is the value that the -ldflags string flags sets this package's
+// variable name to with -X, "" when it sets none.
+func ldflagX(flags, name string) string {
+	key := "github.com/mcpepoch/mcpepoch/internal/cli." + name + "="
+	for _, f := range strings.Fields(flags) {
+		f = strings.Trim(f, `"'`)
+		if v, ok := strings.CutPrefix(f, key); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // line is one line: "mcpepoch V (DETAILS)", DETAILS the module version,
@@ -71,6 +124,9 @@ func (info VersionInfo) Line() string {
 	}
 	if info.Revision != "" {
 		details = append(details, "revision "+info.Revision)
+	}
+	if info.Stamp != "" {
+		details = append(details, "stamp "+info.Stamp)
 	}
 	details = append(details, info.Go+" "+info.Platform)
 	return "mcpepoch " + info.Version + " (" + strings.Join(details, ", ") + ")"
