@@ -1,6 +1,8 @@
 package host
 
 import (
+	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -29,4 +31,53 @@ func growPipe(f *os.File) {
 			unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
 		}
 	})
+}
+
+// pollableReader returns a reader of the pipe r (the client's stdin)
+// that waits in the runtime's poller: the pipe opened anew through
+// /proc/self/fd, non-blocking, a descriptor of the host's own, so that the
+// mode of the one it was given, shared with whoever opened it, is left
+// alone. A read that blocks in the kernel instead ties up a thread, and
+// the runtime's monitor then wakes every 20 µs to hand its processor on.
+// For anything but a pipe, or when it cannot be opened again, r itself;
+// closing the reader returned closes only what this opened.
+func pollableReader(r io.Reader) io.ReadCloser {
+	f, ok := r.(*os.File)
+	if !ok {
+		return io.NopCloser(r)
+	}
+	var st unix.Stat_t
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return io.NopCloser(r)
+	}
+	fifo := false
+	rc.Control(func(fd uintptr) {
+		fifo = unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+		if fifo {
+			if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+				fifo = false // in the poller already, or unreadable
+			}
+		}
+	})
+	if !fifo {
+		return io.NopCloser(r)
+	}
+	var own *os.File
+	rc.Control(func(fd uintptr) {
+		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		var nst unix.Stat_t
+		if unix.Fstat(nfd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
+			unix.Close(nfd) // not the same pipe
+			return
+		}
+		own = os.NewFile(uintptr(nfd), f.Name())
+	})
+	if own == nil {
+		return io.NopCloser(r)
+	}
+	return own
 }

@@ -88,7 +88,9 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 
 	go func() {
-		readLinesMore(h.opts.Stdin, h.opts.MaxLine, h.fromClient)
+		in := pollableReader(h.opts.Stdin)
+		defer in.Close()
+		readLinesMore(in, h.opts.MaxLine, h.fromClient)
 		h.cancel(nil)
 	}()
 	<-h.ctx.Done()
