@@ -172,9 +172,9 @@ func TestCredentialPerCallAppliesAtOnce(t *testing.T) {
 		t.Fatalf("order before the edit: %v, want authorization_required, not per call", rerr)
 	}
 	p.editToml(`tools = ["inventory_order"]`, "tools = [\"inventory_order\"]\nper_call = true")
-	// Identical bytes: the epoch stays, and record says the grant ended.
-	if rec := p.record(); !strings.Contains(rec, "running server unchanged") || !strings.Contains(rec, "; 1 grant revoked: mcpepoch.toml raised the approval policy (approve again: mcpepoch approve)") {
-		t.Errorf("record after per_call was turned on does not say the grant ended:\n%s", rec)
+	// Identical bytes: the epoch stays; no grant to revoke, none said.
+	if rec := p.record(); !strings.Contains(rec, "running server unchanged") || strings.Contains(rec, "revoked") {
+		t.Errorf("record after per_call was turned on, with no grant:\n%s", rec)
 	}
 	refusedOrder(t, c, "after per_call was turned on")
 	if !strings.Contains(c.Stderr(), "in force at once (it raised the policy floor): credentials.inventory-supplier.per_call false → true") {
