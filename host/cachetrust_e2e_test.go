@@ -52,8 +52,9 @@ func (p *project) diskIdentity() (entry, code build.Digest) {
 // data (past the racy window), then puts the old digests back beside it,
 // in files.json and in the code tree's stat cache (checksum recomputed).
 // It returns the real digests of the entry and the tree, after checking
-// that the hook's identity now names the old ones.
-func (p *project) forgeCaches() (entry, code build.Digest) {
+// that the hook's identity now names the old ones. With entryOnly, the
+// code tree is left alone.
+func (p *project) forgeCaches(entryOnly bool) (entry, code build.Digest) {
 	p.t.Helper()
 	oldEntry, oldCode := p.diskIdentity()
 	bin, err := os.ReadFile(p.path("bin/fixture"))
@@ -64,12 +65,14 @@ func (p *project) forgeCaches() (entry, code build.Digest) {
 	if err := os.Chmod(p.path("bin/fixture"), 0o755); err != nil {
 		p.t.Fatal(err)
 	}
-	if err := os.WriteFile(p.path("dist/index.js"), []byte("two"), 0o644); err != nil {
-		p.t.Fatal(err)
+	if !entryOnly {
+		if err := os.WriteFile(p.path("dist/index.js"), []byte("two"), 0o644); err != nil {
+			p.t.Fatal(err)
+		}
 	}
 	time.Sleep(2500 * time.Millisecond) // past the caches' racy window
 	entry, code = p.diskIdentity()
-	if entry == oldEntry || code == oldCode {
+	if entry == oldEntry || (code == oldCode) != entryOnly {
 		p.t.Fatalf("the edit changed nothing: entry %s, code %s", entry, code)
 	}
 
@@ -93,17 +96,31 @@ func (p *project) forgeCaches() (entry, code build.Digest) {
 		p.t.Fatal(err)
 	}
 
+	if !entryOnly {
+		p.forgeTree(code, oldCode)
+	}
+	p.checkForged(oldEntry, oldCode)
+	return entry, code
+}
+
+// forgeTree puts the old digests of dist/index.js and of dist back into
+// the code tree's stat cache.
+func (p *project) forgeTree(code, oldCode build.Digest) {
+	p.t.Helper()
 	caches, _ := filepath.Glob(p.path(".mcpepoch/cache/code-*.cache"))
 	if len(caches) != 1 {
 		p.t.Fatalf("code tree stat caches %q, want one", caches)
 	}
 	forgeStatCache(p.t, caches[0], map[build.Digest]build.Digest{
 		build.DigestBytes([]byte("two")): build.DigestBytes([]byte("one")), code: oldCode})
+}
 
+// checkForged asserts that the hook's identity takes the forged caches.
+func (p *project) checkForged(oldEntry, oldCode build.Digest) {
+	p.t.Helper()
 	if e, c := p.diskIdentity(); e != oldEntry || c != oldCode {
 		p.t.Fatalf("forged caches not taken by the hook's identity: entry %s (old %s), code %s (old %s)", e, oldEntry, c, oldCode)
 	}
-	return entry, code
 }
 
 // forgeStatCache replaces, in the stat cache file at path, each digest of
@@ -175,7 +192,7 @@ func TestHostIgnoresForgedCaches(t *testing.T) {
 	if len(first.Hosts) != 1 {
 		t.Fatalf("first record: hosts %+v", first.Hosts)
 	}
-	entry, code := p.forgeCaches()
+	entry, code := p.forgeCaches(false)
 	r := p.recordJSON()
 	if len(r.Hosts) != 1 || r.Hosts[0].Result != "restarted" || r.Hosts[0].NewEpoch == first.Hosts[0].NewEpoch {
 		t.Fatalf("after the forgery: record reports %q changed, hosts %+v; want the server restarted under a new epoch", r.Changed, r.Hosts)
@@ -193,7 +210,7 @@ func TestHostStartedAfterForgery(t *testing.T) {
 	t.Parallel()
 	p := forgeProject(t)
 	p.recordJSON()
-	entry, code := p.forgeCaches()
+	entry, code := p.forgeCaches(false)
 	c := startRaw(t, p, nil, "./bin/fixture")
 	c.initialize()
 	waitFor(t, waitLong, "the host to listen", func() bool { return listeningRe.MatchString(c.stderr.String()) })
@@ -204,4 +221,24 @@ func TestHostStartedAfterForgery(t *testing.T) {
 		t.Fatalf("record took no trees from the host: %+v", r)
 	}
 	p.manifestNames("dist", code)
+}
+
+// TestRecordSaysWhatHostFound: with the entry's cache entry forged, record's
+// own hashing finds nothing changed; the host restarts the server, and
+// record says that the host found the entry changed.
+func TestRecordSaysWhatHostFound(t *testing.T) {
+	t.Parallel()
+	p := forgeProject(t)
+	c := startRaw(t, p, nil, "./bin/fixture")
+	c.initialize()
+	waitFor(t, waitLong, "the host to listen", func() bool { return listeningRe.MatchString(c.stderr.String()) })
+	p.recordJSON()
+	p.forgeCaches(true)
+	out := p.cli("record", "--dir", p.dir)
+	for _, want := range []string{"build complete: nothing changed", "server restarted: epoch",
+		"the host found bin/fixture changed, where this build found nothing changed"} {
+		if !strings.Contains(out.Stderr, want) {
+			t.Fatalf("record's output lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -130,6 +130,10 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), func(r proto.Result) ([]string, bool) {
 		o, lines := SignalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
+		if more := hostSawMore(out, o); len(more) > 0 {
+			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
+				"the caches in .mcpepoch/cache/ are stale or were rewritten (mcpepoch record --rehash reads every file)", printable(strings.Join(more, ", ")))))
+		}
 		ok := o.Result != localapi.OutcomeError
 		if quiet && ok {
 			lines = lines[1:] // the outcome; what follows is running ≠ built
@@ -140,6 +144,17 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(talk, "%s\n", p.Warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
 	return finishRecord(stdio, out, res, spec.Root, *asJSON, *requireHost, hostErr)
+}
+
+// hostSawMore returns what a host that restarted the server found
+// changed when the build found nothing changed: the host hashes with its
+// own caches (build.Caches), so a stale or forged on-disk cache that hid
+// a change from the hook shows here.
+func hostSawMore(out RecordOutput, o HostOutcome) []string {
+	if o.Result != localapi.OutcomeRestarted || out.FirstBuild || len(out.Changed) > 0 {
+		return nil
+	}
+	return o.Changed
 }
 
 // finishRecord prints record's --json output and says how record ends: an
