@@ -62,6 +62,8 @@ type check struct {
 	// outputWrong is set when output found the launched binary is not
 	// what the build writes, or was written and not recorded.
 	outputWrong bool
+	// installs holds what incomplete found, per mcpepoch path.
+	installs map[string]string
 }
 
 func (c *check) problem(where, what, fix string) {

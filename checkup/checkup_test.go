@@ -331,3 +331,22 @@ func TestCodeOutsideNoted(t *testing.T) {
 		t.Errorf("notes about code outside %q, want one naming ../shared", notes)
 	}
 }
+
+// Two installs of one clean revision agree; a dirty or unknown revision
+// does not count as the same.
+func TestSameRevision(t *testing.T) {
+	npm := "mcpepoch 0.1.0 (revision 036290d89006, go1.26.8 linux/amd64)"
+	for _, c := range []struct {
+		b    string
+		want bool
+	}{
+		{"mcpepoch devel (module v0.0.0-x, revision 036290d89006, go1.26.8 linux/amd64)", true},
+		{"mcpepoch devel (revision 036290d89006+dirty, go1.26.8 linux/amd64)", false},
+		{"mcpepoch devel (revision 136290d89006, go1.26.8 linux/amd64)", false},
+		{"mcpepoch devel (go1.26.8 linux/amd64)", false},
+	} {
+		if got := sameRevision(npm, c.b); got != c.want {
+			t.Errorf("sameRevision(%q, %q) = %v, want %v", npm, c.b, got, c.want)
+		}
+	}
+}

@@ -86,6 +86,9 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 			"give the absolute path (mcpepoch init writes it)")
 	case viaHost && !exists(s.Command):
 		c.problem(where, s.Command+" does not exist", "run mcpepoch init again from the mcpepoch you use")
+	case viaHost && c.incomplete(s.Command) != "":
+		c.problem(where, "launches "+s.Command+", an incomplete install ("+c.incomplete(s.Command)+"): mcpepoch host exits before any MCP message",
+			installFix(s.Command)+"; or run mcpepoch init again from a complete install")
 	case viaHost && perUser && !slices.Contains(s.Args, "--dir"):
 		c.problem(where, "runs mcpepoch host without --dir: "+string(cl)+" starts servers outside the project", "add \"--dir\", \""+c.root+"\" after \"host\"")
 	case !viaHost && ours && hosted != "":

@@ -68,6 +68,11 @@ func (c *check) hookCommand(o Options) {
 			hc.where, hc.cmd, found, filepath.Dir(found), hc.set(found))
 		path = found
 	}
+	if msg := c.incomplete(path); msg != "" {
+		c.problem(hc.where, "the hook runs "+hc.cmd+", an incomplete install ("+msg+"): record works, but mcpepoch dev and every command but version and record fail",
+			installFix(path)+"; or "+fix)
+		return
+	}
 	if o.Version == "" {
 		return
 	}
@@ -78,6 +83,9 @@ func (c *check) hookCommand(o Options) {
 	switch {
 	case err != nil:
 		c.problem(hc.where, fmt.Sprintf("the hook runs %s, and `%s version` fails (%v): it is not mcpepoch, or is broken", hc.cmd, hc.cmd, err), fix)
+	case got != o.Version && sameRevision(got, o.Version):
+		// Another install of the same revision (npm's and go install's
+		// differ in version and stamps): it records builds alike.
 	case got != o.Version:
 		c.problem(hc.where, fmt.Sprintf("the hook runs %s, which is %q, not this %q: builds are recorded by another mcpepoch", hc.cmd, got, o.Version), fix)
 	}

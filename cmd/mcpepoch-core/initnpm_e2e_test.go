@@ -92,3 +92,36 @@ func TestDoctorLaunchNoBuildMakesIt(t *testing.T) {
 		t.Errorf("doctor, missing console script: exit %d\n%s", code, out)
 	}
 }
+
+// doctor runs the mcpepoch the hook and each client config run through
+// the front's own start of the core: a front with no mcpepoch-core beside
+// it is an incomplete install, named with its file and the fix.
+func TestDoctorIncompleteInstall(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Mcpepoch(t)
+	only := filepath.Join(t.TempDir(), "only")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(only, "mcpepoch"), string(b))
+	if err := os.Chmod(filepath.Join(only, "mcpepoch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, env := goBuildProject(t, map[string]string{
+		"Makefile": ".PHONY: build\nbuild:\n\tgo build -o bin/server .\n",
+	})
+	if out, code := testenv.Run(t, dir, env, bin, "init", "--yes", "--client", "claude-code", "--mcpepoch", filepath.Join(only, "mcpepoch")); code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, out)
+	}
+	out, code := testenv.Run(t, dir, env, bin, "doctor")
+	for _, want := range []string{
+		"Makefile:2: the hook runs " + filepath.Join(only, "mcpepoch") + ", an incomplete install",
+		".mcp.json: server nu5go: launches " + filepath.Join(only, "mcpepoch") + ", an incomplete install",
+		"mcpepoch-core, which runs every command but version and record, is missing beside",
+	} {
+		if code == 0 || !strings.Contains(out.Combined, want) {
+			t.Errorf("doctor with a front and no core: exit %d, want %q\n%s", code, want, out)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package checkup
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/mcpepoch/mcpepoch/internal/cli"
+)
+
+// incomplete runs `MCPEPOCH template gitignore` (a core command that
+// reads and writes nothing) through the mcpepoch at path, so that the
+// front's own exec of the core beside it and the core's check that both
+// are one build (cli.CheckFront) decide, as they do for every command but
+// version and record. It returns "" when that works, else the first line
+// the failure printed. Results are kept per path for one check.
+func (c *check) incomplete(path string) string {
+	if c.installs == nil {
+		c.installs = map[string]string{}
+	}
+	if msg, ok := c.installs[path]; ok {
+		return msg
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "template", "gitignore")
+	cmd.Stderr = &stderr
+	msg := ""
+	if err := cmd.Run(); err != nil {
+		msg, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		msg = strings.TrimSuffix(strings.TrimPrefix(msg, "mcpepoch: error: "), ": "+cli.InstallFix)
+		if msg == "" {
+			msg = err.Error()
+		}
+	}
+	c.installs[path] = msg
+	return msg
+}
+
+// installFix says how to repair the install path belongs to: the npm
+// packages when it is one of theirs, else both binaries.
+func installFix(path string) string {
+	if strings.Contains(path, "/node_modules/") {
+		return "reinstall the npm packages (npm i -D mcpepoch, which brings the platform package holding both " +
+			"mcpepoch and " + cli.CoreName + ")"
+	}
+	return cli.InstallFix + ", so that " + cli.CoreName + " from the same build lies beside mcpepoch"
+}
+
+// revisionOf finds the revision in a version line ("… revision 036290d89006 …").
+var revisionOf = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`revision ([0-9a-f]{12})[,)]`)
+})
+
+// sameRevision reports whether two version lines name the same clean VCS
+// revision: two installs of one revision (go install and npm's, whose
+// versions and stamps differ) record builds alike.
+func sameRevision(a, b string) bool {
+	ma, mb := revisionOf().FindStringSubmatch(a), revisionOf().FindStringSubmatch(b)
+	return ma != nil && mb != nil && ma[1] == mb[1]
+}
