@@ -11,7 +11,8 @@
 # record and becomes the core for every other command) and
 # bin/mcpepoch-core. V is the version in the VERSION file at the repository
 # root, the one place it is written; it is stamped into each binary
-# (-ldflags -X .../internal/cli.releaseVersion=V) and into every package.json.
+# (-ldflags -X .../internal/cli.releaseVersion=V) and into every package.json,
+# with one build stamp (-X .../internal/cli.buildStamp) for all binaries.
 #
 # NPM_PACK_PLATFORMS, when set, names the platforms to build, space
 # separated (for instance "linux-x64"); the main package is always built.
@@ -34,6 +35,11 @@ if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
 	exit 2
 fi
 
+# One build stamp per run, in both binaries of every platform: the front
+# refuses a core of another build by it even when neither has VCS
+# information.
+stamp=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
@@ -55,7 +61,7 @@ for p in "${platforms[@]}"; do
 	mkdir -p "$dir/bin"
 	echo "build $goos/$goarch"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto \
-		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version" \
+		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version -X github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=$stamp" \
 		-o "$dir/bin/" ./cmd/mcpepoch ./cmd/mcpepoch-core)
 	cat >"$dir/package.json" <<JSON
 {

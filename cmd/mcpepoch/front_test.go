@@ -130,7 +130,8 @@ func TestFrontSaysWhatCoreSays(t *testing.T) {
 
 // TestFrontWithoutCore: a front with no core beside it runs version and
 // record, and fails every other command with exit 2 and one sentence
-// naming both paths and the fix.
+// naming both paths and the fix; asked for help, or given no command, it
+// prints the list of commands before that sentence.
 func TestFrontWithoutCore(t *testing.T) {
 	t.Parallel()
 	dir := install(t, map[string]string{"mcpepoch": testenv.Mcpepoch(t)})
@@ -143,6 +144,13 @@ func TestFrontWithoutCore(t *testing.T) {
 	}
 	if out, code := testenv.Run(t, dir, nil, front, "version"); code != 0 || !strings.HasPrefix(out.Stdout, "mcpepoch ") {
 		t.Errorf("version without a core: exit %d\n%s", code, out.Combined)
+	}
+	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"-h"}} {
+		out, code := testenv.Run(t, dir, nil, front, args...)
+		if code != 2 || out.Stdout != "" || !strings.HasPrefix(out.Stderr, "usage: mcpepoch <command> [flags]\n") ||
+			!strings.Contains(out.Stderr, "\n  host [flags] -- CMD...") || !strings.HasSuffix(out.Stderr, want) {
+			t.Errorf("mcpepoch %q without a core: exit %d\nstdout %q\nstderr %q\nwant exit 2, the usage, then %q", args, code, out.Stdout, out.Stderr, want)
+		}
 	}
 }
 

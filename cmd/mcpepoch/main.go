@@ -39,7 +39,21 @@ func main() {
 		}
 	}
 	err := execCore()
+	if len(args) == 0 || len(args) == 1 && isHelp(args[0]) {
+		// Help cannot come from a core that cannot be run: the list of
+		// commands, then why the rest will not run.
+		os.Stderr.WriteString(cli.Usage)
+	}
 	os.Exit(cli.Report(os.Stderr, err))
+}
+
+// isHelp reports whether arg asks for the list of commands.
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 // run runs the commands the front runs itself, as the core runs them: an
