@@ -29,7 +29,9 @@ func lookupEnvOK(spec Spec, name string) (string, bool) {
 // variable is Missing, an empty one is not. Values are never kept. A
 // variable that names files to load (envNamedFiles, relative to dir) has
 // their bytes in its digest, and so has LD_LIBRARY_PATH the libraries the
-// ELF files bins (the runtime, the entry) need from it (libraryPathFiles).
+// ELF files bins (the runtime, the entry) need from it (libraryPathFiles),
+// and LD_PRELOAD and LD_AUDIT the libraries theirs need through their own
+// RUNPATH or RPATH (runpathFiles).
 func envArtifacts(spec Spec, dir string, bins []string, digest func([]byte) Digest) []Artifact {
 	names := slices.Concat(RedirectingEnv, spec.EnvNames)
 	slices.Sort(names)
@@ -45,6 +47,9 @@ func envArtifacts(spec Spec, dir string, bins []string, digest func([]byte) Dige
 		}
 		a := Artifact{Role: RoleEnv, Path: n, Digest: digest([]byte(v))} // no size: even a length says something of a value
 		files := envNamedFiles(spec, n, v, dir)
+		if n == "LD_PRELOAD" || n == "LD_AUDIT" {
+			files = append(files, runpathFiles(dir, files)...)
+		}
 		if n == "LD_LIBRARY_PATH" {
 			files = libraryPathFiles(spec, dir, slices.Concat(bins, envNamedFiles(spec, "LD_PRELOAD", lookupEnv(spec, "LD_PRELOAD"), dir)))
 		}

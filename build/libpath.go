@@ -71,3 +71,75 @@ func neededLibraries(p string) []string {
 	}
 	return libs
 }
+
+// runpathFiles returns the shared libraries that the ELF libraries libs
+// (the preloaded ones) need (DT_NEEDED, and what those need in turn, at
+// most maxNeededLibraries looked at) and that the loader finds through
+// the needing library's own DT_RUNPATH, else DT_RPATH: $ORIGIN (or
+// ${ORIGIN}) is the directory of that library as found, a relative
+// directory is relative to dir (the server's working directory), and one
+// with another token ($LIB, $PLATFORM) is skipped. As for
+// LD_LIBRARY_PATH, the search is approximate: the loader's order
+// (LD_LIBRARY_PATH before DT_RUNPATH, DT_RPATH of the loading objects)
+// and its ld.so.cache are not modelled.
+func runpathFiles(dir string, libs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	queue := slices.Clone(libs)
+	for len(queue) > 0 && len(seen) < maxNeededLibraries {
+		p := queue[0]
+		queue = queue[1:]
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		needed, search := neededAndSearch(dir, p)
+		for _, name := range needed {
+			if strings.Contains(name, "/") {
+				continue
+			}
+			for _, d := range search {
+				if c := filepath.Join(d, name); isRegular(c) {
+					if !slices.Contains(out, c) && !slices.Contains(libs, c) {
+						out = append(out, c)
+						queue = append(queue, c)
+					}
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// neededAndSearch returns the DT_NEEDED entries of the ELF file p and the
+// directories of its DT_RUNPATH (else DT_RPATH), expanded as
+// runpathFiles says; nil when p is not one.
+func neededAndSearch(dir, p string) (needed, search []string) {
+	if !isRegular(p) {
+		return nil, nil
+	}
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	if needed, err = f.ImportedLibraries(); err != nil {
+		return nil, nil
+	}
+	paths, _ := f.DynString(elf.DT_RUNPATH)
+	if len(paths) == 0 {
+		paths, _ = f.DynString(elf.DT_RPATH)
+	}
+	origin := filepath.Dir(p)
+	for _, v := range paths {
+		for _, d := range strings.Split(v, ":") {
+			d = strings.ReplaceAll(strings.ReplaceAll(d, "${ORIGIN}", origin), "$ORIGIN", origin)
+			if d == "" || strings.Contains(d, "$") {
+				continue
+			}
+			search = append(search, abs(dir, d))
+		}
+	}
+	return needed, search
+}
