@@ -1,18 +1,21 @@
 package checkup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -198,12 +201,56 @@ func (c *check) staleHosts() {
 		if err != nil || errors.Is(statErr(layout.HostRecord(c.root, run)), os.ErrNotExist) {
 			continue // gone, or not live
 		}
-		if st.ModTime().Before(fi.ModTime()) {
-			c.problem("host "+string(run), fmt.Sprintf("started %s, before %s changed (%s): it runs with the settings it read then",
-				st.ModTime().Format("15:04:05"), config.FileName, fi.ModTime().Format("15:04:05")),
-				"restart the server from the client (it starts a new host), e.g. /mcp in Claude Code")
+		if !st.ModTime().Before(fi.ModTime()) {
+			continue
 		}
+		started := fmt.Sprintf("started %s, before %s changed (%s)", st.ModTime().Format("15:04:05"), config.FileName, fi.ModTime().Format("15:04:05"))
+		hs, err := hostStatus(s)
+		if err != nil {
+			c.problem("host "+string(run), started+": it runs with the settings it read then",
+				"restart the server from the client (it starts a new host), e.g. /mcp in Claude Code")
+			continue
+		}
+		c.configNotInForce("host "+string(run), started, hs)
 	}
+}
+
+// hostStatus asks the host at sock for its status (localapi.TypeStatus).
+func hostStatus(sock string) (localapi.Status, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := notify.Send(ctx, sock, notify.Request{Type: localapi.TypeStatus, Ack: true})
+	if err != nil {
+		return localapi.Status{}, err
+	}
+	return localapi.DecodePayload[localapi.Status](resp.Payload)
+}
+
+// configNotInForce reports what of a changed mcpepoch.toml the host says
+// is not in force (localapi.Status ConfigChanged, PolicyNotApplied), with
+// what puts it in force; nothing once all of it is.
+func (c *check) configNotInForce(where, started string, hs localapi.Status) {
+	if len(hs.PolicyNotApplied) > 0 {
+		keys := make([]string, len(hs.PolicyNotApplied))
+		for i, w := range hs.PolicyNotApplied {
+			keys[i] = w.Setting
+		}
+		c.problem(where, started+": "+strings.Join(keys, ", ")+" would weaken the project's policy floor and are not in force",
+			"a person runs mcpepoch policy accept, then mcpepoch restart")
+	}
+	if hs.ConfigChanged == "" {
+		return
+	}
+	fix := "run the build: its signal makes the host re-read [grants]"
+	switch {
+	case strings.Contains(hs.ConfigChanged, "outside [grants]"):
+		fix = "restart the server from the client (it starts a new host), e.g. /mcp in Claude Code"
+	case strings.Contains(hs.ConfigChanged, "from the next epoch"):
+		fix = "run mcpepoch restart (or a build that changes the server)"
+	case strings.Contains(hs.ConfigChanged, "does not load"):
+		fix = "fix " + config.FileName
+	}
+	c.problem(where, started+": "+hs.ConfigChanged, fix)
 }
 
 func statErr(p string) error { _, err := os.Stat(p); return err }

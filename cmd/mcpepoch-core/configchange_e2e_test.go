@@ -43,6 +43,10 @@ func TestHostSaysConfigChanged(t *testing.T) {
 	if code != 0 || !strings.Contains(out.Stdout, "  config:   "+note+"\n") {
 		t.Errorf("status: exit %d, does not say the config changed:\n%s", code, out)
 	}
+	if out, _ := p.mcpepoch("doctor"); !strings.Contains(out.Combined, "before mcpepoch.toml changed") || !strings.Contains(out.Combined, "outside [grants]") ||
+		!strings.Contains(out.Combined, "fix: restart the server from the client") {
+		t.Errorf("doctor does not say what of the change the host has not applied:\n%s", out)
+	}
 	out, _ = testenv.Run(t, p.dir, nil, p.bin, "status", "--json")
 	if !strings.Contains(out.Stdout, `"configChanged": "`+note+`"`) {
 		t.Errorf("status --json has no configChanged:\n%s", out)
@@ -95,6 +99,10 @@ func TestHostAppliesStrengthenedGrantsPolicyAtOnce(t *testing.T) {
 	}
 	if out, _ := p.mcpepoch("status"); strings.Contains(out.Stdout, "config:") || strings.Contains(out.Stdout, "policy:") {
 		t.Errorf("status still names a config change once it is in force:\n%s", out)
+	}
+	// doctor asks the host: a change in force needs no restart.
+	if out, _ := p.mcpepoch("doctor"); strings.Contains(out.Combined, "before mcpepoch.toml changed") {
+		t.Errorf("doctor asks for a restart once the change is in force:\n%s", out)
 	}
 	out, _ := p.mcpepoch("audit", "show", "--json")
 	if !strings.Contains(out.Stdout, `"policy_raised"`) {
