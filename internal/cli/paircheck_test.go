@@ -32,9 +32,13 @@ func TestPairDiff(t *testing.T) {
 		{func(c *debug.BuildInfo) { c.Path = "github.com/mcpepoch/mcpepoch" }, "the core is the program github.com/mcpepoch/mcpepoch, not"},
 		{func(c *debug.BuildInfo) { c.Main.Path = "example.com/other" }, "module example.com/other"},
 		{func(c *debug.BuildInfo) { c.GoVersion = "go1.26.7" }, "the core was built by go1.26.7, the front by go1.26.8"},
-		{func(c *debug.BuildInfo) { c.Settings[0].Value = "-X github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=B" }, "build setting -ldflags:"},
+		{func(c *debug.BuildInfo) {
+			c.Settings[0].Value = "-X github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=B"
+		}, "build setting -ldflags:"},
 		{func(c *debug.BuildInfo) { c.Settings = c.Settings[1:] }, "build setting -ldflags: unset in the core"},
-		{func(c *debug.BuildInfo) { c.Settings = append(c.Settings, debug.BuildSetting{Key: "-tags", Value: "x"}) }, `build setting -tags: "x" in the core, unset in the front`},
+		{func(c *debug.BuildInfo) {
+			c.Settings = append(c.Settings, debug.BuildSetting{Key: "-tags", Value: "x"})
+		}, `build setting -tags: "x" in the core, unset in the front`},
 		{func(c *debug.BuildInfo) { c.Deps[0].Version = "v1.4.0" }, "github.com/BurntSushi/toml v1.4.0 h1:a in the core, github.com/BurntSushi/toml v1.5.0 h1:a in the front"},
 		{func(c *debug.BuildInfo) { c.Deps[0].Replace = &debug.Module{Path: "../toml"} }, "=> ../toml in the core"},
 		{func(c *debug.BuildInfo) { c.Deps = c.Deps[1:] }, "the front links github.com/BurntSushi/toml v1.5.0, the core does not"},
