@@ -17,7 +17,9 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("identity", stdio.Err, "[--json] [--dir DIR] [-- CMD ARGS...]")
 	dirFlag := fs.String("dir", ".", "project root: the server's working directory")
 	asJSON := fs.Bool("json", false, "print the identity as JSON on stdout")
-	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
+	rehash := fs.Bool("rehash", false, "with --cached: read every file and rewrite the caches")
+	cached := fs.Bool("cached", false, "reuse digests of unchanged files from the hook's stat caches in .mcpepoch/cache/ "+
+		"(faster; any process of your user can write them, and the host never reads them)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -31,6 +33,11 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	spec := set.Spec
 	spec.Rehash = *rehash
+	if !*cached {
+		// What the host computes: every file read, no cache read or
+		// written (the host keeps its own caches in memory).
+		spec.CacheDir = ""
+	}
 	if len(spec.Command) == 0 && spec.Entry == "" {
 		return usageError("no launch command: give one after --, or set command in mcpepoch.toml")
 	}
