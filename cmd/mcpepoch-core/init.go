@@ -79,7 +79,7 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if *dry {
-		fmt.Fprintf(stdio.Err, "dry run: %d files left as they are\n", len(w.Changes))
+		fmt.Fprintf(stdio.Err, "dry run: %s left as they are\n", files(len(w.Changes)))
 		return nil
 	}
 	if !*yes {
@@ -93,7 +93,7 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		}
 		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
 	}
-	nextSteps(stdio.Err, w)
+	nextSteps(stdio.Err, w, selfName(o.Hook))
 	return nil
 }
 
@@ -104,7 +104,7 @@ func askToWrite(ctx context.Context, stdio Stdio, n int) error {
 	if !isTerminal(stdio.In) {
 		return usageError("init asks before writing and stdin is not a terminal: pass --yes to write, or --dry-run")
 	}
-	fmt.Fprintf(stdio.Err, "write %d files? [y/N] ", n)
+	fmt.Fprintf(stdio.Err, "write %s? [y/N] ", files(n))
 	line, err := newKeyReader(ctx, bufio.NewReader(stdio.In), stdio.In).line()
 	if errors.Is(err, errInterrupted) {
 		fmt.Fprintln(stdio.Err)
@@ -276,11 +276,21 @@ func backupPath(path string) string {
 	}
 }
 
-func nextSteps(w io.Writer, wr *wire.Wiring) {
+func nextSteps(w io.Writer, wr *wire.Wiring, self string) {
 	fmt.Fprintln(w, "next:")
-	fmt.Fprintf(w, "  %s dev      rebuild on every change and restart the server (mcpepoch dev)\n", wr.Plan.Build.Runner)
+	fmt.Fprintf(w, "  %s dev      rebuild on every change and restart the server (%s dev)\n", wr.Plan.Build.Runner, self)
 	fmt.Fprintln(w, "  connect the client: Claude Code reads .mcp.json, VS Code .vscode/mcp.json, Cursor .cursor/mcp.json")
-	fmt.Fprintln(w, "  mcpepoch doctor   check the wiring")
+	fmt.Fprintf(w, "  %s doctor   check the wiring\n", self)
+}
+
+// selfName is how the person runs mcpepoch in the project: npx mcpepoch
+// when the hook is the project's npm install (hook, from selfPaths),
+// which puts no mcpepoch on PATH; else mcpepoch.
+func selfName(hook string) string {
+	if hook == "node_modules/.bin/mcpepoch" {
+		return "npx mcpepoch"
+	}
+	return "mcpepoch"
 }
 
 // flagSet reports whether the flag name was given on the command line.
@@ -305,4 +315,12 @@ func pickBuildTool() (runner, note string) {
 		return "make", "the go-task CLI is not on PATH and make is: wiring a Makefile (pass --build-tool task for a Taskfile; go-task comes with " + goTaskHowTo + ")"
 	}
 	return "task", "the go-task CLI is not on PATH, and task build and task dev need it: install it with " + goTaskHowTo + "; or install make and run init with --build-tool make"
+}
+
+// files is "1 file" or "N files".
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }

@@ -36,7 +36,7 @@ func TestInitAtTerminalInterrupt(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "package.json"), `{"name": "notes", "version": "1.0.0", "main": "server.js"}`)
 			writeFile(t, filepath.Join(dir, "server.js"), "process.stdin.pipe(process.stdout)\n")
 			term := startPTY(t, bin, "init", "--dir", dir, "--client", "claude-code", "--build-tool", "make")
-			term.waitScreen("files? [y/N]")
+			term.waitScreen("[y/N]")
 			if tc.keys != "" {
 				term.press(tc.keys)
 			}
