@@ -288,6 +288,47 @@ func (r *cacheReader) count(min int, what string) int {
 	return int(n)
 }
 
+// summary reads a tree's summary: digest, counts and native addons.
+func (r *cacheReader) summary() *treeSummary {
+	s := &treeSummary{digest: r.sum()}
+	s.files = int(r.uvarint("file count"))
+	s.bytes = int64(r.uvarint("byte count"))
+	s.symlinks = int(r.uvarint("link count"))
+	n := r.count(1+sha256.Size+1, "native addon count")
+	for range n {
+		p := r.str("native addon path")
+		d := sumDigest(r.sum())
+		s.natives = append(s.natives, TreeFile{Path: p, Digest: d, Size: int64(r.uvarint("native addon size"))})
+	}
+	return s
+}
+
+// kid reads one directory entry into k: name, kind and flags, stat key,
+// then what its kind carries. It reports false when the bytes ran out
+// before the kind (r.err says why).
+func (r *cacheReader) kid(k *kidRecord) bool {
+	k.name = r.str("entry name")
+	kf := r.bytes(2, "entry kind")
+	if kf == nil {
+		return false
+	}
+	k.kind, k.descend = kf[0], kf[1]&1 != 0
+	k.key = r.key()
+	switch k.kind {
+	case 'f':
+		k.sum = r.sum()
+	case 'l':
+		k.target = r.str("link target")
+	case 'd', 'o':
+	default:
+		r.fail("bad entry kind")
+	}
+	if kf[1]&2 != 0 {
+		k.ext = &extFile{key: r.key(), sum: r.sum()}
+	}
+	return true
+}
+
 // decodeStatCache decodes a cache file's bytes. Its strings point into
 // data, which must not change afterwards, and all the entries share one
 // array: a warm hook's load makes a few allocations, not one per entry.
@@ -312,17 +353,7 @@ func decodeStatCache(data []byte) (*StatCache, error) {
 	c.root = r.str("root")
 	c.skip = r.str("skipped names")
 	if flag := r.bytes(1, "summary flag"); flag != nil && flag[0] == 1 {
-		s := &treeSummary{digest: r.sum()}
-		s.files = int(r.uvarint("file count"))
-		s.bytes = int64(r.uvarint("byte count"))
-		s.symlinks = int(r.uvarint("link count"))
-		n := r.count(1+sha256.Size+1, "native addon count")
-		for range n {
-			p := r.str("native addon path")
-			d := sumDigest(r.sum())
-			s.natives = append(s.natives, TreeFile{Path: p, Digest: d, Size: int64(r.uvarint("native addon size"))})
-		}
-		c.summary = s
+		c.summary = r.summary()
 	}
 	nd := r.count(1+statKeySize+1, "directory count")
 	total := r.count(1+2+statKeySize, "entry total")
@@ -343,24 +374,8 @@ func decodeStatCache(data []byte) (*StatCache, error) {
 		d.kids, kids = kids[:nk:nk], kids[nk:]
 		for i := range d.kids {
 			k := &d.kids[i]
-			k.name = r.str("entry name")
-			kf := r.bytes(2, "entry kind")
-			if kf == nil {
+			if !r.kid(k) {
 				break
-			}
-			k.kind, k.descend = kf[0], kf[1]&1 != 0
-			k.key = r.key()
-			switch k.kind {
-			case 'f':
-				k.sum = r.sum()
-			case 'l':
-				k.target = r.str("link target")
-			case 'd', 'o':
-			default:
-				r.fail("bad entry kind")
-			}
-			if kf[1]&2 != 0 {
-				k.ext = &extFile{key: r.key(), sum: r.sum()}
 			}
 			if i > 0 && k.name <= d.kids[i-1].name {
 				r.fail("entries out of order")
