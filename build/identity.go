@@ -221,23 +221,8 @@ func Compute(spec Spec) (*Identity, error) {
 	}
 	id := &Identity{Dir: dir, Command: spec.Command}
 
-	var fc *FileCache
-	switch {
-	case spec.Rehash:
-	case spec.Caches != nil:
-		fc = spec.Caches.fileCache()
-		defer spec.Caches.keep(fc)
-	case spec.CacheDir != "":
-		fc, err = LoadFileCache(filepath.Join(spec.CacheDir, "files.json"))
-		if err != nil {
-			id.Inferred = append(id.Inferred, err.Error())
-		}
-		defer func() {
-			if err := fc.Save(); err != nil {
-				id.Inferred = append(id.Inferred, "file cache not saved: "+err.Error())
-			}
-		}()
-	}
+	fc, done := fileCache(spec, id)
+	defer done()
 	entryPath, runtimePath, launch, err := resolve(spec, dir, id, fc)
 	if err != nil {
 		return nil, err
@@ -293,6 +278,30 @@ func Compute(spec Spec) (*Identity, error) {
 	addShallow(id, shallow)
 	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)
 	return id, nil
+}
+
+// fileCache returns the FileCache Compute hashes single files through
+// (nil: none, with Rehash) and what to do with it once Compute is done:
+// merge it into spec.Caches, or save it in spec.CacheDir, noting in id a
+// cache file that could not be used.
+func fileCache(spec Spec, id *Identity) (*FileCache, func()) {
+	switch {
+	case spec.Rehash:
+	case spec.Caches != nil:
+		fc := spec.Caches.fileCache()
+		return fc, func() { spec.Caches.keep(fc) }
+	case spec.CacheDir != "":
+		fc, err := LoadFileCache(filepath.Join(spec.CacheDir, "files.json"))
+		if err != nil {
+			id.Inferred = append(id.Inferred, err.Error())
+		}
+		return fc, func() {
+			if err := fc.Save(); err != nil {
+				id.Inferred = append(id.Inferred, "file cache not saved: "+err.Error())
+			}
+		}
+	}
+	return nil, func() {}
 }
 
 // goInfoOf returns the build info of the first of paths that is a Go
