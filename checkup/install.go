@@ -32,7 +32,10 @@ func (c *check) incomplete(path string) string {
 	msg := ""
 	if err := cmd.Run(); err != nil {
 		msg, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		msg = strings.TrimSuffix(strings.TrimPrefix(msg, "mcpepoch: error: "), ": "+cli.InstallFix)
+		msg = strings.TrimPrefix(msg, "mcpepoch: error: ")
+		for _, fix := range []string{cli.InstallFix, cli.NPMInstallFix} {
+			msg = strings.TrimSuffix(msg, ": "+fix) // installFix says it for the path
+		}
 		if msg == "" {
 			msg = err.Error()
 		}
