@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -27,10 +28,22 @@ func Environ(env ...string) []string {
 // with a default environment of its own (the TypeScript SDK's stdio
 // transport, the Inspector CLI) must be given the variable explicitly. On
 // macOS, where os.UserConfigDir ignores XDG_CONFIG_HOME, it has no effect.
+//
+// The go command keeps the user's settings (GOFLAGS, GOTOOLCHAIN, …) in
+// the same directory (go env GOENV): GOENV is pinned to the user's file
+// first, so that go build run by this process and its children sees the
+// settings every other test process sees. Without that, two test processes
+// build the shared binaries of [Build] with different flags (a VCS stamp
+// or none) and relink them under each other's running tests.
 func UserConfig() (remove func()) {
 	dir, err := os.MkdirTemp("", "mcpepoch-test-config-")
 	if err != nil {
 		panic(err)
+	}
+	if os.Getenv("GOENV") == "" {
+		if cfg, err := os.UserConfigDir(); err == nil {
+			os.Setenv("GOENV", filepath.Join(cfg, "go", "env"))
+		}
 	}
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	return func() { os.RemoveAll(dir) }
