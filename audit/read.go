@@ -14,15 +14,35 @@ import (
 // is an error naming the file and line. Read holds a shared lock on the
 // log's lock file, if there is one, while it reads.
 func Read(logPath string) ([]Record, error) {
+	var recs []Record
+	if err := Scan(logPath, nil, func(r Record) { recs = append(recs, r) }); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// Scan reads the log at logPath as Read does, and calls fn with each
+// record, in file order, as it reads them, instead of returning them all.
+// When fields is not nil, only records whose type it reports true for
+// have their Fields; the others' are nil (the record is read, checked and
+// counted all the same, so what is a record is as for Read). When Scan
+// returns an error, where Read returns no records, fn may have seen
+// records before the line at fault: a caller drops what it learnt from
+// them. A log_recovered record always has its Fields.
+func Scan(logPath string, fields func(typ string) bool, fn func(Record)) error {
 	release := readLock(logPath)
 	defer release()
 	f, err := safefile.OpenNoFollow(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("audit: %w", err)
 	}
 	defer f.Close()
+	want := func(typ string) bool { return typ == TypeLogRecovered || fields(typ) }
+	if fields == nil {
+		want = nil
+	}
 	var (
-		recs    []Record
+		lines   lineReader
 		pending []tornLine
 		bad     error
 	)
@@ -30,7 +50,7 @@ func Read(logPath string) ([]Record, error) {
 		if bad != nil {
 			return
 		}
-		rec, _, err := parseLine(l.b)
+		rec, _, err := lines.parse(l.b, want, false)
 		if err != nil {
 			pending = append(pending, newTornLine(l, err))
 			return
@@ -43,15 +63,12 @@ func Read(logPath string) ([]Record, error) {
 			pending = nil
 		}
 		rec.Line = l.n
-		recs = append(recs, rec)
+		fn(rec)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("audit: read %s: %w", logPath, err)
+		return fmt.Errorf("audit: read %s: %w", logPath, err)
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	return recs, nil
+	return bad
 }
 
 // Filter selects records for mcpepoch audit show. Empty members match

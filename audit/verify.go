@@ -1,11 +1,9 @@
 package audit
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -127,7 +125,7 @@ func Verify(logPath, headPath string) (*Report, error) {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	defer f.Close()
-	v := verifier{path: logPath, bySeq: make(map[int64]string),
+	v := verifier{path: logPath,
 		rep: &Report{Last: Head{Hash: GenesisPrev}}}
 	err = eachLine(f, v.line)
 	if err != nil {
@@ -140,40 +138,6 @@ func Verify(logPath, headPath string) (*Report, error) {
 	}
 	v.rep.OK = len(v.rep.Problems) == 0
 	return v.rep, nil
-}
-
-// rawLine is one line of a log.
-type rawLine struct {
-	n          int    // 1-based
-	off        int64  // byte offset of its start
-	b          []byte // without the newline
-	terminated bool   // ended with "\n"
-}
-
-// eachLine calls fn for every line of r, the last one even if it lacks a
-// newline.
-func eachLine(r io.Reader, fn func(rawLine)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var off int64
-	n := 0
-	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			n++
-			l := rawLine{n: n, off: off, b: b}
-			if b[len(b)-1] == '\n' {
-				l.b, l.terminated = b[:len(b)-1], true
-			}
-			fn(l)
-			off += int64(len(b))
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // tornLine is a line that is not a record, kept until the next record says
@@ -217,10 +181,12 @@ func recovers(rec Record, pending []tornLine) (bool, error) {
 type verifier struct {
 	path    string
 	rep     *Report
-	last    *Record // the last record seen
+	last    *Head // the last record seen: nil, or &end
+	end     Head
 	pending []tornLine
-	bySeq   map[int64]string // hash of each seq, first occurrence
-	calls   outcomes         // calls sent, not yet paired with their end
+	bySeq   seqHashes // hash of each seq, first occurrence
+	calls   outcomes  // calls sent, not yet paired with their end
+	lines   lineReader
 }
 
 func (v *verifier) problem(p Problem) {
@@ -235,7 +201,7 @@ func (v *verifier) warn(p Problem) {
 
 func (v *verifier) line(l rawLine) {
 	v.rep.Lines++
-	rec, sum, err := parseLine(l.b)
+	rec, sum, err := v.lines.parse(l.b, nil, true)
 	if err != nil {
 		v.pending = append(v.pending, newTornLine(l, err))
 		return
@@ -305,10 +271,9 @@ func (v *verifier) line(l rawLine) {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})
 	}
-	if _, dup := v.bySeq[rec.Seq]; !dup {
-		v.bySeq[rec.Seq] = rec.Hash
-	}
-	v.last = &rec
+	v.bySeq.note(rec.Seq, rec.Hash)
+	v.end = Head{Seq: rec.Seq, Hash: rec.Hash}
+	v.last = &v.end
 	v.rep.Last = Head{Seq: rec.Seq, Hash: rec.Hash}
 }
 
@@ -452,7 +417,7 @@ func (v *verifier) hashOf(seq int64) string {
 	if v.last != nil && v.last.Seq == seq {
 		return v.last.Hash
 	}
-	if h, ok := v.bySeq[seq]; ok {
+	if h, ok := v.bySeq.hash(seq); ok {
 		return h
 	}
 	return "none"
@@ -473,4 +438,34 @@ func readLock(logPath string) func() {
 		unlockFile(f)
 		f.Close()
 	}
+}
+
+// seqHashes keeps the hash of the first record of each seq: in a list
+// while seqs come one after another from 1, as they do in a log nobody
+// edited, and in a map for the others.
+type seqHashes struct {
+	inOrder []string // the hash of seq i+1
+	others  map[int64]string
+}
+
+func (s *seqHashes) note(seq int64, hash string) {
+	if _, dup := s.hash(seq); dup {
+		return
+	}
+	if seq != int64(len(s.inOrder))+1 {
+		if s.others == nil {
+			s.others = make(map[int64]string)
+		}
+		s.others[seq] = hash
+		return
+	}
+	s.inOrder = append(s.inOrder, hash)
+}
+
+func (s *seqHashes) hash(seq int64) (string, bool) {
+	if seq >= 1 && seq <= int64(len(s.inOrder)) {
+		return s.inOrder[seq-1], true
+	}
+	h, ok := s.others[seq]
+	return h, ok
 }
