@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -55,6 +57,9 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		p = layout.Audit(root)
 	}
 	rep, err := audit.Verify(p, audit.HeadPath(p))
+	if errors.Is(err, os.ErrNotExist) {
+		return usageError("%s", noLog(p))
+	}
 	if err != nil {
 		return err
 	}
@@ -105,7 +110,11 @@ func runAuditShow(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	recs, err := audit.Read(layout.Audit(root))
+	p := layout.Audit(root)
+	recs, err := audit.Read(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return noLogToShow(p, stdio)
+	}
 	if err != nil {
 		return err
 	}
@@ -120,4 +129,23 @@ func runAuditShow(args []string, stdio Stdio) error {
 		return nil
 	}
 	return audit.FormatTimeline(stdio.Out, recs)
+}
+
+// noLog says that the audit log at p does not exist: no host wrote one.
+func noLog(p string) string {
+	return fmt.Sprintf("no audit log at %s yet: a host of the project writes it from its start (mcpepoch host)", printable(p))
+}
+
+// noLogToShow is audit show's answer when the log at p does not exist:
+// an empty timeline and a note on stderr (exit 0) when nothing was ever
+// written; when its head is still there the log was deleted or moved,
+// which is what verify reports as a broken chain (exit 5).
+func noLogToShow(p string, stdio Stdio) error {
+	if _, err := os.Lstat(audit.HeadPath(p)); err == nil {
+		fmt.Fprintf(stdio.Err, "no audit log at %s, but its head %s is there: the log was deleted or moved (mcpepoch audit verify)\n",
+			printable(p), printable(audit.HeadPath(p)))
+		return silentExit(exitAuditBroken)
+	}
+	fmt.Fprintln(stdio.Err, noLog(p)+": nothing to show")
+	return nil
 }
