@@ -87,11 +87,12 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 			return err
 		}
 	}
-	for _, c := range w.Changes {
-		if err := apply(c); err != nil {
-			return err
-		}
+	n, err := applyAll(w.Changes)
+	for _, c := range w.Changes[:n] {
 		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
+	}
+	if err != nil {
+		return err
 	}
 	nextSteps(stdio.Err, w, selfName(o.Hook))
 	return nil
@@ -248,6 +249,21 @@ func splitLines(b []byte) []string {
 
 // apply writes one change atomically, keeping the file's mode, after
 // copying the old content beside it when the change asks for a backup.
+// applyAll writes every change in order and returns how many it wrote:
+// all of them, or those before the one whose error it returns. It writes
+// nothing on stdout or stderr meanwhile: a reader that went away (init |
+// head) ends the process with SIGPIPE at its next write there, which must
+// come after the last file, never between two, so that a project is never
+// left half-wired.
+func applyAll(changes []wire.Change) (int, error) {
+	for i, c := range changes {
+		if err := apply(c); err != nil {
+			return i, err
+		}
+	}
+	return len(changes), nil
+}
+
 func apply(c wire.Change) error {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(c.Path); err == nil {
