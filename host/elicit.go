@@ -168,7 +168,11 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 // ends: granted (the grant released its calls), answered no, timed out,
 // or ended by an epoch change or the client's cancellation.
 func (h *Host) runAsk(a *ask, wait time.Duration) {
-	wa, cr, err := h.openPage(notify.Peer{}, a.req)
+	open := h.openPage
+	if a.mode == "form" && a.counts {
+		open = h.proposeOnly // the form's accept approves: no page
+	}
+	wa, cr, err := open(notify.Peer{}, a.req)
 	h.mu.Lock()
 	if err == nil && !isDone(a.ended) {
 		a.page, a.cr, a.asked = wa, cr, time.Now()
@@ -398,7 +402,7 @@ func (h *Host) dropPage(wa *webApproval) {
 	h.pres.mu.Lock()
 	shared := wa.shared
 	h.pres.mu.Unlock()
-	if !shared {
+	if !shared && wa.page != nil {
 		wa.page.Cancel()
 	}
 }

@@ -279,6 +279,9 @@ func TestElicitFormClientProof(t *testing.T) {
 		if len(gs) != 1 || gs[0].Proof != grant.ProofClient || gs[0].Channel != "client" {
 			t.Fatalf("grants: %+v, want one of proof client", gs)
 		}
+		if strings.Contains(s.stderr.String(), "approval pages on") {
+			t.Errorf("the form approves, yet the host started the approval page server:\n%s", s.stderr.String())
+		}
 	})
 	t.Run("does not count", func(t *testing.T) {
 		t.Parallel()
@@ -343,6 +346,9 @@ func TestElicitInputRequiredForm(t *testing.T) {
 	}
 	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
 		t.Fatalf("grants: %+v, want one of proof client", gs)
+	}
+	if strings.Contains(s.stderr.String(), "approval pages on") {
+		t.Errorf("the form approves, yet the host started the approval page server:\n%s", s.stderr.String())
 	}
 	if a := filterType(p.records(), audit.TypeApprovalAsked); len(a) != 1 || a[0].Fields["channel"] != "input_required/form" {
 		t.Fatalf("approval_asked: %v", a)

@@ -186,6 +186,18 @@ func (h *Host) openPage(peer notify.Peer, req ApproveRequest) (*webApproval, cer
 	return wa, cr, nil
 }
 
+// proposeOnly proposes req as openPage does, for an ask whose approval
+// is a form's accept in the MCP client: it opens no page, and so starts no
+// approval page server. Its done never closes: the grant comes from the
+// form (or from mcpepoch approve), which releases the held calls itself.
+func (h *Host) proposeOnly(_ notify.Peer, req ApproveRequest) (*webApproval, ceremony.Request, error) {
+	p, cr, req, err := h.propose(req)
+	if err != nil {
+		return nil, cr, err
+	}
+	return &webApproval{req: req, proposal: p, digest: cr.Digest, at: time.Now()}, cr, nil
+}
+
 // ceremonyServer returns the approval page server, starting it on first
 // need.
 func (h *Host) ceremonyServer() (*ceremony.Server, error) {
