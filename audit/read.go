@@ -15,21 +15,32 @@ import (
 // log's lock file, if there is one, while it reads.
 func Read(logPath string) ([]Record, error) {
 	var recs []Record
-	if err := Scan(logPath, nil, func(r Record) { recs = append(recs, r) }); err != nil {
+	if err := Scan(logPath, ScanOptions{}, func(r Record) { recs = append(recs, r) }); err != nil {
 		return nil, err
 	}
 	return recs, nil
 }
 
+// ScanOptions adjusts Scan. The zero value reads every record whole.
+type ScanOptions struct {
+	// Fields, when not nil, says which records' Fields a caller needs, by
+	// type; the others' are nil (the record is read, checked and counted
+	// all the same, so what is a record is as for Read). A log_recovered
+	// record always has its Fields.
+	Fields func(typ string) bool
+	// Line, when not nil, is called with every line of the log as it is
+	// read (without its newline), record or not, and after a fault as
+	// before it: for a caller that looks for something in the lines
+	// themselves in the same pass. It must not keep the slice.
+	Line func(b []byte)
+}
+
 // Scan reads the log at logPath as Read does, and calls fn with each
 // record, in file order, as it reads them, instead of returning them all.
-// When fields is not nil, only records whose type it reports true for
-// have their Fields; the others' are nil (the record is read, checked and
-// counted all the same, so what is a record is as for Read). When Scan
-// returns an error, where Read returns no records, fn may have seen
-// records before the line at fault: a caller drops what it learnt from
-// them. A log_recovered record always has its Fields.
-func Scan(logPath string, fields func(typ string) bool, fn func(Record)) error {
+// When Scan returns an error, where Read returns no records, fn may have
+// seen records before the line at fault: a caller drops what it learnt
+// from them.
+func Scan(logPath string, opts ScanOptions, fn func(Record)) error {
 	release := readLock(logPath)
 	defer release()
 	f, err := safefile.OpenNoFollow(logPath)
@@ -37,8 +48,8 @@ func Scan(logPath string, fields func(typ string) bool, fn func(Record)) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	defer f.Close()
-	want := func(typ string) bool { return typ == TypeLogRecovered || fields(typ) }
-	if fields == nil {
+	want := func(typ string) bool { return typ == TypeLogRecovered || opts.Fields(typ) }
+	if opts.Fields == nil {
 		want = nil
 	}
 	var (
@@ -47,6 +58,9 @@ func Scan(logPath string, fields func(typ string) bool, fn func(Record)) error {
 		bad     error
 	)
 	err = eachLine(f, func(l rawLine) {
+		if opts.Line != nil {
+			opts.Line(l.b)
+		}
 		if bad != nil {
 			return
 		}

@@ -35,6 +35,11 @@ type floorState struct {
 	// storeGone: what the audit log says of the trust root that went
 	// missing while the floor was found (trust_store_missing); nil else.
 	storeGone *priorPin
+	// heldAtStart is the last floor the audit log says a host held, when
+	// storeMissing read it in the same pass as the prior pins (heldRead),
+	// for checkStartFloor, which else reads it itself.
+	heldAtStart *trust.Floor
+	heldRead    bool
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool

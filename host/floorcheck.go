@@ -148,7 +148,10 @@ func (h *Host) floorHeldLocked() {
 // floor to hold. A log with no such record (or none) leaves f as found.
 // Runs before any goroutine.
 func (h *Host) checkStartFloor(f *trust.Floor) *trust.Floor {
-	last := lastHeldFloor(h.opts.Dir)
+	last := h.floor.heldAtStart
+	if !h.floor.heldRead {
+		last = lastHeldFloor(h.opts.Dir)
+	}
 	if last == nil || last.Root != f.Root || last.Digest() == f.Digest() {
 		return f
 	}

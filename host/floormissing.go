@@ -53,50 +53,66 @@ type priorPin struct {
 // log that exists but cannot be read counts as one that had both: the
 // host takes the stricter view.
 func readPriorPin(dir string) priorPin {
-	recs, err := audit.Read(layout.Audit(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return priorPin{}
+	p, _ := readPrior(dir, false)
+	return p
+}
+
+// readPrior is readPriorPin and, when floor is true, lastHeldFloor, in
+// one pass over the log.
+func readPrior(dir string, floor bool) (priorPin, *trust.Floor) {
+	var (
+		p    priorPin
+		held heldFloor
+		opts = audit.ScanOptions{Fields: func(typ string) bool { return typ == audit.TypeTrustPinned }}
+	)
+	if floor {
+		opts.Line = held.line
 	}
-	if err != nil && len(recs) == 0 {
-		return priorPin{hadFloor: true, hadRoot: true}
+	err := audit.Scan(layout.Audit(dir), opts, p.note)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return priorPin{}, held.last
+	case err != nil:
+		return priorPin{hadFloor: true, hadRoot: true}, held.last
 	}
-	var p priorPin
-	for _, r := range recs {
-		switch r.Type {
-		case audit.TypePolicyNotApplied, audit.TypePolicyRaised, audit.TypePolicyAccepted:
-			p.hadFloor = true
-		case audit.TypeTrustPinned:
-			p.hadFloor = true // every host since the floor exists pinned one
-			p.floor, _ = r.Fields["floor_path"].(string)
-			p.store, _ = r.Fields["path"].(string)
-			if root, ok := r.Fields["root"].(map[string]any); ok {
-				p.hadRoot = true
-				p.root, _ = root["id"].(string)
-				if !slices.Contains(p.roots, p.root) {
-					p.roots = append(p.roots, p.root)
-				}
-				p.rootStore = p.store
-				p.rootDigest, _ = r.Fields["store_digest"].(string)
+	return p, held.last
+}
+
+// note takes the record r of the log into account.
+func (p *priorPin) note(r audit.Record) {
+	switch r.Type {
+	case audit.TypePolicyNotApplied, audit.TypePolicyRaised, audit.TypePolicyAccepted:
+		p.hadFloor = true
+	case audit.TypeTrustPinned:
+		p.hadFloor = true // every host since the floor exists pinned one
+		p.floor, _ = r.Fields["floor_path"].(string)
+		p.store, _ = r.Fields["path"].(string)
+		if root, ok := r.Fields["root"].(map[string]any); ok {
+			p.hadRoot = true
+			p.root, _ = root["id"].(string)
+			if !slices.Contains(p.roots, p.root) {
+				p.roots = append(p.roots, p.root)
 			}
+			p.rootStore = p.store
+			p.rootDigest, _ = r.Fields["store_digest"].(string)
 		}
 	}
-	return p
 }
 
 // lastHeldFloor returns the last floor the project's audit log in dir
 // says a host held: the "floor" of its last trust_pinned or
 // policy_floor_held record, or nil when none names one. Only those lines
-// are decoded, so that a long log costs a host start a byte scan.
+// are decoded, so that a long log costs a host start a byte scan. Lines
+// are taken as they are, records or not (a line longer than any record
+// is passed over).
 func lastHeldFloor(dir string) *trust.Floor {
 	f, err := safefile.OpenNoFollow(layout.Audit(dir))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	pinned := []byte(`"type":"` + audit.TypeTrustPinned + `"`)
-	held := []byte(`"type":"` + audit.TypePolicyFloorHeld + `"`)
 	r := bufio.NewReaderSize(f, audit.MaxRecordSize+1)
-	var last *trust.Floor
+	var held heldFloor
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull { // longer than any record: skipped to its end
@@ -105,19 +121,39 @@ func lastHeldFloor(dir string) *trust.Floor {
 			}
 			line = nil
 		}
-		if bytes.Contains(line, pinned) || bytes.Contains(line, held) {
-			var rec struct {
-				Type  string       `json:"type"`
-				Floor *trust.Floor `json:"floor"`
-			}
-			if json.Unmarshal(line, &rec) == nil && rec.Floor != nil &&
-				(rec.Type == audit.TypeTrustPinned || rec.Type == audit.TypePolicyFloorHeld) {
-				last = rec.Floor
-			}
-		}
+		held.line(line)
 		if err != nil {
-			return last
+			return held.last
 		}
+	}
+}
+
+// heldFloor is what lastHeldFloor finds, line by line.
+type heldFloor struct {
+	last *trust.Floor
+}
+
+var (
+	pinnedType = []byte(`"type":"` + audit.TypeTrustPinned + `"`)
+	heldType   = []byte(`"type":"` + audit.TypePolicyFloorHeld + `"`)
+)
+
+// line takes one line of the log into account (with or without its
+// newline; nil for a line passed over).
+func (h *heldFloor) line(line []byte) {
+	if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > audit.MaxRecordSize {
+		return // as lastHeldFloor's reader passes it over
+	}
+	if !bytes.Contains(line, pinnedType) && !bytes.Contains(line, heldType) {
+		return
+	}
+	var rec struct {
+		Type  string       `json:"type"`
+		Floor *trust.Floor `json:"floor"`
+	}
+	if json.Unmarshal(line, &rec) == nil && rec.Floor != nil &&
+		(rec.Type == audit.TypeTrustPinned || rec.Type == audit.TypePolicyFloorHeld) {
+		h.last = rec.Floor
 	}
 }
 
@@ -135,23 +171,42 @@ func MissingNote(dir, storeDir string, floorFound, enrolled bool) string {
 	return note
 }
 
+// Prior is what the project's audit log says of earlier hosts, read in
+// one pass (ReadPrior), for mcpepoch policy: whether a floor or a root
+// went missing (MissingNote), every root pinned and the last floor held.
+type Prior struct {
+	pin  priorPin
+	held *trust.Floor
+}
+
+// ReadPrior reads the audit log of the project at dir once, for what a
+// host that starts reads from it.
+func ReadPrior(dir string) *Prior {
+	p, held := readPrior(dir, true)
+	return &Prior{pin: p, held: held}
+}
+
+// MissingNote is MissingNote of the log p was read from.
+func (p *Prior) MissingNote(storeDir string, floorFound, enrolled bool) string {
+	if floorFound && enrolled {
+		return ""
+	}
+	return p.pin.missingNote(!floorFound, !enrolled, storeDir)
+}
+
 // PinnedRoots returns the id of every trust root that hosts of the
-// project at dir pinned, as its audit log shows (trust_pinned), each once,
-// in order; nil when none did. mcpepoch policy accept, where the floor is
+// project pinned, as its audit log shows (trust_pinned), each once, in
+// order; nil when none did. mcpepoch policy accept, where the floor is
 // missing, counts an unattested key only when it is the one root ever
 // pinned, or none was: a store replaced by another root (an agent's own
 // key) shows as a second root.
-func PinnedRoots(dir string) []string {
-	return readPriorPin(dir).roots
-}
+func (p *Prior) PinnedRoots() []string { return p.pin.roots }
 
-// LastHeldFloor returns the last floor the project's audit log at dir
-// says a host held (lastHeldFloor), or nil: what a host that starts checks
-// a floor file against, so that mcpepoch policy accept, where the floor is
+// LastHeldFloor returns the last floor the project's audit log says a
+// host held (lastHeldFloor), or nil: what a host that starts checks a
+// floor file against, so that mcpepoch policy accept, where the floor is
 // missing, names it as the floor its acceptance replaces.
-func LastHeldFloor(dir string) *trust.Floor {
-	return lastHeldFloor(dir)
-}
+func (p *Prior) LastHeldFloor() *trust.Floor { return p.held }
 
 // StrictestFloor is the floor a host puts in force while the project's
 // floor file is missing or damaged (strictestFloor), for mcpepoch policy
@@ -221,7 +276,11 @@ func (h *Host) storeMissing() {
 	if h.enrolled || h.pres.pinnedStore == nil {
 		return // something enrolled, or the store could not be read (presence already)
 	}
-	p, note := priorGone(h.opts.Dir, h.pres.dir, true, false)
+	// The floor was found: checkStartFloor reads the floor last held
+	// next, taken here in the same pass over the log.
+	p, held := readPrior(h.opts.Dir, true)
+	h.floor.heldAtStart, h.floor.heldRead = held, true
+	note := p.missingNote(false, true, h.pres.dir)
 	if note == "" {
 		return
 	}

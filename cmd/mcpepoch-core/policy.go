@@ -35,9 +35,21 @@ type policyState struct {
 	missing string
 	// from is the floor an acceptance names as the one it replaces: floor,
 	// or where the floor is missing the last floor a host held
-	// (host.LastHeldFloor), which a host that starts checks the file
+	// (host.Prior.LastHeldFloor), which a host that starts checks the file
 	// against; nil: floor.
 	from *trust.Floor
+	// prior is what the audit log says of earlier hosts, read once when
+	// first needed (priorLog).
+	prior *host.Prior
+}
+
+// priorLog returns what the project's audit log says of earlier hosts,
+// reading it on the first call only.
+func (st *policyState) priorLog() *host.Prior {
+	if st.prior == nil {
+		st.prior = host.ReadPrior(st.dir)
+	}
+	return st.prior
 }
 
 // replaced is the floor an acceptance names as the one it replaces.
@@ -113,12 +125,15 @@ func loadPolicy(dir string) (*policyState, error) {
 	}
 	// As a host would see it at start: a floor or root gone missing is
 	// not a first use.
-	if st.missing = host.MissingNote(root, tdir, st.floor != nil, st.enrolled); st.missing != "" {
+	if st.floor == nil || !st.enrolled {
+		st.missing = st.priorLog().MissingNote(tdir, st.floor != nil, st.enrolled)
+	}
+	if st.missing != "" {
 		st.enrolled = true
 		if st.floor == nil {
 			s := host.StrictestFloor(st.root, st.cfg)
 			st.floor = &s
-			if last := host.LastHeldFloor(root); last != nil && last.Root == st.root {
+			if last := st.priorLog().LastHeldFloor(); last != nil && last.Root == st.root {
 				st.from = last
 			}
 		}
@@ -420,7 +435,7 @@ func soleRoot(st *policyState, id string) bool {
 	if st.floor.UpdatedBy != "" {
 		return false
 	}
-	roots := host.PinnedRoots(st.dir)
+	roots := st.priorLog().PinnedRoots()
 	return len(roots) == 0 || (len(roots) == 1 && roots[0] == id)
 }
 
