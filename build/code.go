@@ -16,11 +16,10 @@ import (
 // CodeSkipDirs are directory names left out of code trees: tool caches,
 // and directories that are dependency trees (hashed as such, see
 // nestedDeps), version control or mcpepoch's own files rather than the
-// project's code. Python's __pycache__ is not among them: Python loads a
-// .pyc there instead of its source when the .pyc's header matches the
-// source's mtime and size, so the bytecode is code that runs (the host
-// starts Python servers with PYTHONDONTWRITEBYTECODE=1, so that they do
-// not churn it).
+// project's code. Python's __pycache__ is not among them: a Python
+// server's code trees leave it out of the tree and hash, as an artifact
+// of its own, only the bytecode Python loads from there (pycRules); other
+// servers' trees hash it as files.
 var CodeSkipDirs = []string{".cache", "node_modules", ".venv", ".git", ".mcpepoch"}
 
 // codeInput is a code tree or file to hash.
@@ -186,10 +185,18 @@ func inside(root, p string) bool {
 // hashCode hashes the code inputs into id.Code: a directory as a tree (the
 // TreeDigest of deps, with a stat cache of its own), a file as a file.
 // A tree leaves out the entry, an input of its own, so that a change of the
-// entry alone is named as the entry. Missing inputs are errors unless
-// missingOK.
-func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missingOK bool, id *Identity) error {
+// entry alone is named as the entry. For a Python server (py set) a tree
+// leaves out its __pycache__ directories, and the bytecode Python loads
+// from them is an artifact of its own (hashBytecode). Missing inputs are
+// errors unless missingOK.
+func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missingOK bool, py *pycRules, id *Identity) error {
 	for _, c := range in {
+		if py != nil && filepath.Base(c.path) == "__pycache__" {
+			if err := hashBytecode(dir, c, py, id); err != nil {
+				return err
+			}
+			continue
+		}
 		fi, err := os.Stat(c.path)
 		var a Artifact
 		switch {
@@ -207,7 +214,11 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 				rel, _ := filepath.Rel(c.path, e)
 				skip = []string{filepath.ToSlash(rel)}
 			}
-			a, _, err = treeArtifact(spec, dir, c.path, RoleCode, TreeOptions{SkipDirs: CodeSkipDirs, SkipFiles: skip}, id)
+			skipDirs := CodeSkipDirs
+			if py != nil {
+				skipDirs = append(slices.Clip(CodeSkipDirs), "__pycache__")
+			}
+			a, _, err = treeArtifact(spec, dir, c.path, RoleCode, TreeOptions{SkipDirs: skipDirs, SkipFiles: skip}, id)
 		default:
 			a, err = artifact(fc, RoleCode, dir, c.path, false)
 		}
@@ -215,10 +226,39 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 			return err
 		}
 		a.Why = c.why
-		if !slices.ContainsFunc(id.Code, func(o Artifact) bool { return o.Path == a.Path }) {
-			id.Code = append(id.Code, a)
+		addCode(id, a)
+		if py != nil && fi != nil && fi.IsDir() {
+			if err := hashBytecode(dir, c, py, id); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// addCode appends a to id.Code unless an artifact of its path is there.
+func addCode(id *Identity, a Artifact) {
+	if !slices.ContainsFunc(id.Code, func(o Artifact) bool { return o.Path == a.Path }) {
+		id.Code = append(id.Code, a)
+	}
+}
+
+// hashBytecode adds to id.Code the bytecode Python loads from the code
+// tree c (its __pycache__ directories) or from c itself when it is a
+// __pycache__ directory, labelled "TREE/**/__pycache__" or its path;
+// nothing when Python loads none.
+func hashBytecode(dir string, c codeInput, py *pycRules, id *Identity) error {
+	a, ok, err := bytecodeArtifact(dir, c.path, py)
+	if err != nil || !ok {
+		return err
+	}
+	a.Path = display(dir, c.path)
+	if filepath.Base(c.path) != "__pycache__" {
+		a.Path = strings.TrimPrefix(a.Path+"/**/__pycache__", "./")
+	}
+	a.Why = "the bytecode Python loads from there instead of its modules' source: a .pyc of this interpreter's cache tag whose header matches its source " +
+		"(never the __main__ script's own, which Python compiles from source)"
+	addCode(id, a)
 	return nil
 }
 

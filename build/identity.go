@@ -233,11 +233,6 @@ func Compute(spec Spec) (*Identity, error) {
 		return nil, err
 	}
 	id.Entry.Why = "the file the runtime loads first"
-	pythonBytecode(spec, launch, runtimePath, id)
-	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
-	if err := hashCode(spec, dir, entryPath, fc, code, spec.BestEffort || spec.Unbuilt, id); err != nil {
-		return nil, err
-	}
 	if runtimePath != "" {
 		id.Runtime, err = artifact(fc, RoleRuntime, dir, runtimePath, spec.BestEffort)
 		if err != nil {
@@ -247,6 +242,12 @@ func Compute(spec Spec) (*Identity, error) {
 			id.Runtime.Version = runtimeVersion(runtimePath, id.Runtime.Digest, spec.Versions)
 		}
 		id.Runtime.Why = "the binary that executes the entry, resolved through PATH and symlinks"
+	}
+	pythonBytecode(spec, launch, runtimePath, id)
+	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
+	py := newPycRules(spec, dir, entryPath, runtimePath, id.Runtime.Version, launch)
+	if err := hashCode(spec, dir, entryPath, fc, code, spec.BestEffort || spec.Unbuilt, py, id); err != nil {
+		return nil, err
 	}
 
 	if err := lockfiles(spec, dir, fc, id); err != nil {

@@ -29,6 +29,14 @@ type launchArgs struct {
 	// noUserSite is set when python is given -s or -I: it loads no user
 	// site-packages (usersite.go).
 	noUserSite bool
+	// optimize counts python's -O options; ignoreEnv is set by -E or -I
+	// (python reads no PYTHON* variable); pycachePrefix by
+	// -X pycache_prefix=DIR (bytecode is read from DIR, see pycRules).
+	// dontWrite by -B.
+	optimize      int
+	ignoreEnv     bool
+	pycachePrefix bool
+	dontWrite     bool
 	// unbuilt is set when the launch command is a binary the build has
 	// not written yet (Spec.Unbuilt): the entry, with no code tree, as a
 	// compiled executable has none.
@@ -195,8 +203,16 @@ func parsePython(args []string) launchArgs {
 		}
 		for j := 1; j < len(a); j++ {
 			switch a[j] {
-			case 's', 'I':
+			case 's':
 				l.noUserSite = true
+			case 'I':
+				l.noUserSite, l.ignoreEnv = true, true
+			case 'E':
+				l.ignoreEnv = true
+			case 'O':
+				l.optimize++
+			case 'B':
+				l.dontWrite = true
 			case 'c':
 				return l
 			case 'm', 'W', 'X':
@@ -208,6 +224,9 @@ func parsePython(args []string) launchArgs {
 				if a[j] == 'm' {
 					l.module = v
 					return l
+				}
+				if a[j] == 'X' && strings.HasPrefix(v, "pycache_prefix=") {
+					l.pycachePrefix = true
 				}
 				j = len(a)
 			}

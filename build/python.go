@@ -11,11 +11,12 @@ func isPython(l launchArgs, runtime string) bool {
 // pythonBytecode decides how a Python server's own bytecode writes are
 // kept out of its identity. Python loads app/__pycache__/x.*.pyc instead
 // of app/x.py when the .pyc's header matches x.py's mtime and size, so
-// code trees hash __pycache__ (see CodeSkipDirs); a server that writes its
-// bytecode there at each launch would then change its own identity. The
-// host therefore starts a Python server with PYTHONDONTWRITEBYTECODE=1
+// that bytecode is hashed (pycRules); a server that writes its bytecode
+// there at each launch would then change its own identity. The host
+// therefore starts a Python server with PYTHONDONTWRITEBYTECODE=1
 // (Identity.LaunchEnv), unless the server's environment sets that variable
-// itself: then Inferred says what the value means.
+// itself: then Inferred says what the value means. With -E or -I python
+// ignores the variable, which Inferred says too.
 func pythonBytecode(spec Spec, l launchArgs, runtime string, id *Identity) {
 	if !isPython(l, runtime) {
 		return
@@ -32,7 +33,11 @@ func pythonBytecode(spec Spec, l launchArgs, runtime string, id *Identity) {
 		id.Inferred = append(id.Inferred, "python: the host starts the server with PYTHONDONTWRITEBYTECODE=1, so that it writes no __pycache__ into the hashed code tree "+
 			"(bytecode there is hashed: Python loads a .pyc whose header matches its source)")
 	}
-	if v, ok := lookupEnvOK(spec, "PYTHONPYCACHEPREFIX"); ok && v != "" {
-		id.Inferred = append(id.Inferred, "PYTHONPYCACHEPREFIX is set: Python reads bytecode from that directory, which is not hashed (its value is, as a redirecting variable)")
+	if l.ignoreEnv && !l.dontWrite {
+		id.Inferred = append(id.Inferred, "python -E or -I: Python ignores PYTHONDONTWRITEBYTECODE and writes the bytecode of what it imports into __pycache__, which is hashed: "+
+			"its first launch after an edit changes the identity again (add -B to the command)")
+	}
+	if v, ok := lookupEnvOK(spec, "PYTHONPYCACHEPREFIX"); ok && v != "" && !l.ignoreEnv {
+		id.Inferred = append(id.Inferred, "PYTHONPYCACHEPREFIX is set: Python reads bytecode from that directory, which is not hashed (its value is, as a redirecting variable), and none from __pycache__")
 	}
 }

@@ -14,9 +14,9 @@ import (
 // default): the entry's sibling source files of its runtime's language,
 // not recursive (.py for python; .js, .mjs and .cjs for node and bun), and
 // for python the package directories beside it (those with an
-// __init__.py, as trees) and the root's __pycache__ (the bytecode of those
-// siblings, which Python loads instead of their source when its header
-// matches). Node resolves nothing else from there by itself: a directory
+// __init__.py, as trees) and the root's __pycache__ (of which only the
+// bytecode of those siblings that Python loads is hashed, see pycRules).
+// Node resolves nothing else from there by itself: a directory
 // it requires is named in code in mcpepoch.toml. It notes in id what it
 // hashed.
 func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, string) {
@@ -48,7 +48,7 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 			files = append(files, e.Name())
 			out = append(out, codeInput{path: p, why: "a " + lang + " module beside the entry at the project root (its siblings are hashed, not the root's subdirectories)"})
 		case lang == "python" && e.IsDir() && e.Name() == "__pycache__":
-			out = append(out, codeInput{path: p, why: "the bytecode of the modules at the project root: Python loads a .pyc whose header matches its source"})
+			out = append(out, codeInput{path: p, why: "the bytecode of the modules at the project root that Python loads"})
 		case lang == "python" && e.IsDir() && isRegular(filepath.Join(p, "__init__.py")):
 			pkgs = append(pkgs, e.Name())
 			out = append(out, codeInput{path: p, why: "a package beside the entry at the project root, which python imports from there"})
@@ -57,7 +57,7 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	note := fmt.Sprintf("code: %s lies in the project root, which is not hashed whole: its %d sibling %s file(s) %q", entry, len(files), lang, files)
 	if lang == "python" {
-		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and the root's __pycache__ when present", pkgs)
+		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and the bytecode Python loads from the root's __pycache__", pkgs)
 	}
 	return out, note + " are code (name more in code in mcpepoch.toml)"
 }

@@ -124,11 +124,54 @@ func TestPythonBytecodeInIdentity(t *testing.T) {
 
 	pyPlantBytecode(t, dir, "app/lib.py", "X = 'planted'\n")
 	_, e := ideMust(t, dir, env, "record")
-	if !strings.Contains(e, "build complete: app changed\n") {
-		t.Errorf("record after planting app/__pycache__:\n%s\nwant build complete: app changed", e)
+	if !strings.Contains(e, "build complete: app/**/__pycache__ changed\n") {
+		t.Errorf("record after planting app/__pycache__:\n%s\nwant build complete: app/**/__pycache__ changed", e)
 	}
 	if got := pyCall(t, cs); got != "X=planted" {
 		t.Errorf("lib after the restart = %q, want X=planted (the bytecode Python loads)", got)
+	}
+}
+
+// A build that byte-compiles a script entry ("python3 -m py_compile
+// server.py") writes bytecode Python never loads for the __main__ script:
+// neither that nor a rewrite of the entry with the same bytes followed by
+// another compile changes the identity, and the running server stays.
+func TestPythonScriptEntryBytecodeIgnored(t *testing.T) {
+	t.Parallel()
+	pyLookPython(t)
+	dir := ideTempDir(t)
+	ideWrite(t, dir, "server.py", strings.Replace(pyServer, "%s", "lib", 1), 0o644)
+	ideWrite(t, dir, "lib.py", "X = 'good'\n", 0o644)
+	ideWrite(t, dir, "mcpepoch.toml", "label = \"py\"\ncommand = [\"python3\", \"server.py\"]\n\n[grants]\nexempt = [\"lib\"]\n", 0o644)
+	var env []string // the test's own
+	compile := func() {
+		t.Helper()
+		cmd := exec.Command("python3", "-m", "py_compile", "server.py")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("py_compile: %v\n%s", err, out)
+		}
+	}
+
+	ideMust(t, dir, env, "record")
+	cs, _ := ideHost(t, dir, env)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib = %q, want X=good", got)
+	}
+	compile()
+	if m, _ := filepath.Glob(filepath.Join(dir, "__pycache__", "server.*.pyc")); len(m) != 1 {
+		t.Fatalf("py_compile wrote %q", m)
+	}
+	if _, e := ideMust(t, dir, env, "record"); !strings.Contains(e, "build complete: nothing changed") || !strings.Contains(e, "running server unchanged") {
+		t.Errorf("record after compiling the entry:\n%s\nwant nothing changed, running server unchanged", e)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, "server.py"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	compile()
+	if _, e := ideMust(t, dir, env, "record"); !strings.Contains(e, "build complete: nothing changed") || !strings.Contains(e, "running server unchanged") {
+		t.Errorf("record after touching and compiling the entry:\n%s\nwant nothing changed, running server unchanged", e)
 	}
 }
 

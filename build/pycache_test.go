@@ -1,0 +1,201 @@
+package build
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pyReal returns the python3 on PATH, or skips the test.
+func pyReal(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	return py
+}
+
+// pyForge writes, with the real interpreter py, the .pyc Python looks for
+// as the bytecode of the source file path (importlib's cache_from_source),
+// compiled from src and with a header matching path's mtime and size, so
+// that Python runs src instead of path's source. It returns the .pyc's
+// path.
+func pyForge(t *testing.T, py, path, src string) string {
+	t.Helper()
+	script := `import importlib.util, marshal, os, sys
+path, src = sys.argv[1], sys.argv[2]
+st = os.stat(path)
+out = importlib.util.cache_from_source(path)
+os.makedirs(os.path.dirname(out), exist_ok=True)
+with open(out, "wb") as f:
+    f.write(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little") + (int(st.st_mtime) & 0xffffffff).to_bytes(4, "little") + (st.st_size & 0xffffffff).to_bytes(4, "little") + marshal.dumps(compile(src, path, "exec")))
+print(out)
+`
+	out, err := exec.Command(py, "-B", "-c", script, path, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("forging the bytecode of %s: %v\n%s", path, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pyRun runs the real interpreter with args in dir, writing no bytecode,
+// and returns its output.
+func pyRun(t *testing.T, py, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(py, append([]string{"-B"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s", py, args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pyCodeDigests returns the code artifacts of the identity of command in
+// dir, by path, with the real python3 as runtime.
+func pyCodeDigests(t *testing.T, py, dir string, command ...string) map[string]Digest {
+	t.Helper()
+	id, err := Compute(Spec{Dir: dir, Command: append([]string{py}, command...), Environ: []string{"PATH=" + filepath.Dir(py)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Digest{}
+	for _, a := range id.Code {
+		out[a.Path] = a.Digest
+	}
+	return out
+}
+
+// pyRewind sets path's mtime a minute into the past, as a rewritten file
+// of the same size: the .pyc forged before no longer matches it.
+func pyRewind(t *testing.T, path string) {
+	t.Helper()
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sameDigests(a, b map[string]Digest) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A script entry at the project root importing a sibling: the identity
+// counts the bytecode the real interpreter runs and nothing else. The
+// entry's own .pyc is never run for "python3 server.py" and is not
+// counted; a sibling's .pyc whose header matches is run and counted; once
+// its header is stale, or under another cache tag (pytest's, PyPy's), Python runs
+// the source again and the identity is the one without bytecode.
+func TestPycacheScriptEntry(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "import mod\nprint('server', mod.X)\n"}, idFile{path: "mod.py", content: "X = 'source'\n"})
+	if got := pyRun(t, py, dir, "server.py"); got != "server source" {
+		t.Fatalf("server.py printed %q", got)
+	}
+	bare := pyCodeDigests(t, py, dir, "server.py")
+
+	pyForge(t, py, filepath.Join(dir, "server.py"), "print('forged server')\n")
+	if got := pyRun(t, py, dir, "server.py"); got != "server source" {
+		t.Fatalf("python3 server.py ran %q: the __main__ script's .pyc was loaded", got)
+	}
+	if got := pyCodeDigests(t, py, dir, "server.py"); !sameDigests(got, bare) {
+		t.Errorf("the entry's own .pyc, never loaded, changed the code:\nbefore %v\nafter  %v", bare, got)
+	}
+
+	pycMod := pyForge(t, py, filepath.Join(dir, "mod.py"), "X = 'forged'\n")
+	if got := pyRun(t, py, dir, "server.py"); got != "server forged" {
+		t.Fatalf("server.py printed %q, want the forged module's X", got)
+	}
+	forged := pyCodeDigests(t, py, dir, "server.py")
+	if d, ok := forged["__pycache__"]; !ok || sameDigests(forged, bare) || d == "" {
+		t.Errorf("the sibling's .pyc Python runs is not counted: %v", forged)
+	}
+
+	pyRewind(t, filepath.Join(dir, "mod.py"))
+	if got := pyRun(t, py, dir, "server.py"); got != "server source" {
+		t.Fatalf("server.py printed %q after the source's mtime moved, want the source's X", got)
+	}
+	if got := pyCodeDigests(t, py, dir, "server.py"); !sameDigests(got, bare) {
+		t.Errorf("a stale .pyc, which Python ignores, is counted:\nwant %v\ngot  %v", bare, got)
+	}
+
+	for _, tagged := range []string{strings.TrimSuffix(pycMod, ".pyc") + "-pytest-8.3.2.pyc", filepath.Join(dir, "__pycache__", "mod.pypy39.pyc")} {
+		pyForge(t, py, filepath.Join(dir, "mod.py"), "X = 'forged'\n")
+		if err := os.Rename(pycMod, tagged); err != nil {
+			t.Fatal(err)
+		}
+		if got := pyCodeDigests(t, py, dir, "server.py"); !sameDigests(got, bare) {
+			t.Errorf("%s, another cache tag than this python's, is counted:\nwant %v\ngot  %v", filepath.Base(tagged), bare, got)
+		}
+	}
+}
+
+// "python3 -m server" imports its __main__ through the import system,
+// which loads the module's .pyc: there it is counted. A recompile of the
+// unchanged source, which moves only the header's mtime, is no change.
+func TestPycacheModuleEntry(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "print('server source')\n"})
+	bare := pyCodeDigests(t, py, dir, "-m", "server")
+
+	pyForge(t, py, filepath.Join(dir, "server.py"), "print('forged server')\n")
+	if got := pyRun(t, py, dir, "-m", "server"); got != "forged server" {
+		t.Fatalf("python3 -m server ran %q, want the forged .pyc", got)
+	}
+	forged := pyCodeDigests(t, py, dir, "-m", "server")
+	if sameDigests(forged, bare) {
+		t.Fatalf("the .pyc python -m runs is not counted: %v", forged)
+	}
+
+	pyRewind(t, filepath.Join(dir, "server.py"))
+	pyForge(t, py, filepath.Join(dir, "server.py"), "print('forged server')\n")
+	if got := pyCodeDigests(t, py, dir, "-m", "server"); !sameDigests(got, forged) {
+		t.Errorf("a recompile with only a new mtime in the header changed the code:\nbefore %v\nafter  %v", forged, got)
+	}
+}
+
+// In a package tree, the tree leaves its __pycache__ directories out and
+// the bytecode Python loads from them is an artifact of its own, at every
+// depth; the script run by path in the package is compiled from source.
+func TestPycachePackageTree(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "app/__init__.py", content: ""},
+		idFile{path: "app/server.py", content: "import sys; sys.path.insert(0, '.')\nfrom app.sub import lib\nprint(lib.X)\n"},
+		idFile{path: "app/sub/__init__.py", content: ""},
+		idFile{path: "app/sub/lib.py", content: "X = 'source'\n"})
+	bare := pyCodeDigests(t, py, dir, "app/server.py")
+	if _, ok := bare["app"]; !ok || len(bare) != 1 {
+		t.Fatalf("code %v, want the tree app alone", bare)
+	}
+	pyForge(t, py, filepath.Join(dir, "app/server.py"), "print('forged server')\n")
+	if got := pyCodeDigests(t, py, dir, "app/server.py"); !sameDigests(got, bare) {
+		t.Errorf("the script's own .pyc changed the code:\nbefore %v\nafter  %v", bare, got)
+	}
+	pyForge(t, py, filepath.Join(dir, "app/sub/lib.py"), "X = 'forged'\n")
+	if got := pyRun(t, py, dir, "app/server.py"); got != "forged" {
+		t.Fatalf("app/server.py printed %q, want the forged lib's X", got)
+	}
+	got := pyCodeDigests(t, py, dir, "app/server.py")
+	if got["app"] != bare["app"] || got["app/**/__pycache__"] == "" {
+		t.Errorf("code %v, want app unchanged and app/**/__pycache__ counted (before: %v)", got, bare)
+	}
+}
