@@ -162,31 +162,40 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 		return nil, nil, err
 	}
 	defer unlock()
-	// The hosts are dialled while the previous manifest is read and
-	// decoded; nothing is sent to them unless it can be.
-	dialled := make(chan struct{})
-	go func() {
-		defer close(dialled)
-		dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
-		defer cancel()
-		peers.Connect(dctx)
-	}()
-	mpath := layout.Manifest(s.Root)
-	prev, err := manifest.Read(mpath)
-	<-dialled
-	if err != nil && !manifest.IsNotExist(err) {
-		return nil, nil, &ManifestError{Path: mpath, Err: err}
-	}
+	// The hosts are dialled and asked for their trees while the previous
+	// manifest is read and decoded (the trees request changes nothing in
+	// a host, so it is sent before the manifest is known to be readable);
+	// without that request the hosts are only dialled, and nothing is sent
+	// to them unless the manifest can be written.
 	spec := s.Identity
-	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
-	spec.Versions = prev.RuntimeVersion
-	from := ""
-	if !spec.Rehash && spec.Trees == nil {
-		spec.Trees = hostTrees(ctx, peers, s.Timeout, func(run string) {
+	askTrees := !spec.Rehash && spec.Trees == nil
+	var trees treesFunc
+	var from string
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		if !askTrees {
+			dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
+			defer cancel()
+			peers.Connect(dctx)
+			return
+		}
+		trees = hostTrees(ctx, peers, s.Timeout, func(run string) {
 			if from == "" {
 				from = run
 			}
 		})
+	}()
+	mpath := layout.Manifest(s.Root)
+	prev, err := manifest.Read(mpath)
+	<-asked
+	if err != nil && !manifest.IsNotExist(err) {
+		return nil, nil, &ManifestError{Path: mpath, Err: err}
+	}
+	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
+	spec.Versions = prev.RuntimeVersion
+	if askTrees {
+		spec.Trees = trees
 	}
 	id, err := Interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
 	if err == nil && ctx.Err() != nil {
