@@ -131,7 +131,8 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	}
 	res := &Result{Build: *b, Hosts: []HostOutcome{}}
 	// Ack: a host that has not acknowledged the signal within
-	// proto.AnswerWait is reported as not answering and not waited for.
+	// proto.AnswerWait, or is silent for proto.SilenceWait after, is
+	// reported as not answering and not waited for.
 	req := proto.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
 	if b.Failed() {
 		req.Type = localapi.TypeBuildFailed

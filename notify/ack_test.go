@@ -1,10 +1,12 @@
 package notify
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,18 +86,92 @@ func TestAckBeforeAnswer(t *testing.T) {
 }
 
 // TestAckedAnswerMayTakeLong: once a host acknowledged, its answer is
-// waited for past AnswerWait, until the request's context ends.
+// waited for past AnswerWait and past SilenceWait while the host says it
+// works (progress lines), until the request's context ends.
 func TestAckedAnswerMayTakeLong(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
-		time.Sleep(AnswerWait + 500*time.Millisecond)
+		wait := SilenceWait + 2*ProgressInterval
+		if req.Type != "build_complete" {
+			wait = ProgressInterval + ProgressInterval/2 // long enough for one progress line
+		}
+		time.Sleep(wait)
 		return statusHandler(ctx, peer, req)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	resp, err := Send(ctx, l.Path(), Request{Type: "build_complete", Ack: true})
 	if err != nil || resp.Label != "build_complete" {
-		t.Fatalf("Send: %+v, %v; want the answer that came after the acknowledgement", resp, err)
+		t.Fatalf("Send: %+v, %v; want the answer that came after the acknowledgement and the progress lines", resp, err)
+	}
+	// On the wire: the acknowledgement promises progress, working lines
+	// follow, then the answer.
+	c, r := rawConn(t, l.Path())
+	if got := exchange(t, c, r, `{"v":1,"type":"restart","ack":true,"progress":true}`); got.Type != TypeReceived || !got.Progress {
+		t.Fatalf("acknowledgement %+v, want %q with progress", got, TypeReceived)
+	}
+	if got := readResponse(t, r); got.Type != TypeWorking || got.Run != l.Name() {
+		t.Fatalf("line after the acknowledgement %+v, want %q", got, TypeWorking)
+	}
+}
+
+// ackingHost binds a socket of the project at root that acknowledges
+// every request line (as a host of the version before progress lines
+// does, or a same-user process that only pretends) and then sends
+// nothing more; it returns the socket's path.
+func ackingHost(t *testing.T, root string) string {
+	t.Helper()
+	dir, err := MakeDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ulid.Make().String()+SocketSuffix)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() {
+				r := bufio.NewReader(c)
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					c.Write([]byte(`{"v":1,"type":"received","run":"01J9Z6W0C2H6F0S8A1B3E5G7K9"}` + "\n"))
+				}
+			}()
+		}
+	}()
+	return path
+}
+
+// TestAckThenSilentNotWaitedFor: a socket that acknowledges and then
+// sends nothing ends the exchange after SilenceWait, not at the caller's
+// deadline, with a *NotAnsweringError that says it acknowledged.
+func TestAckThenSilentNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	root := newRoot(t)
+	path := ackingHost(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := Send(ctx, path, Request{Type: "build_complete", Ack: true})
+	na, ok := errors.AsType[*NotAnsweringError](err)
+	if !ok || na.Socket != path || !na.Acked || na.Progress || na.Wait != SilenceWait {
+		t.Fatalf("err = %v (%+v), want a *NotAnsweringError for %s: acknowledged, no progress promised, silent for SilenceWait", err, na, path)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("err = %v, ctx %v: want DeadlineExceeded before the caller's deadline", err, ctx.Err())
+	}
+	if want := "silent: acknowledged the build_complete request, then nothing for 5s"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %q, want %q", err, want)
 	}
 }
 

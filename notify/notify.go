@@ -36,6 +36,7 @@ const (
 	SocketSuffix           = proto.SocketSuffix
 	TypeError              = proto.TypeError
 	TypeReceived           = proto.TypeReceived
+	TypeWorking            = proto.TypeWorking
 	CodeForbidden          = proto.CodeForbidden
 	CodeBadRequest         = proto.CodeBadRequest
 	CodeUnsupportedVersion = proto.CodeUnsupportedVersion
@@ -43,6 +44,8 @@ const (
 	CodeInternal           = proto.CodeInternal
 	CodeBusy               = proto.CodeBusy
 	AnswerWait             = proto.AnswerWait
+	ProgressInterval       = proto.ProgressInterval
+	SilenceWait            = proto.SilenceWait
 )
 
 // ErrInUse is proto.ErrInUse: a socket a live host listens on.

@@ -255,7 +255,13 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		ack := func() { l.write(c, Response{V: ProtocolVersion, Type: TypeReceived, Run: l.name}) }
+		ack := func(progress bool) (stop func()) {
+			l.write(c, Response{V: ProtocolVersion, Type: TypeReceived, Run: l.name, Progress: progress})
+			if !progress {
+				return func() {}
+			}
+			return l.beat(c)
+		}
 		if err := l.write(c, l.handle(ctx, peer, line, h, ack)); err != nil {
 			return
 		}
@@ -264,7 +270,7 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 
 // handle turns one request line into the response to send, acknowledged
 // first with ack when the request asks for it.
-func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler, ack func()) Response {
+func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler, ack func(progress bool) (stop func())) Response {
 	resp := dispatch(ctx, peer, line, h, ack)
 	resp.V = ProtocolVersion
 	if resp.Run == "" {
@@ -274,9 +280,11 @@ func (l *Listener) handle(ctx context.Context, peer Peer, line []byte, h Handler
 }
 
 // dispatch parses and checks line and calls h, after ack (when not nil)
-// for a request with Ack set. An ack that cannot be written is a peer
-// gone: h still runs, as it does for a peer gone before the answer.
-func dispatch(ctx context.Context, peer Peer, line []byte, h Handler, ack func()) (resp Response) {
+// for a request with Ack set, which also starts the progress lines a
+// request with Progress set asks for; they stop (stop, waited for) before
+// dispatch returns. An ack that cannot be written is a peer gone: h still
+// runs, as it does for a peer gone before the answer.
+func dispatch(ctx context.Context, peer Peer, line []byte, h Handler, ack func(progress bool) (stop func())) (resp Response) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return ErrorResponse(CodeBadRequest, "empty request line")
 	}
@@ -291,7 +299,7 @@ func dispatch(ctx context.Context, peer Peer, line []byte, h Handler, ack func()
 		return ErrorResponse(CodeBadRequest, err.Error())
 	}
 	if req.Ack && ack != nil {
-		ack()
+		defer ack(req.Progress)()
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -303,6 +311,31 @@ func dispatch(ctx context.Context, peer Peer, line []byte, h Handler, ack func()
 		return ErrorResponse(CodeInternal, fmt.Sprintf("handler for %q returned a response without type", req.Type))
 	}
 	return resp
+}
+
+// beat sends a line of type TypeWorking on c every ProgressInterval until
+// stop is called, which returns once the last is written: the request
+// being answered is still being worked on (Request.Progress). A line that
+// cannot be written ends the beat (the peer is gone; the answer's write
+// finds that too).
+func (l *Listener) beat(c *net.UnixConn) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if l.write(c, Response{V: ProtocolVersion, Type: TypeWorking, Run: l.name}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // write sends resp as one line.

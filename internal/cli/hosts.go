@@ -166,12 +166,20 @@ func HostErrorLine(root string, r proto.Result) string {
 
 // NotAnswering says, without the host's name, that a host accepted a
 // connection and sent nothing in time: "not answering: nothing within 2s
-// of the build signal (…)". Not waited for: the command went on.
+// of the build signal (…)", or that it acknowledged the request and then
+// went silent: "silent: acknowledged the build signal, then nothing for
+// 5s (…)". Not waited for: the command went on.
 func NotAnswering(na *proto.NotAnsweringError) string {
 	what := "the " + printable(na.Type) + " request"
 	switch na.Type {
 	case localapi.TypeTrees, localapi.TypeBuildComplete, localapi.TypeBuildFailed:
 		what = "the build signal"
+	}
+	if na.Acked && na.Progress {
+		return fmt.Sprintf("silent: acknowledged %s, then nothing for %v, though a host that works says so every %v (a wedged host), not waited for", what, na.Wait, proto.ProgressInterval)
+	}
+	if na.Acked {
+		return fmt.Sprintf("silent: acknowledged %s, then nothing for %v and no progress (a host from before progress lines may still be working on it; or a process that is no host holding a socket in its directory), not waited for", what, na.Wait)
 	}
 	return fmt.Sprintf("not answering: nothing within %v of %s (a stopped host, or a process that is no host holding a socket in its directory), not waited for", na.Wait, what)
 }

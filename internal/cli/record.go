@@ -83,7 +83,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	requireHost := fs.Bool("require-host", false, "exit 3 when no host is listening, 4 when a host reports an error")
 	rehash := fs.Bool("rehash", false, "ignore the stat cache and read every file of the dependency trees")
 	asJSON := fs.Bool("json", false, "print what was recorded and what each host did as JSON on stdout")
-	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server (one that has not acknowledged the signal within 2s is not waited for)")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for hosts to restart the server (one that has not acknowledged the signal within 2s, or that is silent for 5s after, is not waited for)")
 	var quiet, verbose bool
 	ShortLong(fs, &quiet, "q", "quiet", "quiet: print only what went wrong (a host's error, a server running other code than was built)")
 	ShortLong(fs, &verbose, "v", "verbose", "also print each input hashed into the identity, its short digest and why it counts")

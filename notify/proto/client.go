@@ -66,20 +66,41 @@ func (c *Conn) Close() error { return c.c.Close() }
 // host that has sent nothing by then is stopped, wedged, or no host at all
 // (a same-user process can bind any socket in the directory). Past it the
 // exchange ends with a *NotAnsweringError; once acked, the answer is
-// waited for until the request's context ends.
+// waited for while the host says it works (SilenceWait).
 const AnswerWait = 2 * time.Second
 
+// ProgressInterval is how often a host sends a line of type TypeWorking
+// while it works on a request that asked for progress (Request.Progress).
+const ProgressInterval = time.Second
+
+// SilenceWait is how long a client waits, past a host's acknowledgement,
+// for its next line: a TypeWorking line, or the answer. A host that works
+// sends one every ProgressInterval; five missed in a row is a host that
+// went silent (wedged, or a same-user process that acknowledges and never
+// answers). An earlier host, which sends no progress, is given as long:
+// what it does past that is not waited for.
+const SilenceWait = 5 * ProgressInterval
+
 // NotAnsweringError is a host that accepted the connection but sent no
-// line within Wait of a request of type Type. errors.Is(err,
+// line within Wait of a request of type Type, or (Acked) that
+// acknowledged it and then sent nothing for Wait; Progress: its
+// acknowledgement promised progress lines. errors.Is(err,
 // context.DeadlineExceeded) holds for it.
 type NotAnsweringError struct {
-	Socket string
-	Type   string
-	Wait   time.Duration
+	Socket   string
+	Type     string
+	Wait     time.Duration
+	Acked    bool
+	Progress bool
 }
 
-// Error returns "<socket>: not answering: nothing within <wait> of the <type> request".
+// Error returns "<socket>: not answering: nothing within <wait> of the
+// <type> request", or for an acknowledged request "<socket>: silent:
+// acknowledged the <type> request, then nothing for <wait>".
 func (e *NotAnsweringError) Error() string {
+	if e.Acked {
+		return fmt.Sprintf("%s: silent: acknowledged the %s request, then nothing for %v", e.Socket, e.Type, e.Wait)
+	}
 	return fmt.Sprintf("%s: not answering: nothing within %v of the %s request", e.Socket, e.Wait, e.Type)
 }
 
@@ -88,15 +109,18 @@ func (e *NotAnsweringError) Unwrap() error { return context.DeadlineExceeded }
 
 // Do sends req (with V set to ProtocolVersion when zero) and reads the
 // host's response, within ctx's deadline and until ctx is cancelled. With
-// req.Ack set the host's acknowledgement (a line of type TypeReceived) must
-// come within AnswerWait, or the response itself must; the response may
-// then take until ctx ends.
+// req.Ack set (Do then sets req.Progress too) the host's acknowledgement
+// (a line of type TypeReceived) must come within AnswerWait, or the
+// response itself must; past the acknowledgement each next line (a
+// TypeWorking line, or the response) must come within SilenceWait, and the
+// response until ctx ends.
 //
 // The error is:
 //   - a *VersionError when the response's v differs from req.V, or the host
 //     answered with code CodeUnsupportedVersion;
 //   - a *RemoteError when the host answered with type TypeError;
-//   - a *NotAnsweringError when req.Ack is set and AnswerWait passed first;
+//   - a *NotAnsweringError when req.Ack is set and AnswerWait passed first,
+//     or SilenceWait after the acknowledgement or a TypeWorking line (Acked);
 //   - otherwise a transport, encoding or context error naming the socket
 //     (errors.Is(err, context.DeadlineExceeded) holds when ctx expired).
 //
@@ -106,6 +130,7 @@ func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
 	if req.V == 0 {
 		req.V = ProtocolVersion
 	}
+	req.Progress = req.Progress || req.Ack
 	b, err := json.Marshal(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s: encoding %q request: %w", c.path, req.Type, err)
@@ -134,17 +159,35 @@ func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
 }
 
 // exchange writes the request line b and returns the response line, past
-// the host's acknowledgement when req.Ack asked for one (Do's deadlines).
+// the host's acknowledgement and progress lines when req.Ack asked for
+// them (Do's deadlines).
 func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, error) {
 	dl, hasDL := ctx.Deadline()
 	var mu sync.Mutex // orders the deadlines set here and by the AfterFunc
 	ended := false
-	// waiting: the deadline set is AnswerWait's, not ctx's.
-	waiting := req.Ack && (!hasDL || time.Until(dl) > AnswerWait)
-	if waiting {
-		c.c.SetDeadline(time.Now().Add(AnswerWait))
+	// bound sets the deadline wait from now, or ctx's when that comes
+	// first, and reports whether wait's is the one in force.
+	bound := func(wait time.Duration) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return false
+		}
+		if hasDL && time.Until(dl) <= wait {
+			c.c.SetDeadline(dl)
+			return false
+		}
+		c.c.SetDeadline(time.Now().Add(wait))
+		return true
+	}
+	// silent is what a deadline of ours means, while waiting says that
+	// one is in force (not ctx's).
+	silent := &NotAnsweringError{Socket: c.path, Type: req.Type, Wait: AnswerWait}
+	waiting := false
+	if req.Ack {
+		waiting = bound(AnswerWait)
 	} else {
-		c.c.SetDeadline(dl)
+		c.c.SetDeadline(dl) // zero without a deadline: none
 	}
 	expired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -166,7 +209,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			if waiting {
-				return &NotAnsweringError{Socket: c.path, Type: req.Type, Wait: AnswerWait}
+				return silent
 			}
 			return fmt.Errorf("%s: %w", c.path, context.DeadlineExceeded)
 		}
@@ -175,13 +218,16 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 
 	_, werr := c.c.Write(append(b, '\n'))
 	line, rerr := ReadLine(c.r)
-	if rerr == nil && req.Ack && isReceived(line) {
-		mu.Lock()
-		if !ended {
-			c.c.SetDeadline(dl) // zero without a deadline: none
+	for req.Ack && rerr == nil {
+		typ, progress := lineType(line)
+		switch {
+		case typ == TypeReceived && !silent.Acked:
+			silent = &NotAnsweringError{Socket: c.path, Type: req.Type, Wait: SilenceWait, Acked: true, Progress: progress}
+		case typ == TypeWorking && silent.Acked:
+		default:
+			return line, nil
 		}
-		waiting = false
-		mu.Unlock()
+		waiting = bound(SilenceWait)
 		line, rerr = ReadLine(c.r)
 	}
 	if rerr != nil {
@@ -198,12 +244,17 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 	return line, nil
 }
 
-// isReceived reports whether line is a host's acknowledgement (TypeReceived).
-func isReceived(line []byte) bool {
+// lineType returns the type of a host's line, and its progress field (an
+// acknowledgement's promise of TypeWorking lines).
+func lineType(line []byte) (typ string, progress bool) {
 	var r struct {
-		Type string `json:"type"`
+		Type     string `json:"type"`
+		Progress bool   `json:"progress"`
 	}
-	return json.Unmarshal(line, &r) == nil && r.Type == TypeReceived
+	if json.Unmarshal(line, &r) != nil {
+		return "", false
+	}
+	return r.Type, r.Progress
 }
 
 // Send dials the host at socketPath (retrying as Dial does), sends req,

@@ -33,6 +33,19 @@
 //	← {"v":1,"type":"received","run":"01J9Z6W0C2H6F0S8A1B3E5G7K9"}
 //	← {"v":1,"type":"restarted",…}
 //
+// A request that also has "progress":true (every client of this package
+// sets it with "ack") is told, while the host works, that it does: its
+// acknowledgement says "progress":true, and a line of type [TypeWorking]
+// follows every [ProgressInterval] until the answer. A client waits past
+// the acknowledgement for as long as such lines come, at most
+// [SilenceWait] between two (an earlier host sends none and no
+// "progress" in its acknowledgement; it ignores the field):
+//
+//	→ {"v":1,"type":"build_complete",…,"ack":true,"progress":true}
+//	← {"v":1,"type":"received","run":"…","progress":true}
+//	← {"v":1,"type":"working","run":"…"}
+//	← {"v":1,"type":"restarted",…}
+//
 // A host never crashes on bad input: a line that is not a valid request gets
 // a response of type "error" with code [CodeBadRequest] naming what is wrong,
 // and the connection goes on (a line over [MaxLine] closes it after the
@@ -67,6 +80,12 @@ const TypeError = "error"
 // at once, before its answer, to a request with Ack set. It carries only
 // "v", "type" and "run". Clients read past it (Conn.Do).
 const TypeReceived = "received"
+
+// TypeWorking is the type of the line a host sends every
+// ProgressInterval, between its acknowledgement and its answer, to a
+// request with Ack and Progress set: it is still working on it. It
+// carries only "v", "type" and "run". Clients read past it (Conn.Do).
+const TypeWorking = "working"
 
 // Error codes carried in Response.Code when Type is [TypeError].
 const (
@@ -113,6 +132,13 @@ type Request struct {
 	// restarts the server) tells a host that is working from one that does
 	// not answer (AnswerWait). A host that predates the field ignores it.
 	Ack bool `json:"ack,omitempty"`
+	// Progress, with Ack, asks the host for a line of type TypeWorking
+	// every ProgressInterval while it works on the request, so that the
+	// client can tell a host that works (a restart that recomputes the
+	// identity of a large cold tree takes seconds) from one that went
+	// silent after its acknowledgement. A host that predates the field
+	// ignores it. Conn.Do sets it whenever Ack is set.
+	Progress bool `json:"progress,omitempty"`
 }
 
 // Validate checks the framing of r: V must be ProtocolVersion (a missing
@@ -182,6 +208,9 @@ type Response struct {
 	Code string `json:"code,omitempty"`
 	// Payload carries the results of response types added later.
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Progress, on an acknowledgement (TypeReceived), says that lines of
+	// type TypeWorking follow until the answer (Request.Progress).
+	Progress bool `json:"progress,omitempty"`
 }
 
 // ErrorResponse returns a response of type TypeError with the given code and
