@@ -106,6 +106,10 @@ func isDigits(b []byte, i *int) bool {
 func canonicalString(b []byte, i int) int {
 	for i++; i < len(b); {
 		c := b[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			return i + 1
@@ -142,6 +146,15 @@ func canonicalString(b []byte, i int) int {
 	}
 	return -1
 }
+
+// plainByte[c] is whether c stands for itself in a string in RFC 8785
+// form: ASCII, not a control byte, not " or \.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // lowerHex reports whether c is 0-9 or a-f; '0' and '1' are the only
 // ones a control byte's escape starts with.

@@ -106,15 +106,15 @@ func (p *lineReader) fast(line []byte, fields func(typ string) bool, withHash bo
 				return r, "", false
 			}
 		case "prev":
-			if r.Prev, ok = p.str(m.val, false); !ok || checkDigest(r.Prev) != nil {
+			if !isDigest(m.val) {
 				return r, "", false
 			}
-			have |= 16
+			r.Prev, have = string(m.val[1:len(m.val)-1]), have|16
 		case "hash":
-			if r.Hash, ok = p.str(m.val, false); !ok || checkDigest(r.Hash) != nil {
+			if !isDigest(m.val) {
 				return r, "", false
 			}
-			have, hashAt = have|32, i
+			r.Hash, have, hashAt = string(m.val[1:len(m.val)-1]), have|32, i
 		}
 	}
 	if have != 63 {
@@ -277,6 +277,32 @@ func unhex(c byte) byte {
 	}
 	return c - '0'
 }
+
+// isDigest reports whether v is the JSON string "sha256:<64 lowercase
+// hex digits>" with no escape, the form checkDigest takes (an escape in
+// RFC 8785 form stands for a control byte or a quote, which checkDigest
+// refuses too).
+func isDigest(v []byte) bool {
+	const prefix = `"sha256:`
+	if len(v) != len(prefix)+2*sha256.Size+1 || string(v[:len(prefix)]) != prefix || v[len(v)-1] != '"' {
+		return false
+	}
+	var bad byte // by table, with no branch per digit: hex digits are random
+	for _, c := range v[len(prefix) : len(v)-1] {
+		bad |= notHex[c]
+	}
+	return bad == 0
+}
+
+// notHex[c] is 1 unless c is 0-9 or a-f.
+var notHex = func() (t [256]byte) {
+	for c := range t {
+		if !lowerHex(byte(c)) {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // smallInt reads v as a decimal integer of at most 18 digits.
 func smallInt(v []byte) (int64, bool) {

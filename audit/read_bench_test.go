@@ -43,12 +43,14 @@ func reportSize(b *testing.B, path string) {
 func BenchmarkRead(b *testing.B) {
 	p := largeLog(b)
 	reportSize(b, p)
+	done := audittest.CPU(b)
 	for b.Loop() {
 		recs, err := audit.Read(p)
 		if err != nil || len(recs) < benchRecords() {
 			b.Fatalf("%d records, %v", len(recs), err)
 		}
 	}
+	done()
 }
 
 // BenchmarkVerify measures audit.Verify of a large log (audit verify,
@@ -56,10 +58,12 @@ func BenchmarkRead(b *testing.B) {
 func BenchmarkVerify(b *testing.B) {
 	p := largeLog(b)
 	reportSize(b, p)
+	done := audittest.CPU(b)
 	for b.Loop() {
 		r, err := audit.Verify(p, audit.HeadPath(p))
 		if err != nil || !r.OK {
 			b.Fatalf("%v %v", err, r.Err())
 		}
 	}
+	done()
 }

@@ -133,10 +133,27 @@ type heldFloor struct {
 	last *trust.Floor
 }
 
-var (
-	pinnedType = []byte(`"type":"` + audit.TypeTrustPinned + `"`)
-	heldType   = []byte(`"type":"` + audit.TypePolicyFloorHeld + `"`)
-)
+// typeMember starts the members heldFloor looks for: "type":"trust_pinned"
+// and "type":"policy_floor_held".
+var typeMember = []byte(`"type":"`)
+
+// namesFloor reports whether line holds "type":"trust_pinned" or
+// "type":"policy_floor_held", in one scan.
+func namesFloor(line []byte) bool {
+	for {
+		i := bytes.Index(line, typeMember)
+		if i < 0 {
+			return false
+		}
+		rest := line[i+len(typeMember):]
+		for _, t := range [...]string{audit.TypeTrustPinned, audit.TypePolicyFloorHeld} {
+			if len(rest) > len(t) && string(rest[:len(t)]) == t && rest[len(t)] == '"' {
+				return true
+			}
+		}
+		line = line[i+len(typeMember)-1:] // its last quote may start the next
+	}
+}
 
 // line takes one line of the log into account (with or without its
 // newline; nil for a line passed over).
@@ -144,7 +161,7 @@ func (h *heldFloor) line(line []byte) {
 	if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > audit.MaxRecordSize {
 		return // as lastHeldFloor's reader passes it over
 	}
-	if !bytes.Contains(line, pinnedType) && !bytes.Contains(line, heldType) {
+	if !namesFloor(line) {
 		return
 	}
 	var rec struct {

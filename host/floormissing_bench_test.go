@@ -63,22 +63,26 @@ func benchProject(b *testing.B) string {
 // (or no floor file), mcpepoch policy and doctor read of a large log.
 func BenchmarkReadPriorPin(b *testing.B) {
 	dir := benchProject(b)
+	done := audittest.CPU(b)
 	for b.Loop() {
 		if p := readPriorPin(dir); len(p.roots) != 2 {
 			b.Fatalf("roots %v", p.roots)
 		}
 	}
+	done()
 }
 
 // BenchmarkLastHeldFloor measures the floor a host start checks its floor
 // file against, from a large log.
 func BenchmarkLastHeldFloor(b *testing.B) {
 	dir := benchProject(b)
+	done := audittest.CPU(b)
 	for b.Loop() {
 		if f := lastHeldFloor(dir); f == nil || f.UpdatedBy != "held-last" {
 			b.Fatalf("floor %+v", f)
 		}
 	}
+	done()
 }
 
 // BenchmarkReadPrior measures what a host start with a floor file and
@@ -86,9 +90,11 @@ func BenchmarkLastHeldFloor(b *testing.B) {
 // held, in one pass.
 func BenchmarkReadPrior(b *testing.B) {
 	dir := benchProject(b)
+	done := audittest.CPU(b)
 	for b.Loop() {
 		if p, f := readPrior(dir, true); len(p.roots) != 2 || f == nil || f.UpdatedBy != "held-last" {
 			b.Fatalf("roots %v, floor %+v", p.roots, f)
 		}
 	}
+	done()
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,4 +101,19 @@ func appendTo(t *testing.T, path, s string) {
 	if _, err := f.WriteString(s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzNamesFloor: namesFloor finds the members heldFloor looks for
+// exactly where a search for each would.
+func FuzzNamesFloor(f *testing.F) {
+	for _, s := range []string{`{"type":"trust_pinned"}`, `"type":"type":"trust_pinned"`, `"type":"policy_floor_held`,
+		`x"type":"policy_floor_held""type":"`, `"type":"trust_pinned_x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want := bytes.Contains(line, []byte(`"type":"trust_pinned"`)) || bytes.Contains(line, []byte(`"type":"policy_floor_held"`))
+		if got := namesFloor(line); got != want {
+			t.Fatalf("namesFloor(%q) = %v, want %v", line, got, want)
+		}
+	})
 }
