@@ -127,9 +127,12 @@ type Host struct {
 
 	// Writers with their own goroutine and lock (queue.go, auditlog.go):
 	// safe to use under h.mu, they never block.
-	out   *lineQueue // the client's stdout
-	log   *logSink   // the host's stderr: log lines and the server's stderr (logsink.go)
-	audit *auditor   // the project's audit log
+	out *lineQueue // the client's stdout
+	// ownOut is the host's own descriptor of its stdout pipe, which out
+	// writes (pollableWriter); nil when out writes Options.Stdout itself.
+	ownOut *os.File
+	log    *logSink // the host's stderr: log lines and the server's stderr (logsink.go)
+	audit  *auditor // the project's audit log
 
 	// restartMu orders restarts, the initial catalog fetch, catalog
 	// re-lists, crash recovery and the final stop (restart.go,

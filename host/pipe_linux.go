@@ -42,30 +42,49 @@ func growPipe(f *os.File) {
 // For anything but a pipe, or when it cannot be opened again, r itself;
 // closing the reader returned closes only what this opened.
 func pollableReader(r io.Reader) io.ReadCloser {
-	f, ok := r.(*os.File)
-	if !ok {
-		return io.NopCloser(r)
+	if f, ok := r.(*os.File); ok {
+		if own := ownPipe(f, unix.O_RDONLY); own != nil {
+			return own
+		}
 	}
+	return io.NopCloser(r)
+}
+
+// pollableWriter returns the pipe f (the host's stdout, the client's
+// stdin) opened anew for writing as pollableReader opens the client's
+// stdin, or nil for anything but a blocking pipe or when it cannot be
+// opened again. The host writes an answer on its own non-blocking
+// descriptor at once, however long, as far as the pipe takes it, with no
+// poll(2) before; what is left waits in the runtime's poller, not in a
+// thread blocked in the kernel. The caller closes it.
+func pollableWriter(f *os.File) *os.File { return ownPipe(f, unix.O_WRONLY) }
+
+// ownPipe opens the blocking pipe f anew through /proc/self/fd with mode
+// (O_RDONLY or O_WRONLY), non-blocking and close-on-exec: a descriptor of
+// the host's own, checked to be the same pipe. It returns nil when f is
+// not a pipe, is non-blocking already (in the poller), or cannot be
+// opened again.
+func ownPipe(f *os.File, mode int) *os.File {
 	var st unix.Stat_t
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return io.NopCloser(r)
+		return nil
 	}
 	fifo := false
 	rc.Control(func(fd uintptr) {
 		fifo = unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
 		if fifo {
 			if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
-				fifo = false // in the poller already, or unreadable
+				fifo = false // in the poller already, or unusable
 			}
 		}
 	})
 	if !fifo {
-		return io.NopCloser(r)
+		return nil
 	}
 	var own *os.File
 	rc.Control(func(fd uintptr) {
-		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return
 		}
@@ -76,8 +95,5 @@ func pollableReader(r io.Reader) io.ReadCloser {
 		}
 		own = os.NewFile(uintptr(nfd), f.Name())
 	})
-	if own == nil {
-		return io.NopCloser(r)
-	}
 	return own
 }

@@ -14,3 +14,6 @@ func growPipe(*os.File) {}
 
 // pollableReader returns r: outside Linux a pipe is not opened anew.
 func pollableReader(r io.Reader) io.ReadCloser { return io.NopCloser(r) }
+
+// pollableWriter returns nil: outside Linux a pipe is not opened anew.
+func pollableWriter(*os.File) *os.File { return nil }

@@ -102,13 +102,17 @@ func (h *Host) Run(ctx context.Context) error {
 // openWriters starts the client writer and the audit writer and opens the
 // run's grants; the audit log records the client's connection.
 func (h *Host) openWriters() error {
-	if f, ok := h.opts.Stdout.(*os.File); ok {
+	out := h.opts.Stdout
+	if f, ok := out.(*os.File); ok {
 		growPipe(f)
+		if h.ownOut = pollableWriter(f); h.ownOut != nil {
+			out = h.ownOut
+		}
 	}
-	h.out = newLineQueue(h.opts.Stdout, func(err error) {
+	h.out = startLineQueue(out, func(err error) {
 		h.logf("client stdout: %v: closing", err)
 		h.cancel(nil)
-	})
+	}, h.ownOut != nil) // the host alone holds its own descriptor
 	var err error
 	if h.grants, err = grant.Open(layout.GrantStore(h.opts.Dir, h.run)); err != nil {
 		return err
@@ -125,6 +129,9 @@ func (h *Host) openWriters() error {
 func (h *Host) closeWriters() {
 	if h.out != nil {
 		h.out.close(time.Second)
+	}
+	if h.ownOut != nil {
+		h.ownOut.Close()
 	}
 	h.audit.close()
 }
