@@ -357,6 +357,43 @@ func TestRenewalDevPrompt(t *testing.T) {
 	cmd.Wait()
 }
 
+// TestRenewalDevPromptWithdrawnWhenApprovedElsewhere: dev asks a key for
+// a renewal; the person approves it with mcpepoch approve in another
+// terminal. dev notices and says the renewal is no longer offered: its
+// key is not asked for any more.
+func TestRenewalDevPromptWithdrawnWhenApprovedElsewhere(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	serverA := p.read("server.sh")
+	p.write("server.next", serverA)
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	p.write("server.next", serverA+"# rebuilt once\n")
+	term.waitScreen("y approve slow_write")
+	r := p.review(s.run).Renewal
+	if r == nil {
+		t.Fatalf("the host offers no renewal:\n%s", term.screen())
+	}
+
+	other := p.startTerminal(t, env, true, "other", "$MCPEPOCH_BIN approve --run "+s.run)
+	other.waitScreen("y approve slow_write")
+	other.press("y")
+	if rc := other.exit(); rc != "0" {
+		t.Fatalf("approve in the other terminal: exit %s\n%s", rc, other.screen())
+	}
+	term.waitScreen("renewal " + r.ShortCode + " of agent run " + s.run + " is no longer offered (approved elsewhere")
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
 // TestRenewalIncludeChangedTool: a changed tool joins the renewal only
 // when the person names it: i, its name, then a yes. (The project counts
 // same-user, so the test's own terminal may approve.)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,82 @@ func newDevPrompt(ctx context.Context, stdio Stdio, out *devOutput) (*devPrompt,
 	}
 	p.keys = true
 	go p.read(ctx, f)
+	go p.watch(ctx)
 	return p, restore
+}
+
+// renewalRecheck is how often dev asks the hosts of the renewals it asks
+// a key for whether they still offer them.
+const renewalRecheck = 2 * time.Second
+
+// watch withdraws, every renewalRecheck while renewals are queued, those
+// their host no longer offers: approved elsewhere (mcpepoch approve in
+// another terminal, the approval page, the MCP client) or replaced by a
+// newer one, which it offers in their place. So no key is asked for a
+// renewal that is gone. A host that does not answer keeps its renewal
+// queued: a key's answer then says what happened.
+func (p *devPrompt) watch(ctx context.Context) {
+	t := time.NewTicker(renewalRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		queued := slices.Clone(p.queue)
+		p.mu.Unlock()
+		for _, o := range queued {
+			cur, err := offeredRenewal(ctx, o.socket)
+			if err == nil && (cur == nil || cur.ID != o.r.ID) {
+				p.withdraw(o, cur)
+			}
+		}
+	}
+}
+
+// offeredRenewal asks the host at socket for its review and returns the
+// renewal it offers, nil when none.
+func offeredRenewal(ctx context.Context, socket string) (*localapi.Renewal, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := notify.Send(cctx, socket, notify.Request{Type: localapi.TypeReview})
+	if err != nil {
+		return nil, err
+	}
+	rv, err := localapi.DecodePayload[localapi.Review](resp.Payload)
+	if err != nil {
+		return nil, err
+	}
+	return rv.Renewal, nil
+}
+
+// withdraw takes o off the queue, says so, and asks what is asked now:
+// cur, the renewal o's host offers instead, when there is one, else the
+// next queued. Nothing when o was answered meanwhile.
+func (p *devPrompt) withdraw(o devOffer, cur *localapi.Renewal) {
+	p.mu.Lock()
+	i := slices.IndexFunc(p.queue, func(q devOffer) bool { return q.run == o.run && q.r.ID == o.r.ID })
+	if i < 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.queue = slices.Delete(p.queue, i, i+1)
+	var next *devOffer
+	if i == 0 && len(p.queue) > 0 {
+		next = &p.queue[0]
+	}
+	p.mu.Unlock()
+	if cur != nil {
+		p.out.line("renewal", fmt.Sprintf("renewal %s of agent run %s is no longer offered: replaced by renewal %s", printable(o.r.ShortCode), printable(o.run), printable(cur.ShortCode)))
+		p.offer(devOffer{socket: o.socket, run: o.run, r: *cur})
+		return
+	}
+	p.out.line("renewal", p.out.p.ok(fmt.Sprintf("renewal %s of agent run %s is no longer offered (approved elsewhere, or the run ended): nothing to press for it", printable(o.r.ShortCode), printable(o.run))))
+	if next != nil {
+		p.ask(*next)
+	}
 }
 
 // read hands each key to answer until ctx ends or the terminal closes.
