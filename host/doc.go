@@ -118,10 +118,11 @@
 //     trees (trees.go serveTrees), so as not to walk them itself, writes
 //     the manifest and sends build_complete over the host's socket
 //     (packages notify, localapi).
-//  2. api.go serveBuild records the hook's claim (build_recorded) and
-//     calls restart.
-//  3. restart.go restart takes restartMu; trees.go identity
-//     recomputes what the launch command runs (package build);
+//  2. api.go serveBuild starts recomputing what the launch command runs
+//     (trees.go identityAhead, package build), records the hook's claim
+//     (build_recorded) meanwhile and calls restart.
+//  3. restart.go restart takes restartMu and waits for that identity
+//     (computed afresh, trees.go identity, when another restart held it);
 //     decideLocked compares it with the running epoch's: unchanged or
 //     held (restart mode manual) ends here.
 //  4. identityPendingLocked enters identity-pending: from now client.go

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
@@ -91,6 +92,11 @@ func (b *buildSignals) seen(id string) bool {
 // claim (via says how it came), mcpepoch.toml's approval settings re-read,
 // then, for build_complete, a restart if the identity changed.
 func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (restartOutcome, error) {
+	var ahead func() (*build.Identity, error)
+	if req.Type != localapi.TypeBuildFailed {
+		ahead = h.identityAhead()
+		defer ahead() // not left running when restart had no use for it
+	}
 	fields, m := h.buildFields(req)
 	fields["via"] = via
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
@@ -104,7 +110,7 @@ func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (res
 		if via == "manifest" {
 			why += " (seen in the manifest)"
 		}
-		out, err = h.restart(ctx, why, restartSignal)
+		out, err = h.restartFrom(ctx, why, restartSignal, ahead)
 	}
 	out.manifest = m
 	// Grants a stricter mcpepoch.toml ended count as the signal's too,

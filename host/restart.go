@@ -90,10 +90,22 @@ var ErrClosed = errors.New("execution epoch changed: connection closed so the cl
 // Restarts are serialized by restartMu; signals that arrive during one
 // recompute afterwards, so a burst ends with one child on the last build.
 func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutcome, error) {
+	return h.restartFrom(ctx, why, t, nil)
+}
+
+// restartFrom is restart with ahead, when not nil, the wait for the
+// identity computed since the build signal arrived (identityAhead), while
+// the signal was recorded and mcpepoch.toml re-read. It stands for the
+// identity only when no restart holds restartMu by then: a signal that
+// comes during one recomputes after it, as restart says.
+func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead func() (*build.Identity, error)) (restartOutcome, error) {
 	h.mu.Lock()
 	h.preemptRefreshLocked() // a re-list waiting on a silent server must not hold this back
 	h.mu.Unlock()
-	h.restartMu.Lock()
+	if !h.restartMu.TryLock() {
+		ahead = nil
+		h.restartMu.Lock()
+	}
 	defer h.restartMu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -103,7 +115,10 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 	if h.ctx.Err() != nil {
 		return restartOutcome{}, errShuttingDown // stopChild ran or is waiting to: no new child
 	}
-	next, err := h.identity()
+	if ahead == nil {
+		ahead = h.identity
+	}
+	next, err := ahead()
 	if err != nil {
 		return restartOutcome{}, err
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"sync"
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -28,6 +29,27 @@ func (h *Host) identity() (*build.Identity, error) {
 		h.versions.Store(id.Runtime.Digest, id.Runtime.Version)
 	}
 	return id, err
+}
+
+// identityAhead starts computing the identity on a goroutine of its own,
+// at once, and returns the wait for its result: a build signal's identity
+// is hashed while the signal is recorded and mcpepoch.toml re-read
+// (onBuild), which need no part of it; the wait may be called again. Files the build wrote are in place
+// before its signal is sent, so the identity is of the build signalled.
+func (h *Host) identityAhead() func() (*build.Identity, error) {
+	type result struct {
+		id  *build.Identity
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		id, err := h.identity()
+		ch <- result{id, err}
+	}()
+	return sync.OnceValues(func() (*build.Identity, error) {
+		r := <-ch
+		return r.id, r.err
+	})
 }
 
 // spec is the identity's build.Spec, with the runtime versions the host
