@@ -33,3 +33,90 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// callEvents returns the two records the host writes per tools/call, as
+// it builds them (fields as Attrs): the previous call's tool_result and
+// this call's tool_called, which a sequential client's calls write in one
+// step.
+func callEvents() []Event {
+	ep, run := "01JQ8Z5K2M7N4P6Q8R0S2T4V6W", "01JQ8Z5K2M7N4P6Q8R0S2T4V6X"
+	now := time.Now()
+	return []Event{
+		{Type: TypeToolResult, Epoch: ep, Run: run, Time: now,
+			Attrs: []Attr{{Key: FieldTool, Value: "echo"}, {Key: "is_error", Value: false}, {Key: "duration_ms", Value: "0"}}},
+		{Type: TypeToolCalled, Epoch: ep, Run: run, Time: now, Guards: true,
+			Attrs: []Attr{{Key: FieldTool, Value: "echo"}, {Key: FieldArgsDigest, Value: "hmac-sha256:9f2c4b7e0d1a3f5c6b8e9d0a1c2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d"}}},
+	}
+}
+
+// BenchmarkSealCall measures the CPU of encoding one call's two records
+// (canonical form, chain hash), without the file: the part of a call's
+// audit cost that is this package's own code.
+func BenchmarkSealCall(b *testing.B) {
+	evs := callEvents()
+	var e encoder
+	var buf []byte
+	e.prev = append(e.prev, GenesisPrev...)
+	seq := int64(0)
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		buf = buf[:0]
+		for _, ev := range evs {
+			seq++
+			var err error
+			if buf, _, err = e.sealNext(buf, seq, ev.Time, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkWriteCall measures Log.Write of one call's two records, as the
+// host's forwarding goroutine does before it forwards the call: catch-up,
+// encoding, one write(2), the check that the path still names the log.
+// A Sync every 16 calls (about a millisecond of a sequential client's
+// calls) makes them durable; its cost is reported apart as sync-µs/op,
+// per call, and is not in ns/op.
+func BenchmarkWriteCall(b *testing.B) {
+	l, _ := openTemp(b)
+	evs := callEvents()
+	var syncing time.Duration
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Write(evs); err != nil {
+			b.Fatal(err)
+		}
+		if n++; n%16 == 0 {
+			b.StopTimer()
+			t := time.Now()
+			if err := l.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			syncing += time.Since(t)
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(float64(syncing.Nanoseconds())/1e3/float64(b.N), "sync-µs/op")
+}
+
+// BenchmarkSync measures one Sync after one call's records: the fsync
+// of the log and the head's rewrite in place (pwrite, fdatasync), the
+// writer goroutine's work per group. Wall time and, as cpu-µs/op, the
+// process's CPU time.
+func BenchmarkSync(b *testing.B) {
+	l, _ := openTemp(b)
+	evs := callEvents()
+	start := cpuTime()
+	for b.Loop() {
+		if _, err := l.Write(evs); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+}

@@ -124,8 +124,8 @@ func compareSeal(t *testing.T, name, prev string, seq int64, at time.Time, ev Ev
 		t.Errorf("%s: reference error %v, encoder error %v", name, werr, gerr)
 	case !bytes.Equal(got.line, want):
 		t.Errorf("%s:\nencoder   %s\nreference %s", name, got.line, want)
-	case got.hash != strings.TrimSuffix(strings.SplitAfter(string(want), `"hash":"`)[1][:71], `"`):
-		t.Errorf("%s: hash %s not the one in the line", name, got.hash)
+	case got.hash() != strings.TrimSuffix(strings.SplitAfter(string(want), `"hash":"`)[1][:71], `"`):
+		t.Errorf("%s: hash %s not the one in the line", name, got.hash())
 	}
 }
 
@@ -178,4 +178,56 @@ func BenchmarkSealRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestEncoderReusedMatchesJCS seals a chain of records of many kinds
+// with one encoder, as a Log does, kinds recurring, more of them than the
+// encoder keeps layouts for, some with the same names gathered in another
+// order or one name more: every line must still be the reference's, and
+// chained to the line before.
+func TestEncoderReusedMatchesJCS(t *testing.T) {
+	at := time.Date(2025, 3, 1, 10, 0, 0, 123, time.UTC)
+	kinds := []Event{
+		{Type: TypeToolResult, Epoch: "e1", Run: "r1", Attrs: []Attr{{FieldTool, "echo"}, {"is_error", false}, {"duration_ms", "0"}}},
+		{Type: TypeToolCalled, Epoch: "e1", Run: "r1", Attrs: []Attr{{FieldTool, "echo"}, {FieldArgsDigest, "hmac-sha256:00"}}},
+		{Type: TypeToolCalled, Epoch: "e1", Run: "r1", Attrs: []Attr{{FieldArgsDigest, "hmac-sha256:00"}, {FieldTool, "echo"}}},
+		{Type: TypeToolCalled, Epoch: "e1", Attrs: []Attr{{FieldTool, "echo"}, {FieldArgsDigest, "hmac-sha256:00"}}},
+		{Type: TypeToolCalled, Epoch: "e1", Run: "r1", Attrs: []Attr{{FieldTool, "echo"}, {FieldArgsDigest, "hmac-sha256:00"}, {"grant", "g1"}}},
+		{Type: TypeToolCalled, Run: "r1", Attrs: []Attr{{"a", 1}, {"z", 2}}},
+		{Type: TypeToolCalled, Run: "r1", Attrs: []Attr{{"a", 1}, {"zz", 2}}},
+		{Type: TypeToolCalled, Attrs: []Attr{{"\xff", 1}}},
+	}
+	for i, f := range canonicalCases {
+		if i%3 == 0 {
+			kinds = append(kinds, Event{Type: TypeServerStarted, Epoch: "e2", Fields: f})
+		}
+	}
+	var e encoder
+	prev := GenesisPrev
+	e.prev = append(e.prev[:0], prev...)
+	for seq := int64(1); seq <= 200; seq++ {
+		ev := kinds[(seq*7)%int64(len(kinds))]
+		ref := ev // referenceSeal knows Fields only
+		if ev.Attrs != nil {
+			ref.Fields, ref.Attrs = map[string]any{}, nil
+			for _, a := range ev.Attrs {
+				ref.Fields[a.Key] = a.Value
+			}
+		}
+		want, err := referenceSeal(prev, seq, at, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := e.sealNext(nil, seq, at, ev)
+		if err != nil {
+			t.Fatalf("seq %d: %v", seq, err)
+		}
+		if !bytes.Equal(got.line, want) {
+			t.Fatalf("seq %d:\nencoder   %s\nreference %s", seq, got.line, want)
+		}
+		prev = got.hash()
+		if string(e.prev) != prev {
+			t.Fatalf("seq %d: next prev %s, want %s", seq, e.prev, prev)
+		}
+	}
 }

@@ -68,6 +68,9 @@ type Options struct {
 // maxKeptBuf is the largest write buffer a Log keeps between steps.
 const maxKeptBuf = 1 << 20
 
+// keptRecs is the most records whose array a Log keeps between steps.
+const keptRecs = 1024
+
 // DefaultLockTimeout is how long an append waits for another writer's lock.
 const DefaultLockTimeout = 5 * time.Second
 
@@ -83,6 +86,7 @@ type Log struct {
 	lockTimeout time.Duration
 	buf         []byte   // reused by commit
 	enc         encoder  // reused by commit
+	recs        []sealed // reused by put
 	f           *os.File // the log, O_RDWR|O_APPEND
 	fid         fileID   // f's device and inode
 	lock        *os.File // the lock file
@@ -354,8 +358,10 @@ func recsLen(recs []sealed) int {
 // write (stillAtPath): the records are then in no log.
 func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 	buf := append(l.buf[:0], prefix...)
-	recs := make([]sealed, 0, len(evs))
+	recs := l.recs[:0]
 	head := l.head
+	l.enc.prev = append(l.enc.prev[:0], head.Hash...)
+	seq := head.Seq
 	for i, ev := range evs {
 		var at time.Time
 		if ev.Type == TypeRecordsLost || ev.Time.IsZero() {
@@ -365,7 +371,14 @@ func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 		}
 		var r sealed
 		var err error
-		buf, r, err = l.enc.seal(buf, head.Hash, head.Seq+1, at, ev)
+		if ev.Type == TypeRecordsLost || ev.Type == TypeLogRecovered {
+			// The log's own records; a caller's were checked when
+			// they were handed over (Write, AppendBatch).
+			err = ev.check()
+		}
+		if err == nil {
+			buf, r, err = l.enc.sealNext(buf, seq+1, at, ev)
+		}
 		if err != nil {
 			// A record that cannot be encoded is refused alone; it is
 			// counted so that the log says something was not written.
@@ -376,7 +389,13 @@ func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 		}
 		r.ev = i
 		recs = append(recs, r)
-		head = Head{Seq: r.seq, Hash: r.hash}
+		seq = r.seq
+	}
+	if len(recs) > 0 {
+		head = Head{Seq: seq, Hash: recs[len(recs)-1].hash()}
+	}
+	if cap(recs) <= keptRecs {
+		l.recs = recs[:0] // valid, as buf is, until the next put
 	}
 	if cap(buf) <= maxKeptBuf {
 		l.buf = buf[:0]

@@ -171,16 +171,22 @@ func chainHash(prev string, body []byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// digestLen is the length of a hash or prev: "sha256:" and 64 hex digits.
+const digestLen = 7 + 2*sha256.Size
+
 // sealed is a record ready to be appended.
 type sealed struct {
 	line   []byte // with its newline
 	seq    int64
-	hash   string
+	sum    [digestLen]byte // the record's hash, "sha256:…"
 	typ    string
 	time   time.Time
 	guards bool // Event.Guards: not counted as lost when it is not written
 	ev     int  // its event's index in the slice sealed
 }
+
+// hash returns the record's hash as a string.
+func (s *sealed) hash() string { return string(s.sum[:]) }
 
 // seal returns the line (with its newline) of the record for ev that
 // follows a record with hash prev, numbered seq, written at t.
@@ -200,10 +206,67 @@ func sealRecord(buf []byte, prev string, seq int64, t time.Time, ev Event) ([]by
 // It is not safe for concurrent use.
 type encoder struct {
 	scratch []byte // member values
-	body    []byte // the record without its hash
 	ms      []member
 	idx     []int
-	hashed  []byte // prev ‖ body, the chain hash's input
+	hashed  []byte // prev ‖ body (the record without its hash), the chain hash's input
+	prev    []byte // the prev of the next record, for sealNext
+	// shapes are the member orders of the last few kinds of record
+	// sealed, next the one the next new kind replaces: a host writes a
+	// few kinds over and over, each with the same members.
+	shapes [4]shape
+	next   int
+}
+
+// shape is the canonical layout of the records whose members have one
+// list of names, in the order seal gathers them: for each member in key
+// order (RFC 8785 §3.2.3), its index in that list and its name as JSON
+// with the colon, and where the hash member goes.
+type shape struct {
+	keys   []string // the names, in the order seal gathers them
+	idx    []int    // the members' indexes in key order
+	names  []byte   // `"key":` of each member, in key order
+	ends   []int    // where each member's name ends in names
+	hashAt int      // the hash member goes before the member at idx[hashAt]
+}
+
+// matches reports whether ms has the names of s, in the same order.
+func (s *shape) matches(ms []member) bool {
+	if len(s.keys) != len(ms) {
+		return false
+	}
+	for i := range ms {
+		if s.keys[i] != ms[i].key {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeOf returns the layout of a record with members ms, from the kinds
+// seen last or, for a new kind, sorted anew.
+func (e *encoder) shapeOf(ms []member) *shape {
+	for i := range e.shapes {
+		if s := &e.shapes[i]; s.matches(ms) {
+			return s
+		}
+	}
+	s := &e.shapes[e.next]
+	e.next = (e.next + 1) % len(e.shapes)
+	s.keys = s.keys[:0]
+	for _, m := range ms {
+		s.keys = append(s.keys, m.key)
+	}
+	s.idx = append(s.idx[:0], e.sortedIndex(ms)...)
+	s.names, s.ends, s.hashAt = s.names[:0], s.ends[:0], -1
+	for i, j := range s.idx {
+		key := ms[j].key
+		if s.hashAt < 0 && compareUTF16(key, "hash") > 0 {
+			s.hashAt = i
+		}
+		s.names = append(appendString(s.names, key), ':')
+		s.ends = append(s.ends, len(s.names))
+	}
+	return s
 }
 
 // sortedIndex returns the indexes of ms in key order (RFC 8785 §3.2.3),
@@ -222,11 +285,18 @@ func (e *encoder) sortedIndex(ms []member) []int {
 }
 
 // seal appends to buf the line of the record for ev and returns buf and
-// the record; see seal.
+// the record; see seal. It checks ev (Event.check).
 func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event) ([]byte, sealed, error) {
 	if err := ev.check(); err != nil {
 		return buf, sealed{}, err
 	}
+	e.prev = append(e.prev[:0], prev...)
+	return e.sealNext(buf, seq, t, ev)
+}
+
+// sealNext is seal for an event its caller checked, after the record
+// whose hash is e.prev; on success e.prev becomes the new record's hash.
+func (e *encoder) sealNext(buf []byte, seq int64, t time.Time, ev Event) ([]byte, sealed, error) {
 	t = t.UTC()
 	sc, ms := e.scratch[:0], e.ms[:0]
 	sc, ms, err := e.fieldMembers(sc, ms, ev)
@@ -242,7 +312,7 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	add("seq", func(b []byte) []byte { return appendInt(b, seq) })
 	add("time", func(b []byte) []byte { return append(appendTime(append(b, '"'), t), '"') })
 	add("type", func(b []byte) []byte { return appendString(b, ev.Type) })
-	add("prev", func(b []byte) []byte { return appendString(b, prev) })
+	add("prev", func(b []byte) []byte { return appendJSONBytes(b, e.prev) })
 	if ev.Epoch != "" {
 		add("epoch", func(b []byte) []byte { return appendString(b, ev.Epoch) })
 	}
@@ -251,49 +321,66 @@ func (e *encoder) seal(buf []byte, prev string, seq int64, t time.Time, ev Event
 	}
 	e.scratch, e.ms = sc, ms[:0]
 	start := len(buf)
-	buf, hash := e.line(buf, prev, ms)
+	s := sealed{seq: seq, typ: ev.Type, time: t, guards: ev.Guards}
+	buf = e.line(buf, &s.sum, ms)
 	if len(buf)-start+1 > MaxRecordSize {
 		return buf[:start], sealed{}, fmt.Errorf("event %s: record is %d bytes, more than %d", ev.Type, len(buf)-start+1, MaxRecordSize)
 	}
 	buf = append(buf, '\n')
-	return buf, sealed{line: buf[start:], seq: seq, hash: hash, typ: ev.Type, time: t, guards: ev.Guards}, nil
+	s.line = buf[start:]
+	e.prev = append(e.prev[:0], s.sum[:]...)
+	return buf, s, nil
 }
 
-// line appends to buf the record of members ms with its hash, and returns
-// buf and the hash: "sha256:" + hex(SHA-256(prev ‖ body)), where the body
-// is the record without "hash"; the line has "hash" inserted before the
-// first member that sorts after it (there is one: "v").
-func (e *encoder) line(buf []byte, prev string, ms []member) ([]byte, string) {
-	idx := e.sortedIndex(ms)
-	body, off := e.body[:0], -1
-	body = append(body, '{')
-	for i, j := range idx {
-		m := &ms[j]
-		if i > 0 {
-			body = append(body, ',')
+// appendJSONBytes appends b as a JSON string; b is a hash, plain ASCII
+// (checkDigest) or, from a caller, any string, escaped as appendString
+// does.
+func appendJSONBytes(buf, b []byte) []byte {
+	for _, c := range b {
+		if !jcsPlain[c] {
+			return appendString(buf, string(b))
 		}
-		if off < 0 && compareUTF16(m.key, "hash") > 0 {
-			off = len(body)
-		}
-		body = appendString(body, m.key)
-		body = append(body, ':')
-		body = append(body, m.val...)
 	}
-	body = append(body, '}')
-	e.body = body
-	// prev ‖ body in one buffer, hashed by a function call: through
-	// hash.Hash, prev's bytes and the sum would each be a heap copy.
-	e.hashed = append(append(e.hashed[:0], prev...), body...)
-	sum := sha256.Sum256(e.hashed)
-	var digest [7 + 2*sha256.Size]byte
-	copy(digest[:], "sha256:")
-	hex.Encode(digest[7:], sum[:])
+	buf = append(buf, '"')
+	buf = append(buf, b...)
+	return append(buf, '"')
+}
+
+// line appends to buf the record of members ms with its hash, and sets
+// sum to the hash: "sha256:" + hex(SHA-256(prev ‖ body)), where prev is
+// e.prev and the body is the record without "hash"; the line has "hash"
+// inserted before the first member that sorts after it (there is one:
+// "v").
+func (e *encoder) line(buf []byte, sum *[digestLen]byte, ms []member) []byte {
+	sh := e.shapeOf(ms)
+	// The body is built right after prev, in the hash's input.
+	hashed := append(e.hashed[:0], e.prev...)
+	bodyAt, off := len(hashed), -1
+	hashed = append(hashed, '{')
+	name := 0
+	for i, j := range sh.idx {
+		if i > 0 {
+			hashed = append(hashed, ',')
+		}
+		if i == sh.hashAt {
+			off = len(hashed) - bodyAt
+		}
+		hashed = append(hashed, sh.names[name:sh.ends[i]]...)
+		name = sh.ends[i]
+		hashed = append(hashed, ms[j].val...)
+	}
+	hashed = append(hashed, '}')
+	e.hashed = hashed
+	d := sha256.Sum256(hashed)
+	copy(sum[:], "sha256:")
+	hex.Encode(sum[7:], d[:])
+	body := hashed[bodyAt:]
 	buf = append(buf, body[:off]...)
 	buf = append(buf, `"hash":"`...)
-	buf = append(buf, digest[:]...)
+	buf = append(buf, sum[:]...)
 	buf = append(buf, `",`...)
 	buf = append(buf, body[off:]...)
-	return buf, string(digest[:])
+	return buf
 }
 
 // parseLine decodes one line (without its newline) into a Record and
