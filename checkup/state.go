@@ -184,8 +184,9 @@ func (c *check) state() {
 	c.staleHosts()
 }
 
-// staleHosts names live hosts started before mcpepoch.toml last changed:
-// a host reads it once, when it starts.
+// staleHosts names live hosts started before mcpepoch.toml last changed
+// (a host reads it once, when it starts) and those that run another
+// runtime than the build resolved (runtimeDrift).
 func (c *check) staleHosts() {
 	fi, err := os.Stat(filepath.Join(c.root, config.FileName))
 	if err != nil {
@@ -201,11 +202,14 @@ func (c *check) staleHosts() {
 		if err != nil || errors.Is(statErr(layout.HostRecord(c.root, run)), os.ErrNotExist) {
 			continue // gone, or not live
 		}
+		hs, err := hostStatus(s)
+		if err == nil {
+			c.runtimeDrift("host "+string(run), hs)
+		}
 		if !st.ModTime().Before(fi.ModTime()) {
 			continue
 		}
 		started := fmt.Sprintf("started %s, before %s changed (%s)", st.ModTime().Format("15:04:05"), config.FileName, fi.ModTime().Format("15:04:05"))
-		hs, err := hostStatus(s)
 		if err != nil {
 			c.problem("host "+string(run), started+": it runs with the settings it read then",
 				"restart the server from the client (it starts a new host), e.g. /mcp in Claude Code")
@@ -251,6 +255,23 @@ func (c *check) configNotInForce(where, started string, hs localapi.Status) {
 		fix = "fix " + config.FileName
 	}
 	c.problem(where, started+": "+hs.ConfigChanged, fix)
+}
+
+// runtimeDrift reports the lines of a host's drift that say it runs
+// another runtime, or the same one in another environment, than the last
+// build resolved (package host's runtimeDrift: "running ≠ built: the
+// runtime…", its fix after "; fix: ").
+func (c *check) runtimeDrift(where string, hs localapi.Status) {
+	for _, d := range hs.Drift {
+		if !strings.HasPrefix(d, "running ≠ built: the runtime") {
+			continue
+		}
+		what, fix, ok := strings.Cut(d, "; fix: ")
+		if !ok {
+			fix = "give the client the build's PATH"
+		}
+		c.problem(where, strings.TrimPrefix(what, "running ≠ built: "), fix)
+	}
 }
 
 func statErr(p string) error { _, err := os.Stat(p); return err }

@@ -165,6 +165,7 @@ func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 		resp.GrantsRevoked = out.GrantsRevoked
 		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
 		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
+		resp.Drift = h.restartDrift(out)
 	case localapi.OutcomeClosed:
 		resp.GrantsRevoked = out.GrantsRevoked
 		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID

@@ -51,7 +51,7 @@ func drift(c *child, obs, live *Observed, last *build.Identity, lastID epoch.Bui
 			out = append(out, "running ≠ built: the last successful build "+string(lastID)+" recorded the code tree "+b.Path+", which the running epoch did not start from")
 		}
 	}
-	return out
+	return append(out, runtimeDrift(last, lastID, c.identity)...)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

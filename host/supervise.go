@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strconv"
 
@@ -53,6 +54,10 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 		"command": rec.LaunchCommand, "label": rec.ServerLabel}
 	if rec.LockfileDigest != "" {
 		fields["lockfile"] = string(rec.LockfileDigest)
+	}
+	if f := h.builtRuntimeFields(id); f != nil {
+		maps.Copy(fields, f)
+		h.infof("epoch %s: runs the runtime %s, not the one the last successful build %s resolved: %s", ep, describeRuntime(id.Runtime), f["built_runtime_build"], f["built_runtime"])
 	}
 	h.audit.event(audit.TypeServerStarted, ep, h.run, fields)
 	return c, nil

@@ -78,7 +78,11 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 	case localapi.OutcomeRestarted:
 		o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = resp.OldEpoch, resp.NewEpoch, resp.OldPID, resp.NewPID
 		o.GrantsRevoked = resp.GrantsRevoked
-		return o, []string{p.Ok(StatusLine(resp))}
+		lines := []string{p.Ok(StatusLine(resp))}
+		for _, d := range resp.Drift {
+			lines = append(lines, p.Bad(printable(d)))
+		}
+		return o, lines
 	case localapi.OutcomeClosed:
 		o.OldEpoch, o.OldPID = resp.OldEpoch, resp.OldPID
 		return o, []string{p.Warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",

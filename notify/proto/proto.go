@@ -193,7 +193,9 @@ type Response struct {
 	// with another environment than the server.
 	Changed []string `json:"changed,omitempty"`
 	// Drift lists, when nothing restarted, every way the running server
-	// differs from what was built ("running ≠ built: …").
+	// differs from what was built ("running ≠ built: …"); on a restart,
+	// the runtime the new epoch runs when it is not the one the build
+	// resolved (the client's PATH finding another interpreter).
 	Drift []string `json:"drift,omitempty"`
 	// Policy lists, one plain line each, what of the project's policy is
 	// not as mcpepoch.toml says or cannot be met, on a build or restart
