@@ -54,14 +54,24 @@ func ParseClient(line []byte) (*Message, error) {
 	if len(line) == 0 || line[0] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	valid := json.Valid(line)
-	tooDeep := !valid && nestingDepth(line) > MaxDepth
-	if !valid && !tooDeep {
-		return nil, fmt.Errorf("not valid JSON")
-	}
+	// One pass validates the line and reads its envelope; only a line
+	// it refuses is read again, to tell one nested too deep from one that
+	// is not JSON.
 	var members strictMembers
-	if err := strictObject(line, clientMembers, &members); err != nil {
-		return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
+	var bad error
+	note := func(raw, v []byte) { members.note(raw, v, clientMembers, &bad) }
+	tooDeep := false
+	if !validObject(line, note) {
+		if tooDeep = nestingDepth(line) > MaxDepth; !tooDeep {
+			return nil, fmt.Errorf("not valid JSON")
+		}
+		members, bad = strictMembers{}, nil
+		if err := wholeObject(line, note); err != nil {
+			bad = err
+		}
+	}
+	if bad != nil {
+		return nil, &ProtocolError{Code: CodeInvalidRequest, Msg: "invalid request: " + bad.Error()}
 	}
 	m := &Message{ID: members.val[memberID], Params: members.val[memberParams]}
 	m.HasResult, m.HasError = members.found[memberResult], members.found[memberError]
@@ -170,34 +180,37 @@ type strictMembers struct {
 // stepped over unread, and their names are not kept.
 func strictObject(b []byte, watch []string, out *strictMembers) error {
 	var bad error
-	err := wholeObject(b, func(raw, v []byte) {
-		if bad != nil {
-			return
-		}
-		var key string
-		if bytes.IndexByte(raw, '\\') < 0 {
-			key = unsafeString(raw[1 : len(raw)-1]) // compared, never kept
-		} else {
-			key = keyName(raw)
-		}
-		for i, w := range watch {
-			switch {
-			case key == w:
-				if out.found[i] {
-					bad = fmt.Errorf("member %q appears twice", w)
-					return
-				}
-				out.val[i], out.found[i] = v, true
-			case strings.EqualFold(key, w):
-				bad = fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
-				return
-			}
-		}
-	})
-	if err != nil {
+	if err := wholeObject(b, func(raw, v []byte) { out.note(raw, v, watch, &bad) }); err != nil {
 		return err
 	}
 	return bad
+}
+
+// note is strictObject's reading of one member (raw key, value): kept
+// when watched, *bad set when refused; after a refusal it does nothing.
+func (out *strictMembers) note(raw, v []byte, watch []string, bad *error) {
+	if *bad != nil {
+		return
+	}
+	var key string
+	if bytes.IndexByte(raw, '\\') < 0 {
+		key = unsafeString(raw[1 : len(raw)-1]) // compared, never kept
+	} else {
+		key = keyName(raw)
+	}
+	for i, w := range watch {
+		switch {
+		case key == w:
+			if out.found[i] {
+				*bad = fmt.Errorf("member %q appears twice", w)
+				return
+			}
+			out.val[i], out.found[i] = v, true
+		case strings.EqualFold(key, w):
+			*bad = fmt.Errorf("member %q: only %q is read, a name differing in case is refused", key, w)
+			return
+		}
+	}
 }
 
 // unsafeString returns b as a string without copying; it must not outlive
