@@ -75,3 +75,26 @@ func TestScanAsRead(t *testing.T) {
 		t.Fatalf("Line saw %d lines, want 4", len(lines))
 	}
 }
+
+// TestVerifyScanAsRead: on a log that verifies, VerifyScan gives, in the
+// same pass as its check, the records Read returns.
+func TestVerifyScanAsRead(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.jsonl")
+	audittest.WriteLog(t, p, 700)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"torn":`)
+	f.Close()
+	audittest.WriteLog(t, p, 20)
+	var got []audit.Record
+	rep, err := audit.VerifyScan(p, audit.HeadPath(p), func(r audit.Record) { got = append(got, r) })
+	if err != nil || !rep.OK {
+		t.Fatalf("verify: %v %v", err, rep.Err())
+	}
+	want, err := audit.Read(p)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("VerifyScan gave %d records, Read %d (%v)", len(got), len(want), err)
+	}
+}

@@ -111,6 +111,14 @@ func (r *Report) Err() error {
 // log's lock file, if there is one, while it reads. The error is for a log
 // that cannot be read; what is wrong with its contents is in the Report.
 func Verify(logPath, headPath string) (*Report, error) {
+	return VerifyScan(logPath, headPath, nil)
+}
+
+// VerifyScan is Verify that also calls fn, when not nil, with each record
+// as it reads it, in file order, as Scan does: a log that verifies (the
+// Report is OK) gave fn the records Read returns, in one pass with the
+// check.
+func VerifyScan(logPath, headPath string, fn func(Record)) (*Report, error) {
 	release := readLock(logPath)
 	defer release()
 	f, err := safefile.OpenNoFollow(logPath)
@@ -125,7 +133,7 @@ func Verify(logPath, headPath string) (*Report, error) {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	defer f.Close()
-	v := verifier{path: logPath,
+	v := verifier{path: logPath, each: fn,
 		rep: &Report{Last: Head{Hash: GenesisPrev}}}
 	err = eachLine(f, v.line)
 	if err != nil {
@@ -187,6 +195,7 @@ type verifier struct {
 	bySeq   seqHashes // hash of each seq, first occurrence
 	calls   outcomes  // calls sent, not yet paired with their end
 	lines   lineReader
+	each    func(Record) // VerifyScan's fn, or nil
 }
 
 func (v *verifier) problem(p Problem) {
@@ -267,6 +276,9 @@ func (v *verifier) line(l rawLine) {
 		v.recordsLost(rec, l.n)
 	}
 	v.calls.note(rec)
+	if v.each != nil {
+		v.each(rec)
+	}
 	if !l.terminated {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})

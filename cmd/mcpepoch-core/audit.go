@@ -56,7 +56,8 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		}
 		p = layout.Audit(root)
 	}
-	rep, err := audit.Verify(p, audit.HeadPath(p))
+	var recs []audit.Record // for the checkpoints, read in the same pass
+	rep, err := audit.VerifyScan(p, audit.HeadPath(p), func(r audit.Record) { recs = append(recs, r) })
 	if errors.Is(err, os.ErrNotExist) {
 		return usageError("%s", noLog(p))
 	}
@@ -73,7 +74,7 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "%s: chain broken: %d problem(s)\n", p, len(rep.Problems))
 		return silentExit(exitAuditBroken)
 	}
-	if err := verifyCheckpoints(p, stdio); err != nil {
+	if err := verifyCheckpoints(p, recs, stdio); err != nil {
 		return err
 	}
 	gaps := 0

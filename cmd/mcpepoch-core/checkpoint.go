@@ -97,13 +97,9 @@ func proposalOf(r audit.Record) (*grant.Proposal, error) {
 	return p, p.Check()
 }
 
-// verifyCheckpoints runs checkpoints over the log at path; a problem is
-// exit status 5, as a broken chain.
-func verifyCheckpoints(path string, stdio Stdio) error {
-	recs, err := audit.Read(path)
-	if err != nil {
-		return err
-	}
+// verifyCheckpoints runs checkpoints over recs, the records of the log at
+// path that verified; a problem is exit status 5, as a broken chain.
+func verifyCheckpoints(path string, recs []audit.Record, stdio Stdio) error {
 	n, problems, notes := checkpoints(recs)
 	for _, s := range notes {
 		fmt.Fprintf(stdio.Out, "note: %s\n", s)
