@@ -56,14 +56,16 @@ func isHelp(arg string) bool {
 	return false
 }
 
-// run runs the commands the front runs itself, as the core runs them: an
-// interrupt, SIGTERM or SIGHUP cancels the command's context.
+// run runs the commands the front runs itself, as the core runs them.
+// record's context ends at an interrupt, SIGTERM or SIGHUP; version has
+// nothing to cancel, and takes no signal handler (signal.Notify starts a
+// thread of its own, a cost at every start).
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	stdio := cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
 	var err error
 	if args[0] == "record" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		defer stop()
 		err = cli.RunRecord(ctx, args[1:], stdio)
 	} else {
 		err = cli.RunVersion(args[1:], stdio)
