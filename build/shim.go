@@ -4,15 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
-// shimManagers maps the directory that holds a version manager's shims
-// directory, less a leading dot, to the manager.
-var shimManagers = map[string]string{"pyenv": "pyenv", "nodenv": "nodenv", "rbenv": "rbenv", "asdf": "asdf", "mise": "mise"}
+// shimManagers are the version managers known by the directory that holds
+// their shims directory, less a leading dot. (An array, as xenv: a map
+// would be built at the start of every program that links build.)
+var shimManagers = [...]string{"pyenv", "nodenv", "rbenv", "asdf", "mise"}
 
 // shimManager returns the version manager whose shim the script exe is
 // (a file in ROOT/shims, ROOT being ~/.pyenv, ~/.nodenv, ~/.rbenv, ~/.asdf
@@ -23,21 +25,38 @@ func shimManager(exe string, env func(string) (string, bool)) string {
 	if filepath.Base(d) != "shims" {
 		return ""
 	}
-	for m, x := range xenv {
+	for _, x := range xenv {
 		if v, ok := env(x.rootVar); ok && v != "" && filepath.Clean(v) == filepath.Dir(d) {
-			return m
+			return x.manager
 		}
 	}
-	return shimManagers[strings.TrimPrefix(filepath.Base(filepath.Dir(d)), ".")]
+	if m := strings.TrimPrefix(filepath.Base(filepath.Dir(d)), "."); slices.Contains(shimManagers[:], m) {
+		return m
+	}
+	return ""
 }
 
 // xenv describes the pyenv-style managers: the variables and the version
 // file they read.
-var xenv = map[string]struct{ versionVar, rootVar, file string }{
-	"pyenv":  {"PYENV_VERSION", "PYENV_ROOT", ".python-version"},
-	"nodenv": {"NODENV_VERSION", "NODENV_ROOT", ".node-version"},
-	"rbenv":  {"RBENV_VERSION", "RBENV_ROOT", ".ruby-version"},
+var xenv = [...]shimEnv{
+	{"pyenv", "PYENV_VERSION", "PYENV_ROOT", ".python-version"},
+	{"nodenv", "NODENV_VERSION", "NODENV_ROOT", ".node-version"},
+	{"rbenv", "RBENV_VERSION", "RBENV_ROOT", ".ruby-version"},
 }
+
+// xenvOf is manager m's entry in xenv, ok false for one not there.
+func xenvOf(m string) (shimEnv, bool) {
+	for _, x := range xenv {
+		if x.manager == m {
+			return x, true
+		}
+	}
+	return shimEnv{}, false
+}
+
+// shimEnv is one pyenv-style manager: its name, the variable naming the
+// version, the one naming its root, and its version file's name.
+type shimEnv struct{ manager, versionVar, rootVar, file string }
 
 var exportRoot = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^export ([A-Z]+_ROOT)="([^"$` + "`" + `]+)"$`)
@@ -56,7 +75,7 @@ var exportRoot = sync.OnceValue(func() *regexp.Regexp {
 func shimRuntime(m, exe, dir, path string, env func(string) (string, bool), id *Identity) (string, []string) {
 	name := filepath.Base(exe)
 	shims := filepath.Dir(exe)
-	x, ok := xenv[m]
+	x, ok := xenvOf(m)
 	if !ok {
 		files := upward(dir, ".tool-versions")
 		id.Inferred = append(id.Inferred, "runtime: "+display(dir, exe)+" is a "+m+" shim, which mcpepoch does not resolve: the shim and its version files are hashed, the runtime recorded is the shim's interpreter (set command to the interpreter's path to hash it)")

@@ -255,7 +255,14 @@ func (e *VersionError) Error() string {
 var ErrInUse = errors.New("socket in use by a live host")
 
 // ErrLineTooLong is returned by ReadLine for a line over MaxLine bytes.
-var ErrLineTooLong = fmt.Errorf("line exceeds %d bytes", MaxLine)
+// It is a value of its own type rather than fmt.Errorf's, so that every
+// program that links this package (the hook's front among them) starts
+// without formatting it.
+var ErrLineTooLong error = lineTooLong{}
+
+type lineTooLong struct{}
+
+func (lineTooLong) Error() string { return fmt.Sprintf("line exceeds %d bytes", MaxLine) }
 
 // ReadLine returns the next line from r without its newline. A final line
 // without newline is returned with a nil error; io.EOF comes only when no
