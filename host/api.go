@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -153,7 +154,16 @@ func (h *Host) serveRevoke(_ context.Context, peer notify.Peer, req notify.Reque
 // outcome is the answer to a build signal or restart request.
 func (h *Host) outcome(out restartOutcome, err error) notify.Response {
 	if err != nil {
-		return h.fail(localapi.CodeRestartFailed, err)
+		resp := h.fail(localapi.CodeRestartFailed, err)
+		if se, ok := errors.AsType[*startError](err); ok {
+			resp.Stderr = se.stderr()
+		}
+		h.mu.Lock()
+		if c := h.child; c != nil && h.state == StateReady {
+			resp.Error += fmt.Sprintf("; the running server is unchanged: pid=%d epoch=%s", c.pid, c.epoch)
+		}
+		h.mu.Unlock()
+		return resp
 	}
 	resp := h.response()
 	resp.Type, resp.Changed = string(out.Outcome), out.Changed

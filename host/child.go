@@ -31,6 +31,7 @@ type child struct {
 	stdout   io.ReadCloser
 	stderr   *os.File      // read end of the server's stderr, passed to the host's (logsink.go)
 	errDone  chan struct{} // closed once all of stderr is passed on
+	tail     *stderrTail   // the last lines of stderr (stderrtail.go)
 	in       *lineQueue    // to stdin
 
 	done    chan struct{} // closed once the process is reaped
@@ -104,9 +105,9 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		return nil, err
 	}
 	c := &child{epoch: ep, identity: id, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(),
-		stdin: stdin, stdout: stdout, stderr: errR, errDone: make(chan struct{}), done: make(chan struct{})}
+		stdin: stdin, stdout: stdout, stderr: errR, errDone: make(chan struct{}), tail: &stderrTail{}, done: make(chan struct{})}
 	go func() {
-		passStderr(errR, stderr)
+		passStderr(errR, stderr, c.tail)
 		close(c.errDone)
 	}()
 	if c.guard, err = startGuard(c.pid); err != nil {

@@ -128,12 +128,14 @@ func (s *logSink) close(d time.Duration) {
 }
 
 // passStderr copies the server's stderr r into sink, a line at a time
-// (or 64 KiB of a longer one), until r ends or is closed.
-func passStderr(r io.Reader, sink io.Writer) {
+// (or 64 KiB of a longer one), until r ends or is closed, and keeps its
+// last lines in tail.
+func passStderr(r io.Reader, sink io.Writer, tail *stderrTail) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
+			tail.Write(chunk)
 			sink.Write(chunk)
 		}
 		if err != nil && err != bufio.ErrBufferFull {

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
@@ -101,9 +102,8 @@ func (h *Host) exitedLocked(c *child) {
 // Client messages are held while it waits (fromClient).
 func (h *Host) recover(n int) {
 	for {
-		delay := time.Duration(100<<min(n-1, 6)) * time.Millisecond // 100 ms, 200 ms, … 6.4 s
 		select {
-		case <-time.After(delay):
+		case <-time.After(crashDelay(n)):
 		case <-h.ctx.Done():
 			return
 		}
@@ -129,6 +129,65 @@ func (h *Host) recover(n int) {
 		h.mu.Unlock()
 	}
 }
+
+// afterFailedStart runs when a restart of trigger t ended in err with no
+// server running: a build signal, mcpepoch restart or a watched change
+// brought a server that exited or did not answer while it started (a
+// syntax error in what was built). That counts as a quick exit, as a
+// crash does: the host tries again with backoff (recover), then gives up
+// and watches the files its identity hashes. Trying again repeats no
+// client request: those the failed server got were answered
+// server_restarted, those held for it server_unavailable. The error
+// returned says so, for the build's answer.
+func (h *Host) afterFailedStart(t trigger, err error) error {
+	if t != restartSignal && t != restartManual {
+		return err // crash recovery, an idle wake and a credential relaunch decide themselves
+	}
+	var pm *ProtocolMismatchError
+	var nb *notBuiltError
+	if h.ctx.Err() != nil || errors.As(err, &pm) || errors.As(err, &nb) {
+		return err // the host is ending, or waits for a first build (firststart.go)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.child != nil:
+		return err // still running: the identity could not be computed
+	case h.recovering:
+		return &downError{err: err, next: "crash recovery under way starts it again"}
+	}
+	h.crashes++
+	if h.crashes > h.opts.MaxCrashes {
+		h.giveUpLocked(fmt.Sprintf("the server could not be started %d times in a row (last: %v)", h.crashes, err))
+		return &downError{err: err, next: "the host is not starting it again on its own: " + comeBack}
+	}
+	delay := crashDelay(h.crashes)
+	next := fmt.Sprintf("the host starts it again in %s, backing off; after %d failed starts in a row it stops trying until %s",
+		delay, h.opts.MaxCrashes+1, strings.TrimSuffix(comeBack, " starts it again"))
+	h.gaveUp = false // a watch of a host that had given up ends: recovery takes over
+	h.goDownLocked(fmt.Sprintf("the server could not be started (%v); %s", err, next))
+	h.recovering = true
+	go h.recover(h.crashes)
+	return &downError{err: err, next: next}
+}
+
+// crashDelay is how long crash recovery waits before its nth restart in
+// a row: 100 ms, doubling up to 6.4 s.
+func crashDelay(n int) time.Duration {
+	return time.Duration(100<<min(max(n, 1)-1, 6)) * time.Millisecond
+}
+
+// downError is a restart that left no server running: its cause, and
+// what the host does next.
+type downError struct {
+	err  error
+	next string
+}
+
+func (e *downError) Error() string {
+	return "server down: " + e.err.Error() + "; " + e.next
+}
+func (e *downError) Unwrap() error { return e.err }
 
 // giveUpLocked stops restarting a server that keeps exiting. It stays
 // visible (mcpepoch status exits 4 and says what brings it back) and

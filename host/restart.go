@@ -115,6 +115,15 @@ func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead fun
 	if h.ctx.Err() != nil {
 		return restartOutcome{}, errShuttingDown // stopChild ran or is waiting to: no new child
 	}
+	out, err := h.restartLocked(ctx, why, t, ahead)
+	if err != nil {
+		err = h.afterFailedStart(t, err)
+	}
+	return out, err
+}
+
+// restartLocked is restartFrom under restartMu.
+func (h *Host) restartLocked(ctx context.Context, why string, t trigger, ahead func() (*build.Identity, error)) (restartOutcome, error) {
 	if ahead == nil {
 		ahead = h.identity
 	}
@@ -147,7 +156,10 @@ func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead fun
 		if len(changed) == 0 {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			return total, h.readyLocked(c, t != restartCredential || h.catalogRevisionLocked() != out.catalogBefore)
+			if err := h.readyLocked(c, t != restartCredential || h.catalogRevisionLocked() != out.catalogBefore); err != nil {
+				return total, &startError{err: err, c: c}
+			}
+			return total, nil
 		}
 		if attempt >= maxLaunchRaces {
 			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or mcpepoch restart", attempt, changed))
@@ -208,6 +220,11 @@ func (h *Host) replace(ctx context.Context, next *build.Identity, why string, t 
 func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trigger) (out restartOutcome, replace bool) {
 	if old == nil && t == restartCredential {
 		return restartOutcome{Outcome: localapi.OutcomeUnchanged}, false // the epoch ended meanwhile
+	}
+	if old != nil && t == restartCrash {
+		// A build signal or mcpepoch restart brought a server up while
+		// crash recovery waited: it stands.
+		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
 	}
 	if old == nil {
 		if h.ended != nil { // an idle exit or a crash: name what changed since it ran
@@ -445,7 +462,7 @@ func (h *Host) failStart(c *child, err error) error {
 	if errors.As(err, &pm) {
 		h.cancel(err)
 	}
-	return err
+	return &startError{err: err, c: c}
 }
 
 // ProtocolMismatchError reports a new child that negotiated another protocol

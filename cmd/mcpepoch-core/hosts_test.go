@@ -26,7 +26,9 @@ func TestRestartOneLinePerHost(t *testing.T) {
 	ok := fakeHost(t, root, answer(notify.Response{Type: string(localapi.OutcomeRestarted),
 		OldEpoch: "01J9Z6W0C2H6F0S8A1B3E5G7K9", NewEpoch: "01J9Z6Y3N4D5X8QK2M7R3T1V0A", OldPID: 1, NewPID: 2}))
 	held := fakeHost(t, root, answer(notify.Response{Type: string(localapi.OutcomeHeld)}))
-	broken := fakeHost(t, root, answer(notify.ErrorResponse(localapi.CodeRestartFailed, "no server")))
+	failed := notify.ErrorResponse(localapi.CodeRestartFailed, "server down: no server")
+	failed.Stderr = []string{"Error: gone\x1b[2J"} // the server's own words, escaped
+	broken := fakeHost(t, root, answer(failed))
 
 	stdout, stderr, code := runCLI(t, "restart", "--dir", root)
 	if code != exitHostError {
@@ -38,13 +40,15 @@ func TestRestartOneLinePerHost(t *testing.T) {
 	}
 	for _, want := range []string{
 		"[host " + held + `] unexpected answer "held"` + "\n",
-		"[host " + broken + "] host error: host error restart_failed: no server\n",
+		"[host " + broken + "] restart failed: server down: no server\n",
+		"[host " + broken + "] the server's stderr ended with:\n",
+		"[host " + broken + `]   Error: gone\x1b[2J` + "\n",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}
-	if n := strings.Count(stderr, "\n"); n != 2 {
-		t.Errorf("stderr has %d lines, want 2", n)
+	if n := strings.Count(stderr, "\n"); n != 4 {
+		t.Errorf("stderr has %d lines, want 4:\n%s", n, stderr)
 	}
 }

@@ -35,7 +35,7 @@ func runRestart(ctx context.Context, args []string, stdio Stdio) error {
 			if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
 				return []string{cli.NotAnswering(na) + ": nothing restarted there"}, false
 			}
-			return []string{"host error: " + printableText(r.Err.Error())}, false
+			return cli.HostError(cli.Painter{}, r, "nothing restarted there"), false
 		case localapi.OutcomeOf(r.Response, nil) == localapi.OutcomeRestarted:
 			return []string{statusLine(r.Response)}, true
 		}

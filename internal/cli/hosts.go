@@ -72,7 +72,7 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
 				"running server state unknown; the host sees the new manifest by itself within seconds, or run mcpepoch record again")}
 		}
-		return o, []string{p.Bad("host error: " + printableText(o.Error) + ": running server state unknown")}
+		return o, HostError(p, r, "running server state unknown")
 	}
 	switch o.Result {
 	case localapi.OutcomeRestarted:
@@ -102,6 +102,30 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 	}
 	o.Error = fmt.Sprintf("unexpected answer %q", resp.Type)
 	return o, []string{p.Bad("host gave an unexpected answer " + strconv.Quote(resp.Type))}
+}
+
+// HostError is the lines for a host's error answer r to a build signal or
+// restart. A start that failed (restart_failed) is the host's own account
+// (whether a server runs, what the host does next) and the last lines of
+// the failed server's stderr, which otherwise reach only the MCP client's
+// log; any other error is "host error CODE: TEXT: unknown", unknown saying
+// what is not known then.
+func HostError(p Painter, r proto.Result, unknown string) []string {
+	re, ok := errors.AsType[*proto.RemoteError](r.Err)
+	if !ok {
+		return []string{p.Bad("host error: " + printableText(r.Err.Error()) + ": " + unknown)}
+	}
+	if re.Code != localapi.CodeRestartFailed {
+		return []string{p.Bad("host error " + printable(re.Code) + ": " + printableText(re.Message) + ": " + unknown)}
+	}
+	lines := []string{p.Bad("restart failed: " + printableText(re.Message))}
+	if len(r.Response.Stderr) > 0 {
+		lines = append(lines, "the server's stderr ended with:")
+		for _, l := range r.Response.Stderr {
+			lines = append(lines, "  "+printable(l))
+		}
+	}
+	return lines
 }
 
 // ShortRun names a host in a line: its run id, else its socket's name,

@@ -203,6 +203,10 @@ type Response struct {
 	// policy floor or trust root gone missing, presence counted with no
 	// authenticator enrolled.
 	Policy []string `json:"policy,omitempty"`
+	// Stderr is, on an error answer about a server that failed while it
+	// started (code restart_failed), the last lines it wrote to its
+	// stderr, oldest first: at most 12, each cut to 240 bytes.
+	Stderr []string `json:"stderr,omitempty"`
 	// Error is a lowercase, human-readable message (TypeError only).
 	Error string `json:"error,omitempty"`
 	// Code is a machine-readable error code such as CodeBadRequest
