@@ -49,6 +49,11 @@ type Spec struct {
 	// before any host is signalled, so that a caller can report the build
 	// while hosts restart.
 	Recorded func(*Build)
+	// Ahead, when set, is the trees request sent to the hosts of Root
+	// before Record was called (AskAhead): Record takes their trees from
+	// its answers, unless it waited for the manifest lock (aheadLockWait),
+	// and signals them over its connections. Record closes it.
+	Ahead *Ahead
 }
 
 // Build is a recorded build.
@@ -99,8 +104,9 @@ type Result struct {
 // Record records the build s describes and signals every host of the
 // project: under the manifest lock (manifest.Lock) it reads the previous
 // manifest, hashes the identity (taking the code and dependency trees a
-// host keeps current from that host's answer, localapi.TypeTrees, and
-// walking the others) and writes the new manifest with a fresh BuildID
+// host keeps current from that host's answer, localapi.TypeTrees, asked
+// for before the lock when s.Ahead is set, and walking the others) and
+// writes the new manifest with a fresh BuildID
 // (manifest.Publish); then it sends build_complete (or build_failed) to
 // every host and waits up to s.Timeout for their answers (a host that
 // does not answer at once is not waited for: Spec.Timeout). With no host
@@ -114,8 +120,15 @@ type Result struct {
 // signalled. A host's failure is not an error: it is its HostOutcome.
 func Record(ctx context.Context, s Spec) (*Result, error) {
 	// One connection per host for the trees request and the signal.
-	peers := proto.NewPeers(s.Root)
-	defer peers.Close()
+	if s.Ahead != nil && s.Ahead.root != s.Root {
+		s.Ahead.Close()
+		s.Ahead = nil
+	}
+	if s.Ahead == nil {
+		s.Ahead = &Ahead{root: s.Root, peers: proto.NewPeers(s.Root)}
+	}
+	defer s.Ahead.Close()
+	peers := s.Ahead.peers
 	b, sync, err := write(ctx, s, peers)
 	if err != nil {
 		return nil, err
@@ -157,35 +170,40 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	// Waiting for the lock and hashing can take long (another record
 	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
 	// both give way to ctx, and the manifest is left as is.
+	locking := time.Now()
 	unlock, err := Interruptible(ctx, "waiting for the manifest lock", func() (func(), error) { return manifest.Lock(s.Root) },
 		func(unlock func()) { unlock() })
 	if err != nil {
 		return nil, nil, err
 	}
 	defer unlock()
-	// The hosts are dialled and asked for their trees while the previous
-	// manifest is read and decoded (the trees request changes nothing in
-	// a host, so it is sent before the manifest is known to be readable);
-	// without that request the hosts are only dialled, and nothing is sent
-	// to them unless the manifest can be written.
+	waited := time.Since(locking) > aheadLockWait
+	// The hosts are dialled and asked for their trees (unless s.Ahead did
+	// already) while the previous manifest is read and decoded (the trees
+	// request changes nothing in a host, so it is sent before the manifest
+	// is known to be readable); without that request the hosts are only
+	// dialled, and nothing is sent to them unless the manifest can be
+	// written.
 	spec := s.Identity
-	askTrees := !spec.Rehash && spec.Trees == nil
-	var trees treesFunc
-	var from string
+	wantTrees := !spec.Rehash && spec.Trees == nil
+	var trees []hostTree
 	asked := make(chan struct{})
 	go func() {
 		defer close(asked)
-		if !askTrees {
+		switch {
+		case !wantTrees:
 			dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
 			defer cancel()
 			peers.Connect(dctx)
-			return
-		}
-		trees = hostTrees(ctx, peers, s.Timeout, func(run string) {
-			if from == "" {
-				from = run
+		case s.Ahead.done != nil && !waited:
+			<-s.Ahead.done
+			trees = s.Ahead.trees
+		default:
+			if s.Ahead.done != nil {
+				<-s.Ahead.done // its connections are the ones asked again
 			}
-		})
+			trees = askTrees(ctx, peers, s.Timeout)
+		}
 	}()
 	mpath := layout.Manifest(s.Root)
 	prev, err := manifest.Read(mpath)
@@ -195,8 +213,13 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	}
 	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
 	spec.Versions = prev.RuntimeVersion
-	if askTrees {
-		spec.Trees = trees
+	from := ""
+	if wantTrees {
+		spec.Trees = treesOf(trees, func(run string) {
+			if from == "" {
+				from = run
+			}
+		})
 	}
 	id, err := Interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
 	if err == nil && ctx.Err() != nil {

@@ -97,11 +97,21 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if *command != "" {
 		flags.Command = strings.Fields(*command)
 	}
-	set, err := ResolveProject(*dirFlag, flags)
+	root, err := ProjectRoot(*dirFlag)
 	if err != nil {
 		return err
 	}
-	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: *exitCode, Timeout: *timeout}
+	var ahead *hook.Ahead
+	if !*rehash {
+		// The hosts answer for their trees while mcpepoch.toml is read.
+		ahead = hook.AskAhead(ctx, root, *timeout)
+		defer ahead.Close()
+	}
+	set, err := ResolveProject(root, flags)
+	if err != nil {
+		return err
+	}
+	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: *exitCode, Timeout: *timeout, Ahead: ahead}
 	spec.Identity.Rehash = *rehash
 	p := NewPainter(stdio.Err)
 	talk := stdio.Err // the lines -q leaves out
