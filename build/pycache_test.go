@@ -199,3 +199,40 @@ func TestPycachePackageTree(t *testing.T) {
 		t.Errorf("code %v, want app unchanged and app/**/__pycache__ counted (before: %v)", got, bare)
 	}
 }
+
+// Under -O Python looks for x.<tag>.opt-1.pyc and nothing else; with a
+// pycache prefix it reads no __pycache__ at all.
+func TestPycacheOptimizeAndPrefix(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "import mod\nprint(mod.X)\n"}, idFile{path: "mod.py", content: "X = 'source'\n"})
+	bare := pyCodeDigests(t, py, dir, "server.py")
+	bareO := pyCodeDigests(t, py, dir, "-O", "server.py")
+
+	script := `import importlib.util, sys; print(importlib.util.cache_from_source(sys.argv[1], optimization=1))`
+	opt := pyRun(t, py, dir, "-c", script, filepath.Join(dir, "mod.py"))
+	plain := pyForge(t, py, filepath.Join(dir, "mod.py"), "X = 'forged'\n")
+	if err := os.Rename(plain, opt); err != nil {
+		t.Fatal(err)
+	}
+	if got := pyRun(t, py, dir, "-O", "server.py"); got != "forged" {
+		t.Fatalf("python3 -O server.py printed %q, want the forged .opt-1.pyc's X", got)
+	}
+	if got := pyRun(t, py, dir, "server.py"); got != "source" {
+		t.Fatalf("python3 server.py printed %q, want the source's X", got)
+	}
+	if got := pyCodeDigests(t, py, dir, "server.py"); !sameDigests(got, bare) {
+		t.Errorf("an .opt-1.pyc, which python without -O never loads, is counted:\nwant %v\ngot  %v", bare, got)
+	}
+	if got := pyCodeDigests(t, py, dir, "-O", "server.py"); sameDigests(got, bareO) {
+		t.Errorf("the .opt-1.pyc python -O loads is not counted: %v", got)
+	}
+	prefix := idTempDir(t)
+	if got := pyRun(t, py, dir, "-X", "pycache_prefix="+prefix, "-O", "server.py"); got != "source" {
+		t.Fatalf("python3 -X pycache_prefix -O server.py printed %q, want the source's X", got)
+	}
+	if got := pyCodeDigests(t, py, dir, "-X", "pycache_prefix="+prefix, "-O", "server.py"); !sameDigests(got, bareO) {
+		t.Errorf("with a pycache prefix Python reads no __pycache__, but it is counted:\nwant %v\ngot  %v", bareO, got)
+	}
+}
