@@ -83,20 +83,23 @@ func BenchmarkNoteListedUnchanged(b *testing.B) {
 }
 
 // BenchmarkCheckCall is the catalog check of one valid tools/call whose
-// tool the client was given unchanged: a schema the validator checks
-// (bounds, items) and a plain one (types and required only) that the
-// fast check answers on the arguments' bytes (schemafast.go).
+// tool the client was given unchanged: a schema only the validator checks
+// (minLength), and plain ones that the fast check answers on the
+// arguments' bytes (schemafast.go): with bounds and items, and with types
+// and required only.
 func BenchmarkCheckCall(b *testing.B) {
 	plain := json.RawMessage(`{"name":"echo","description":"returns its text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`)
+	other := json.RawMessage(`{"name":"named","inputSchema":{"type":"object","properties":{"id":{"type":"string","minLength":2},"limit":{"type":"integer"}},"required":["id"]}}`)
 	for _, bc := range []struct {
 		name, tool string
 		args       json.RawMessage
 	}{
-		{"validator", "tool_3", json.RawMessage(`{"id":"sku-1042","limit":5,"tags":["a","b"]}`)},
+		{"validator", "named", json.RawMessage(`{"id":"sku-1042","limit":5}`)},
+		{"bounds-items", "tool_3", json.RawMessage(`{"id":"sku-1042","limit":5,"tags":["a","b"]}`)},
 		{"plain", "echo", json.RawMessage(`{"text":"` + strings.Repeat("a", 120) + `"}`)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			tools := append(benchTools(20), plain)
+			tools := append(benchTools(20), plain, other)
 			cat, err := newCatalog(tools)
 			if err != nil {
 				b.Fatal(err)

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"slices"
 	"strconv"
 
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
@@ -10,17 +12,29 @@ import (
 
 // A plainSchema is an inputSchema of the form most tools have, checked on
 // the arguments' bytes without decoding them: an object whose named
-// properties each have one JSON type (or none), some of them required,
-// and either further properties allowed or none. It only ever answers
-// "valid" where the compiled schema (github.com/google/jsonschema-go) would:
-// anything else, a value of another type, a missing required property,
-// an integer written with a fraction or an exponent, a member name with an
-// escape or a byte beyond ASCII, sends the call to that validator, which
-// also words the error. A schema with any other keyword has no plainSchema.
+// properties each have at most one JSON type, optionally an enum of plain
+// strings, a minimum and a maximum, and for an array the plain schema of
+// its items; some of them required, and either further properties
+// allowed or none. It only ever answers "valid" where the compiled schema
+// (github.com/google/jsonschema-go) would: anything else, a value of
+// another type, a string outside the enum or written with an escape, a
+// number that is not a plain integer of at most 2^53 where a bound applies,
+// a missing required property, an integer written with a fraction or an
+// exponent, a member name with an escape or a byte beyond ASCII, sends the
+// call to that validator, which also words the error. A schema with any
+// other keyword has no plainSchema.
 type plainSchema struct {
-	props    map[string]string // property name → its JSON Schema type, "" for any
+	props    map[string]*plainProp // property name → its schema
 	required []string
 	closed   bool // additionalProperties: false
+}
+
+// plainProp is the schema of one property (or of an array's items).
+type plainProp struct {
+	typ      string   // its JSON Schema type, "" for any
+	enum     []string // the raw JSON strings allowed (quotes included); nil: any value
+	min, max *float64 // minimum and maximum, inclusive (JSON Schema 2020-12 validation §6.2)
+	items    *plainProp
 }
 
 // annotation keywords (JSON Schema 2020-12 §9, and the draft-07 ones)
@@ -39,7 +53,7 @@ func compilePlain(raw json.RawMessage) *plainSchema {
 	if json.Unmarshal(raw, &top) != nil {
 		return nil
 	}
-	p := &plainSchema{props: map[string]string{}}
+	p := &plainSchema{props: map[string]*plainProp{}}
 	for k, v := range top {
 		switch {
 		case annotationKeys[k]:
@@ -70,11 +84,11 @@ func compilePlain(raw json.RawMessage) *plainSchema {
 				return nil
 			}
 			for name, sub := range props {
-				typ, ok := plainProperty(sub)
+				prop, ok := plainProperty(sub, 0)
 				if !ok || !plainName(name) {
 					return nil
 				}
-				p.props[name] = typ
+				p.props[name] = prop
 			}
 		default:
 			return nil
@@ -83,29 +97,68 @@ func compilePlain(raw json.RawMessage) *plainSchema {
 	return p
 }
 
-// plainProperty returns the type of a property's schema that has at most
-// one type and annotations.
-func plainProperty(raw json.RawMessage) (string, bool) {
+// plainProperty returns the schema of a property that has at most one
+// type, annotations, an enum of plain strings, numeric bounds and items
+// of that same form (nested up to depth 4).
+func plainProperty(raw json.RawMessage, depth int) (*plainProp, bool) {
 	if string(raw) == "true" {
-		return "", true
+		return &plainProp{}, true
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return "", false
+	if depth > 4 || json.Unmarshal(raw, &m) != nil {
+		return nil, false
 	}
-	typ := ""
+	p := &plainProp{}
 	for k, v := range m {
+		ok := true
 		switch {
 		case annotationKeys[k]:
 		case k == "type":
-			if json.Unmarshal(v, &typ) != nil || !plainTypes[typ] {
-				return "", false
-			}
+			ok = json.Unmarshal(v, &p.typ) == nil && plainTypes[p.typ]
+		case k == "enum":
+			p.enum, ok = plainEnum(v)
+		case k == "minimum":
+			p.min, ok = plainBound(v)
+		case k == "maximum":
+			p.max, ok = plainBound(v)
+		case k == "items":
+			p.items, ok = plainProperty(v, depth+1)
 		default:
-			return "", false
+			ok = false
+		}
+		if !ok {
+			return nil, false
 		}
 	}
-	return typ, true
+	return p, true
+}
+
+// plainEnum returns the values of an enum when each is a string of
+// printable ASCII without escapes: a value then equals one exactly when
+// its raw bytes do.
+func plainEnum(raw json.RawMessage) ([]string, bool) {
+	var vals []json.RawMessage
+	if json.Unmarshal(raw, &vals) != nil || len(vals) == 0 {
+		return nil, false
+	}
+	enum := make([]string, len(vals))
+	for i, v := range vals {
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || !plainName(string(v[1:len(v)-1])) {
+			return nil, false
+		}
+		enum[i] = string(v)
+	}
+	return enum, true
+}
+
+// plainBound returns a minimum or maximum as the validator reads it, a
+// float64.
+func plainBound(raw json.RawMessage) (*float64, bool) {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, false
+	}
+	return &f, true
 }
 
 // plainName reports whether a property name is printable ASCII without a
@@ -135,8 +188,8 @@ func (p *plainSchema) valid(args []byte) bool {
 			ok = false
 			return
 		}
-		typ, known := p.props[string(name)]
-		if !known && p.closed || known && !plainValue(typ, value) {
+		prop, known := p.props[string(name)]
+		if !known && p.closed || known && !prop.valid(value) {
 			ok = false
 			return
 		}
@@ -147,6 +200,43 @@ func (p *plainSchema) valid(args []byte) bool {
 		}
 	})
 	return err == nil && ok && found == 1<<len(p.required)-1
+}
+
+// valid reports whether the JSON value v surely validates against p.
+func (p *plainProp) valid(v []byte) bool {
+	if !plainValue(p.typ, v) {
+		return false
+	}
+	if p.enum != nil && !slices.Contains(p.enum, string(v)) {
+		return false
+	}
+	if (p.min != nil || p.max != nil) && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		n, ok := plainInt(v)
+		if !ok || p.min != nil && n < *p.min || p.max != nil && n > *p.max {
+			return false
+		}
+	}
+	if p.items != nil && v[0] == '[' {
+		ok := true
+		err := jsonrpc.Elements(v, func(e []byte) { ok = ok && p.items.valid(e) })
+		return err == nil && ok
+	}
+	return true
+}
+
+// plainInt returns the JSON number v as a float64 when it is an integer
+// without fraction or exponent of magnitude at most 2^53, which float64
+// holds exactly: compared with a float64 bound it then orders as the
+// validator's exact comparison does.
+func plainInt(v []byte) (float64, bool) {
+	if bytes.ContainsAny(v, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n > 1<<53 || n < -(1<<53) {
+		return 0, false
+	}
+	return float64(n), true
 }
 
 // plainValue reports whether the JSON value v surely has type typ.

@@ -14,6 +14,8 @@ var plainSchemas = []string{
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string","default":"x"}},"additionalProperties":true}`,
 	`{"type":"object"}`,
 	`{}`,
+	`{"type":"object","properties":{"mode":{"type":"string","enum":["fast","slow","a b"]},"n":{"type":"integer","minimum":1,"maximum":10},"x":{"type":"number","minimum":-2.5,"maximum":1e3},"tags":{"type":"array","items":{"type":"string","enum":["x","y"]}}},"required":["mode"]}`,
+	`{"type":"object","properties":{"any":{"enum":["1","2"]},"m":{"minimum":0},"grid":{"type":"array","items":{"type":"array","items":{"type":"integer","maximum":9007199254740993}}},"t":{"items":true}}}`,
 }
 
 var plainArgs = []string{
@@ -22,6 +24,13 @@ var plainArgs = []string{
 	`{"n":18446744073709551615}`, `{"n":"1"}`, `{"x":1.5e400}`, `{"x":-0}`, `{"b":true}`, `{"b":0}`, `{"z":null}`,
 	`{"z":false}`, `{"o":{}}`, `{"o":[]}`, `{"a":[]}`, `{"a":{}}`, `{"any":{"q":[null]}}`, `{"t":1}`, `{"q":1}`,
 	`{"a":"1","b":"2"}`, `{"a":"1"}`, `{"b":2,"a":1}`, ` {"a":1,"b":2} `, `[]`, `"s"`, `7`, `{"é":1}`,
+	`{"mode":"fast"}`, `{"mode":"a b"}`, `{"mode":"Fast"}`, `{"mode":"f\u0061st"}`, `{"mode":5}`, `{"mode":"fast","n":1}`,
+	`{"mode":"slow","n":10}`, `{"mode":"slow","n":0}`, `{"mode":"slow","n":11}`, `{"mode":"slow","n":5.0}`, `{"mode":"x","n":5}`,
+	`{"mode":"fast","x":-2}`, `{"mode":"fast","x":-3}`, `{"mode":"fast","x":1000}`, `{"mode":"fast","x":1001}`, `{"mode":"fast","x":0.5}`,
+	`{"mode":"fast","tags":[]}`, `{"mode":"fast","tags":["x","y","x"]}`, `{"mode":"fast","tags":["x","z"]}`, `{"mode":"fast","tags":[1]}`,
+	`{"mode":"fast","tags":"x"}`, `{"any":"1"}`, `{"any":1}`, `{"any":"3"}`, `{"m":0}`, `{"m":-1}`, `{"m":"-1"}`, `{"m":-0}`,
+	`{"grid":[[1,2],[3]]}`, `{"grid":[[1,"2"]]}`, `{"grid":[1]}`, `{"grid":[[9007199254740992]]}`, `{"grid":[[9007199254740993]]}`,
+	`{"grid":[[9007199254740994]]}`, `{"grid":[[-9007199254740993]]}`, `{"t":[1,"a",{}]}`, `{"t":5}`, `{"n":1,"mode":"fast"}`,
 }
 
 // TestPlainSchemaAgreesWithValidator: the fast check never says valid
@@ -53,6 +62,15 @@ func TestPlainSchemaAgreesWithValidator(t *testing.T) {
 		`{"type":"object","$defs":{}}`,
 		`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object"}`,
 		`{"type":"string"}`,
+		`{"type":"object","properties":{"a":{"enum":["x",1]}}}`,
+		`{"type":"object","properties":{"a":{"enum":["\u0078"]}}}`,
+		`{"type":"object","properties":{"a":{"enum":[]}}}`,
+		`{"type":"object","properties":{"a":{"minimum":"1"}}}`,
+		`{"type":"object","properties":{"a":{"maximum":1e400}}}`,
+		`{"type":"object","properties":{"a":{"items":[{"type":"string"}]}}}`,
+		`{"type":"object","properties":{"a":{"items":false}}}`,
+		`{"type":"object","properties":{"a":{"items":{"items":{"items":{"items":{"items":{"items":{}}}}}}}}}`,
+		`{"type":"object","properties":{"a":{"exclusiveMinimum":1}}}`,
 	} {
 		if compilePlain(json.RawMessage(s)) != nil {
 			t.Errorf("%s: compiled as a plain schema", s)
@@ -101,4 +119,27 @@ func FuzzPlainSchemaAgrees(f *testing.F) {
 		}
 		checkPlain(t, schema, p, args)
 	})
+}
+
+// An enum of plain strings, numeric bounds and items are checked by the
+// fast check itself: calls inside them take it, and what falls outside
+// them (or cannot be compared exactly) goes to the validator.
+func TestPlainSchemaChecksEnumBoundsItems(t *testing.T) {
+	s := plainSchemas[len(plainSchemas)-2]
+	p := compilePlain(json.RawMessage(s))
+	if p == nil {
+		t.Fatalf("%s: not compiled as a plain schema", s)
+	}
+	for args, fast := range map[string]bool{
+		`{"mode":"fast","n":1}`: true, `{"mode":"a b","n":10,"x":-2}`: true, `{"mode":"slow","x":1000}`: true,
+		`{"mode":"fast","tags":["x","y"]}`: true, `{"mode":"fast","tags":[]}`: true,
+		`{"mode":"Fast"}`: false, `{"mode":"f\u0061st"}`: false, `{"mode":"fast","n":0}`: false, `{"mode":"fast","n":11}`: false,
+		`{"mode":"fast","x":-3}`: false, `{"mode":"fast","x":0.5}`: false, `{"mode":"fast","tags":["z"]}`: false,
+		`{"mode":"fast","tags":[1]}`: false,
+	} {
+		if got := p.valid([]byte(args)); got != fast {
+			t.Errorf("schema %s, arguments %s: fast check %v, want %v", s, args, got, fast)
+		}
+		checkPlain(t, s, p, args)
+	}
 }

@@ -212,3 +212,43 @@ func Member(obj []byte, name string) (json.RawMessage, bool) {
 func Members(obj []byte, fn func(key, value []byte)) error {
 	return wholeObject(obj, fn)
 }
+
+// Elements calls fn with the raw value of each element of the JSON array
+// arr, in order, without decoding any (values are stepped over as
+// [Members] steps over them). It returns an error when arr is not one
+// array with nothing but space after it; fn may have been called for the
+// elements before the fault.
+func Elements(arr []byte, fn func(value []byte)) error {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return errors.New("not a JSON array")
+	}
+	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+		return trailing(arr, i+1)
+	}
+	for {
+		e, err := skipValue(arr, i)
+		if err != nil {
+			return err
+		}
+		fn(arr[i:e])
+		switch i = skipSpace(arr, e); {
+		case i >= len(arr):
+			return errUnterminated
+		case arr[i] == ',':
+			i = skipSpace(arr, i+1)
+		case arr[i] == ']':
+			return trailing(arr, i+1)
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// trailing refuses anything but space in b from i on.
+func trailing(b []byte, i int) error {
+	if skipSpace(b, i) != len(b) {
+		return errors.New("data after the array")
+	}
+	return nil
+}
