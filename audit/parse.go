@@ -23,8 +23,12 @@ import (
 // maxReadDepth bounds the nesting a lineReader checks itself.
 const maxReadDepth = 64
 
-// maxInterned bounds the names a lineReader shares between records.
-const maxInterned = 4096
+// maxInterned bounds the names a lineReader shares between records, and
+// maxInternedLen their length: what it keeps is small whatever the log.
+const (
+	maxInterned    = 4096
+	maxInternedLen = 64
+)
 
 // lineReader reads lines into records, reusing its buffers from one line
 // to the next. It is not safe for concurrent use.
@@ -180,7 +184,7 @@ func (p *lineReader) intern(b []byte) string {
 	if p.names == nil {
 		p.names = make(map[string]string)
 	}
-	if len(p.names) < maxInterned {
+	if len(p.names) < maxInterned && len(s) <= maxInternedLen {
 		p.names[s] = s
 	}
 	return s
