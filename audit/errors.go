@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // RecoveryKind says what a Recovery repaired.
@@ -68,10 +70,10 @@ type HeadMismatchError struct {
 
 func (e *HeadMismatchError) Error() string {
 	if e.Head.Seq > e.Log.Seq {
-		return fmt.Sprintf("audit: %s ends at seq %d but %s records seq %d: the log was truncated; run mcpepoch audit verify",
+		return fmt.Sprintf("audit: %s ends at seq %d but %s records seq %d: the log was truncated; run "+selfcmd.Name()+" audit verify",
 			e.LogPath, e.Log.Seq, e.HeadPath, e.Head.Seq)
 	}
-	return fmt.Sprintf("audit: %s ends at seq %d (%s) but %s records seq %d (%s): log or head was replaced; run mcpepoch audit verify",
+	return fmt.Sprintf("audit: %s ends at seq %d (%s) but %s records seq %d (%s): log or head was replaced; run "+selfcmd.Name()+" audit verify",
 		e.LogPath, e.Log.Seq, e.Log.Hash, e.HeadPath, e.Head.Seq, e.Head.Hash)
 }
 
@@ -84,7 +86,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("audit: %s: offset %d: %s; run mcpepoch audit verify", e.Path, e.Offset, e.Reason)
+	return fmt.Sprintf("audit: %s: offset %d: %s; run "+selfcmd.Name()+" audit verify", e.Path, e.Offset, e.Reason)
 }
 
 // WriteError means records could not be written: the lock could not be

@@ -9,6 +9,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
@@ -21,16 +22,16 @@ func (c *check) hook() {
 	switch tf, mf := c.p.Taskfile, c.p.Makefile; {
 	case tf != nil:
 		if _, err := exec.LookPath("task"); err != nil {
-			c.note("the build is a go-task Taskfile and the go-task CLI is not on PATH: task build and mcpepoch dev cannot run it here (go install github.com/go-task/task/v3/cmd/task@v3.54.0, brew install go-task, or npm i -D @go-task/cli)")
+			c.note("the build is a go-task Taskfile and the go-task CLI is not on PATH: task build and %s dev cannot run it here (go install github.com/go-task/task/v3/cmd/task@v3.54.0, brew install go-task, or npm i -D @go-task/cli)", selfcmd.Name())
 		}
 		t := tf.Task(target)
 		if t == nil {
-			c.problem(tf.Path, "no task "+target+": nothing runs the hook", "run mcpepoch init, which adds it")
+			c.problem(tf.Path, "no task "+target+": nothing runs the hook", "run "+selfcmd.Name()+" init, which adds it")
 			return
 		}
 		for _, line := range t.DroppedDefers {
 			c.problem(fmt.Sprintf("%s:%d", tf.Path, line), "a cmds entry with cmd: and defer: true: go-task drops the command and defers \"true\"",
-				"write it as "+strings.TrimPrefix(wire.HookDefer, "- ")+" (mcpepoch init does)")
+				"write it as "+strings.TrimPrefix(wire.HookDefer, "- ")+" ("+selfcmd.Name()+" init does)")
 		}
 		if tf.HasHook(t) {
 			return
@@ -44,24 +45,24 @@ func (c *check) hook() {
 		}
 		if len(t.DroppedDefers) == 0 {
 			c.problem(fmt.Sprintf("%s:%d", tf.Path, t.Line), "the task "+target+" does not run the hook: hosts hear of no build",
-				"run mcpepoch init, or add first in its cmds: "+wire.HookDefer)
+				"run "+selfcmd.Name()+" init, or add first in its cmds: "+wire.HookDefer)
 		}
 	case mf != nil:
 		t := mf.Target(target)
 		if t == nil {
-			c.problem(mf.Path, "no target "+target+": nothing runs the hook", "run mcpepoch init, which adds it")
+			c.problem(mf.Path, "no target "+target+": nothing runs the hook", "run "+selfcmd.Name()+" init, which adds it")
 			return
 		}
 		c.makeHook(mf, t)
 	default:
-		c.problem("build", "no Taskfile or Makefile: nothing runs the hook after a build", "run mcpepoch init")
+		c.problem("build", "no Taskfile or Makefile: nothing runs the hook after a build", "run "+selfcmd.Name()+" init")
 	}
 }
 
 func (c *check) makeHook(mf *project.Makefile, t *project.Target) {
 	if !t.HasHook() {
 		c.problem(fmt.Sprintf("%s:%d", mf.Path, t.Line), "the target "+t.Name+" does not run the hook: hosts hear of no build",
-			"end its build line with ; "+wire.MakeHook+" (and include "+wire.MCPEPOCHMk+"), or run mcpepoch init")
+			"end its build line with ; "+wire.MakeHook+" (and include "+wire.MCPEPOCHMk+"), or run "+selfcmd.Name()+" init")
 		return
 	}
 	for i, line := range t.Recipe {
@@ -112,6 +113,6 @@ func (c *check) sources() {
 		return !strings.HasPrefix(s, "!") && m
 	}) {
 		c.problem(where, config.FileName+" is not in the sources: a changed launch command does not rebuild, and a build whose hook failed stays \"up to date\"",
-			"add - "+config.FileName+" to the sources (mcpepoch init does)")
+			"add - "+config.FileName+" to the sources ("+selfcmd.Name()+" init does)")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 )
 
@@ -91,7 +92,7 @@ func Check(root string, o Options) (*Report, error) {
 		c.pl.Command = cfg.Command
 	}
 	if !p.Config {
-		c.problem(config.FileName, "missing: hook and host guess the launch command", "run mcpepoch init, or write label and command in "+config.FileName)
+		c.problem(config.FileName, "missing: hook and host guess the launch command", "run "+selfcmd.Name()+" init, or write label and command in "+config.FileName)
 	}
 	c.hook()
 	c.hookCommand(o)

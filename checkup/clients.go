@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
@@ -39,7 +40,7 @@ func (c *check) clients(userConfigDir string) {
 		}
 		var doc map[string]json.RawMessage
 		if err := json.Unmarshal(project.JSONC(b), &doc); err != nil {
-			c.problem(c.rel(path), "not JSON ("+err.Error()+"): the client cannot read it", "fix the syntax, or move it aside and run mcpepoch init")
+			c.problem(c.rel(path), "not JSON ("+err.Error()+"): the client cannot read it", "fix the syntax, or move it aside and run "+selfcmd.Name()+" init")
 			continue
 		}
 		var servers map[string]server
@@ -80,25 +81,25 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	switch {
 	case npx:
 		c.problem(where, "launches mcpepoch through "+filepath.Base(s.Command)+": a package lookup at every start, and a PATH a desktop client may not have",
-			"run mcpepoch init, which points it at node_modules/.bin/mcpepoch by absolute path")
+			"run "+selfcmd.Name()+" init, which points it at node_modules/.bin/mcpepoch by absolute path")
 	case viaHost && !filepath.IsAbs(s.Command):
 		c.problem(where, fmt.Sprintf("launches mcpepoch by name (%q): desktop clients do not search your shell's PATH", s.Command),
-			"give the absolute path (mcpepoch init writes it)")
+			"give the absolute path ("+selfcmd.Name()+" init writes it)")
 	case viaHost && !exists(s.Command):
-		c.problem(where, s.Command+" does not exist", "run mcpepoch init again from the mcpepoch you use")
+		c.problem(where, s.Command+" does not exist", "run "+selfcmd.Name()+" init again from the mcpepoch you use")
 	case viaHost && c.incomplete(s.Command) != "":
 		c.problem(where, "launches "+s.Command+", an incomplete install ("+c.incomplete(s.Command)+"): mcpepoch host exits before any MCP message",
-			installFix(s.Command)+"; or run mcpepoch init again from a complete install")
+			installFix(s.Command)+"; or run "+selfcmd.Name()+" init again from a complete install")
 	case viaHost && perUser && !slices.Contains(s.Args, "--dir"):
 		c.problem(where, "runs mcpepoch host without --dir: "+string(cl)+" starts servers outside the project", "add \"--dir\", \""+c.root+"\" after \"host\"")
 	case !viaHost && ours && hosted != "":
 		// init rewrites a direct entry only when no other entry serves
 		// the project: two would start two hosts.
 		c.problem(where, "launches the server directly, beside the entry "+hosted+", which serves the project through mcpepoch host: the client starts both",
-			"delete the entry "+name+" from "+file+" (mcpepoch init leaves it: it rewrites a direct entry only when no other serves the project)")
+			"delete the entry "+name+" from "+file+" ("+selfcmd.Name()+" init leaves it: it rewrites a direct entry only when no other serves the project)")
 	case !viaHost && ours:
 		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
-			"run mcpepoch init, which rewrites the entry to launch mcpepoch host")
+			"run "+selfcmd.Name()+" init, which rewrites the entry to launch mcpepoch host")
 	}
 }
 

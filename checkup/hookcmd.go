@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
@@ -69,7 +70,7 @@ func (c *check) hookCommand(o Options) {
 		path = found
 	}
 	if msg := c.incomplete(path); msg != "" {
-		c.problem(hc.where, "the hook runs "+hc.cmd+", an incomplete install ("+msg+"): record works, but mcpepoch dev and every command but version and record fail",
+		c.problem(hc.where, "the hook runs "+hc.cmd+", an incomplete install ("+msg+"): record works, but "+selfcmd.Name()+" dev and every command but version and record fail",
 			installFix(path)+"; or "+fix)
 		return
 	}
@@ -102,7 +103,7 @@ func (c *check) hookCmd() (hookCommand, bool) {
 			return hookCommand{}, false
 		}
 		set := func(p string) string {
-			return "set MCPEPOCH under vars: in " + tf.Path + " to " + p + " (mcpepoch init writes it)"
+			return "set MCPEPOCH under vars: in " + tf.Path + " to " + p + " (" + selfcmd.Name() + " init writes it)"
 		}
 		for _, cmd := range t.Cmds {
 			if cmd.Defer && strings.Contains(cmd.Cmd, "record") {
@@ -124,7 +125,7 @@ func (c *check) hookCmd() (hookCommand, bool) {
 			return hookCommand{}, false
 		}
 		set := func(p string) string {
-			return "write MCPEPOCH ?= " + p + " before include " + wire.MCPEPOCHMk + " in " + mf.Path + " (mcpepoch init writes it)"
+			return "write MCPEPOCH ?= " + p + " before include " + wire.MCPEPOCHMk + " in " + mf.Path + " (" + selfcmd.Name() + " init writes it)"
 		}
 		if a := mf.Var("MCPEPOCH"); a != nil {
 			return hookCommand{cmd: firstWord(a.Value), where: fmt.Sprintf("%s:%d", mf.Path, a.Line), set: set}, true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
@@ -36,7 +37,7 @@ func (c *check) output() {
 	if !strings.Contains(launched, "/") {
 		if runtimes[strings.TrimRight(launched, "0123456789.")] {
 			c.problem(config.FileName, "the host launches "+strings.Join(c.pl.Command, " ")+" (a "+launched+" program), but the build writes the Go binary "+out+", per "+by+": the host starts what no build makes",
-				`set command = ["./`+out+`"] in `+config.FileName+` (mcpepoch init --command ./`+out+` does it)`)
+				`set command = ["./`+out+`"] in `+config.FileName+` (`+selfcmd.Name()+` init --command ./`+out+` does it)`)
 			c.outputWrong = true
 		}
 		return // else a command found on PATH: not a binary of this build
@@ -57,7 +58,7 @@ func (c *check) output() {
 	}
 	if m, _ := manifest.Read(layout.Manifest(c.root)); m == nil {
 		c.problem(config.FileName, "the build has run ("+out+" written "+fi.ModTime().Format("15:04:05")+") but no build is recorded: the hook did not record it (it failed after the build, or the build ran without it), so hosts hear of no build",
-			"run "+orTask(c.pl.Build.Runner)+" "+c.pl.Build.Target+" and read the error mcpepoch record prints after the build's output")
+			"run "+orTask(c.pl.Build.Runner)+" "+c.pl.Build.Target+" and read the error "+selfcmd.Name()+" record prints after the build's output")
 		c.outputWrong = true
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -150,7 +151,7 @@ func (c *check) tsc() {
 		extends = " (set here: " + tc.Extends + ", which it extends, is not read)"
 	}
 	c.problem("tsconfig.json", "tsc without noEmitOnError writes its output when type checking fails: a later restart runs code the build rejected"+extends,
-		`set "noEmitOnError": true in compilerOptions (mcpepoch init does)`)
+		`set "noEmitOnError": true in compilerOptions (`+selfcmd.Name()+` init does)`)
 }
 
 // state checks .mcpepoch/ and the sockets: the manifest and both logs
@@ -178,7 +179,7 @@ func (c *check) state() {
 		case !rep.OK:
 			first := rep.Problems[0]
 			c.problem(c.rel(log), fmt.Sprintf("does not verify: %d problems, first at line %d: %s", len(rep.Problems), first.Line, first.Msg),
-				"keep the file as evidence; mcpepoch audit verify --log "+c.rel(log)+" lists every problem")
+				"keep the file as evidence; "+selfcmd.Name()+" audit verify --log "+c.rel(log)+" lists every problem")
 		}
 	}
 	c.staleHosts()
@@ -240,7 +241,7 @@ func (c *check) configNotInForce(where, started string, hs localapi.Status) {
 			keys[i] = w.Setting
 		}
 		c.problem(where, started+": "+strings.Join(keys, ", ")+" would weaken the project's policy floor and are not in force",
-			"a person runs mcpepoch policy accept, then mcpepoch restart")
+			"a person runs "+selfcmd.Name()+" policy accept, then "+selfcmd.Name()+" restart")
 	}
 	if hs.ConfigChanged == "" {
 		return
@@ -250,7 +251,7 @@ func (c *check) configNotInForce(where, started string, hs localapi.Status) {
 	case strings.Contains(hs.ConfigChanged, "outside [grants]"):
 		fix = "restart the server from the client (it starts a new host), e.g. /mcp in Claude Code"
 	case strings.Contains(hs.ConfigChanged, "from the next epoch"):
-		fix = "run mcpepoch restart (or a build that changes the server)"
+		fix = "run " + selfcmd.Name() + " restart (or a build that changes the server)"
 	case strings.Contains(hs.ConfigChanged, "does not load"):
 		fix = "fix " + config.FileName
 	}

@@ -20,7 +20,8 @@ import (
 )
 
 // npmLauncher installs the npm launcher with a stand-in platform package
-// holding the test binary, and returns its script.
+// holding the test binary, and returns its script; node_modules/.bin/
+// mcpepoch beside it links to the script, as npm links it.
 func npmLauncher(t *testing.T) string {
 	t.Helper()
 	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
@@ -41,6 +42,12 @@ func npmLauncher(t *testing.T) string {
 	}
 	if err == nil {
 		err = os.Symlink(testenv.Mcpepoch(t), bin)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dir, ".bin"), 0o755)
+	}
+	if err == nil {
+		err = os.Symlink(filepath.Join("..", "mcpepoch", "bin", "mcpepoch.js"), filepath.Join(dir, ".bin", "mcpepoch"))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -73,11 +74,11 @@ func (h *Host) approverProof(peer notify.Peer, channel string, server int) (gran
 func howToApprove(need grant.Proofs) string {
 	switch {
 	case need.Counts(grant.ProofTerminal):
-		return "a person must run mcpepoch approve in their own terminal"
+		return "a person must run " + selfcmd.Name() + " approve in their own terminal"
 	case need.Counts(grant.ProofClient):
-		return "a person must accept it in the MCP client, or approve with an enrolled authenticator (mcpepoch approve --web in their terminal)"
+		return "a person must accept it in the MCP client, or approve with an enrolled authenticator (" + selfcmd.Name() + " approve --web in their terminal)"
 	}
-	return "a person must approve it with an enrolled authenticator: mcpepoch approve --web (or --ssh KEY) in their terminal, then a touch"
+	return "a person must approve it with an enrolled authenticator: " + selfcmd.Name() + " approve --web (or --ssh KEY) in their terminal, then a touch"
 }
 
 // launchedBy returns the member of the host's launch chain that pid is, or nil.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // configDigest returns the SHA-256 (hex) of mcpepoch.toml in dir, "absent"
@@ -183,7 +184,7 @@ func (h *Host) configChange() string {
 	}
 	if h.config.next != nil {
 		out = append(out, "grants policy re-read from "+config.FileName+" ("+strings.Join(h.config.nextChanges, "; ")+
-			"): in force from the next epoch (a build that changes the server, or mcpepoch restart)")
+			"): in force from the next epoch (a build that changes the server, or "+selfcmd.Name()+" restart)")
 	}
 	if h.config.rest {
 		out = append(out, config.FileName+" changed settings outside [grants] since this host started; they are not re-read while the client stays connected: "+

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // Identity drift. A running epoch is the code its identity names; a
@@ -83,7 +84,7 @@ func (h *Host) noteDriftLocked(c *child, changed []string) {
 		"changed": changed, "grants_revoked": fmt.Sprint(live)})
 	revoked := h.revokeEpochReasonLocked(c.epoch, grant.RevokedIdentityDrift)
 	c.driftRevoked = revoked
-	h.logf("epoch %s: %s changed on disk while it runs and no build restarted it: its grants are revoked (%d) and calls that need one are refused until a build (mcpepoch record) or mcpepoch restart starts an epoch on the new code",
+	h.logf("epoch %s: %s changed on disk while it runs and no build restarted it: its grants are revoked (%d) and calls that need one are refused until a build ("+selfcmd.Name()+" record) or "+selfcmd.Name()+" restart starts an epoch on the new code",
 		c.epoch, strings.Join(changed, ", "), revoked)
 }
 
@@ -97,11 +98,11 @@ func (h *Host) driftRefusalLocked(m *jsonrpc.Message, tool string) []byte {
 	h.audit.event(audit.TypeAuthorizationDenied, c.epoch, h.run, map[string]any{
 		"reason": grant.RevokedIdentityDrift, audit.FieldTool: tool, "current_epoch": string(c.epoch)})
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
-		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: a build (mcpepoch record) or mcpepoch restart starts an epoch on the new code, which can",
+		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: a build ("+selfcmd.Name()+" record) or "+selfcmd.Name()+" restart starts an epoch on the new code, which can",
 			strings.Join(c.drift, ", "), c.epoch),
 		map[string]any{
 			"error": grant.AuthorizationStale, "reason": grant.RevokedIdentityDrift,
 			"changed": c.drift, "currentEpoch": c.epoch, "tool": tool,
-			"retry": "rebuild (mcpepoch record) or mcpepoch restart, then request authorization",
+			"retry": "rebuild (" + selfcmd.Name() + " record) or " + selfcmd.Name() + " restart, then request authorization",
 		})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -326,7 +327,7 @@ func weakNote(weak []trust.Weakening) string {
 		s[i] = w.String()
 	}
 	return config.FileName + " weakens the project's policy floor, not applied: " + strings.Join(s, "; ") +
-		"; only a person can accept the change, with mcpepoch policy accept"
+		"; only a person can accept the change, with " + selfcmd.Name() + " policy accept"
 }
 
 // policyNotApplied returns the weakenings held, for status.

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -105,7 +106,7 @@ func (h *Host) refuseFloorLocked(f trust.Floor, why error) {
 	} else {
 		h.floor.refusedAtStart = rec // audited with trust_pinned, once the log is open
 	}
-	h.logf("policy floor: %s was refused (%v): the floor in force stays %s; only mcpepoch policy accept, by a person, weakens it",
+	h.logf("policy floor: %s was refused (%v): the floor in force stays %s; only "+selfcmd.Name()+" policy accept, by a person, weakens it",
 		path, why, floorText(*h.floor.floor, h.enrolled))
 	unlock, err := trust.LockFloors(h.pres.dir)
 	if err != nil {

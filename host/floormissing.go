@@ -17,6 +17,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -256,12 +257,12 @@ func (p priorPin) missingNote(noFloor, noRoot bool, storeDir string) string {
 			where = fmt.Sprintf(" (an earlier host used the trust store %s)", p.store)
 		}
 		return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory ($XDG_CONFIG_HOME) differs or was emptied; "+
-			"until a person restores it or accepts %s's policy with mcpepoch policy accept --ssh KEY (presence), the strictest policy is in force (presence only)%s",
+			"until a person restores it or accepts %s's policy with "+selfcmd.Name()+" policy accept --ssh KEY (presence), the strictest policy is in force (presence only)%s",
 			what, where, config.FileName, enrollFirst(noRoot))
 	case noRoot && p.hadRoot:
 		return fmt.Sprintf("trust store missing: %s holds no authenticator, but this project's audit log shows an earlier host pinned the root %s (store %s, %s): "+
 			"the store was deleted or the config directory ($XDG_CONFIG_HOME) differs; only presence counts, which nobody can give until a person restores %s, "+
-			"or enrolls again at their own terminal as a first enrollment (mcpepoch enroll --ssh KEY.pub or --web) and the host starts again",
+			"or enrolls again at their own terminal as a first enrollment ("+selfcmd.Name()+" enroll --ssh KEY.pub or --web) and the host starts again",
 			filepath.Join(storeDir, trust.FileName), known(p.root), known(p.rootStore), known(p.rootDigest), known(p.rootStore))
 	}
 	return ""
@@ -280,7 +281,7 @@ func enrollFirst(noRoot bool) string {
 	if !noRoot {
 		return ""
 	}
-	return "; with no authenticator enrolled, a person first enrolls one at their own terminal (mcpepoch enroll --ssh KEY.pub, a first enrollment)"
+	return "; with no authenticator enrolled, a person first enrolls one at their own terminal (" + selfcmd.Name() + " enroll --ssh KEY.pub, a first enrollment)"
 }
 
 // storeMissing compares this host's trust store, empty, with what the

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // What runs must be what was hashed. The host computes a launch's identity
@@ -99,7 +100,7 @@ func (h *Host) codeDrift(c *child, now *build.Identity) []string {
 	h.noteDriftLocked(c, changed)
 	h.mu.Unlock()
 	return []string{"running ≠ built: " + strings.Join(changed, ", ") + " changed on disk since epoch " + string(c.epoch) +
-		" started, and no build restarted it: a build (mcpepoch record) or mcpepoch restart starts an epoch on the new code"}
+		" started, and no build restarted it: a build (" + selfcmd.Name() + " record) or " + selfcmd.Name() + " restart starts an epoch on the new code"}
 }
 
 // refuseDriftedEpoch returns an error when the running epoch's code

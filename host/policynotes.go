@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // NoAuthenticatorNote is the one line said wherever the policy in force
@@ -10,8 +11,10 @@ import (
 // A first enrollment needs a person at their own terminal (enroll's first
 // enrollment rule); the host pins the store at start, so it counts the
 // new authenticator once it starts again.
-const NoAuthenticatorNote = "proof = presence but no authenticator is enrolled: every approval will be refused; " +
-	"enroll one with mcpepoch enroll --ssh KEY.pub (or --web) at your own terminal, a first enrollment, and start the host again"
+func NoAuthenticatorNote() string {
+	return "proof = presence but no authenticator is enrolled: every approval will be refused; " +
+		"enroll one with " + selfcmd.Name() + " enroll --ssh KEY.pub (or --web) at your own terminal, a first enrollment, and start the host again"
+}
 
 // OnlyPresence reports whether the proof list p counts presence and no
 // other level.
@@ -32,7 +35,7 @@ func (h *Host) noAuthenticatorLocked() string {
 	if s == nil || len(s.Authenticators) > 0 || h.policy == nil || !OnlyPresence(h.policy.Proof(nil, h.enrolled)) {
 		return ""
 	}
-	return NoAuthenticatorNote
+	return NoAuthenticatorNote()
 }
 
 // policyLinesLocked is what a build answer (notify.Response.Policy) says

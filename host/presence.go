@@ -12,6 +12,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -282,9 +283,9 @@ func (h *Host) pageCanApprove() error {
 		}
 	}
 	if ssh > 0 {
-		return errors.New("no WebAuthn authenticator is enrolled, only ssh keys: approve with mcpepoch approve --ssh KEY, or enroll one with mcpepoch enroll --web")
+		return errors.New("no WebAuthn authenticator is enrolled, only ssh keys: approve with " + selfcmd.Name() + " approve --ssh KEY, or enroll one with " + selfcmd.Name() + " enroll --web")
 	}
-	return errors.New("no authenticator enrolled: run mcpepoch enroll --web or --ssh KEY.pub first, or approve at a terminal")
+	return errors.New("no authenticator enrolled: run " + selfcmd.Name() + " enroll --web or --ssh KEY.pub first, or approve at a terminal")
 }
 
 // checkPinned refuses presence when the trust store is not the one the

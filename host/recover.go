@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // A server that exits on its own, by kind of exit:
@@ -28,7 +29,9 @@ import (
 const idleReason = "the server exited with status 0 on its own (an idle exit, not a crash); the next request starts it again under a new epoch"
 
 // comeBack says what brings a server back once the host gave up.
-const comeBack = "a build signal (mcpepoch record), mcpepoch restart, or a change to a file its identity hashes starts it again"
+func comeBack() string {
+	return "a build signal (" + selfcmd.Name() + " record), " + selfcmd.Name() + " restart, or a change to a file its identity hashes starts it again"
+}
 
 // ErrGaveUp is the cause Run returns with when the host gave up on a
 // server that kept exiting, in restart mode close.
@@ -159,11 +162,11 @@ func (h *Host) afterFailedStart(t trigger, err error) error {
 	h.crashes++
 	if h.crashes > h.opts.MaxCrashes {
 		h.giveUpLocked(fmt.Sprintf("the server could not be started %d times in a row (last: %v)", h.crashes, err))
-		return &downError{err: err, next: "the host is not starting it again on its own: " + comeBack}
+		return &downError{err: err, next: "the host is not starting it again on its own: " + comeBack()}
 	}
 	delay := crashDelay(h.crashes)
 	next := fmt.Sprintf("the host starts it again in %s, backing off; after %d failed starts in a row it stops trying until %s",
-		delay, h.opts.MaxCrashes+1, strings.TrimSuffix(comeBack, " starts it again"))
+		delay, h.opts.MaxCrashes+1, strings.TrimSuffix(comeBack(), " starts it again"))
 	h.gaveUp = false // a watch of a host that had given up ends: recovery takes over
 	h.goDownLocked(fmt.Sprintf("the server could not be started (%v); %s", err, next))
 	h.recovering = true
@@ -195,7 +198,7 @@ func (e *downError) Unwrap() error { return e.err }
 // file (watchWhileDown) starts it again. In restart mode close the
 // connection closes instead, so that the client shows the failure.
 func (h *Host) giveUpLocked(why string) {
-	h.goDownLocked(why + "; not restarting it on its own: " + comeBack)
+	h.goDownLocked(why + "; not restarting it on its own: " + comeBack())
 	h.gaveUp, h.recovering = true, false
 	h.logf("%s", h.downReason)
 	if h.opts.Mode == ModeClose && h.everUp { // before a first start there is no session to close

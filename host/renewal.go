@@ -11,6 +11,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -183,7 +184,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 		"credential_scope": r.Credentials, "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
 		"policy_raised": strconv.FormatBool(b.raised), "proof": need.String(),
 	})
-	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with mcpepoch approve",
+	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with "+selfcmd.Name()+" approve",
 		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.Dropped)
 }
 

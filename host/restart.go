@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
@@ -162,7 +163,7 @@ func (h *Host) restartLocked(ctx context.Context, why string, t trigger, ahead f
 			return total, nil
 		}
 		if attempt >= maxLaunchRaces {
-			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or mcpepoch restart", attempt, changed))
+			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or "+selfcmd.Name()+" restart", attempt, changed))
 		}
 		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
 		next, why, t = now, "identity changed while the server started ("+strings.Join(changed, ", ")+")", restartRaced
@@ -244,7 +245,7 @@ func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trig
 	}
 	if t == restartSignal && h.opts.Mode == ModeManual {
 		h.pendingManual = true
-		h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run mcpepoch restart)", old.epoch, why, out.Changed)
+		h.logf("epoch %s: %s changed %v: restart held (restart mode manual; run "+selfcmd.Name()+" restart)", old.epoch, why, out.Changed)
 		return restartOutcome{Outcome: localapi.OutcomeHeld, NewEpoch: old.epoch, NewPID: old.pid, Changed: out.Changed}, false
 	}
 	return out, true

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -211,7 +212,7 @@ type AuditError struct {
 }
 
 func (e *AuditError) Error() string {
-	return fmt.Sprintf("audit log %s: %v (check it with 'mcpepoch audit verify'; move it aside to start a new one)", e.Path, e.Err)
+	return fmt.Sprintf("audit log %s: %v (check it with '"+selfcmd.Name()+" audit verify'; move it aside to start a new one)", e.Path, e.Err)
 }
 
 func (e *AuditError) Unwrap() error { return e.Err }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // SelfReloadError refuses a launch command that reloads code inside the
@@ -19,7 +21,7 @@ type SelfReloadError struct {
 }
 
 func (e *SelfReloadError) Error() string {
-	return fmt.Sprintf("launch command %q reloads code in-process (%s): the host cannot see the new code, which would answer under the old execution epoch and the old grants; %s, and let the build hook (mcpepoch record, from task --watch or make) restart it under a new epoch; or set allow_self_reload = true in mcpepoch.toml",
+	return fmt.Sprintf("launch command %q reloads code in-process (%s): the host cannot see the new code, which would answer under the old execution epoch and the old grants; %s, and let the build hook ("+selfcmd.Name()+" record, from task --watch or make) restart it under a new epoch; or set allow_self_reload = true in mcpepoch.toml",
 		e.Command, e.Tool, e.Instead)
 }
 

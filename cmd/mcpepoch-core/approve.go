@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -58,7 +59,7 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 	interactive := !*yes && !*web && *sshKey == ""
 	if interactive && !isTerminal(stdio.In) {
 		return &exitError{code: exitUsage, err: errors.New("approve asks a person at a terminal, and standard input is not one"),
-			hints: []string{"a person runs mcpepoch approve in their own terminal"}}
+			hints: []string{"a person runs " + selfcmd.Name() + " approve in their own terminal"}}
 	}
 	root, err := findRoot(*dirFlag)
 	if err != nil {
@@ -154,7 +155,7 @@ func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[ep
 			if pc := rv.PerCallTools(g.ToolScope); len(pc) > 0 {
 				// The host gives --all the scopes the tools use, but a
 				// per-call scope is covered only by per-call grants.
-				fmt.Fprintf(stdio.Out, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call (mcpepoch approve --run %s --tools TOOL --expires per-call)\n",
+				fmt.Fprintf(stdio.Out, "note: this grant does not cover calls of %s: credential scope %s needs an approval for each call ("+selfcmd.Name()+" approve --run %s --tools TOOL --expires per-call)\n",
 					printableList(pc, ", "), orDash(rv.PerCallScopes(pc)), printable(string(g.AgentRun)))
 			}
 		}
@@ -408,7 +409,7 @@ func completeReview(ctx context.Context, socket string, rv localapi.Review) (loc
 			return rv, fmt.Errorf("unreadable page: %v", err)
 		}
 		if page.Epoch != rv.Epoch || page.CatalogRevision != rv.CatalogRevision {
-			return rv, errors.New("the epoch or the catalog changed while the review was read: run mcpepoch approve again")
+			return rv, errors.New("the epoch or the catalog changed while the review was read: run " + selfcmd.Name() + " approve again")
 		}
 		if page.NextTools > 0 && page.NextTools <= page.ToolsFrom || page.NextChanges > 0 && page.NextChanges <= page.ChangesFrom {
 			return rv, errors.New("a review page that does not advance")

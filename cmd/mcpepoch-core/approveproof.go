@@ -9,6 +9,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -43,12 +44,12 @@ func mayCount(rv localapi.Review, got grant.Proof) bool {
 func approveHints(need grant.Proofs) []string {
 	var out []string
 	if got := grant.ProofTerminal; need.Counts(got) {
-		out = append(out, "a person runs mcpepoch approve in their own terminal")
+		out = append(out, "a person runs "+selfcmd.Name()+" approve in their own terminal")
 	}
 	if need.Counts(grant.ProofClient) {
 		out = append(out, "a person accepts the request in the MCP client")
 	}
-	return append(out, "approve with an enrolled authenticator: mcpepoch approve --web, or mcpepoch approve --ssh KEY with an sk- key (mcpepoch enroll --web or --ssh KEY.pub enrolls one)")
+	return append(out, "approve with an enrolled authenticator: "+selfcmd.Name()+" approve --web, or "+selfcmd.Name()+" approve --ssh KEY with an sk- key ("+selfcmd.Name()+" enroll --web or --ssh KEY.pub enrolls one)")
 }
 
 // sshKeyType returns the type of the OpenSSH key at path, a private key
@@ -90,7 +91,7 @@ func refusePlainSSHKey(path string) error {
 		return nil
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("--ssh %s: a key of type %s: a plain key never proves presence", path, t),
-		hints: []string{"approve with an sk- key (ssh-keygen -t ed25519-sk) enrolled with mcpepoch enroll --ssh KEY.pub, or with mcpepoch approve --web"}}
+		hints: []string{"approve with an sk- key (ssh-keygen -t ed25519-sk) enrolled with " + selfcmd.Name() + " enroll --ssh KEY.pub, or with " + selfcmd.Name() + " approve --web"}}
 }
 
 // isPrivateKey reports whether b is a PEM private key (OpenSSH's, PKCS#1,

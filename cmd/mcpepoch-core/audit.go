@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // auditUsage is what "mcpepoch audit -h" prints: the subcommands.
@@ -143,7 +144,7 @@ func noLog(p string) string {
 // which is what verify reports as a broken chain (exit 5).
 func noLogToShow(p string, stdio Stdio) error {
 	if _, err := os.Lstat(audit.HeadPath(p)); err == nil {
-		fmt.Fprintf(stdio.Err, "no audit log at %s, but its head %s is there: the log was deleted or moved (mcpepoch audit verify)\n",
+		fmt.Fprintf(stdio.Err, "no audit log at %s, but its head %s is there: the log was deleted or moved ("+selfcmd.Name()+" audit verify)\n",
 			printable(p), printable(audit.HeadPath(p)))
 		return silentExit(exitAuditBroken)
 	}

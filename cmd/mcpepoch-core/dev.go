@@ -20,6 +20,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/hook"
 	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	buildfiles "github.com/mcpepoch/mcpepoch/project"
@@ -76,8 +77,8 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 		Record: func(ctx context.Context, code int) { out.record(ctx, root, code) },
 	}
 	if plan.recorder != "" {
-		out.line("note", plan.recorder+": the build records itself with mcpepoch record, not through MCPEPOCH, so dev does not record it again (its lines are the build's output); "+
-			"fix: run the hook as "+strings.TrimPrefix(wire.HookDefer, "- ")+" (Taskfile) or $(MCPEPOCH_RECORD) (Makefile), as mcpepoch init writes it, for dev to record")
+		out.line("note", plan.recorder+": the build records itself with "+selfcmd.Name()+" record, not through MCPEPOCH, so dev does not record it again (its lines are the build's output); "+
+			"fix: run the hook as "+strings.TrimPrefix(wire.HookDefer, "- ")+" (Taskfile) or $(MCPEPOCH_RECORD) (Makefile), as "+selfcmd.Name()+" init writes it, for dev to record")
 		o.Record = nil
 	}
 	if f.json {
@@ -158,11 +159,11 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 		// &&, pipes and variables mean what they mean at a prompt.
 		argv = []string{"/bin/sh", "-c", f.build}
 	case f.target == "" && f.task == "" && p.Taskfile == nil && p.Makefile == nil:
-		return nil, nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run mcpepoch init to write one, or pass --build", printable(root))
+		return nil, nil, nil, nil, usageError("no Taskfile.yml or Makefile in %s, so no build to run: run "+selfcmd.Name()+" init to write one, or pass --build", printable(root))
 	case f.target != "" || f.task == "" && p.Taskfile == nil && p.Makefile != nil:
 		name := first(f.target, "build")
 		if p.Makefile == nil || p.Makefile.Target(name) == nil {
-			return nil, nil, nil, nil, usageError("the Makefile has no target %s: run mcpepoch init, or pass --target or --build", name)
+			return nil, nil, nil, nil, usageError("the Makefile has no target %s: run "+selfcmd.Name()+" init, or pass --target or --build", name)
 		}
 		argv = []string{"make", name, "MCPEPOCH=true"}
 		if len(watch) == 0 {
@@ -173,7 +174,7 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 	default:
 		name := first(f.task, "build")
 		if p.Taskfile == nil || p.Taskfile.Task(name) == nil {
-			return nil, nil, nil, nil, usageError("no Taskfile task %s: run mcpepoch init, or pass --task, --target or --build", name)
+			return nil, nil, nil, nil, usageError("no Taskfile task %s: run "+selfcmd.Name()+" init, or pass --task, --target or --build", name)
 		}
 		task, err := exec.LookPath("task")
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/tty"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -47,7 +48,7 @@ func newDevPrompt(ctx context.Context, stdio Stdio, out *devOutput) (*devPrompt,
 	}
 	restore, err := tty.Cbreak(f)
 	if err != nil {
-		out.line("note", "the terminal takes no single keys ("+err.Error()+"): approve renewals with mcpepoch approve")
+		out.line("note", "the terminal takes no single keys ("+err.Error()+"): approve renewals with "+selfcmd.Name()+" approve")
 		return p, func() {}
 	}
 	p.keys = true
@@ -174,7 +175,7 @@ func (p *devPrompt) offer(o devOffer) {
 	}
 	switch {
 	case len(o.r.Tools) == 0:
-		p.out.line("renewal", "nothing to renew as it was: review the changed tools with mcpepoch approve")
+		p.out.line("renewal", "nothing to renew as it was: review the changed tools with "+selfcmd.Name()+" approve")
 		return
 	case !p.keys:
 		p.out.line("renewal", fmt.Sprintf("agent run %s: %s (renewal %s)", printable(o.run), printable(o.r.Action), printable(o.r.ShortCode)))
@@ -201,7 +202,7 @@ func (p *devPrompt) ask(o devOffer) {
 	s := fmt.Sprintf("renewal %s of agent run %s: %c approve %s · %c not now", printable(o.r.ShortCode), printable(o.run),
 		keyApprove, printableList(o.r.Tools, ", "), keyNo)
 	if len(o.r.Changed) > 0 {
-		s += " (changed tools: include them with mcpepoch approve)"
+		s += " (changed tools: include them with " + selfcmd.Name() + " approve)"
 	}
 	p.out.line("renewal", p.out.p.warn(s))
 }
@@ -225,7 +226,7 @@ func (p *devPrompt) answer(ctx context.Context, key byte) {
 	}
 	p.mu.Unlock()
 	if key == keyNo {
-		p.out.line("renewal", fmt.Sprintf("renewal %s not approved: mcpepoch approve offers it while it is current", printable(o.r.ShortCode)))
+		p.out.line("renewal", fmt.Sprintf("renewal %s not approved: "+selfcmd.Name()+" approve offers it while it is current", printable(o.r.ShortCode)))
 	} else if g, err := sendApproval(ctx, o.socket, o.r.Request(nil, localapi.ChannelTerminal)); err != nil {
 		p.out.line("renewal", p.out.p.bad(fmt.Sprintf("agent run %s: renewal %s: %v", printable(o.run), printable(o.r.ShortCode), printable(err.Error()))))
 	} else {

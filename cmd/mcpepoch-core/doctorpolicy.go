@@ -4,6 +4,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/checkup"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -25,8 +26,8 @@ func policyProblems(root string) []checkup.Problem {
 			Fix: "restore the config directory, or accept the policy as a person: " + acceptHow(grant.Proofs{grant.ProofPresence})})
 	}
 	if len(st.store.Authenticators) == 0 && (onlyPresence(st.floor, st.enrolled) || host.OnlyPresence(proofOf(st.cfg.Grants.Proof))) {
-		out = append(out, checkup.Problem{Where: "[grants] proof", What: host.NoAuthenticatorNote,
-			Fix: "a person runs mcpepoch enroll --ssh KEY.pub (or --web) in their own terminal"})
+		out = append(out, checkup.Problem{Where: "[grants] proof", What: host.NoAuthenticatorNote(),
+			Fix: "a person runs " + selfcmd.Name() + " enroll --ssh KEY.pub (or --web) in their own terminal"})
 	}
 	return out
 }

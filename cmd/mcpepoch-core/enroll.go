@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -21,7 +22,7 @@ func runEnroll(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("enroll", stdio.Err, "--web | --ssh KEY.pub [--name NAME] [--no-open]")
 	web := fs.Bool("web", false, "register a WebAuthn authenticator (a security key, Touch ID …) on a local page")
 	sshKey := fs.String("ssh", "", "enroll an OpenSSH FIDO public key (sk-ssh-ed25519, sk-ecdsa), the content of KEY.pub")
-	name := fs.String("name", "", "name shown in mcpepoch authenticators (default: the key's comment, or \"authenticator\")")
+	name := fs.String("name", "", "name shown in "+selfcmd.Name()+" authenticators (default: the key's comment, or \"authenticator\")")
 	noOpen := fs.Bool("no-open", false, "print the page's URL, open no browser")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -150,7 +151,7 @@ func reportEnrolled(stdio Stdio, a trust.Authenticator, firstUse bool) {
 	fmt.Fprintf(stdio.Err, "enrolled %s authenticator %q (%s), %s\n", a.Kind, printable(a.Name), printable(a.ID), printable(a.Attestation().String()))
 	if firstUse {
 		fmt.Fprintln(stdio.Err, "WARNING: this is the first authenticator: it was trusted on first use, without a signature by another.")
-		fmt.Fprintln(stdio.Err, "WARNING: check with 'mcpepoch authenticators' that it is yours; hosts started from now on require presence by default.")
+		fmt.Fprintln(stdio.Err, "WARNING: check with '"+selfcmd.Name()+" authenticators' that it is yours; hosts started from now on require presence by default.")
 	}
 }
 
@@ -170,7 +171,7 @@ func runAuthenticators(args []string, stdio Stdio) error {
 		return err
 	}
 	if len(s.Authenticators)+len(s.Unconfirmed) == 0 {
-		fmt.Fprintf(stdio.Err, "no authenticator enrolled in %s: run mcpepoch enroll --web or --ssh KEY.pub\n", s.Path())
+		fmt.Fprintf(stdio.Err, "no authenticator enrolled in %s: run "+selfcmd.Name()+" enroll --web or --ssh KEY.pub\n", s.Path())
 		return nil
 	}
 	for i, a := range s.Authenticators {

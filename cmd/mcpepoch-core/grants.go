@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -170,7 +171,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError("revoke takes one grant id (see mcpepoch grants)")
+		return usageError("revoke takes one grant id (see %s grants)", selfcmd.Name())
 	}
 	root, err := findRoot(*dirFlag)
 	if err != nil {
@@ -197,7 +198,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live; try again", printable(string(id)), unanswered, printable(root))
 	}
 	if !inFile {
-		return usageError("no grant with that id (%s) at any host of the project at %s: see mcpepoch grants", printable(string(id)), printable(root))
+		return usageError("no grant with that id (%s) at any host of the project at %s: see "+selfcmd.Name()+" grants", printable(string(id)), printable(root))
 	}
 	return usageError("grant %s is not live at any host of the project at %s: its host is gone, and a grant ends with its host", printable(string(id)), printable(root))
 }
@@ -222,7 +223,7 @@ func resolveGrant(root, prefix string) (epoch.GrantID, bool, error) {
 	case len(found) == 0 && len(prefix) == ulidLen:
 		return epoch.GrantID(prefix), false, nil
 	case len(found) == 0:
-		return "", false, usageError("no grant with that id (%s) in %s: see mcpepoch grants", printable(prefix), printable(layout.Grants(root)))
+		return "", false, usageError("no grant with that id (%s) in %s: see "+selfcmd.Name()+" grants", printable(prefix), printable(layout.Grants(root)))
 	case len(found) > 1:
 		ids := make([]string, len(found))
 		for i, g := range found {

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -18,7 +19,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	dirFlag := fs.String("dir", ".", "project root: the server's working directory, where mcpepoch.toml and .mcpepoch/ are")
 	label := fs.String("label", "", "server label (default: label in mcpepoch.toml, else the directory name)")
 	grace := fs.Duration("grace", 0, "how long a stopping server gets after SIGTERM before SIGKILL (default: host.grace in mcpepoch.toml, else 5s)")
-	mode := fs.String("restart", "", "restart mode on new code: keep (keep the connection, announce the new epoch), close (close the connection so the client reconnects), manual (wait for 'mcpepoch restart'); default: host.restart in mcpepoch.toml, else keep")
+	mode := fs.String("restart", "", "restart mode on new code: keep (keep the connection, announce the new epoch), close (close the connection so the client reconnects), manual (wait for '"+selfcmd.Name()+" restart'); default: host.restart in mcpepoch.toml, else keep")
 	maxLine := fs.Int("max-message", 16<<20, "largest message passed in either direction, in bytes")
 	var quiet, verbose bool
 	shortLong(fs, &quiet, "q", "quiet", "leave routine lines out of the log (a server started, the socket, a catalog): epoch changes, refusals and problems stay")

@@ -33,10 +33,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/cli"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 func main() { os.Exit(main1()) }
@@ -59,9 +61,11 @@ func becomeSubreaper(args []string) {
 // main1 runs the command and returns its exit status; tests call it through
 // testscript as the "mcpepoch" command.
 func main1() int {
+	_, front, _ := strings.Cut(os.Getenv(cli.FrontEnv), " ")
 	if err := cli.CheckFront(); err != nil {
 		return report(os.Stderr, err)
 	}
+	selfcmd.Load(front)
 	// SIGHUP (the terminal closed) ends a command as SIGTERM does: a host
 	// stops its server's whole process group instead of dying at once and
 	// leaving what the group's leader started behind.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -78,7 +79,7 @@ func runPolicy(ctx context.Context, args []string, stdio Stdio) error {
 	noOpen := fs.Bool("no-open", false, "with --web, print the page's URL without opening a browser")
 	if sub == "accept" {
 		fs.Usage = func() {
-			fmt.Fprint(stdio.Err, "usage: mcpepoch policy accept [--dir DIR] [--ssh KEY | --web [--no-open] | --yes]\n\n")
+			fmt.Fprint(stdio.Err, "usage: "+selfcmd.Name()+" policy accept [--dir DIR] [--ssh KEY | --web [--no-open] | --yes]\n\n")
 			printDefaults(stdio.Err, fs)
 		}
 	}
@@ -187,7 +188,7 @@ func showPolicy(st *policyState, asJSON bool, stdio Stdio) error {
 		fmt.Fprintf(stdio.Out, "  %s: floor %s → %s %s (%s)\n", printable(d.Setting), printable(d.Floor), config.FileName, printable(d.File), note)
 	}
 	if weak > 0 {
-		fmt.Fprintf(stdio.Out, "%d setting(s) of %s weaken the floor: a person accepts them with mcpepoch policy accept, proven at %s\n",
+		fmt.Fprintf(stdio.Out, "%d setting(s) of %s weaken the floor: a person accepts them with "+selfcmd.Name()+" policy accept, proven at %s\n",
 			weak, config.FileName, floorProof(f, st.enrolled))
 	}
 	return nil
@@ -247,7 +248,7 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 		}
 		defer unlock()
 		if !floorUnchanged(st) {
-			return notAccepted("a policy floor was written meanwhile: run mcpepoch policy again")
+			return notAccepted("a policy floor was written meanwhile: run " + selfcmd.Name() + " policy again")
 		}
 		if err := trust.SaveFloor(st.store.Dir(), trust.FloorOf(st.root, st.cfg), "restored", time.Now()); err != nil {
 			return &exitError{code: exitFailure, err: err}
@@ -275,7 +276,7 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 	}
 	defer unlock()
 	if !floorUnchanged(st) {
-		return notAccepted("the policy floor changed while you were asked (a host raised it): run mcpepoch policy accept again")
+		return notAccepted("the policy floor changed while you were asked (a host raised it): run " + selfcmd.Name() + " policy accept again")
 	}
 	if err := auditAccepted(st, weak, d, pr); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("not accepted: the audit log: %w", err)}
@@ -287,7 +288,7 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.proof), time.Now()); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	when := "a running host puts it in force from its next epoch: run mcpepoch restart to start one now (a build that changes the server does too)"
+	when := "a running host puts it in force from its next epoch: run " + selfcmd.Name() + " restart to start one now (a build that changes the server does too)"
 	if st.floor.UpdatedBy == "" {
 		when = "a running host, which holds the strictest floor, takes it when it starts again (reconnect the client)"
 	}
@@ -358,9 +359,9 @@ func notAccepted(format string, args ...any) error {
 // acceptHow says what a person does to accept at proof level need.
 func acceptHow(need grant.Proofs) string {
 	if need.Counts(grant.ProofTerminal) {
-		return "a person runs mcpepoch policy accept in their own terminal"
+		return "a person runs " + selfcmd.Name() + " policy accept in their own terminal"
 	}
-	return "a person runs mcpepoch policy accept --web (an enrolled WebAuthn authenticator) or --ssh KEY (an enrolled FIDO key) and touches it"
+	return "a person runs " + selfcmd.Name() + " policy accept --web (an enrolled WebAuthn authenticator) or --ssh KEY (an enrolled FIDO key) and touches it"
 }
 
 // signAccept has ssh-keygen sign d with key in PolicyNamespace (a touch

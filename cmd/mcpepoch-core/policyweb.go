@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -20,7 +21,7 @@ import (
 // pinned before it takes the floor: what serves the page adds no trust.
 func acceptOnPage(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, noOpen bool, stdio Stdio) (acceptProof, error) {
 	if len(st.store.Kind(trust.KindWebAuthn)) == 0 {
-		return acceptProof{}, notAccepted("--web needs an enrolled WebAuthn authenticator, and none is (mcpepoch enroll --web enrolls one)")
+		return acceptProof{}, notAccepted("--web needs an enrolled WebAuthn authenticator, and none is (" + selfcmd.Name() + " enroll --web enrolls one)")
 	}
 	srv, err := ceremony.Listen(ceremony.Config{TrustDir: st.store.Dir()})
 	if err != nil {

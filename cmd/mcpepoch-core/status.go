@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
@@ -99,7 +100,7 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 		fmt.Fprintf(w, "  catalog:  %s (%s)\n", sc.digest(string(s.Catalog)), count(len(s.Tools), "tool"))
 	}
 	for _, h := range s.WaitingApproval {
-		fmt.Fprintf(w, "  waiting:  %s of %s held for an approval for %s (mcpepoch approve)\n", count(h.Calls, "call"), printable(h.Tool),
+		fmt.Fprintf(w, "  waiting:  %s of %s held for an approval for %s ("+selfcmd.Name()+" approve)\n", count(h.Calls, "call"), printable(h.Tool),
 			time.Duration(h.SinceSeconds*float64(time.Second)).Round(time.Second))
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/internal/cli"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 func main() {
@@ -66,6 +67,8 @@ func run(args []string) int {
 	if args[0] == "record" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
+		self, _ := os.Executable() // the core, when it is exec'd, loads its own
+		selfcmd.Load(self)
 		err = cli.RunRecord(ctx, args[1:], stdio)
 	} else {
 		err = cli.RunVersion(args[1:], stdio)

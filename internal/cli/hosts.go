@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
@@ -70,7 +71,7 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 		}
 		if re, ok := errors.AsType[*proto.RemoteError](r.Err); ok && re.Code == proto.CodeBusy {
 			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
-				"running server state unknown; the host sees the new manifest by itself within seconds, or run mcpepoch record again")}
+				"running server state unknown; the host sees the new manifest by itself within seconds, or run " + selfcmd.Name() + " record again")}
 		}
 		return o, HostError(p, r, "running server state unknown")
 	}
@@ -91,7 +92,7 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 		o.NewEpoch, o.NewPID, o.GrantsRevoked = resp.Epoch, resp.PID, resp.GrantsRevoked
 		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
 		if o.Result == localapi.OutcomeHeld {
-			line += " (restart held: run 'mcpepoch restart')"
+			line += " (restart held: run '" + selfcmd.Name() + " restart')"
 		}
 		line += raisedNote(resp.GrantsRevoked)
 		lines := []string{p.Warn(line)}
@@ -146,9 +147,9 @@ func revokedNote(n int) string {
 	case 0:
 		return ""
 	case 1:
-		return "; 1 grant revoked (approve again: mcpepoch approve)"
+		return "; 1 grant revoked (approve again: " + selfcmd.Name() + " approve)"
 	}
-	return fmt.Sprintf("; %d grants revoked (approve again: mcpepoch approve)", n)
+	return fmt.Sprintf("; %d grants revoked (approve again: "+selfcmd.Name()+" approve)", n)
 }
 
 // raisedNote tells how many grants of the running epoch a stricter
@@ -159,9 +160,9 @@ func raisedNote(n int) string {
 	case 0:
 		return ""
 	case 1:
-		return "; 1 grant revoked: " + config.FileName + " raised the approval policy (approve again: mcpepoch approve)"
+		return "; 1 grant revoked: " + config.FileName + " raised the approval policy (approve again: " + selfcmd.Name() + " approve)"
 	}
-	return fmt.Sprintf("; %d grants revoked: %s raised the approval policy (approve again: mcpepoch approve)", n, config.FileName)
+	return fmt.Sprintf("; %d grants revoked: %s raised the approval policy (approve again: "+selfcmd.Name()+" approve)", n, config.FileName)
 }
 
 // StatusLine is the status line for a host's "restarted" answer. A host

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/hook"
 	"github.com/mcpepoch/mcpepoch/internal/depwrites"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
@@ -142,7 +143,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 		out.Hosts = append(out.Hosts, o)
 		if more := hostSawMore(out, o); len(more) > 0 {
 			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
-				"the caches in .mcpepoch/cache/ are stale or were rewritten (mcpepoch record --rehash reads every file)", printable(strings.Join(more, ", ")))))
+				"the caches in .mcpepoch/cache/ are stale or were rewritten ("+selfcmd.Name()+" record --rehash reads every file)", printable(strings.Join(more, ", ")))))
 		}
 		ok := o.Result != localapi.OutcomeError
 		if quiet && ok {

@@ -14,6 +14,7 @@
 
 const { spawn } = require("node:child_process");
 const os = require("node:os");
+const path = require("node:path");
 
 // packages maps `${process.platform} ${process.arch}` to the package that
 // holds that platform's binary.
@@ -57,7 +58,18 @@ function binaryPath() {
 // MCPEPOCH_CLIENT_PID names the process that started this launcher: a host
 // refuses to count approvals from its descendants as made at a terminal.
 // It can only add to what the host finds itself by walking the process tree.
+//
+// MCPEPOCH_INVOKED_AS tells the binary how the person runs it, for the
+// commands its messages name: "npx mcpepoch" when this launcher runs from a
+// project's node_modules/.bin (npx, npm run, a client config's absolute
+// path, npx's cache), which puts no mcpepoch on PATH; unset from a global
+// install, whose bin directory is on PATH.
 const env = { ...process.env, MCPEPOCH_CLIENT_PID: String(process.ppid) };
+delete env.MCPEPOCH_INVOKED_AS;
+const invokedFrom = path.dirname(path.resolve(process.argv[1] || ""));
+if (path.basename(invokedFrom) === ".bin" && path.basename(path.dirname(invokedFrom)) === "node_modules") {
+  env.MCPEPOCH_INVOKED_AS = "npx mcpepoch";
+}
 const child = spawn(binaryPath(), process.argv.slice(2), { stdio: "inherit", env });
 
 const relay = {};
