@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -129,7 +130,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	}
 	defer s.Ahead.Close()
 	peers := s.Ahead.peers
-	b, sync, err := write(ctx, s, peers)
+	b, durable, err := write(ctx, s, peers)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	// as soon as it is in place, and its durability is needed only by the
 	// time record exits, not before the signal.
 	synced := make(chan error, 1)
-	go func() { synced <- sync() }()
+	go func() { synced <- durable() }()
 	if s.Recorded != nil {
 		s.Recorded(b)
 	}
@@ -207,19 +208,30 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	}()
 	mpath := layout.Manifest(s.Root)
 	prev, err := manifest.Read(mpath)
-	<-asked
 	if err != nil && !manifest.IsNotExist(err) {
+		<-asked
 		return nil, nil, &ManifestError{Path: mpath, Err: err}
 	}
 	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
 	spec.Versions = prev.RuntimeVersion
 	from := ""
 	if wantTrees {
-		spec.Trees = treesOf(trees, func(run string) {
-			if from == "" {
-				from = run
-			}
+		// Compute hashes what is no tree (command, entry, lockfiles)
+		// while the hosts answer, and waits for them at its first tree.
+		known := sync.OnceValue(func() treesFunc {
+			<-asked
+			return treesOf(trees, func(run string) {
+				if from == "" {
+					from = run
+				}
+			})
 		})
+		spec.Trees = func(root string, opt build.TreeOptions, walk func() (build.Tree, error)) (build.Tree, error) {
+			if f := known(); f != nil {
+				return f(root, opt, walk)
+			}
+			return walk()
+		}
 	}
 	id, err := Interruptible(ctx, "hashing the build", func() (*build.Identity, error) { return build.Compute(spec) }, nil)
 	if err == nil && ctx.Err() != nil {
@@ -231,13 +243,14 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	if err != nil {
 		return nil, nil, err
 	}
+	<-asked // done with the connections the signal goes over (an identity with no tree did not wait)
 	now := time.Now()
 	m := manifest.New(s.Label, epoch.NewBuildID(now), now, s.ExitCode, id, prev)
-	sync, err := manifest.Publish(mpath, m)
+	durable, err := manifest.Publish(mpath, m)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, sync, nil
+	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, durable, nil
 }
 
 // logBuild appends the build to the builds log when no host heard of it:
