@@ -134,3 +134,19 @@ func BenchmarkSync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkArgsDigest measures the keyed digest of a small call's
+// arguments, the args_digest of its tool_called record.
+func BenchmarkArgsDigest(b *testing.B) {
+	k, err := LoadKey(filepath.Join(b.TempDir(), "digest.key"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"path":"README.md","limit":10}`)
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		k.ArgsDigest(args)
+	}
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"slices"
 	"unicode/utf8"
 )
@@ -25,17 +26,33 @@ type fastCanon struct {
 	depth int
 	out   []byte
 	spans []span // object members of the objects being written, innermost last
+	tmp   []byte // an object's members while they are sorted
 }
 
-// span is one "key":value member of an object in out.
+// span is one "key":value member of an object in out; its key is
+// in[k0:k1].
 type span struct {
-	key        string
+	k0, k1     int
 	start, end int
 }
 
+// maxKeptCanon is the largest buffer a reused fastCanon keeps.
+const maxKeptCanon = 64 << 10
+
 // canonicalFast returns the RFC 8785 form of in, or ok false (see above).
 func canonicalFast(in []byte) (out []byte, ok bool) {
-	c := fastCanon{in: in, out: make([]byte, 0, len(in))}
+	var c fastCanon
+	c.out = make([]byte, 0, len(in))
+	return c.canonical(in)
+}
+
+// canonical is canonicalFast into c's buffers, reused from the last call:
+// out is valid until the next.
+func (c *fastCanon) canonical(in []byte) (out []byte, ok bool) {
+	if cap(c.out) > maxKeptCanon || cap(c.tmp) > maxKeptCanon {
+		c.out, c.tmp = nil, nil
+	}
+	*c = fastCanon{in: in, out: c.out[:0], spans: c.spans[:0], tmp: c.tmp[:0]}
 	c.ws()
 	if !c.value() {
 		return nil, false
@@ -223,7 +240,7 @@ func (c *fastCanon) object() bool {
 		if !ok {
 			return false
 		}
-		key := string(c.in[k : c.i-1])
+		k1 := c.i - 1
 		c.out = append(c.out, c.in[k-1:c.i]...)
 		c.out = append(c.out, ':')
 		c.ws()
@@ -235,7 +252,7 @@ func (c *fastCanon) object() bool {
 		if !c.value() {
 			return false
 		}
-		c.spans = append(c.spans, span{key: key, start: start, end: len(c.out)})
+		c.spans = append(c.spans, span{k0: k, k1: k1, start: start, end: len(c.out)})
 		c.ws()
 		if c.i >= len(c.in) {
 			return false
@@ -262,9 +279,11 @@ func (c *fastCanon) object() bool {
 // order (by the UTF-16 code units of their keys); false for a duplicate
 // key.
 func (c *fastCanon) sortMembers(open int, ms []span) bool {
+	key := func(m span) []byte { return c.in[m.k0:m.k1] }
+	cmp := func(a, b span) int { return compareKeys(key(a), key(b)) }
 	sorted := true
 	for k := 1; k < len(ms); k++ {
-		d := compareUTF16(ms[k-1].key, ms[k].key)
+		d := cmp(ms[k-1], ms[k])
 		if d == 0 {
 			return false
 		}
@@ -275,13 +294,14 @@ func (c *fastCanon) sortMembers(open int, ms []span) bool {
 	if sorted {
 		return true
 	}
-	slices.SortFunc(ms, func(a, b span) int { return compareUTF16(a.key, b.key) })
+	slices.SortFunc(ms, cmp)
 	for k := 1; k < len(ms); k++ {
-		if ms[k-1].key == ms[k].key {
+		if bytes.Equal(key(ms[k-1]), key(ms[k])) {
 			return false
 		}
 	}
-	body := slices.Clone(c.out[open+1:])
+	c.tmp = append(c.tmp[:0], c.out[open+1:]...)
+	body := c.tmp
 	c.out = c.out[:open+1]
 	for k, m := range ms {
 		if k > 0 {

@@ -45,9 +45,10 @@ type Key struct {
 // keyedMAC is an HMAC-SHA-256 state under a Key, reset for each digest
 // instead of made anew (hmac.New hashes the key's pads every time).
 type keyedMAC struct {
-	mu  sync.Mutex
-	mac hash.Hash
-	sum [sha256.Size]byte // the last sum, under mu: no allocation per digest
+	mu    sync.Mutex
+	mac   hash.Hash
+	sum   [sha256.Size]byte // the last sum, under mu: no allocation per digest
+	canon fastCanon         // the arguments' canonical form, under mu (ArgsDigest)
 }
 
 // LoadKey reads the key file at path, creating it if it does not exist:
@@ -131,19 +132,26 @@ func (k Key) Digest(b []byte) string {
 	if len(k.k) == 0 {
 		panic("audit: digest with the zero Key")
 	}
-	var out [len(KeyedPrefix) + 2*sha256.Size]byte
-	copy(out[:], KeyedPrefix)
 	if k.m != nil {
 		k.m.mu.Lock()
-		k.m.mac.Reset()
-		k.m.mac.Write(b)
-		hex.Encode(out[len(KeyedPrefix):], k.m.mac.Sum(k.m.sum[:0]))
-		k.m.mu.Unlock()
-	} else {
-		m := hmac.New(sha256.New, k.k)
-		m.Write(b)
-		hex.Encode(out[len(KeyedPrefix):], m.Sum(nil))
+		defer k.m.mu.Unlock()
+		return k.m.digest(b)
 	}
+	var out [len(KeyedPrefix) + 2*sha256.Size]byte
+	copy(out[:], KeyedPrefix)
+	m := hmac.New(sha256.New, k.k)
+	m.Write(b)
+	hex.Encode(out[len(KeyedPrefix):], m.Sum(nil))
+	return string(out[:])
+}
+
+// digest is Key.Digest with the reused state; m.mu is held.
+func (m *keyedMAC) digest(b []byte) string {
+	var out [len(KeyedPrefix) + 2*sha256.Size]byte
+	copy(out[:], KeyedPrefix)
+	m.mac.Reset()
+	m.mac.Write(b)
+	hex.Encode(out[len(KeyedPrefix):], m.mac.Sum(m.sum[:0]))
 	return string(out[:])
 }
 
@@ -154,16 +162,29 @@ func (k Key) Digest(b []byte) string {
 // digest is over its bytes unchanged. It is the args_digest member of
 // tool_called records.
 func (k Key) ArgsDigest(raw json.RawMessage) string {
-	return k.Digest(canonicalArgs(raw))
+	if len(k.k) == 0 || k.m == nil {
+		return k.Digest(canonicalArgs(raw))
+	}
+	// The canonical form is written into buffers kept with the MAC.
+	k.m.mu.Lock()
+	defer k.m.mu.Unlock()
+	return k.m.digest(k.m.canon.args(raw))
 }
 
 func canonicalArgs(raw json.RawMessage) []byte {
+	var c fastCanon
+	return c.args(raw)
+}
+
+// args returns the canonical form of raw for its digest (ArgsDigest),
+// in c's buffers when the fast form applies.
+func (c *fastCanon) args(raw json.RawMessage) []byte {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 {
 		return []byte("{}")
 	}
-	if c, ok := canonicalFast(b); ok {
-		return c
+	if out, ok := c.canonical(b); ok {
+		return out
 	}
 	if c, err := jcs.Transform(b); err == nil {
 		return c

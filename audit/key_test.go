@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 // TestLoadKeyCreatesOnce: the first LoadKey creates the key file, mode
@@ -98,4 +100,52 @@ func TestLoadKeyRefuses(t *testing.T) {
 			t.Errorf("LoadKey(%s): %v, want an error naming it", filepath.Base(p), err)
 		}
 	}
+}
+
+// TestArgsDigestReusedBuffers: a Key that digests one call's arguments
+// after another (its canonical form written into buffers it keeps) gives
+// each the digest of the reference canonical form (jcs.Transform), a
+// shorter after a longer, sorted and unsorted, nested, too large for the
+// kept buffers, and forms the fast path leaves to jcs.
+func TestArgsDigestReusedBuffers(t *testing.T) {
+	k, err := LoadKey(filepath.Join(t.TempDir(), "digest.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := Key{k: k.k} // no reused state: hmac.New each time
+	big := `{"z":"` + strings.Repeat("y", 70<<10) + `","a":1}`
+	args := []string{
+		`{"path":"README.md","limit":10}`,
+		`{"b":{"d":[1,2,{"f":true,"e":null}],"c":"x"},"a":"é"}`,
+		`{"a":1}`,
+		big,
+		`{"limit":10,"path":"README.md"}`,
+		`{"n":1.50,"m":"\u00e9"}`,
+		` `,
+		`{"zz":1,"z":2,"é":3,"e":4}`,
+		big,
+		`[3,2,1]`,
+		`{"x":1}`,
+	}
+	for round := range 2 {
+		for i, a := range args {
+			want := ref.Digest(jcsOrSelf([]byte(a)))
+			if got := k.ArgsDigest(json.RawMessage(a)); got != want {
+				t.Errorf("round %d, arguments %d (%.40s): digest %s, want %s", round, i, a, got, want)
+			}
+		}
+	}
+}
+
+// jcsOrSelf is the canonical form ArgsDigest digests, by the reference
+// path alone: jcs.Transform, {} for nothing, the bytes for invalid JSON.
+func jcsOrSelf(b []byte) []byte {
+	b = []byte(strings.TrimSpace(string(b)))
+	if len(b) == 0 {
+		return []byte("{}")
+	}
+	if c, err := jcs.Transform(b); err == nil {
+		return c
+	}
+	return b
 }
