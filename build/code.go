@@ -191,6 +191,7 @@ func inside(root, p string) bool {
 // errors unless missingOK.
 func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missingOK bool, py *pycRules, id *Identity) error {
 	for _, c := range in {
+		var skip []string
 		if py != nil && filepath.Base(c.path) == "__pycache__" {
 			if err := hashBytecode(dir, c, py, id); err != nil {
 				return err
@@ -209,7 +210,6 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 			}
 			return &InputError{Field: string(RoleCode), Path: display(dir, c.path), Err: err}
 		case fi.IsDir():
-			var skip []string
 			if e := abs(dir, entry); entry != "" && e != c.path && inside(c.path, e) {
 				rel, _ := filepath.Rel(c.path, e)
 				skip = []string{filepath.ToSlash(rel)}
@@ -228,12 +228,28 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 		a.Why = c.why
 		addCode(id, a)
 		if py != nil && fi != nil && fi.IsDir() {
+			watchPycache(spec, c.path, skip, id)
 			if err := hashBytecode(dir, c, py, id); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// watchPycache asks the host's tree watcher (spec.Trees with spec.Caches:
+// a host) for the Python code tree at full with its __pycache__
+// directories, so that a .pyc written while an epoch runs, in a
+// __pycache__ that exists or one made then, marks the identity to be
+// computed again (host drift) as a saved source does. The tree's digest
+// is not an input: the bytecode Python loads is (hashBytecode). A hook
+// (no spec.Caches) does not walk it.
+func watchPycache(spec Spec, full string, skip []string, id *Identity) {
+	if spec.Trees == nil || spec.Caches == nil {
+		return
+	}
+	opt := TreeOptions{SkipDirs: CodeSkipDirs, SkipFiles: skip}
+	_, _ = spec.Trees(full, opt, func() (Tree, error) { return walkTree(spec, full, RoleCode, opt, id) })
 }
 
 // addCode appends a to id.Code unless an artifact of its path is there.
