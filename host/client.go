@@ -84,19 +84,8 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 		return nil
 	}
 	m, err := jsonrpc.ParseClient(line)
-	var pe *jsonrpc.ProtocolError
-	switch {
-	case errors.As(err, &pe):
-		h.logf("refused a client message: %v", err)
-		id := jsonrpc.LenientID(line)
-		if m != nil {
-			id = m.ID // read strictly; LenientID cannot read a line nested too deep
-		}
-		h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg, nil))
-		return nil
-	case err != nil:
-		h.logf("refused a client line that is not JSON-RPC: %v", err)
-		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
+	if err != nil {
+		h.refuseClient(line, m, err)
 		return nil
 	}
 	if !m.IsRequest() && !m.IsNotification() && !m.IsResponse() {
@@ -112,6 +101,24 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 		return nil
 	}
 	return m
+}
+
+// refuseClient answers a client line ParseClient refused with err: under
+// its id, read strictly (m) or leniently, when it is a *ProtocolError, as
+// a parse error under id null otherwise.
+func (h *Host) refuseClient(line []byte, m *jsonrpc.Message, err error) {
+	var pe *jsonrpc.ProtocolError
+	if !errors.As(err, &pe) {
+		h.logf("refused a client line that is not JSON-RPC: %v", err)
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
+		return
+	}
+	h.logf("refused a client message: %v", err)
+	id := jsonrpc.LenientID(line)
+	if m != nil {
+		id = m.ID // read strictly; LenientID cannot read a line nested too deep
+	}
+	h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg, nil))
 }
 
 // fromClient handles one line from the client. What it forwards waits
@@ -266,20 +273,27 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 	}
 	if m.IsRequest() && len(m.Params) > 0 {
 		// Only _meta is read: a call's arguments are stepped over.
-		var p struct {
-			Meta map[string]json.RawMessage
-		}
-		raw, ok := jsonrpc.Member(m.Params, "_meta")
-		if ok && json.Unmarshal(raw, &p.Meta) == nil && p.Meta[metaProtocolVersion] != nil {
-			keep := map[string]json.RawMessage{}
-			for _, k := range []string{metaProtocolVersion, metaClientCapabilities, metaClientInfo} {
-				if v, ok := p.Meta[k]; ok {
-					keep[k] = v
-				}
-			}
-			h.meta, _ = json.Marshal(keep)
+		if raw, ok := jsonrpc.Member(m.Params, "_meta"); ok {
+			h.noteMetaLocked(raw)
 		}
 	}
+}
+
+// noteMetaLocked keeps the stateless era's _meta of a request (its
+// protocol version, capabilities and client info) when it names a
+// protocol version.
+func (h *Host) noteMetaLocked(raw json.RawMessage) {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil || meta[metaProtocolVersion] == nil {
+		return
+	}
+	keep := map[string]json.RawMessage{}
+	for _, k := range []string{metaProtocolVersion, metaClientCapabilities, metaClientInfo} {
+		if v, ok := meta[k]; ok {
+			keep[k] = v
+		}
+	}
+	h.meta, _ = json.Marshal(keep)
 }
 
 // sessionRequest is a client request that sets state of the handshake

@@ -114,6 +114,9 @@ func idKind(id json.RawMessage) error {
 // leaves a string unset).
 func stringValue(v []byte) (string, error) {
 	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && validPlain(v[1:len(v)-1]) {
+		if s, ok := commonMethod(v[1 : len(v)-1]); ok {
+			return s, nil // no copy per message
+		}
 		return string(v[1 : len(v)-1]), nil
 	}
 	if string(v) == "null" {
@@ -124,6 +127,30 @@ func stringValue(v []byte) (string, error) {
 		return "", err
 	}
 	return s, nil
+}
+
+// commonMethod returns the method named by b when it is one most messages
+// carry, as a constant, so that reading it allocates nothing.
+func commonMethod(b []byte) (string, bool) {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call", true
+	case "tools/list":
+		return "tools/list", true
+	case "ping":
+		return "ping", true
+	case "notifications/progress":
+		return "notifications/progress", true
+	case "notifications/message":
+		return "notifications/message", true
+	case "notifications/cancelled":
+		return "notifications/cancelled", true
+	case "resources/read":
+		return "resources/read", true
+	case "prompts/get":
+		return "prompts/get", true
+	}
+	return "", false
 }
 
 // validPlain reports whether s, the inside of a string without escapes,

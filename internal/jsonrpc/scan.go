@@ -68,7 +68,8 @@ func skipValue(b []byte, i int) (int, error) {
 // skipContainer returns the index just past the object or array starting
 // at b[i], checking that brackets match.
 func skipContainer(b []byte, i int) (int, error) {
-	var stack []byte
+	var buf [64]byte
+	stack := buf[:0] // on the heap only past 64 levels
 	for j := i; j < len(b); j++ {
 		switch c := b[j]; c {
 		case '"':
