@@ -21,7 +21,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
-	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
@@ -71,7 +71,7 @@ type Build struct {
 	// Identity is what was hashed.
 	Identity *build.Identity
 	// TreesFrom is the run id of the host whose current tree digests
-	// (localapi.TypeTrees) stand in the identity instead of a walk; empty
+	// (hookapi.TypeTrees) stand in the identity instead of a walk; empty
 	// when the hook walked every tree itself.
 	TreesFrom string
 }
@@ -84,8 +84,8 @@ type HostOutcome struct {
 	// Result is the exchange with the host (proto.Broadcast): its socket,
 	// its response, or why there is none.
 	proto.Result
-	// Outcome is what the signal led to there (localapi.OutcomeOf).
-	Outcome localapi.Outcome
+	// Outcome is what the signal led to there (hookapi.OutcomeOf).
+	Outcome hookapi.Outcome
 }
 
 // Result is what Record did.
@@ -105,7 +105,7 @@ type Result struct {
 // Record records the build s describes and signals every host of the
 // project: under the manifest lock (manifest.Lock) it reads the previous
 // manifest, hashes the identity (taking the code and dependency trees a
-// host keeps current from that host's answer, localapi.TypeTrees, asked
+// host keeps current from that host's answer, hookapi.TypeTrees, asked
 // for before the lock when s.Ahead is set, and walking the others) and
 // writes the new manifest with a fresh BuildID
 // (manifest.Publish); then it sends build_complete (or build_failed) to
@@ -147,15 +147,15 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	// Ack: a host that has not acknowledged the signal within
 	// proto.AnswerWait, or is silent for proto.SilenceWait after, is
 	// reported as not answering and not waited for.
-	req := proto.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
+	req := proto.Request{Type: hookapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
 	if b.Failed() {
-		req.Type = localapi.TypeBuildFailed
+		req.Type = hookapi.TypeBuildFailed
 	}
 	bctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	results := peers.Broadcast(bctx, req)
 	cancel()
 	for _, r := range results {
-		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: localapi.OutcomeOf(r.Response, r.Err)})
+		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: hookapi.OutcomeOf(r.Response, r.Err)})
 	}
 	if len(results) == 0 {
 		res.BuildsLogErr = logBuild(s.Root, b.File)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
-	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
@@ -26,11 +26,11 @@ const aheadLockWait = 50 * time.Millisecond
 
 // hostTree is one tree a host answered for, with the host's run id.
 type hostTree struct {
-	localapi.Tree
+	hookapi.Tree
 	run string
 }
 
-// Ahead is a trees request (localapi.TypeTrees) sent to every host of a
+// Ahead is a trees request (hookapi.TypeTrees) sent to every host of a
 // project before Record takes the manifest lock, so that the hosts answer
 // while the caller still reads mcpepoch.toml; its connections then carry
 // Record's build signal. The request changes nothing in a host, and a host
@@ -69,17 +69,17 @@ func (a *Ahead) Close() {
 }
 
 // askTrees asks every host of the project for the trees it keeps current
-// (localapi.TypeTrees) and returns every tree they answered with. A host
+// (hookapi.TypeTrees) and returns every tree they answered with. A host
 // that does not know the request (an older one) or fails is left out.
 func askTrees(ctx context.Context, peers *proto.Peers, timeout time.Duration) []hostTree {
 	ctx, cancel := context.WithTimeout(ctx, min(timeout, treesTimeout))
 	defer cancel()
 	var trees []hostTree
-	for _, r := range peers.Broadcast(ctx, proto.Request{Type: localapi.TypeTrees}) {
-		if r.Err != nil || r.Response.Type != localapi.TypeTrees {
+	for _, r := range peers.Broadcast(ctx, proto.Request{Type: hookapi.TypeTrees}) {
+		if r.Err != nil || r.Response.Type != hookapi.TypeTrees {
 			continue
 		}
-		p, err := localapi.DecodePayload[localapi.Trees](r.Response.Payload)
+		p, err := hookapi.DecodePayload[hookapi.Trees](r.Response.Payload)
 		if err != nil {
 			continue
 		}

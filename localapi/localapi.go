@@ -5,7 +5,9 @@
 //
 // The framing (one JSON line per message, "v", size limits, the socket and
 // its peer-credential check) belongs to package notify; this package gives
-// its Request and Response their meaning. A host registers one handler per
+// its Request and Response their meaning; the build hook's part of it
+// (build_complete, build_failed, trees and the restart outcome) is package
+// hookapi, which this package's names for it alias. A host registers one handler per
 // request type on a [Mux] built from [Routes]; a client (mcpepoch status,
 // record, approve …) reads the same names and payload types from here, so
 // the command line never needs the gateway's package to speak to it. The
@@ -40,19 +42,18 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // Request types: the values of proto.Request.Type a host serves.
 const (
-	// TypeBuildComplete tells a host that a build finished: Build, Manifest
-	// and ExitCode are set. The host recomputes its server's identity and
-	// answers with an [Outcome] as the response type.
-	TypeBuildComplete = "build_complete"
-	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
-	// host restarts nothing and answers [OutcomeUnchanged] with its running
-	// epoch.
-	TypeBuildFailed = "build_failed"
+	// TypeBuildComplete, TypeBuildFailed and TypeTrees are the build
+	// hook's (package hookapi, which says what they carry).
+	TypeBuildComplete = hookapi.TypeBuildComplete
+	TypeBuildFailed   = hookapi.TypeBuildFailed
+	TypeTrees         = hookapi.TypeTrees
 	// TypeRestart asks a host to start its server under a new epoch now,
 	// whether or not the identity changed (mcpepoch restart); the answer is
 	// [OutcomeRestarted] or an error.
@@ -102,9 +103,9 @@ const (
 // Error codes a host's handlers answer with, beside notify's framing codes
 // (proto.CodeBadRequest, proto.CodeForbidden, proto.CodeUnknownType …).
 const (
-	// CodeRestartFailed: the host could not recompute the identity or
-	// start the server under the new epoch; Error says why.
-	CodeRestartFailed = "restart_failed"
+	// CodeRestartFailed is hookapi's: the host could not recompute the
+	// identity or start the server under the new epoch.
+	CodeRestartFailed = hookapi.CodeRestartFailed
 	// CodeApprovalRefused: the host refused an approval (the reviewed
 	// epoch or catalog is no longer the running one, an unknown tool …).
 	CodeApprovalRefused = "approval_refused"
@@ -114,47 +115,32 @@ const (
 	CodeNotFound = "not_found"
 )
 
-// Outcome is what a build signal or a restart request led to at one host.
-// A host answers TypeBuildComplete, TypeBuildFailed and TypeRestart with a
-// response whose Type is the outcome; mcpepoch record --json reports it as
-// a host's "result".
-type Outcome string
+// Outcome is what a build signal or a restart request led to at one host
+// (hookapi.Outcome, with its five values).
+type Outcome = hookapi.Outcome
 
-// The five outcomes.
+// The five outcomes (hookapi's).
 const (
-	// OutcomeRestarted: a new server process runs under a new epoch
-	// (OldEpoch, NewEpoch, OldPID, NewPID, GrantsRevoked are set; OldEpoch
-	// is empty when no server was running).
-	OutcomeRestarted Outcome = "restarted"
-	// OutcomeUnchanged: the recomputed identity equals the running one, or
-	// the build failed; nothing was restarted (Epoch and PID are set, Drift
-	// lists any way what runs differs from what was built).
-	OutcomeUnchanged Outcome = "unchanged"
-	// OutcomeHeld: the identity changed but the host, in restart mode
-	// manual, holds the restart until mcpepoch restart; Epoch and PID name
-	// what still runs.
-	OutcomeHeld Outcome = "held"
-	// OutcomeClosed: the identity changed and the host, in restart mode
-	// close, stopped its server (OldEpoch, OldPID) and is closing the
-	// client's connection so that the client reconnects.
-	OutcomeClosed Outcome = "closed"
-	// OutcomeError: the host answered with an error, gave an answer that is
-	// no outcome, or could not be asked; the running server's state is not
-	// known. Its value is proto.TypeError.
-	OutcomeError Outcome = proto.TypeError
+	OutcomeRestarted = hookapi.OutcomeRestarted
+	OutcomeUnchanged = hookapi.OutcomeUnchanged
+	OutcomeHeld      = hookapi.OutcomeHeld
+	OutcomeClosed    = hookapi.OutcomeClosed
+	OutcomeError     = hookapi.OutcomeError
 )
 
-// OutcomeOf is the outcome of one exchange with a host: OutcomeError when
-// err is set or the response's type is not one of the other four outcomes.
-func OutcomeOf(resp proto.Response, err error) Outcome {
-	if err != nil {
-		return OutcomeError
-	}
-	switch o := Outcome(resp.Type); o {
-	case OutcomeRestarted, OutcomeUnchanged, OutcomeHeld, OutcomeClosed:
-		return o
-	}
-	return OutcomeError
+// OutcomeOf is the outcome of one exchange with a host (hookapi.OutcomeOf).
+func OutcomeOf(resp proto.Response, err error) Outcome { return hookapi.OutcomeOf(resp, err) }
+
+// Trees is the answer to TypeTrees, and Tree one of its trees
+// (hookapi's).
+type (
+	Trees = hookapi.Trees
+	Tree  = hookapi.Tree
+)
+
+// TreeOf is the Tree for t, walked at root with opt (hookapi.TreeOf).
+func TreeOf(root string, opt build.TreeOptions, t build.Tree) Tree {
+	return hookapi.TreeOf(root, opt, t)
 }
 
 // checkBuild is the shape check of a TypeBuildComplete request: Build is a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
@@ -148,9 +149,7 @@ func WithPayload(resp proto.Response, typ string, v any) proto.Response {
 }
 
 // DecodePayload decodes the Payload of a response (or request) into a T,
-// e.g. DecodePayload[Status](resp.Payload).
+// e.g. DecodePayload[Status](resp.Payload) (hookapi.DecodePayload).
 func DecodePayload[T any](payload json.RawMessage) (T, error) {
-	var v T
-	err := json.Unmarshal(payload, &v)
-	return v, err
+	return hookapi.DecodePayload[T](payload)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
-	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
@@ -59,7 +59,7 @@ func SignalOutcome(p Painter, r proto.Result) (HostOutcome, []string) {
 
 // outcomeLines is SignalOutcome without the policy lines.
 func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
-	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
+	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: hookapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
 	resp := r.Response
 	if r.Err != nil {
 		o.Error = r.Err.Error()
@@ -76,7 +76,7 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 		return o, HostError(p, r, "running server state unknown")
 	}
 	switch o.Result {
-	case localapi.OutcomeRestarted:
+	case hookapi.OutcomeRestarted:
 		o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = resp.OldEpoch, resp.NewEpoch, resp.OldPID, resp.NewPID
 		o.GrantsRevoked = resp.GrantsRevoked
 		lines := []string{p.Ok(StatusLine(resp))}
@@ -84,14 +84,14 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 			lines = append(lines, p.Bad(printable(d)))
 		}
 		return o, lines
-	case localapi.OutcomeClosed:
+	case hookapi.OutcomeClosed:
 		o.OldEpoch, o.OldPID = resp.OldEpoch, resp.OldPID
 		return o, []string{p.Warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
 			printable(resp.OldEpoch), resp.OldPID))}
-	case localapi.OutcomeUnchanged, localapi.OutcomeHeld:
+	case hookapi.OutcomeUnchanged, hookapi.OutcomeHeld:
 		o.NewEpoch, o.NewPID, o.GrantsRevoked = resp.Epoch, resp.PID, resp.GrantsRevoked
 		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
-		if o.Result == localapi.OutcomeHeld {
+		if o.Result == hookapi.OutcomeHeld {
 			line += " (restart held: run '" + selfcmd.Name() + " restart')"
 		}
 		line += raisedNote(resp.GrantsRevoked)
@@ -116,7 +116,7 @@ func HostError(p Painter, r proto.Result, unknown string) []string {
 	if !ok {
 		return []string{p.Bad("host error: " + printableText(r.Err.Error()) + ": " + unknown)}
 	}
-	if re.Code != localapi.CodeRestartFailed {
+	if re.Code != hookapi.CodeRestartFailed {
 		return []string{p.Bad("host error " + printable(re.Code) + ": " + printableText(re.Message) + ": " + unknown)}
 	}
 	lines := []string{p.Bad("restart failed: " + printableText(re.Message))}
@@ -201,7 +201,7 @@ func HostErrorLine(root string, r proto.Result) string {
 func NotAnswering(na *proto.NotAnsweringError) string {
 	what := "the " + printable(na.Type) + " request"
 	switch na.Type {
-	case localapi.TypeTrees, localapi.TypeBuildComplete, localapi.TypeBuildFailed:
+	case hookapi.TypeTrees, hookapi.TypeBuildComplete, hookapi.TypeBuildFailed:
 		what = "the build signal"
 	}
 	if na.Acked && na.Progress {

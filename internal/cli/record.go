@@ -16,7 +16,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/depwrites"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
-	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
@@ -43,15 +43,15 @@ type RecordOutput struct {
 }
 
 type HostOutcome struct {
-	Socket   string           `json:"socket"`
-	Run      string           `json:"run,omitempty"`
-	Label    string           `json:"label,omitempty"`
-	Result   localapi.Outcome `json:"result"`
-	OldEpoch string           `json:"oldEpoch,omitempty"`
-	NewEpoch string           `json:"newEpoch,omitempty"`
-	OldPID   int              `json:"oldPid,omitempty"`
-	NewPID   int              `json:"newPid,omitempty"`
-	Error    string           `json:"error,omitempty"`
+	Socket   string          `json:"socket"`
+	Run      string          `json:"run,omitempty"`
+	Label    string          `json:"label,omitempty"`
+	Result   hookapi.Outcome `json:"result"`
+	OldEpoch string          `json:"oldEpoch,omitempty"`
+	NewEpoch string          `json:"newEpoch,omitempty"`
+	OldPID   int             `json:"oldPid,omitempty"`
+	NewPID   int             `json:"newPid,omitempty"`
+	Error    string          `json:"error,omitempty"`
 	// GrantsRevoked counts grants of the ended epoch the host revoked,
 	// and those of the running epoch a stricter mcpepoch.toml revoked
 	// (policy_raised: the only ones when nothing restarted).
@@ -145,7 +145,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
 				"the caches in .mcpepoch/cache/ are stale or were rewritten ("+selfcmd.Name()+" record --rehash reads every file)", printable(strings.Join(more, ", ")))))
 		}
-		ok := o.Result != localapi.OutcomeError
+		ok := o.Result != hookapi.OutcomeError
 		if quiet && ok {
 			lines = lines[1:] // the outcome; what follows is running ≠ built
 		}
@@ -162,7 +162,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 // own caches (build.Caches), so a stale or forged on-disk cache that hid
 // a change from the hook shows here.
 func hostSawMore(out RecordOutput, o HostOutcome) []string {
-	if o.Result != localapi.OutcomeRestarted || out.FirstBuild || len(out.Changed) > 0 {
+	if o.Result != hookapi.OutcomeRestarted || out.FirstBuild || len(out.Changed) > 0 {
 		return nil
 	}
 	return o.Changed

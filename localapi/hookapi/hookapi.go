@@ -1,0 +1,85 @@
+// Package hookapi is the part of the host's local API that the build hook
+// (mcpepoch record) speaks: the request types build_complete, build_failed
+// and trees, the restart outcome a host answers a build signal with, and
+// the trees a host keeps current. Package localapi has the whole API (and
+// names these same types and values); this package holds only what the
+// hook needs, without the grants, reviews and approvals of the rest, so
+// that the hook's front (cmd/mcpepoch) links none of package grant. The
+// split follows tailscale's, which keeps its client's wire types
+// (client/tailscale/apitype) apart from the daemon's local API.
+package hookapi
+
+import (
+	"encoding/json"
+
+	"github.com/mcpepoch/mcpepoch/notify/proto"
+)
+
+// Request types of the build hook: values of proto.Request.Type.
+const (
+	// TypeBuildComplete tells a host that a build finished: Build, Manifest
+	// and ExitCode are set. The host recomputes its server's identity and
+	// answers with an [Outcome] as the response type.
+	TypeBuildComplete = "build_complete"
+	// TypeBuildFailed tells a host that a build failed (ExitCode set): the
+	// host restarts nothing and answers [OutcomeUnchanged] with its running
+	// epoch.
+	TypeBuildFailed = "build_failed"
+)
+
+// CodeRestartFailed is the error code of a host's answer to a build signal
+// (or to localapi's TypeRestart) when it could not recompute the identity
+// or start the server under the new epoch; Error says why, and Stderr
+// holds what a server that failed as it started wrote.
+const CodeRestartFailed = "restart_failed"
+
+// Outcome is what a build signal or a restart request led to at one host.
+// A host answers TypeBuildComplete, TypeBuildFailed and localapi's
+// TypeRestart with a response whose Type is the outcome; mcpepoch record
+// --json reports it as a host's "result".
+type Outcome string
+
+// The five outcomes.
+const (
+	// OutcomeRestarted: a new server process runs under a new epoch
+	// (OldEpoch, NewEpoch, OldPID, NewPID, GrantsRevoked are set; OldEpoch
+	// is empty when no server was running).
+	OutcomeRestarted Outcome = "restarted"
+	// OutcomeUnchanged: the recomputed identity equals the running one, or
+	// the build failed; nothing was restarted (Epoch and PID are set, Drift
+	// lists any way what runs differs from what was built).
+	OutcomeUnchanged Outcome = "unchanged"
+	// OutcomeHeld: the identity changed but the host, in restart mode
+	// manual, holds the restart until mcpepoch restart; Epoch and PID name
+	// what still runs.
+	OutcomeHeld Outcome = "held"
+	// OutcomeClosed: the identity changed and the host, in restart mode
+	// close, stopped its server (OldEpoch, OldPID) and is closing the
+	// client's connection so that the client reconnects.
+	OutcomeClosed Outcome = "closed"
+	// OutcomeError: the host answered with an error, gave an answer that is
+	// no outcome, or could not be asked; the running server's state is not
+	// known. Its value is proto.TypeError.
+	OutcomeError Outcome = proto.TypeError
+)
+
+// OutcomeOf is the outcome of one exchange with a host: OutcomeError when
+// err is set or the response's type is not one of the other four outcomes.
+func OutcomeOf(resp proto.Response, err error) Outcome {
+	if err != nil {
+		return OutcomeError
+	}
+	switch o := Outcome(resp.Type); o {
+	case OutcomeRestarted, OutcomeUnchanged, OutcomeHeld, OutcomeClosed:
+		return o
+	}
+	return OutcomeError
+}
+
+// DecodePayload decodes the Payload of a response (or request) into a T,
+// e.g. DecodePayload[Trees](resp.Payload).
+func DecodePayload[T any](payload json.RawMessage) (T, error) {
+	var v T
+	err := json.Unmarshal(payload, &v)
+	return v, err
+}
