@@ -28,6 +28,10 @@ func TestMessagesNameTheCommandAsInvoked(t *testing.T) {
 		t.Errorf("error data action through the npm install = %q, want it to name npx mcpepoch approve", a)
 	}
 
+	if out, _ := exec.Command(bin, "no-such-command").CombinedOutput(); !strings.Contains(string(out), "run 'npx mcpepoch help' for the list of commands") {
+		t.Errorf("%s no-such-command: %s\nwant the hint to name npx mcpepoch help", bin, out)
+	}
+
 	empty := t.TempDir()
 	if err := os.WriteFile(filepath.Join(empty, "mcpepoch.toml"), []byte("command = [\"sh\", \"server.sh\"]\n"), 0o644); err != nil {
 		t.Fatal(err)

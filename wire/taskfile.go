@@ -9,6 +9,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 )
 
@@ -48,11 +49,11 @@ func editTaskfile(p *project.Project, pl project.Plan, o Options) ([]byte, []str
 		e.top = tf.Doc.Content[0]
 	}
 	if e.top == nil || e.top.Kind != yaml.MappingNode || e.top.Style&yaml.FlowStyle != 0 {
-		return nil, nil, fmt.Errorf("%s: the top level is not a block mapping: wire it by hand (mcpepoch template mcpepoch.Taskfile.yml)", tf.Path)
+		return nil, nil, fmt.Errorf("%s: the top level is not a block mapping: wire it by hand (%s template mcpepoch.Taskfile.yml)", tf.Path, selfcmd.Name())
 	}
 	tasksKey, tasks := pair(e.top, "tasks")
 	if tasks == nil || tasks.Kind != yaml.MappingNode || tasks.Style&yaml.FlowStyle != 0 || len(tasks.Content) == 0 {
-		return nil, nil, fmt.Errorf("%s: tasks is not a block mapping: wire it by hand (mcpepoch template mcpepoch.Taskfile.yml)", tf.Path)
+		return nil, nil, fmt.Errorf("%s: tasks is not a block mapping: wire it by hand (%s template mcpepoch.Taskfile.yml)", tf.Path, selfcmd.Name())
 	}
 	e.unit = strings.Repeat(" ", max(tasks.Content[0].Column-1, 1))
 	head := headLine(tasksKey)

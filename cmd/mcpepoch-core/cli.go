@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/mcpepoch/mcpepoch/internal/cli"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // Stdio is where a command reads and writes (cli.Stdio).
@@ -94,7 +95,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprint(stdio.Out, usage)
 		return nil
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd), hints: []string{"run 'mcpepoch help' for the list of commands"}}
+	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd), hints: []string{"run '" + selfcmd.Name() + " help' for the list of commands"}}
 }
 
 // usage is the list of commands, shared with the front (cli.Usage).
