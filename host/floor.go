@@ -44,6 +44,11 @@ type floorState struct {
 	// save: floor can be written (false when its file could not be read,
 	// so a corrupt or foreign file is kept for a person to look at).
 	save bool
+	// accepted: a person accepted the weakenings held (mcpepoch policy
+	// accept) in a floor file the host takes at its next epoch
+	// (noteAcceptedFloor); reset whenever the floor or the weakenings
+	// held change.
+	accepted bool
 }
 
 // strictestFloor is the floor used when the project's floor file cannot
@@ -193,7 +198,7 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 			h.logf("policy floor: %v", err)
 		}
 	}
-	h.floor.floor = &next
+	h.floor.floor, h.floor.accepted = &next, false
 	h.floorHeldLocked()
 }
 
@@ -225,7 +230,7 @@ func (h *Host) adoptAcceptedFloor() bool {
 		h.refuseFloorLocked(*f, why)
 		return false
 	}
-	h.floor.floor = f
+	h.floor.floor, h.floor.accepted = f, false
 	h.floorHeldLocked()
 	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
 		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
@@ -244,6 +249,9 @@ func (h *Host) reconcileLocked(cfg *config.Config) (eff *config.Config, strength
 	eff, next, weak := h.floor.floor.Reconcile(cfg, h.enrolled)
 	changed := !slices.Equal(weak, h.floor.weak)
 	h.floor.weak = weak
+	if changed {
+		h.floor.accepted = false
+	}
 	h.raiseFloorLocked(next)
 	if changed {
 		h.logWeakLocked()
@@ -300,7 +308,7 @@ func (h *Host) logWeakLocked() {
 	if len(h.floor.weak) == 0 {
 		return
 	}
-	h.logf("%s", weakNote(h.floor.weak))
+	h.logf("%s", h.weakNoteLocked(h.floor.weak))
 }
 
 // auditWeakLocked records a policy_not_applied record for the weakenings
@@ -336,7 +344,7 @@ func (h *Host) policyNotApplied() []localapi.PolicyWeakening {
 	defer h.mu.Unlock()
 	var out []localapi.PolicyWeakening
 	for _, w := range h.floor.weak {
-		out = append(out, localapi.PolicyWeakening{Setting: w.Setting, File: w.File, InForce: w.Floor})
+		out = append(out, localapi.PolicyWeakening{Setting: w.Setting, File: w.File, InForce: w.Floor, Accepted: h.floor.accepted})
 	}
 	return out
 }

@@ -128,8 +128,8 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 	data["reason"] = what
 	wayOut := "; " + h.wayOutLocked()
 	if len(h.floor.weak) > 0 {
-		data["policyNotApplied"] = weakNote(h.floor.weak)
-		what += "; " + weakNote(h.floor.weak)
+		data["policyNotApplied"] = h.weakNoteLocked(h.floor.weak)
+		what += "; " + h.weakNoteLocked(h.floor.weak)
 		if wayOut == "; "+oneShotWayOut {
 			wayOut = "" // the exempt list is what mcpepoch.toml changed, and what is not applied
 		}
@@ -404,7 +404,7 @@ func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr pro
 	}
 	note := ""
 	if w := proofWeakenings(h.floor.weak); len(w) > 0 {
-		note = "; " + weakNote(w)
+		note = "; " + h.weakNoteLocked(w)
 	}
 	return fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
 		pr.proof, why, need, howToApprove(need), note)

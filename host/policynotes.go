@@ -48,7 +48,7 @@ func (h *Host) policyLinesLocked() []string {
 		out = append(out, h.floor.missing)
 	}
 	if len(h.floor.weak) > 0 {
-		out = append(out, weakNote(h.floor.weak))
+		out = append(out, h.weakNoteLocked(h.floor.weak))
 	}
 	if n := h.noAuthenticatorLocked(); n != "" {
 		out = append(out, n)

@@ -34,6 +34,7 @@ func (h *Host) status(now *build.Identity) Status {
 		s.Drift = []string{}
 	}
 	s.ConfigChanged = h.configChange()
+	h.noteAcceptedFloor()
 	s.PolicyNotApplied = h.policyNotApplied()
 	h.mu.Lock()
 	s.PolicyFloorMissing = h.floor.missing

@@ -141,6 +141,9 @@ type PolicyWeakening struct {
 	Setting string `json:"setting"`
 	File    string `json:"file"`
 	InForce string `json:"inForce"`
+	// Accepted: a person accepted it (mcpepoch policy accept); the host
+	// puts it in force from its next epoch.
+	Accepted bool `json:"accepted,omitempty"`
 }
 
 // Pending is a call refused for lack of a grant, shown by mcpepoch approve.

@@ -17,6 +17,8 @@ import (
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -293,6 +295,11 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 		when = "a running host, which holds the strictest floor, takes it when it starts again (reconnect the client)"
 	}
 	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; %s\n", pr.proof, config.FileName, when)
+	// A running host reads the floor file when asked its status, so that
+	// its status and refusals say the change was accepted from now on, not
+	// that a person must accept it. Best effort: a host that does not
+	// answer reads it at its next epoch all the same.
+	askHosts(ctx, st.dir, 2*time.Second, notify.Request{Type: localapi.TypeStatus})
 	return nil
 }
 

@@ -70,3 +70,29 @@ func TestFloorEditedByHandNotRead(t *testing.T) {
 	p.rebuild(t, c, "B")
 	refused(t, c, "after the floor file was rewritten")
 }
+
+// After mcpepoch policy accept, a host that already read the weakening
+// says, in status and in its refusals, that it was accepted and is in
+// force from the next epoch, not that a person must accept it.
+func TestPolicyAcceptedSaidUntilNextEpoch(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	p.record() // the host reads the weakening
+	if got := refused(t, c, "before the accept"); !strings.Contains(got, "only a person can accept the change") {
+		t.Fatalf("refusal before the accept does not ask for it: %s", got)
+	}
+	if out, code := testenv.Run(t, p.dir, []string{"MCPEPOCH_TEST_PERSON=1"}, p.bin, "policy", "accept"); code != 0 {
+		t.Fatalf("accept at a terminal: exit %d\n%s", code, out)
+	}
+	const said = "accepted, in force from the next epoch (mcpepoch restart)"
+	out, _ := p.mcpepoch("status")
+	if !strings.Contains(out.Stdout, said) || strings.Contains(out.Stdout, "a person must accept it") {
+		t.Errorf("status after the accept:\n%s", out)
+	}
+	got := refused(t, c, "in the epoch that was running")
+	if !strings.Contains(got, "accepted by a person (mcpepoch policy accept), in force from the next epoch (mcpepoch restart)") ||
+		strings.Contains(got, "only a person can accept the change") {
+		t.Errorf("refusal after the accept: %s", got)
+	}
+}

@@ -88,7 +88,11 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
 	}
 	for _, pw := range s.PolicyNotApplied {
-		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); a person must accept it", pw.Setting, pw.File, config.FileName, pw.InForce))))
+		what := "a person must accept it (" + selfcmd.Name() + " policy accept)"
+		if pw.Accepted {
+			what = "accepted, in force from the next epoch (" + selfcmd.Name() + " restart)"
+		}
+		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); %s", pw.Setting, pw.File, config.FileName, pw.InForce, what))))
 	}
 	if s.AuditUnavailable != "" {
 		fmt.Fprintf(w, "  audit:    %s\n", sc.p.warn(printable(s.AuditUnavailable)))

@@ -1,0 +1,57 @@
+package host
+
+import (
+	"strings"
+
+	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
+	"github.com/mcpepoch/mcpepoch/trust"
+)
+
+// noteAcceptedFloor reads the project's floor file and remembers
+// (floorState.accepted) whether it holds what mcpepoch policy accept
+// wrote since the floor held was read, with an acceptance that holds
+// (checkAcceptance) and that covers every weakening of mcpepoch.toml
+// held: the host puts it in force from its next epoch (rereadConfig on
+// a build signal or mcpepoch restart), and until then status and the
+// refusals say it was accepted rather than ask a person to accept it
+// again. It changes no policy. Called without h.mu (it reads files): by
+// status, which policy accept asks of every running host of the project
+// after it wrote the floor.
+func (h *Host) noteAcceptedFloor() {
+	h.mu.Lock()
+	held, weak, save := h.floor.floor, len(h.floor.weak) > 0, h.floor.save
+	h.mu.Unlock()
+	if held == nil || !weak || !save || h.opts.Dir == "" {
+		return
+	}
+	accepted := false
+	f, err := trust.LoadFloor(h.pres.dir, held.Root)
+	if err == nil && f != nil && strings.HasPrefix(f.UpdatedBy, trust.AcceptedBy) && f.Digest() != held.Digest() &&
+		h.checkAcceptance(*held, *f) == nil {
+		if cfg, err := config.Load(h.opts.Dir); err == nil {
+			_, _, left := f.Reconcile(cfg, h.enrolled)
+			accepted = len(left) == 0
+		}
+	}
+	h.mu.Lock()
+	if h.floor.floor == held {
+		h.floor.accepted = accepted
+	}
+	h.mu.Unlock()
+}
+
+// weakNoteLocked is weakNote, or, when a person accepted the weakenings
+// since (noteAcceptedFloor), the line that says so and when they are in
+// force.
+func (h *Host) weakNoteLocked(weak []trust.Weakening) string {
+	if !h.floor.accepted {
+		return weakNote(weak)
+	}
+	s := make([]string, len(weak))
+	for i, w := range weak {
+		s[i] = w.String()
+	}
+	return config.FileName + " weakens the project's policy floor: " + strings.Join(s, "; ") +
+		"; accepted by a person (" + selfcmd.Name() + " policy accept), in force from the next epoch (" + selfcmd.Name() + " restart)"
+}
