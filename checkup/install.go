@@ -33,8 +33,9 @@ func (c *check) incomplete(path string) string {
 	if err := cmd.Run(); err != nil {
 		msg, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		msg = strings.TrimPrefix(msg, "mcpepoch: error: ")
-		for _, fix := range []string{cli.InstallFix, cli.NPMInstallFix} {
-			msg = strings.TrimSuffix(msg, ": "+fix) // installFix says it for the path
+		msg = strings.TrimSuffix(msg, ": "+cli.InstallFix) // installFix says it for the path
+		if i := strings.LastIndex(msg, ": "+cli.NPMInstallFixStart); i >= 0 {
+			msg = msg[:i]
 		}
 		if msg == "" {
 			msg = err.Error()
@@ -48,8 +49,7 @@ func (c *check) incomplete(path string) string {
 // packages when it is one of theirs, else both binaries.
 func installFix(path string) string {
 	if strings.Contains(path, "/node_modules/") {
-		return "reinstall the npm packages (npm i -D mcpepoch, which brings the platform package holding both " +
-			"mcpepoch and " + cli.CoreName + ")"
+		return cli.NPMInstallFix(path) + ", whose platform package holds both mcpepoch and " + cli.CoreName
 	}
 	return cli.InstallFix + ", so that " + cli.CoreName + " from the same build lies beside mcpepoch"
 }

@@ -14,7 +14,7 @@ import (
 // wrong and drops that fix, which installFix says again for the path, so a
 // doctor line never carries it twice.
 func TestIncompleteDropsEitherFix(t *testing.T) {
-	for _, fix := range []string{cli.InstallFix, cli.NPMInstallFix} {
+	for _, fix := range []string{cli.InstallFix, cli.NPMInstallFix("/p/node_modules/@mcpepoch/linux-x64/bin/mcpepoch")} {
 		dir := filepath.Join(t.TempDir(), "node_modules", "@mcpepoch", "linux-x64", "bin")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,9 +258,11 @@ func TestFrontInNPMPackageSaysNPMFix(t *testing.T) {
 	if err := os.WriteFile(front, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	const fix = ": reinstall the npm packages (npm i -D mcpepoch)\n"
+	// Both tarballs by name: the packages are not on the registry, where
+	// the bare name would fetch someone else's.
+	fix := regexp.MustCompile(`: reinstall both npm tarballs \(npm i -D DIR/mcpepoch-(V|[0-9.]+)\.tgz DIR/mcpepoch-linux-x64-(V|[0-9.]+)\.tgz, which bash scripts/npm-pack.sh DIR builds in a clone\)\n`)
 	out, code := testenv.Run(t, bin, nil, front, "status")
-	if code != 2 || !strings.Contains(out.Stderr, "is missing beside "+front) || !strings.HasSuffix(out.Stderr, fix) {
+	if code != 2 || !strings.Contains(out.Stderr, "is missing beside "+front) || !fix.MatchString(out.Stderr) {
 		t.Errorf("status in an npm package without a core: exit %d\n%s", code, out.Combined)
 	}
 	other, err := os.ReadFile(testenv.Build(t, "./cmd/mcpepoch-core"))
@@ -270,7 +273,7 @@ func TestFrontInNPMPackageSaysNPMFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code = testenv.Run(t, bin, nil, front, "status")
-	if code != 2 || !strings.Contains(out.Stderr, "is not from the same build as "+front+", which started it"+fix) {
+	if code != 2 || !strings.Contains(out.Stderr, "is not from the same build as "+front+", which started it: reinstall both npm tarballs") || !fix.MatchString(out.Stderr) {
 		t.Errorf("status in an npm package with a core of another build: exit %d\n%s", code, out.Combined)
 	}
 }

@@ -28,15 +28,35 @@ const FrontEnv = "MCPEPOCH_FRONT"
 // InstallFix is how to install both binaries again.
 const InstallFix = "install both again (from a clone: go install ./cmd/...)"
 
-// NPMInstallFix is how to install both binaries again when the front
-// runs from an npm platform package (node_modules/@mcpepoch/PLATFORM/bin).
-const NPMInstallFix = "reinstall the npm packages (npm i -D mcpepoch)"
+// NPMInstallFixStart begins the fix of an install whose front runs from
+// an npm platform package (node_modules/@mcpepoch/PLATFORM/bin).
+const NPMInstallFixStart = "reinstall both npm tarballs"
+
+// NPMInstallFix is how to install both binaries again when the front at
+// path front runs from an npm platform package: both tarballs by name,
+// as the launcher's missing-platform message does. The packages are not
+// on the registry: a bare npm i -D mcpepoch would fetch whatever someone
+// published under that name.
+func NPMInstallFix(front string) string {
+	platform := "PLATFORM"
+	if _, rest, ok := strings.Cut(filepath.ToSlash(front), "/node_modules/@mcpepoch/"); ok {
+		if p, _, _ := strings.Cut(rest, "/"); p != "" {
+			platform = p
+		}
+	}
+	v := releaseVersion
+	if v == "" {
+		v = "V"
+	}
+	return fmt.Sprintf("%s (npm i -D DIR/mcpepoch-%s.tgz DIR/mcpepoch-%s-%s.tgz, which bash scripts/npm-pack.sh DIR builds in a clone)",
+		NPMInstallFixStart, v, platform, v)
+}
 
 // InstallFixFor is the fix for an install whose front is at path front:
 // NPMInstallFix inside an npm platform package, else InstallFix.
 func InstallFixFor(front string) string {
 	if strings.Contains(filepath.ToSlash(front), "/node_modules/@mcpepoch/") {
-		return NPMInstallFix
+		return NPMInstallFix(front)
 	}
 	return InstallFix
 }
