@@ -207,7 +207,8 @@ func askApproval(keys keyReader, w io.Writer, rv localapi.Review, req *localapi.
 				req.Tools = append(req.Tools, p.Tool)
 			}
 		}
-		def := newPainter(w).warn(printableList(req.Tools, ","))
+		dflt := slices.Clone(req.Tools) // what Enter or y takes, at every asking
+		def := newPainter(w).warn(printableList(dflt, ","))
 		names := catalogNames(rv)
 		for {
 			fmt.Fprintf(w, "tools to approve (comma-separated, or all) [%s]: ", def)
@@ -221,6 +222,7 @@ func askApproval(keys keyReader, w io.Writer, rv localapi.Review, req *localapi.
 			}
 			switch line = strings.TrimSpace(line); strings.ToLower(line) {
 			case "", "y", "yes":
+				req.Tools = slices.Clone(dflt)
 			case "all":
 				req.All, req.Tools = true, nil
 			case "n", "no":

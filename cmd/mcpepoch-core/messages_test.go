@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,5 +67,26 @@ func TestInitNamesWhatTheBuildRuns(t *testing.T) {
 	_, stderr, code := runCLI(t, "init", "--dir", dir, "--dry-run", "--mcpepoch", "/opt/mcpepoch")
 	if code != 0 || !strings.Contains(stderr, "build: task build (npx tsc)\n") {
 		t.Fatalf("init --dry-run: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestApproveRepromptKeepsTheDefault: after a tool name not in the
+// catalog, Enter at the question asked again takes the default it shows,
+// as at the first asking, and goes on to the yes/no question.
+func TestApproveRepromptKeepsTheDefault(t *testing.T) {
+	rv := localapi.Review{AgentRun: "01JQ7R2B7Y9V3K5M8N0P4Q6R1S", Epoch: "01JQ7R9KQ6K2Y8W4JH0M5N7P3R",
+		Tools:   []json.RawMessage{json.RawMessage(`{"name":"shout"}`), json.RawMessage(`{"name":"add"}`)},
+		Pending: []*localapi.Pending{{Tool: "add", Epoch: "01JQ7R9KQ6K2Y8W4JH0M5N7P3R"}}}
+	for _, second := range []string{"\n", "y\n"} {
+		req := localapi.ApproveRequest{Expires: "agent-run-ends"}
+		var w strings.Builder
+		keys := newKeyReader(context.Background(), bufio.NewReader(strings.NewReader("shuot\n"+second+"y\n")), nil)
+		ok, err := askApproval(keys, &w, rv, &req)
+		if err != nil || !ok || !slices.Equal(req.Tools, []string{"add"}) {
+			t.Errorf("answer %q at the second asking: approved %v, tools %q, err %v, want add approved:\n%s", second, ok, req.Tools, err, w.String())
+		}
+		if !strings.Contains(w.String(), "not in the current catalog: shuot") || !strings.Contains(w.String(), "approve tools add with") {
+			t.Errorf("answer %q at the second asking: screen\n%s", second, w.String())
+		}
 	}
 }
