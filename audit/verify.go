@@ -141,6 +141,9 @@ func VerifyScan(logPath, headPath string, fn func(Record)) (*Report, error) {
 	}
 	v.finish()
 	v.rep.NoOutcome = v.calls.warnings()
+	for i := range v.rep.NoOutcome {
+		v.rep.NoOutcome[i].Path = v.path // as every other warning names its file
+	}
 	if headPath != "" {
 		v.checkHead(headPath)
 	}

@@ -49,7 +49,7 @@ func TestVerifyNamesCallsWithoutOutcome(t *testing.T) {
 	rep := mustVerify(t, path)
 	expectFindings(t, "warnings", rep.Warnings)
 	expectFindings(t, "warnings", rep.NoOutcome, "no-outcome 2 2", "no-outcome 7 7", "no-outcome 11 11")
-	if msg := rep.NoOutcome[1].Error(); !strings.Contains(msg, "tool_called answered (run r2, epoch 01EPOCH) has no tool_result or call_aborted after it") ||
+	if msg := rep.NoOutcome[1].Error(); !strings.HasPrefix(msg, path+":7: seq 7: ") || !strings.Contains(msg, "tool_called answered (run r2, epoch 01EPOCH) has no tool_result or call_aborted after it") ||
 		!strings.Contains(msg, "outcome is unknown") {
 		t.Errorf("warning: %s", msg)
 	}
