@@ -29,16 +29,24 @@ const corePackage = "/cmd/mcpepoch-core"
 func CheckCore(front, core string) error {
 	fbi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return pairError(front, nil, core, nil, "the front has no build information")
+		return pairError(front, "", core, nil, "the front has no build information")
 	}
+	// The front's line is what its version command prints: the release
+	// version and stamp it was linked with, which the build information
+	// does not record when it was built with -trimpath (as the npm
+	// packages are).
+	self := BuildVersion().Line()
 	cbi, err := buildinfo.ReadFile(core)
 	if err != nil {
 		if _, serr := os.Stat(core); serr != nil {
 			return serr
 		}
-		return pairError(front, fbi, core, nil, fmt.Sprintf("the core is not a Go program with build information (%v)", err))
+		return pairError(front, self, core, nil, fmt.Sprintf("the core is not a Go program with build information (%v)", err))
 	}
-	return comparePair(front, fbi, core, cbi)
+	if d := pairDiff(fbi, cbi); d != "" {
+		return pairError(front, self, core, cbi, d)
+	}
+	return nil
 }
 
 // CheckPair is [CheckCore] of two files: the front at path front and the
@@ -49,20 +57,33 @@ func CheckCore(front, core string) error {
 func CheckPair(front, core string) error {
 	fbi, err := buildinfo.ReadFile(front)
 	if err != nil {
-		return pairError(front, nil, core, nil, fmt.Sprintf("the front's build information cannot be read (%v)", err))
+		return pairError(front, "", core, nil, fmt.Sprintf("the front's build information cannot be read (%v)", err))
 	}
+	line := fileVersionLine(fbi)
 	cbi, err := buildinfo.ReadFile(core)
 	if err != nil {
-		return pairError(front, fbi, core, nil, fmt.Sprintf("the core's build information cannot be read (%v)", err))
+		return pairError(front, line, core, nil, fmt.Sprintf("the core's build information cannot be read (%v)", err))
 	}
-	return comparePair(front, fbi, core, cbi)
-}
-
-func comparePair(front string, fbi *debug.BuildInfo, core string, cbi *debug.BuildInfo) error {
 	if d := pairDiff(fbi, cbi); d != "" {
-		return pairError(front, fbi, core, cbi, d)
+		return pairError(front, line, core, cbi, d)
 	}
 	return nil
+}
+
+// fileVersionLine is the version line of a binary read from its file
+// (build information bi), with a note when its release version and stamp
+// were not recorded: a -trimpath build leaves -ldflags out.
+func fileVersionLine(bi *debug.BuildInfo) string {
+	line := versionOf(bi).Line()
+	trimpath, ldflags := false, false
+	for _, s := range bi.Settings {
+		trimpath = trimpath || (s.Key == "-trimpath" && s.Value == "true")
+		ldflags = ldflags || s.Key == "-ldflags"
+	}
+	if trimpath && !ldflags {
+		line += " (built with -trimpath: its release version and stamp are not recorded in the file)"
+	}
+	return line
 }
 
 // pairDiff is the first fact in which the core cbi differs from what the
@@ -72,8 +93,7 @@ func pairDiff(fbi, cbi *debug.BuildInfo) string {
 	case cbi.Path != fbi.Main.Path+corePackage:
 		return fmt.Sprintf("the core is the program %s, not %s", cbi.Path, fbi.Main.Path+corePackage)
 	case cbi.Main != fbi.Main:
-		return fmt.Sprintf("module %s %s %s in the core, %s %s %s in the front",
-			cbi.Main.Path, cbi.Main.Version, cbi.Main.Sum, fbi.Main.Path, fbi.Main.Version, fbi.Main.Sum)
+		return fmt.Sprintf("module %s in the core, %s in the front", moduleLine(&cbi.Main), moduleLine(&fbi.Main))
 	case cbi.GoVersion != fbi.GoVersion:
 		return fmt.Sprintf("the core was built by %s, the front by %s", cbi.GoVersion, fbi.GoVersion)
 	}
@@ -133,15 +153,16 @@ func moduleLine(m *debug.Module) string {
 }
 
 // pairError is the mismatch error: the sentence with the fix, then one
-// hint line with each side's version line (when its build information was
-// read) and one with the difference.
-func pairError(front string, fbi *debug.BuildInfo, core string, cbi *debug.BuildInfo, diff string) error {
+// hint line with each side's version line (frontLine, "" when unknown;
+// the core's when its build information cbi was read) and one with the
+// difference.
+func pairError(front, frontLine, core string, cbi *debug.BuildInfo, diff string) error {
 	var hints []string
-	if fbi != nil {
-		hints = append(hints, "front "+front+": "+versionOf(fbi).Line())
+	if frontLine != "" {
+		hints = append(hints, "front "+front+": "+frontLine)
 	}
 	if cbi != nil {
-		hints = append(hints, "core "+core+": "+versionOf(cbi).Line())
+		hints = append(hints, "core "+core+": "+fileVersionLine(cbi))
 	}
 	hints = append(hints, "they differ: "+diff)
 	return &ExitError{Code: ExitUsage, Hints: hints,

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -30,7 +32,7 @@ func TestPairDiff(t *testing.T) {
 		want   string
 	}{
 		{func(c *debug.BuildInfo) { c.Path = "github.com/mcpepoch/mcpepoch" }, "the core is the program github.com/mcpepoch/mcpepoch, not"},
-		{func(c *debug.BuildInfo) { c.Main.Path = "example.com/other" }, "module example.com/other"},
+		{func(c *debug.BuildInfo) { c.Main.Path = "example.com/other" }, "module example.com/other (devel) in the core, github.com/mcpepoch/mcpepoch (devel) in the front"},
 		{func(c *debug.BuildInfo) { c.GoVersion = "go1.26.7" }, "the core was built by go1.26.7, the front by go1.26.8"},
 		{func(c *debug.BuildInfo) {
 			c.Settings[0].Value = "-X github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=B"
@@ -47,8 +49,8 @@ func TestPairDiff(t *testing.T) {
 		c.Settings = append([]debug.BuildSetting(nil), c.Settings...)
 		c.Deps = []*debug.Module{{Path: c.Deps[0].Path, Version: c.Deps[0].Version, Sum: c.Deps[0].Sum}, c.Deps[1]}
 		tc.change(c)
-		if d := pairDiff(front(), c); !strings.Contains(d, tc.want) {
-			t.Errorf("difference %q, want one containing %q", d, tc.want)
+		if d := pairDiff(front(), c); !strings.Contains(d, tc.want) || strings.Contains(d, "  ") {
+			t.Errorf("difference %q, want one containing %q, with single spaces", d, tc.want)
 		}
 	}
 }
@@ -61,5 +63,30 @@ func TestVersionOfFile(t *testing.T) {
 		{Key: "GOARCH", Value: "arm64"}, {Key: "GOOS", Value: "darwin"}}}
 	if got, want := versionOf(bi).Line(), "mcpepoch 0.1.0 (stamp S1, go1.26.8 darwin/arm64)"; got != want {
 		t.Errorf("version line %q, want %q", got, want)
+	}
+}
+
+// TestMismatchShowsTheFrontsOwnVersionLine: the front's hint line is the
+// line its version command prints (release version and stamp as linked,
+// which -trimpath builds do not record in the build information), and a
+// core read from its file says when its build information cannot tell.
+func TestMismatchShowsTheFrontsOwnVersionLine(t *testing.T) {
+	defer func(v, s string) { releaseVersion, buildStamp = v, s }(releaseVersion, buildStamp)
+	releaseVersion, buildStamp = "9.9.9", "STAMP1"
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckCore("/x/bin/mcpepoch", self) // the test binary: not the core
+	ee, ok := errors.AsType[*ExitError](err)
+	if !ok || len(ee.Hints) < 2 {
+		t.Fatalf("CheckCore of a program that is not the core: %v, want a mismatch with hints", err)
+	}
+	if want := "front /x/bin/mcpepoch: " + BuildVersion().Line(); ee.Hints[0] != want || !strings.Contains(want, "9.9.9") || !strings.Contains(want, "stamp STAMP1") {
+		t.Errorf("front hint %q, want %q", ee.Hints[0], want)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{{Key: "-trimpath", Value: "true"}, {Key: "GOOS", Value: "linux"}, {Key: "GOARCH", Value: "amd64"}}}
+	if got := fileVersionLine(bi); !strings.Contains(got, "built with -trimpath: its release version and stamp are not recorded") {
+		t.Errorf("version line of a -trimpath build read from its file: %q", got)
 	}
 }
