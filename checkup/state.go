@@ -178,7 +178,7 @@ func (c *check) state() {
 			c.problem(c.rel(log), err.Error(), "check the file's permissions")
 		case !rep.OK:
 			first := rep.Problems[0]
-			c.problem(c.rel(log), fmt.Sprintf("does not verify: %d problems, first at line %d: %s", len(rep.Problems), first.Line, first.Msg),
+			c.problem(c.rel(log), fmt.Sprintf("does not verify: %s, first at line %d: %s", countProblems(len(rep.Problems)), first.Line, first.Msg),
 				"keep the file as evidence; "+selfcmd.Name()+" audit verify --log "+c.rel(log)+" lists every problem")
 		}
 	}
@@ -276,3 +276,11 @@ func (c *check) runtimeDrift(where string, hs localapi.Status) {
 }
 
 func statErr(p string) error { _, err := os.Stat(p); return err }
+
+// countProblems counts problems in words: "1 problem", "3 problems".
+func countProblems(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return fmt.Sprintf("%d problems", n)
+}

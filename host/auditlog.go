@@ -482,3 +482,13 @@ func (a *auditor) close() {
 	<-a.stopped
 	a.log.Close()
 }
+
+// listField is a list for an audit record's field: [] when empty, never
+// null, so that a record with no credential scope reads the same whichever
+// way its grant was made.
+func listField(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}

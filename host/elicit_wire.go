@@ -122,7 +122,7 @@ func stripRetry(line []byte) ([]byte, error) {
 func (h *Host) sendAskLocked(a *ask) {
 	h.audit.event(audit.TypeApprovalAsked, a.epoch, h.run, map[string]any{
 		"elicitation_id": a.id, "channel": a.channel(), "asked": "the person at " + h.clientNameLocked(),
-		audit.FieldTool: a.tool, "tool_scope": a.page.req.Tools, "credential_scope": a.page.req.Credentials,
+		audit.FieldTool: a.tool, "tool_scope": a.page.req.Tools, "credential_scope": listField(a.page.req.Credentials),
 		"short_code": a.cr.Digest.ShortCode(), "signed_digest": a.cr.Digest.String(),
 		"client_accept_counts": fmt.Sprint(a.mode == "form" && a.counts), "calls": fmt.Sprint(len(a.waiters))})
 	if a.mrtr {

@@ -363,7 +363,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		defer h.releaseHeldLocked() // after approval_granted: the calls it covers go now
 	}
 	fields := map[string]any{
-		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": g.CredentialScope,
+		"grant": g.ID, "tool_scope": g.ToolScope, "credential_scope": listField(g.CredentialScope),
 		"expires_when": g.ExpiresWhen, "approved_by": g.ApprovedBy,
 		"channel": g.Channel, "proof": string(g.Proof), "authenticator": g.Authenticator,
 		"sign_count": strconv.FormatUint(uint64(g.SignCount), 10), "signed_digest": g.SignedDigest,
@@ -395,7 +395,7 @@ func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr pro
 		return nil
 	}
 	h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
-		"tool_scope": tools, "credential_scope": creds, "channel": pr.channel, "proof": string(pr.proof),
+		"tool_scope": tools, "credential_scope": listField(creds), "channel": pr.channel, "proof": string(pr.proof),
 		"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
 	})
 	why := ""

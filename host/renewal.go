@@ -181,7 +181,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 	h.audit.event(audit.TypeRenewalPrepared, c.epoch, h.run, map[string]any{
 		"renewal": r.ID, "from_epoch": string(b.from), "revoked_grants": b.grants,
 		"tools": r.Tools, "changed_tools": r.ChangedTools(), "dropped_tools": r.Dropped,
-		"credential_scope": r.Credentials, "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
+		"credential_scope": listField(r.Credentials), "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
 		"policy_raised": strconv.FormatBool(b.raised), "proof": need.String(),
 	})
 	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with "+selfcmd.Name()+" approve",

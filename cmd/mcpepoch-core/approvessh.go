@@ -121,7 +121,5 @@ func sendTo(ctx context.Context, socket, typ string, v any) (notify.Response, er
 
 // printApproved writes the line of a new grant.
 func printApproved(stdio Stdio, g *grant.Grant) {
-	fmt.Fprintf(stdio.Err, "approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s\n",
-		printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
-		orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+	fmt.Fprintln(stdio.Err, approvedLine(*g))
 }

@@ -79,7 +79,11 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if *dry {
-		fmt.Fprintf(stdio.Err, "dry run: %s left as they are\n", files(len(w.Changes)))
+		verb := "left as they are"
+		if len(w.Changes) == 1 {
+			verb = "left as it is"
+		}
+		fmt.Fprintf(stdio.Err, "dry run: %s %s\n", files(len(w.Changes)), verb)
 		return nil
 	}
 	if !*yes {

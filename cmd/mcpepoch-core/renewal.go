@@ -64,7 +64,7 @@ func printRenewal(w io.Writer, r *localapi.Renewal, sc screen) {
 		fmt.Fprintf(w, "  dropped  %-24s no longer offered\n", printable(t))
 	}
 	if len(r.Tools) > 0 {
-		fmt.Fprintf(w, "  credential scope %s, until %s\n", orDash(r.Credentials), printable(r.Expires))
+		fmt.Fprintf(w, "  %s, until %s\n", scopePhrase(r.Credentials), printable(r.Expires))
 	}
 }
 
@@ -240,7 +240,7 @@ func sendApproval(ctx context.Context, socket string, req localapi.ApproveReques
 
 // approvedLine is what a command prints for grant g.
 func approvedLine(g grant.Grant) string {
-	return fmt.Sprintf("approved: grant %s for agent run %s, epoch %s: tools %s, credential scope %s, until %s, proof %s",
+	return fmt.Sprintf("approved: grant %s for agent run %s, epoch %s: tools %s, %s, until %s, proof %s",
 		printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
-		orDash(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
+		scopePhrase(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
 }
