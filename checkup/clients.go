@@ -57,7 +57,13 @@ func (c *check) clients(userConfigDir string) {
 		slices.Sort(names)
 		hosted := ""
 		for _, n := range names {
-			if s := servers[n]; hosted == "" && strings.Contains(filepath.Base(s.Command), "mcpepoch") && c.names(append([]string{s.Command}, s.Args...)) {
+			// An entry that runs mcpepoch host for the project (named,
+			// or in the project's own config without --dir), however it
+			// finds mcpepoch (npx too): init leaves a direct entry
+			// beside it.
+			s := servers[n]
+			words := append([]string{s.Command}, s.Args...)
+			if hosted == "" && launchesHost(s) && (c.names(words) || (!perUser && !slices.Contains(s.Args, "--dir"))) {
 				hosted = n
 			}
 		}
@@ -73,7 +79,7 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	where := file + ": server " + name
 	words := append([]string{s.Command}, s.Args...)
 	viaHost := strings.Contains(filepath.Base(s.Command), "mcpepoch")
-	npx := slices.Contains([]string{"npx", "bunx", "pnpx"}, filepath.Base(s.Command)) && len(s.Args) > 0 && strings.HasPrefix(s.Args[0], "mcpepoch")
+	npx := viaNPX(s)
 	ours := c.names(words)
 	if perUser && !ours {
 		return // another project's server, or another server
@@ -101,6 +107,18 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
 			"run "+selfcmd.Name()+" init, which rewrites the entry to launch mcpepoch host")
 	}
+}
+
+// viaNPX reports whether s runs mcpepoch through a package runner (npx,
+// bunx, pnpx).
+func viaNPX(s server) bool {
+	return slices.Contains([]string{"npx", "bunx", "pnpx"}, filepath.Base(s.Command)) && len(s.Args) > 0 && strings.HasPrefix(s.Args[0], "mcpepoch")
+}
+
+// launchesHost reports whether s runs mcpepoch, by path or through a
+// package runner.
+func launchesHost(s server) bool {
+	return strings.Contains(filepath.Base(s.Command), "mcpepoch") || viaNPX(s)
 }
 
 // names reports whether a command line runs this project's server: the

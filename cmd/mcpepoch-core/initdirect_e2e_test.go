@@ -47,6 +47,16 @@ func TestDoctorFixForDirectEntryBesideHost(t *testing.T) {
 	if out, code := testenv.Run(t, dir, env, bin, "init", "--yes", "--client", "claude-code"); code != 0 || !strings.Contains(out.Combined, "nothing to change") {
 		t.Errorf("init with a direct entry beside the host's: exit %d, want nothing changed (two hosts)\n%s", code, out)
 	}
+	// The same when the host's entry finds mcpepoch through npx: the
+	// direct entry is to be deleted, init would not rewrite it.
+	shell := cfg["mcpServers"]["shell"]
+	cfg["mcpServers"]["shell"] = map[string]any{"command": "npx", "args": []string{"mcpepoch", "host"}}
+	b, _ = json.Marshal(cfg)
+	writeFile(t, cfgPath, string(b))
+	if out, _ := testenv.Run(t, dir, env, bin, "doctor"); !strings.Contains(out.Combined, fix) || strings.Contains(out.Combined, "server direct: launches the server directly, not through mcpepoch host") {
+		t.Errorf("doctor with a direct entry beside an npx host entry: want %q\n%s", fix, out)
+	}
+	cfg["mcpServers"]["shell"] = shell
 	delete(cfg["mcpServers"], "direct")
 	b, _ = json.Marshal(cfg)
 	writeFile(t, cfgPath, string(b))
