@@ -53,6 +53,13 @@ func TestAuditShowEveryType(t *testing.T) {
 		}
 	}
 
+	// A list of types, comma-separated and with the flag repeated, shows
+	// the records of every type named.
+	out, code := testenv.Run(t, root, nil, bin, "audit", "show", "--type", audit.TypeServerStarted+","+audit.TypeToolCalled, "--type", audit.TypeToolResult, "--json")
+	if n := strings.Count(out.Stdout, "\n"); code != 0 || n != 3 {
+		t.Errorf("audit show with three types: exit %d, %d records, want 3:\n%s", code, n, out)
+	}
+
 	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +72,17 @@ func TestAuditShowEveryType(t *testing.T) {
 		if !strings.Contains(string(section[1]), "`"+typ+"`") {
 			t.Errorf("README.md's Audit log section does not name `%s`", typ)
 		}
+	}
+}
+
+// TestAuditVerifyNoBuildsLog: verifying the builds log of a project whose
+// builds all reached a host (so record never wrote one) says so and
+// exits 0, not an open error.
+func TestAuditVerifyNoBuildsLog(t *testing.T) {
+	t.Parallel()
+	root := shortRoot(t)
+	stdout, stderr, code := runCLI(t, "audit", "verify", "--log", layout.Builds(root))
+	if code != 0 || !strings.Contains(stdout, "no builds log at "+layout.Builds(root)+": every build so far reached a host") {
+		t.Errorf("audit verify --log of a builds log never written: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
