@@ -32,10 +32,11 @@ func (h *Host) identity() (*build.Identity, error) {
 }
 
 // identityAhead starts computing the identity on a goroutine of its own,
-// at once, and returns the wait for its result: a build signal's identity
-// is hashed while the signal is recorded and mcpepoch.toml re-read
-// (onBuild), which need no part of it; the wait may be called again. Files the build wrote are in place
-// before its signal is sent, so the identity is of the build signalled.
+// at once, and returns the wait for its result, which may be called again:
+// a build signal's identity is hashed while the signal is recorded and
+// mcpepoch.toml re-read (onBuild), which need no part of it. Files the
+// build wrote are in place before its signal is sent, so the identity is
+// of the build signalled.
 func (h *Host) identityAhead() func() (*build.Identity, error) {
 	type result struct {
 		id  *build.Identity
