@@ -162,47 +162,18 @@ func (c *Conn) Do(ctx context.Context, req Request) (Response, error) {
 // the host's acknowledgement and progress lines when req.Ack asked for
 // them (Do's deadlines).
 func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, error) {
-	dl, hasDL := ctx.Deadline()
-	var mu sync.Mutex // orders the deadlines set here and by the AfterFunc
-	ended := false
-	// bound sets the deadline wait from now, or ctx's when that comes
-	// first, and reports whether wait's is the one in force.
-	bound := func(wait time.Duration) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if ended {
-			return false
-		}
-		if hasDL && time.Until(dl) <= wait {
-			c.c.SetDeadline(dl)
-			return false
-		}
-		c.c.SetDeadline(time.Now().Add(wait))
-		return true
-	}
+	d := &deadlines{f: c.c}
+	d.dl, d.hasDL = ctx.Deadline()
 	// silent is what a deadline of ours means, while waiting says that
 	// one is in force (not ctx's).
 	silent := &NotAnsweringError{Socket: c.path, Type: req.Type, Wait: AnswerWait}
 	waiting := false
 	if req.Ack {
-		waiting = bound(AnswerWait)
+		waiting = d.bound(AnswerWait)
 	} else {
-		c.c.SetDeadline(dl) // zero without a deadline: none
+		c.c.SetDeadline(d.dl) // zero without a deadline: none
 	}
-	expired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		ended = true
-		c.c.SetDeadline(time.Unix(1, 0))
-		close(expired)
-	})
-	defer func() {
-		if !stop() {
-			<-expired
-		}
-		c.c.SetDeadline(time.Time{})
-	}()
+	defer d.watch(ctx)()
 	fail := func(err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("%s: %w", c.path, cerr)
@@ -227,7 +198,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 		default:
 			return line, nil
 		}
-		waiting = bound(SilenceWait)
+		waiting = d.bound(SilenceWait)
 		line, rerr = ReadLine(c.r)
 	}
 	if rerr != nil {
@@ -242,6 +213,52 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 		return nil, fail(fmt.Errorf("%s: reading response: %w", c.path, rerr))
 	}
 	return line, nil
+}
+
+// deadlines sets the deadline of one exchange on a connection: a wait of
+// Do's own (AnswerWait, SilenceWait) or ctx's deadline dl, whichever comes
+// first, and a deadline in the past once ctx ends.
+type deadlines struct {
+	f     *os.File
+	dl    time.Time
+	hasDL bool
+	mu    sync.Mutex // orders the deadlines set by bound and when ctx ends
+	ended bool
+}
+
+// bound sets the deadline wait from now, or ctx's when that comes first,
+// and reports whether wait's is the one in force.
+func (d *deadlines) bound(wait time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return false
+	}
+	if d.hasDL && time.Until(d.dl) <= wait {
+		d.f.SetDeadline(d.dl)
+		return false
+	}
+	d.f.SetDeadline(time.Now().Add(wait))
+	return true
+}
+
+// watch ends the exchange when ctx ends, by a deadline in the past, and
+// returns the func that stops watching and clears the deadline.
+func (d *deadlines) watch(ctx context.Context) func() {
+	expired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.ended = true
+		d.f.SetDeadline(time.Unix(1, 0))
+		close(expired)
+	})
+	return func() {
+		if !stop() {
+			<-expired
+		}
+		d.f.SetDeadline(time.Time{})
+	}
 }
 
 // lineType returns the type of a host's line, and its progress field (an
