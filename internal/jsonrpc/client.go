@@ -40,7 +40,8 @@ func (e *ProtocolError) Error() string { return e.Msg }
 // must be an object whose name is a non-empty string. It returns a plain
 // error for a line that is not one valid JSON object, and a
 // *ProtocolError for one that is refused (with the message too when only
-// tools/call params are at fault).
+// tools/call params are at fault). Space, tab, CR and LF may surround
+// the object, as RFC 8259 §2 allows around any JSON text.
 //
 // A line nested deeper than MaxDepth is refused with CodeInvalidRequest
 // and the message, when its envelope can still be read (the scanner steps
@@ -51,7 +52,7 @@ func (e *ProtocolError) Error() string { return e.Msg }
 // below the limit are valid is not checked: the line is refused either
 // way.
 func ParseClient(line []byte) (*Message, error) {
-	if len(line) == 0 || line[0] != '{' {
+	if i := skipSpace(line, 0); i == len(line) || line[i] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
 	// One pass validates the line and reads its envelope; only a line

@@ -112,6 +112,7 @@ func FuzzParseAsEncodingJSON(f *testing.F) {
 		`{"result":{"isError":false,"ISERROR":true},"ID":"x","id":2}`,
 		`{"Method":"a","method":null,"params":[1,{"b":"]"}],"error":null}`,
 		`{"\u0069d":7,"m\u0065thod":"x\u0041","params":"\\"}`,
+		" \t\r{\"id\":1,\"method\":\"ping\"}\r",
 		`{"id":1,"method":"a\\","result":[[],{}],"x":{"y":[1,2,{"z":"\\\\\""}]}}`,
 	} {
 		f.Add([]byte(s))
@@ -124,7 +125,7 @@ func FuzzParseAsEncodingJSON(f *testing.F) {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+		if !bytes.HasPrefix(bytes.TrimLeft(line, " \t\r\n"), []byte("{")) || !json.Valid(line) {
 			return
 		}
 		werr := json.Unmarshal(line, &want)

@@ -70,6 +70,10 @@ func TestParseClient(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":0,"result":{}}`, 0},
 		{`{"jsonrpc":"2.0","id":"s","error":{"code":1,"message":"m"}} `, 0},
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "  \t", 0},
+		// RFC 8259 §2: space, tab and CR may precede the object too.
+		{" {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 0},
+		{"\t\r {\"jsonrpc\":\"2.0\",\"id\":1," + call + ",\"params\":{\"name\":\"x\"}}\r", 0},
+		{" {\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", -32600},
 	} {
 		m, err := ParseClient([]byte(tc.line))
 		var pe *ProtocolError
@@ -87,7 +91,7 @@ func TestParseClient(t *testing.T) {
 
 	// Not JSON-RPC at all: an error, but not a ProtocolError, so the host
 	// answers with a parse error.
-	for _, bad := range []string{``, `[]`, `"x"`, `{"id":1`, `{"id":1} {"id":2}`, `{"id":1}x`, `{"id":1}]`} {
+	for _, bad := range []string{``, " \t\r", " [] ", "\v{}", `[]`, `"x"`, `{"id":1`, `{"id":1} {"id":2}`, `{"id":1}x`, `{"id":1}]`} {
 		_, err := ParseClient([]byte(bad))
 		var pe *ProtocolError
 		if err == nil || errors.As(err, &pe) {
@@ -96,7 +100,7 @@ func TestParseClient(t *testing.T) {
 	}
 
 	// What the host reads of an accepted message.
-	m, err := ParseClient([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"version"}}`))
+	m, err := ParseClient([]byte(" \t" + `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"version"}}` + "\r"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +272,7 @@ func TestMessageEnvelope(t *testing.T) {
 			t.Errorf("%s: request %v notification %v response %v", tc.line, m.IsRequest(), m.IsNotification(), m.IsResponse())
 		}
 	}
-	for _, bad := range []string{``, `[]`, `"x"`, `{"id":`} {
+	for _, bad := range []string{``, " \t\r", " [] ", "\v{}", `[]`, `"x"`, `{"id":`} {
 		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -51,7 +51,7 @@ func (m *Message) IsResponse() bool     { return m.Method == "" && HasID(m.ID) }
 // an id that is not valid JSON and on a method that is not a string.
 // Values other than the id and method are checked for structure only.
 func Parse(line []byte) (*Message, error) {
-	if len(line) == 0 || line[0] != '{' {
+	if i := skipSpace(line, 0); i == len(line) || line[i] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
 	}
 	m := &Message{}
