@@ -84,8 +84,9 @@ func (h *Host) noteDriftLocked(c *child, changed []string) {
 		"changed": changed, "grants_revoked": fmt.Sprint(live)})
 	revoked := h.revokeEpochReasonLocked(c.epoch, grant.RevokedIdentityDrift)
 	c.driftRevoked = revoked
-	h.logf("epoch %s: %s changed on disk while it runs and no build restarted it: its grants are revoked (%d) and calls that need one are refused until a build ("+selfcmd.Name()+" record) or "+selfcmd.Name()+" restart starts an epoch on the new code",
-		c.epoch, strings.Join(changed, ", "), revoked)
+	what, note := h.newCodeLocked()
+	h.logf("epoch %s: %s changed on disk while it runs and no build restarted it: its grants are revoked (%d) and calls that need one are refused until %s%s",
+		c.epoch, strings.Join(changed, ", "), revoked, what, note)
 }
 
 // driftRefusalLocked is the refusal of a tools/call that needs a grant
@@ -97,12 +98,25 @@ func (h *Host) driftRefusalLocked(m *jsonrpc.Message, tool string) []byte {
 	}
 	h.audit.event(audit.TypeAuthorizationDenied, c.epoch, h.run, map[string]any{
 		"reason": grant.RevokedIdentityDrift, audit.FieldTool: tool, "current_epoch": string(c.epoch)})
+	what, note := h.newCodeLocked()
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
-		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: a build ("+selfcmd.Name()+" record) or "+selfcmd.Name()+" restart starts an epoch on the new code, which can",
-			strings.Join(c.drift, ", "), c.epoch),
+		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: %s, which can%s",
+			strings.Join(c.drift, ", "), c.epoch, what, note),
 		map[string]any{
 			"error": grant.AuthorizationStale, "reason": grant.RevokedIdentityDrift,
 			"changed": c.drift, "currentEpoch": c.epoch, "tool": tool,
 			"retry": "rebuild (" + selfcmd.Name() + " record) or " + selfcmd.Name() + " restart, then request authorization",
 		})
+}
+
+// newCodeLocked says what starts an epoch on the code on disk: a build
+// (mcpepoch record) or mcpepoch restart; after a failed build, only a
+// build that succeeds, since a restart would start the code that failed
+// (then note says so, else it is "").
+func (h *Host) newCodeLocked() (what, note string) {
+	if h.buildFailed {
+		return "a build that succeeds starts an epoch on the new code",
+			" (the last build failed: " + selfcmd.Name() + " restart would start the code that failed to build)"
+	}
+	return "a build (" + selfcmd.Name() + " record) or " + selfcmd.Name() + " restart starts an epoch on the new code", ""
 }

@@ -116,6 +116,10 @@ type Host struct {
 	policy *grant.Policy
 	config configState
 	floor  floorState // the project's policy floor (floor.go)
+	// buildFailed: the last build signal said the build failed (guarded
+	// by mu); drift's advice then names a build that succeeds, never
+	// mcpepoch restart, which would start the code that failed (drift.go).
+	buildFailed bool
 	// clients is the chain that started the host: its parent, the
 	// wrappers above it and the MCP client (ancestry.go); enrolled: the
 	// trust store held an authenticator at

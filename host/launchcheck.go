@@ -97,10 +97,18 @@ func (h *Host) codeDrift(c *child, now *build.Identity) []string {
 		return nil
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.noteDriftLocked(c, changed)
-	h.mu.Unlock()
-	return []string{"running ≠ built: " + strings.Join(changed, ", ") + " changed on disk since epoch " + string(c.epoch) +
-		" started, and no build restarted it: a build (" + selfcmd.Name() + " record) or " + selfcmd.Name() + " restart starts an epoch on the new code"}
+	line := "running ≠ built: " + strings.Join(changed, ", ") + " changed on disk since epoch " + string(c.epoch) + " started, and no build restarted it"
+	if c.driftRevoked > 0 {
+		line += fmt.Sprintf("; its %s revoked because the code on disk is not the code that runs", grantsWere(c.driftRevoked))
+	}
+	if h.buildFailed {
+		return []string{line + ": the last build failed, so fix the code: a build that succeeds starts an epoch on the new code, then approve the renewal (" +
+			selfcmd.Name() + " approve); " + selfcmd.Name() + " restart would start the code that failed to build"}
+	}
+	what, _ := h.newCodeLocked()
+	return []string{line + ": " + what}
 }
 
 // refuseDriftedEpoch returns an error when the running epoch's code
@@ -117,4 +125,12 @@ func (h *Host) refuseDriftedEpoch() error {
 		return fmt.Errorf("epoch %s is not approved: %s", c.epoch, strings.TrimPrefix(d[0], "running ≠ built: "))
 	}
 	return nil
+}
+
+// grantsWere is "1 grant was" or "N grants were".
+func grantsWere(n int) string {
+	if n == 1 {
+		return "1 grant was"
+	}
+	return fmt.Sprintf("%d grants were", n)
 }

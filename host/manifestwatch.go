@@ -99,6 +99,9 @@ func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (res
 	}
 	fields, m := h.buildFields(req)
 	fields["via"] = via
+	h.mu.Lock()
+	h.buildFailed = req.Type == localapi.TypeBuildFailed
+	h.mu.Unlock()
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
 	raised := h.rereadConfig()
 	var out restartOutcome

@@ -105,3 +105,35 @@ func TestDriftOnlyWhenRunningDiffersFromLastSuccess(t *testing.T) {
 		t.Errorf("drift after a restart onto a failed build's binary: %q", s.Drift)
 	}
 }
+
+// A failed build that left changed code on disk: the running epoch's
+// grants are revoked (drift), and record says so, names a build that
+// succeeds as the way out, and does not advise mcpepoch restart, which
+// would start the code that failed to build.
+func TestFailedBuildDriftSaysWhy(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	p.editToml(`exempt = ["inventory_*"]`, `exempt = ["inventory_lookup"]`)
+	c := p.host()
+	p.record()
+	call(t, c, "inventory_lookup", map[string]any{"sku": "bolt"})
+	js := p.path("dist/server.js")
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(js, append(b, "\n// half-written\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr := p.record("--exit-code", "2")
+	wantLine(t, stderr, "build failed (exit 2): running server unchanged")
+	if !strings.Contains(stderr, "the last build failed, so fix the code: a build that succeeds starts an epoch on the new code, then approve the renewal") ||
+		strings.Contains(stderr, "or mcpepoch restart starts") {
+		t.Errorf("record after a failed build that changed the code:\n%s", stderr)
+	}
+	if _, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); rerr == nil ||
+		!strings.Contains(rerr.Error(), "identity_drift") || !strings.Contains(rerr.Error(), "a build that succeeds starts an epoch on the new code, which can (the last build failed") ||
+		strings.Contains(rerr.Error(), "or mcpepoch restart starts") {
+		t.Errorf("adjust after the failed build: %v", rerr)
+	}
+}
