@@ -187,29 +187,11 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	// written.
 	spec := s.Identity
 	wantTrees := !spec.Rehash && spec.Trees == nil
-	var trees []hostTree
-	asked := make(chan struct{})
-	go func() {
-		defer close(asked)
-		switch {
-		case !wantTrees:
-			dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
-			defer cancel()
-			peers.Connect(dctx)
-		case s.Ahead.done != nil && !waited:
-			<-s.Ahead.done
-			trees = s.Ahead.trees
-		default:
-			if s.Ahead.done != nil {
-				<-s.Ahead.done // its connections are the ones asked again
-			}
-			trees = askTrees(ctx, peers, s.Timeout)
-		}
-	}()
+	asked := dialHosts(ctx, s, peers, wantTrees, waited)
 	mpath := layout.Manifest(s.Root)
 	prev, err := manifest.Read(mpath)
 	if err != nil && !manifest.IsNotExist(err) {
-		<-asked
+		asked()
 		return nil, nil, &ManifestError{Path: mpath, Err: err}
 	}
 	spec.BestEffort = spec.BestEffort || s.ExitCode != 0
@@ -219,8 +201,7 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 		// Compute hashes what is no tree (command, entry, lockfiles)
 		// while the hosts answer, and waits for them at its first tree.
 		known := sync.OnceValue(func() treesFunc {
-			<-asked
-			return treesOf(trees, func(run string) {
+			return treesOf(asked(), func(run string) {
 				if from == "" {
 					from = run
 				}
@@ -243,7 +224,7 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 	if err != nil {
 		return nil, nil, err
 	}
-	<-asked // done with the connections the signal goes over (an identity with no tree did not wait)
+	asked() // done with the connections the signal goes over (an identity with no tree did not wait)
 	now := time.Now()
 	m := manifest.New(s.Label, epoch.NewBuildID(now), now, s.ExitCode, id, prev)
 	durable, err := manifest.Publish(mpath, m)
@@ -251,6 +232,37 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 		return nil, nil, err
 	}
 	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, durable, nil
+}
+
+// dialHosts dials the hosts in the background and, when wantTrees, asks
+// them for their trees, or takes the trees s.Ahead asked for unless the
+// manifest lock was waited for (waited, longer than aheadLockWait: more
+// builds may have written since the hosts answered). The func it returns
+// waits until that is done and returns the trees (nil without wantTrees).
+func dialHosts(ctx context.Context, s Spec, peers *proto.Peers, wantTrees, waited bool) func() []hostTree {
+	var trees []hostTree
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		switch {
+		case !wantTrees:
+			dctx, cancel := context.WithTimeout(ctx, min(s.Timeout, treesTimeout))
+			defer cancel()
+			peers.Connect(dctx)
+		case s.Ahead.done != nil && !waited:
+			<-s.Ahead.done
+			trees = s.Ahead.trees
+		default:
+			if s.Ahead.done != nil {
+				<-s.Ahead.done // its connections are the ones asked again
+			}
+			trees = askTrees(ctx, peers, s.Timeout)
+		}
+	}()
+	return func() []hostTree {
+		<-asked
+		return trees
+	}
 }
 
 // logBuild appends the build to the builds log when no host heard of it:
