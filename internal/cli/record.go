@@ -138,10 +138,22 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if n := len(res.Hosts); n > 0 {
 		fmt.Fprintln(talk, SignalledLine(n))
 	}
-	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), func(r proto.Result) ([]string, bool) {
+	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), hostLines(p, &out, quiet)) > 0
+	if len(res.Hosts) == 0 {
+		fmt.Fprintf(talk, "%s\n", p.Warn("no host reachable over the socket; hosts watching the manifest will see this build"))
+	}
+	return finishRecord(stdio, out, res, spec.Root, *asJSON, *requireHost, hostErr)
+}
+
+// hostLines returns what record prints of one host's answer for PerHost:
+// its outcome (left out with quiet when it is no error), what the host
+// found changed where the build found nothing, and running ≠ built; each
+// outcome is added to out.Hosts.
+func hostLines(p Painter, out *RecordOutput, quiet bool) func(proto.Result) ([]string, bool) {
+	return func(r proto.Result) ([]string, bool) {
 		o, lines := SignalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
-		if more := hostSawMore(out, o); len(more) > 0 {
+		if more := hostSawMore(*out, o); len(more) > 0 {
 			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
 				"the caches in .mcpepoch/cache/ are stale or were rewritten ("+selfcmd.Name()+" record --rehash reads every file)", printable(strings.Join(more, ", ")))))
 		}
@@ -150,11 +162,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 			lines = lines[1:] // the outcome; what follows is running ≠ built
 		}
 		return lines, ok
-	}) > 0
-	if len(res.Hosts) == 0 {
-		fmt.Fprintf(talk, "%s\n", p.Warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
-	return finishRecord(stdio, out, res, spec.Root, *asJSON, *requireHost, hostErr)
 }
 
 // hostSawMore returns what a host that restarted the server found
