@@ -310,6 +310,7 @@ func TestCallReadDifferentlyIsRefused(t *testing.T) {
 		{"NAME version", `{"jsonrpc":"2.0","id":"t5","method":"tools/call","params":{"name":"slow_write","NAME":"version",` + args + `}}`, -32602, `"t5"`},
 		{"duplicate name", `{"jsonrpc":"2.0","id":"t6","method":"tools/call","params":{"name":"slow_write","name":"version",` + args + `}}`, -32602, `"t6"`},
 		{"duplicate name reversed", `{"jsonrpc":"2.0","id":"t7","method":"tools/call","params":{"name":"version","name":"slow_write",` + args + `}}`, -32602, `"t7"`},
+		{"argument named twice", `{"jsonrpc":"2.0","id":"t8","method":"tools/call","params":{"name":"version","arguments":{"x":{"key":"trick","key":"plain"}}}}`, -32602, `"t8"`},
 	} {
 		n := c.received()
 		c.sendLine([]byte(tc.line))

@@ -37,7 +37,8 @@ func (e *ProtocolError) Error() string { return e.Msg }
 // names match exactly, as the servers match them, and a member that is
 // read must appear once and in no other case; the id must be a string, an
 // integer between -2^53 and 2^53, or null; for a tools/call request, params
-// must be an object whose name is a non-empty string. It returns a plain
+// must be an object whose name is a non-empty string, and no object in its
+// arguments, at any depth, may name a member twice. It returns a plain
 // error for a line that is not one valid JSON object, and a
 // *ProtocolError for one that is refused (with the message too when only
 // tools/call params are at fault). Space, tab, CR and LF may surround
@@ -102,6 +103,12 @@ func ParseClient(line []byte) (*Message, error) {
 			return m, &ProtocolError{Code: CodeInvalidParams, Msg: "invalid params: tools/call params.name must be a non-empty string"}
 		}
 		m.Tool, m.Arguments = name, params.val[memberArguments]
+		// The host checks arguments as encoding/json reads them (the last
+		// of a name); a server that keeps the first would run another value.
+		if dup, ok := duplicateMember(m.Arguments); ok {
+			return m, &ProtocolError{Code: CodeInvalidParams, Msg: fmt.Sprintf(
+				"invalid params: tools/call arguments: member %q appears twice in one object; not forwarded", dup)}
+		}
 	}
 	return m, nil
 }
