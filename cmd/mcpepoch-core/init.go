@@ -86,20 +86,27 @@ func runInit(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "dry run: %s %s\n", files(len(w.Changes)), verb)
 		return nil
 	}
-	if !*yes {
-		if err := askToWrite(ctx, stdio, len(w.Changes)); err != nil {
-			return err
-		}
-	}
-	n, err := applyAll(w.Changes)
-	for _, c := range w.Changes[:n] {
-		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
-	}
-	if err != nil {
+	if err := confirmAndWrite(ctx, stdio, w.Changes, *yes); err != nil {
 		return err
 	}
 	nextSteps(stdio.Err, w, selfName(o.Hook))
 	return nil
+}
+
+// confirmAndWrite asks before writing changes (unless yes), writes them
+// all (applyAll), and then names each file written, up to the first that
+// failed; the error is askToWrite's or applyAll's.
+func confirmAndWrite(ctx context.Context, stdio Stdio, changes []wire.Change, yes bool) error {
+	if !yes {
+		if err := askToWrite(ctx, stdio, len(changes)); err != nil {
+			return err
+		}
+	}
+	n, err := applyAll(changes)
+	for _, c := range changes[:n] {
+		fmt.Fprintf(stdio.Err, "wrote %s\n", c.Rel)
+	}
+	return err
 }
 
 // askToWrite asks the person at stdio's terminal whether to write n
