@@ -180,7 +180,9 @@ func (h *Host) applyDeliveryLocked(eff *config.Config) {
 // raiseFloorLocked makes next the floor when it differs from the one held
 // (the file strengthened the policy), and writes it.
 func (h *Host) raiseFloorLocked(next trust.Floor) {
-	if h.floor.floor == nil || h.floor.floor.Same(next) {
+	if h.floor.floor == nil || h.floor.floor.Same(next) || h.floor.missing != "" {
+		// A missing floor's stand-in is the strictest: nothing raises it,
+		// and what differs from it is only how the file says the same.
 		return
 	}
 	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next, h.enrolled))

@@ -252,12 +252,13 @@ func (p priorPin) missingNote(noFloor, noRoot bool, storeDir string) string {
 		if noRoot && p.hadRoot {
 			what = "no policy floor and no trusted authenticator"
 		}
-		where := ""
-		if p.store != "" {
-			where = fmt.Sprintf(" (an earlier host used the trust store %s)", p.store)
+		where := fmt.Sprintf(" (this host reads %s)", storeDir)
+		if p.store != "" && p.store != storeDir && filepath.Dir(p.store) != storeDir {
+			where = fmt.Sprintf(" (an earlier host used the trust store %s; this host reads %s: the MCP client likely starts it with another $XDG_CONFIG_HOME or $HOME than your terminal, as a snap or flatpak editor, sudo or an env in the client's config does)", p.store, storeDir)
 		}
 		return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory ($XDG_CONFIG_HOME) differs or was emptied; "+
-			"until a person restores it or accepts %s's policy with "+selfcmd.Name()+" policy accept --ssh KEY (presence), the strictest policy is in force (presence only)%s",
+			"until a person restores it or accepts %s's policy with "+selfcmd.Name()+" policy accept --ssh KEY (presence), the strictest policy is in force (presence only), "+
+			"and no answer at a terminal or in the MCP client can change that: start the host with the config directory the earlier host used%s",
 			what, where, config.FileName, enrollFirst(noRoot))
 	case noRoot && p.hadRoot:
 		return fmt.Sprintf("trust store missing: %s holds no authenticator, but this project's audit log shows an earlier host pinned the root %s (store %s, %s): "+

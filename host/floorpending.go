@@ -45,12 +45,17 @@ func (h *Host) noteAcceptedFloor() {
 // since (noteAcceptedFloor), the line that says so and when they are in
 // force.
 func (h *Host) weakNoteLocked(weak []trust.Weakening) string {
-	if !h.floor.accepted {
-		return weakNote(weak)
-	}
 	s := make([]string, len(weak))
 	for i, w := range weak {
 		s[i] = w.String()
+	}
+	if h.floor.missing != "" {
+		// What differs is the strictest floor standing in for the one not
+		// found, not an edit of the file.
+		return "not in force while no policy floor is found (the strictest policy stands in for it, whatever " + config.FileName + " says): " + strings.Join(s, "; ")
+	}
+	if !h.floor.accepted {
+		return weakNote(weak)
 	}
 	return config.FileName + " weakens the project's policy floor: " + strings.Join(s, "; ") +
 		"; accepted by a person (" + selfcmd.Name() + " policy accept), in force from the next epoch (" + selfcmd.Name() + " restart)"

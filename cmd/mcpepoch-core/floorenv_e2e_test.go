@@ -30,6 +30,17 @@ func TestEmptyConfigDirIsNotFirstUse(t *testing.T) {
 	if !strings.Contains(c.Stderr(), `grants.attestation = (default: "optional") (in force: "required")`) {
 		t.Errorf("host stderr does not say the strictest floor holds attestation = \"required\":\n%s", c.Stderr())
 	}
+	for _, want := range []string{"no answer at a terminal or in the MCP client can change that", "; this host reads " + filepath.Join(env[0][len("XDG_CONFIG_HOME="):], "mcpepoch"),
+		"not in force while no policy floor is found"} {
+		if !strings.Contains(c.Stderr(), want) {
+			t.Errorf("host stderr does not say %q:\n%s", want, c.Stderr())
+		}
+	}
+	for _, wrong := range []string{"raised by mcpepoch.toml", "mcpepoch.toml weakens", "(default: an authenticator is enrolled)"} {
+		if strings.Contains(c.Stderr(), wrong) {
+			t.Errorf("host stderr says %q, which is not so:\n%s", wrong, c.Stderr())
+		}
+	}
 	out, code := testenv.Run(t, p.dir, env, p.bin, "approve", "--yes", "--all")
 	if code == 0 {
 		t.Fatalf("approve --yes under the empty config directory: exit 0, want a refusal\n%s", out)
