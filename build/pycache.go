@@ -31,8 +31,9 @@ const maxPyc = 64 << 20
 //     level (-O, -OO, PYTHONOPTIMIZE); other tags, such as pytest's
 //     rewritten "cpython-312-pytest-8.3.2", are never loaded;
 //   - a .pyc in __pycache__ without its x.py beside the directory is never
-//     loaded (a sourceless module is x.pyc beside the other sources, which
-//     a code tree hashes as a file);
+//     loaded (a sourceless module is x.pyc beside the other sources, with
+//     no x.py: a code tree hashes it as a file, and rootCode counts one
+//     at the project root);
 //   - a timestamp-based .pyc is loaded only when its header's mtime and
 //     size are the source's; a hash-based one (PEP 552) whenever present
 //     (unchecked) or when its source hash matches (checked, not computed

@@ -236,3 +236,52 @@ func TestPycacheOptimizeAndPrefix(t *testing.T) {
 		t.Errorf("with a pycache prefix Python reads no __pycache__, but it is counted:\nwant %v\ngot  %v", bareO, got)
 	}
 }
+
+// pyCompileSourceless writes dir/name.pyc compiled from src, as Python's
+// legacy sourceless location holds it, and leaves no name.py.
+func pyCompileSourceless(t *testing.T, py, dir, name, src string) {
+	t.Helper()
+	srcPath := filepath.Join(dir, name+".py")
+	idWrite(t, dir, idFile{path: name + ".py", content: src})
+	pyRun(t, py, dir, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)", srcPath, filepath.Join(dir, name+".pyc"))
+	if err := os.Remove(srcPath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sourceless helper.pyc at the project root, with no helper.py, is
+// imported by Python from the script's directory (sys.path[0]): the
+// identity counts it, and a recompiled one is a change. A .pyc beside its
+// own .py is never imported (the source wins) and is not counted.
+func TestPycacheSourcelessAtRoot(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "import helper, mod\nprint(helper.V, mod.X)\n"}, idFile{path: "mod.py", content: "X = 'source'\n"})
+	pyCompileSourceless(t, py, dir, "helper", "V = 'h1'\n")
+	if got := pyRun(t, py, dir, "server.py"); got != "h1 source" {
+		t.Fatalf("server.py printed %q", got)
+	}
+	first := pyCodeDigests(t, py, dir, "server.py")
+	if _, ok := first["helper.pyc"]; !ok {
+		t.Fatalf("helper.pyc, which Python imports, is not in the code: %v", first)
+	}
+
+	pyCompileSourceless(t, py, dir, "helper", "V = 'h2-changed'\n")
+	if got := pyRun(t, py, dir, "server.py"); got != "h2-changed source" {
+		t.Fatalf("server.py printed %q after the recompile", got)
+	}
+	second := pyCodeDigests(t, py, dir, "server.py")
+	if sameDigests(first, second) {
+		t.Errorf("a recompiled sourceless helper.pyc is no change: %v", second)
+	}
+
+	pyCompileSourceless(t, py, dir, "mod", "X = 'bytecode'\n")
+	idWrite(t, dir, idFile{path: "mod.py", content: "X = 'source'\n"})
+	if got := pyRun(t, py, dir, "server.py"); got != "h2-changed source" {
+		t.Fatalf("server.py printed %q: mod.pyc was imported beside mod.py", got)
+	}
+	if got := pyCodeDigests(t, py, dir, "server.py"); !sameDigests(got, second) {
+		t.Errorf("mod.pyc beside mod.py, which Python never imports, is counted:\nwant %v\ngot  %v", second, got)
+	}
+}

@@ -13,9 +13,10 @@ import (
 // when no code tree is inferred (the whole root is never hashed by
 // default): the entry's sibling source files of its runtime's language,
 // not recursive (.py for python; .js, .mjs and .cjs for node and bun), and
-// for python the package directories beside it (those with an
-// __init__.py, as trees) and the root's __pycache__ (of which only the
-// bytecode of those siblings that Python loads is hashed, see pycRules).
+// for python its sourceless modules (sourcelessModule), the package
+// directories beside it (those with an __init__.py, as trees) and the
+// root's __pycache__ (of which only the bytecode of those siblings that
+// Python loads is hashed, see pycRules).
 // Node resolves nothing else from there by itself: a directory
 // it requires is named in code in mcpepoch.toml. It notes in id what it
 // hashed.
@@ -47,6 +48,9 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 		case e.Type().IsRegular() && exts[strings.ToLower(filepath.Ext(e.Name()))]:
 			files = append(files, e.Name())
 			out = append(out, codeInput{path: p, why: "a " + lang + " module beside the entry at the project root (its siblings are hashed, not the root's subdirectories)"})
+		case lang == "python" && e.Type().IsRegular() && sourcelessModule(dir, e.Name()):
+			files = append(files, e.Name())
+			out = append(out, codeInput{path: p, why: "a sourceless python module beside the entry at the project root: with no .py of its name, Python imports this .pyc"})
 		case lang == "python" && e.IsDir() && e.Name() == "__pycache__":
 			out = append(out, codeInput{path: p, why: "the bytecode of the modules at the project root that Python loads"})
 		case lang == "python" && e.IsDir() && isRegular(filepath.Join(p, "__init__.py")):
@@ -60,4 +64,18 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 		note += fmt.Sprintf(" and the package directories %q beside it (with __init__.py; namespace packages are not) and the bytecode Python loads from the root's __pycache__", pkgs)
 	}
 	return out, note + " are code (name more in code in mcpepoch.toml)"
+}
+
+// sourcelessModule reports whether the file name in dir is a .pyc Python
+// imports from there as a module: x.pyc with no x.py beside it and no
+// package directory x (importlib's FileFinder tries a package, then
+// x.py, then x.pyc; The Python Language Reference, 5.5 "The path based
+// finder"; PEP 3147 keeps this legacy location for sourceless imports).
+func sourcelessModule(dir, name string) bool {
+	stem, ok := strings.CutSuffix(name, ".pyc")
+	if !ok || stem == "" || strings.Contains(stem, ".") {
+		return false
+	}
+	pkg := filepath.Join(dir, stem)
+	return !isRegular(pkg+".py") && !isRegular(filepath.Join(pkg, "__init__.py")) && !isRegular(filepath.Join(pkg, "__init__.pyc"))
 }
