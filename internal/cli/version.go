@@ -115,7 +115,7 @@ func ldflagX(flags, name string) string {
 	return ""
 }
 
-// line is one line: "mcpepoch V (DETAILS)", DETAILS the module version,
+// Line returns the version line, "mcpepoch V (DETAILS)", DETAILS the module version,
 // the revision (each left out when unknown), the Go version and platform.
 func (info VersionInfo) Line() string {
 	var details []string
