@@ -182,8 +182,18 @@ func settleRequest(keys keyReader, stdio Stdio, rv localapi.Review, req *localap
 	if !interactive {
 		return true, nil
 	}
+	if r != nil && len(r.Tools) == 0 && len(r.Changed) == 0 && len(req.Tools) == 0 && !req.All {
+		// A renewal with nothing in it (its tools exempt now, or gone)
+		// offers no key: say so and go on to the review.
+		fmt.Fprintf(stdio.Out, "epoch %s replaced epoch %s, whose %s ended with it: nothing of it to renew\n",
+			printable(string(r.Epoch)), printable(string(r.FromEpoch)), count(len(r.Revoked), "grant"))
+		r = nil
+	}
 	if r != nil && len(req.Tools) == 0 && !req.All {
 		printRenewal(stdio.Out, r, sc)
+		if w := waitingOutside(rv, r); len(w) > 0 {
+			fmt.Fprintf(stdio.Out, "  waiting  %s: calls held or refused, not in the renewal (%c reviews them)\n", printableList(w, ", "), keyReview)
+		}
 		rreq, answer, err := askRenewal(keys, stdio.Err, r)
 		switch {
 		case err != nil:

@@ -60,3 +60,28 @@ func TestRenewalPromptEnterIsNo(t *testing.T) {
 		t.Errorf("the prompt was asked more than once:\n%s", out.String())
 	}
 }
+
+// A renewal with nothing to renew offers no key: approve says so and goes
+// on to the review. A renewal shown beside calls waiting for other tools
+// names them and the key that reviews them.
+func TestRenewalEmptyAndWaitingOutside(t *testing.T) {
+	t.Parallel()
+	settle := func(rv localapi.Review, input string) string {
+		var out, errw strings.Builder
+		keys := newKeyReader(context.Background(), bufio.NewReader(strings.NewReader(input)), io.Reader(nil))
+		req := &localapi.ApproveRequest{}
+		settleRequest(keys, Stdio{Out: &out, Err: &errw}, rv, req, true, screen{p: newPainter(&out)})
+		return out.String() + errw.String()
+	}
+	empty := localapi.Review{AgentRun: "R", Epoch: "E2", Renewal: &localapi.Renewal{Epoch: "E2", FromEpoch: "E1", Revoked: []epoch.GrantID{"G"}}}
+	got := settle(empty, "\nn\n")
+	if strings.Contains(got, "renewal -") || strings.Contains(got, "review all") || !strings.Contains(got, "whose 1 grant ended with it: nothing of it to renew") {
+		t.Errorf("an empty renewal:\n%s", got)
+	}
+	waiting := localapi.Review{AgentRun: "R", Epoch: "E2", Pending: []*localapi.Pending{{Tool: "reverse", Epoch: "E2"}, {Tool: "shout", Epoch: "E2"}},
+		Renewal: &localapi.Renewal{Epoch: "E2", FromEpoch: "E1", ShortCode: "AB12-CD34", Tools: []string{"shout"}}}
+	got = settle(waiting, "n")
+	if !strings.Contains(got, "waiting  reverse: calls held or refused, not in the renewal (r reviews them)") {
+		t.Errorf("a renewal beside a call waiting for another tool:\n%s", got)
+	}
+}

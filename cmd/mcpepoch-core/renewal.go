@@ -244,3 +244,15 @@ func approvedLine(g grant.Grant) string {
 		printable(string(g.ID)), printable(string(g.AgentRun)), printable(string(g.ExecutionEpoch)), printableList(g.ToolScope, ", "),
 		scopePhrase(g.CredentialScope), printable(g.ExpiresWhen), printable(string(g.Proof)))
 }
+
+// waitingOutside lists the tools of rv's pending calls in its current
+// epoch that renewal r does not renew, each once.
+func waitingOutside(rv localapi.Review, r *localapi.Renewal) []string {
+	var out []string
+	for _, p := range rv.Pending {
+		if p.Epoch == rv.Epoch && !slices.Contains(r.Tools, p.Tool) && !slices.Contains(out, p.Tool) {
+			out = append(out, p.Tool)
+		}
+	}
+	return out
+}
