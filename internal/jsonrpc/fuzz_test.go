@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParseClient: no client line makes the envelope readers panic, and
@@ -130,6 +131,14 @@ func FuzzParseAsEncodingJSON(f *testing.F) {
 		}
 		werr := json.Unmarshal(line, &want)
 		m, err := Parse(line)
+		if werr == nil && refusedID(want.ID) {
+			// JSON-RPC 2.0 §4 and RFC 8259 §8.1 (Parse's idKind): encoding/json
+			// takes these ids, Parse must not.
+			if err == nil {
+				t.Fatalf("Parse(%q) took id %q, which is not a string, a number or null in UTF-8", line, m.ID)
+			}
+			return
+		}
 		if (werr == nil) != (err == nil) {
 			t.Fatalf("Parse(%q): error %v, encoding/json: %v", line, err, werr)
 		}
@@ -151,6 +160,22 @@ func FuzzParseAsEncodingJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refusedID reports whether a JSON-RPC 2.0 §4 reader must refuse id: an
+// object, an array, a boolean, or a string that is not valid UTF-8.
+func refusedID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '{', '[', 't', 'f':
+		return true
+	case '"':
+		return !utf8.Valid(id)
+	}
+	return false
 }
 
 // FuzzStrictObject: the envelope reader decides as encoding/json-based
