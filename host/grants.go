@@ -134,6 +134,12 @@ func (h *Host) requiredLine(m *jsonrpc.Message, tool string, d grant.Decision, d
 			wayOut = "" // the exempt list is what mcpepoch.toml changed, and what is not applied
 		}
 	}
+	if h.floor.missing != "" {
+		// Why the strictest policy holds, and what lifts it: no answer
+		// the agent could relay to a person does.
+		data["policyFloorMissing"] = h.floor.missing
+		wayOut += "; policy floor: " + h.floor.missing
+	}
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationRequired,
 		fmt.Sprintf("authorization_required: %s (tool %s, execution epoch %s): %s%s", what, tool, ep, action, wayOut), data)
 }

@@ -23,7 +23,9 @@ func TestEmptyConfigDirIsNotFirstUse(t *testing.T) {
 	p.editToml(`exempt = ["inventory_lookup"]`, "exempt = [\"inventory_lookup\"]\nproof = [\"same-user\"]")
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(t.TempDir(), "elsewhere")}
 	c = testenv.Driver(t, p.dir, env, p.bin, "host", "--", "node", "dist/server.js")
-	refused(t, c, "under an empty config directory")
+	if got := refused(t, c, "under an empty config directory"); !strings.Contains(got, "no answer at a terminal or in the MCP client can change that") {
+		t.Errorf("the refusal does not say why the strictest policy holds: %s", got)
+	}
 	if !strings.Contains(c.Stderr(), "no policy floor found, but this project's audit log shows an earlier host ran with one") {
 		t.Errorf("host stderr does not say the floor went missing:\n%s", c.Stderr())
 	}
