@@ -15,10 +15,12 @@ var ErrClosed = errors.New("audit: log is closed")
 
 // maxTailLine bounds how far back Open and Append look for the start of a
 // line at the end of the log, and maxTornLines how many lines that are not
-// records they accept there, before giving up with a CorruptError.
-const (
-	maxTailLine  = 16 << 20
-	maxTornLines = 64
+// records they accept there, before giving up with a CorruptError. Verify
+// reports a tail past either bound as a problem (ProblemTailTooLong), so
+// the two agree. Variables only so that tests can lower them.
+var (
+	maxTailLine  int64 = 16 << 20
+	maxTornLines       = 64
 )
 
 // HeadPath returns the head file path for the log at logPath: logPath with

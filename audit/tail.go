@@ -98,26 +98,60 @@ func chainReaches(f *os.File, t tail, h Head) bool {
 }
 
 // lineBefore returns the line that ends at offset end (exclusive, at a
-// newline or the end of the file) and its start offset.
+// newline or the end of the file) and its start offset. A line longer than
+// maxTailLine bytes is a CorruptError naming its start.
 func lineBefore(f *os.File, end int64) (int64, []byte, error) {
 	const chunk = 64 << 10
 	var line []byte
 	pos := end
 	for pos > 0 {
 		n := min(int64(chunk), pos)
-		if int64(len(line))+n > maxTailLine {
-			return 0, nil, &CorruptError{Path: f.Name(), Offset: pos,
-				Reason: fmt.Sprintf("line ending at offset %d is longer than %d bytes", end, maxTailLine)}
-		}
 		buf := make([]byte, n)
 		if _, err := f.ReadAt(buf, pos-n); err != nil && err != io.EOF {
 			return 0, nil, fmt.Errorf("audit: read %s: %w", f.Name(), err)
 		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			return pos - n + int64(i) + 1, append(buf[i+1:], line...), nil
+		start := pos - n
+		i := bytes.LastIndexByte(buf, '\n')
+		if i >= 0 {
+			start += int64(i) + 1
+		}
+		if end-start > maxTailLine {
+			return 0, nil, tooLong(f, start, end, i >= 0)
+		}
+		if i >= 0 {
+			return start, append(buf[i+1:], line...), nil
 		}
 		line = append(buf, line...)
 		pos -= n
 	}
 	return 0, line, nil
+}
+
+// tooLong is the CorruptError for a line that ends at end and is longer
+// than maxTailLine; from is its start when found, else a point inside it
+// from which lineStart looks further back.
+func tooLong(f *os.File, from, end int64, found bool) error {
+	start := from
+	if !found {
+		start = lineStart(f, from)
+	}
+	return &CorruptError{Path: f.Name(), Offset: start,
+		Reason: fmt.Sprintf("a line of %d bytes (ending at offset %d) is longer than %d bytes", end-start, end, maxTailLine)}
+}
+
+// lineStart returns the start of the line that contains the byte before
+// pos, reading back in fixed chunks; a read error gives pos.
+func lineStart(f *os.File, pos int64) int64 {
+	buf := make([]byte, 64<<10)
+	for pos > 0 {
+		n := min(int64(len(buf)), pos)
+		if _, err := f.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {
+			return pos
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos - n + int64(i) + 1
+		}
+		pos -= n
+	}
+	return 0
 }

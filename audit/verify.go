@@ -26,6 +26,7 @@ const (
 	ProblemHeadMissing  ProblemKind = "head-missing"  // the log has records but there is no head file
 	ProblemHeadTorn     ProblemKind = "head-torn"     // the head file was torn by a crash during its rewrite
 	ProblemLogMissing   ProblemKind = "log-missing"   // there is a head file but no log: the whole log was deleted
+	ProblemTailTooLong  ProblemKind = "tail-too-long" // the lines after the last record are longer or more than Open closes: it refuses the log
 	ProblemCut          ProblemKind = "cut"           // a log_recovered record names records cut from the log (or the log found shorter) while a writer had it open
 )
 
@@ -383,12 +384,36 @@ func (v *verifier) finish() {
 	if v.last != nil {
 		after = fmt.Sprintf("seq %d", v.last.Seq)
 	}
+	if v.tailTooLong() {
+		return
+	}
 	for _, t := range v.pending {
 		v.warn(Problem{Kind: WarnTornTail, Line: t.n,
 			Msg: fmt.Sprintf("torn tail: %d bytes after %s are not a record (%v); the writer stopped mid-record, the next Open closes it",
 				t.torn.Bytes, after, t.err)})
 	}
 	v.pending = nil
+}
+
+// tailTooLong reports, as a problem, lines at the end that Open refuses to
+// close (as scanTail does): more than maxTornLines of them, or one longer
+// than maxTailLine bytes. A writer cannot leave either by stopping
+// mid-record, so Open keeps the log as it is and Verify says why.
+func (v *verifier) tailTooLong() bool {
+	if len(v.pending) > maxTornLines {
+		t := v.pending[len(v.pending)-maxTornLines-1]
+		v.problem(Problem{Kind: ProblemTailTooLong, Line: t.n,
+			Msg: fmt.Sprintf("offset %d: more than %d lines at the end are not records; Open refuses the log", t.torn.Offset, maxTornLines)})
+		return true
+	}
+	for _, t := range v.pending {
+		if t.torn.Bytes > maxTailLine {
+			v.problem(Problem{Kind: ProblemTailTooLong, Line: t.n,
+				Msg: fmt.Sprintf("offset %d: a line of %d bytes at the end is longer than %d bytes; Open refuses the log", t.torn.Offset, t.torn.Bytes, maxTailLine)})
+			return true
+		}
+	}
+	return false
 }
 
 func (v *verifier) checkHead(headPath string) {
