@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -211,8 +212,15 @@ type AuditError struct {
 	Err  error
 }
 
+// Error gives the advice once: an audit error that already says to run
+// audit verify (a CorruptError, a truncated or replaced log) is not told it
+// again.
 func (e *AuditError) Error() string {
-	return fmt.Sprintf("audit log %s: %v (check it with '"+selfcmd.Name()+" audit verify'; move it aside to start a new one)", e.Path, e.Err)
+	msg := e.Err.Error()
+	if strings.Contains(msg, " audit verify") {
+		return fmt.Sprintf("audit log %s: %s; move it aside to start a new one", e.Path, msg)
+	}
+	return fmt.Sprintf("audit log %s: %s (check it with '"+selfcmd.Name()+" audit verify'; move it aside to start a new one)", e.Path, msg)
 }
 
 func (e *AuditError) Unwrap() error { return e.Err }
