@@ -403,13 +403,13 @@ func (v *verifier) tailTooLong() bool {
 	if len(v.pending) > maxTornLines {
 		t := v.pending[len(v.pending)-maxTornLines-1]
 		v.problem(Problem{Kind: ProblemTailTooLong, Line: t.n,
-			Msg: fmt.Sprintf("offset %d: more than %d lines at the end are not records; Open refuses the log", t.torn.Offset, maxTornLines)})
+			Msg: fmt.Sprintf("offset %d: more than %d lines at the end are not records; no writer appends to the log until it is moved aside", t.torn.Offset, maxTornLines)})
 		return true
 	}
 	for _, t := range v.pending {
 		if t.torn.Bytes > maxTailLine {
 			v.problem(Problem{Kind: ProblemTailTooLong, Line: t.n,
-				Msg: fmt.Sprintf("offset %d: a line of %d bytes at the end is longer than %d bytes; Open refuses the log", t.torn.Offset, t.torn.Bytes, maxTailLine)})
+				Msg: fmt.Sprintf("offset %d: a line of %d bytes at the end is longer than %d bytes; no writer appends to the log until it is moved aside", t.torn.Offset, t.torn.Bytes, maxTailLine)})
 			return true
 		}
 	}
