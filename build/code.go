@@ -46,6 +46,10 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 		}
 		return out
 	}
+	if id.unfollowed != "" {
+		id.Inferred = append(id.Inferred, "code: the whole project, since what "+id.unfollowed+" loads cannot be told (name the code in code in mcpepoch.toml)")
+		return []codeInput{{path: dir, why: "the project: the launch runs a command line that cannot be followed to its code (" + id.unfollowed + ")"}}
+	}
 	if l.goRun != nil {
 		return goRunSource(dir, l, id)
 	}
@@ -59,7 +63,14 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 	} else if source {
 		id.Source = fmt.Sprintf("the server runs from source (%s): only that file is hashed (name the tree it imports in code in mcpepoch.toml)", entry)
 	} else if e := abs(dir, entry); entry != "" && e != runtime && !l.unbuilt && inside(dir, e) && !inDeps(spec, dir, e) {
-		if root, note := rootCode(dir, entry, l, runtime); note != "" {
+		if lang := rootLang(e, l, runtime); filepath.Dir(e) == dir && lang == "node" {
+			// Node resolves a relative import anywhere under the root
+			// (./lib/helper.mjs): the whole tree is code, generated and
+			// git-ignored files too, less dependency trees, .git and
+			// .mcpepoch (CodeSkipDirs).
+			out = append(out, codeInput{path: dir, why: "the project root the entry lies in: " + lang + " loads code from anywhere below it"})
+			id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root: the whole tree under it is code (name the code in code in mcpepoch.toml)")
+		} else if root, note := rootCode(dir, entry, l, runtime); note != "" {
 			out = append(out, root...)
 			id.Inferred = append(id.Inferred, note)
 		}
@@ -210,9 +221,22 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 			}
 			return &InputError{Field: string(RoleCode), Path: display(dir, c.path), Err: err}
 		case fi.IsDir():
-			if e := abs(dir, entry); entry != "" && e != c.path && inside(c.path, e) {
-				rel, _ := filepath.Rel(c.path, e)
-				skip = []string{filepath.ToSlash(rel)}
+			// The entry, and wrappers and a runtime inside the tree, are
+			// inputs of their own: a change of one is named as itself.
+			own := []string{abs(dir, entry)}
+			for _, w := range id.Wrappers {
+				own = append(own, abs(dir, filepath.FromSlash(w.Path)))
+			}
+			if id.Runtime.Path != "" {
+				own = append(own, abs(dir, filepath.FromSlash(id.Runtime.Path)))
+			}
+			for i, e := range own {
+				if (i > 0 || entry != "") && e != c.path && inside(c.path, e) {
+					rel, _ := filepath.Rel(c.path, e)
+					if r := filepath.ToSlash(rel); !slices.Contains(skip, r) {
+						skip = append(skip, r)
+					}
+				}
 			}
 			skipDirs := CodeSkipDirs
 			if py != nil {

@@ -53,7 +53,7 @@ func TestCodeInferred(t *testing.T) {
 		{"node preload inside the tree", []string{"node", "--import", "./dist/lib/tool.js", "dist/server.js"}, "dist/server.js", []string{"dist"}, ""},
 		{"node without extension", []string{"node", "dist/server"}, "dist/server.js", []string{"dist"}, ""},
 		{"node directory", []string{"node", "dist"}, "dist/index.js", []string{"dist"}, ""},
-		{"node in the root", []string{"node", "server.js"}, "server.js", []string{"preload.cjs"}, ""},
+		{"node in the root", []string{"node", "server.js"}, "server.js", []string{"."}, ""},
 		{"package below the root", []string{"node", "packages/api/dist/main.js"}, "packages/api/dist/main.js", []string{"packages/api/dist"}, ""},
 		{"no package.json", []string{"node", "packages/web/dist/main.js"}, "packages/web/dist/main.js", []string{"packages"}, ""},
 		{"python -m", []string{"python3", "-u", "-m", "pkg.server"}, "pkg/server/__main__.py", []string{"pkg"}, ""},

@@ -76,8 +76,8 @@ func TestIdentityShellScriptExec(t *testing.T) {
 	idWantOneChange(t, before, idCompute(t, spec), "bin/server")
 
 	idWrite(t, dir, idFile{path: "server.sh", content: "#!/bin/sh\nexec \"$SERVER\"\n"})
-	if id := idCompute(t, spec); !hasInferred(id, "what the script runs is not hashed") {
-		t.Errorf("a script with a dynamic exec: inferred %q, want a note that what it runs is not hashed", id.Inferred)
+	if id := idCompute(t, spec); !hasInferred(id, "the whole project is code") || len(id.Code) != 1 || id.Code[0].Path != "." {
+		t.Errorf("a script with a dynamic exec: code %v, inferred %q, want the whole project as code", id.Code, id.Inferred)
 	}
 }
 

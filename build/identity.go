@@ -107,6 +107,17 @@ type Identity struct {
 	// resolved from PATH", "lockfile package-lock.json detected"), so a user
 	// can see what was hashed and why.
 	Inferred []string `json:"inferred"`
+	// Runs lists the command lines the launch runs on its way to the
+	// runtime, as followed through wrappers (sh -c, a script's last
+	// command, a package.json script), for checks of what runs (the
+	// host's self-reload check). Not an input, not recorded.
+	Runs [][]string `json:"-"`
+
+	// unfollowed, when set, says what the launch runs that could not be
+	// followed to its code (a shell line with syntax, a package.json
+	// script that is not one plain command): the whole project is then
+	// code (inferCode), since what it loads cannot be told.
+	unfollowed string
 }
 
 // Spec says where to look. Explicit fields win over inference.

@@ -26,12 +26,12 @@ func rootCode(dir, entry string, l launchArgs, runtime string) ([]codeInput, str
 		return nil, ""
 	}
 	var exts map[string]bool
-	lang := ""
-	switch {
-	case isPython(l, runtime) || strings.EqualFold(filepath.Ext(full), ".py"):
-		exts, lang = map[string]bool{".py": true}, "python"
-	case l.runtime == "node" || l.runtime == "bun" || slices.Contains(codeExts, strings.ToLower(filepath.Ext(full))) && !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(full))):
-		exts, lang = map[string]bool{".js": true, ".mjs": true, ".cjs": true}, "node"
+	lang := rootLang(full, l, runtime)
+	switch lang {
+	case "python":
+		exts = map[string]bool{".py": true}
+	case "node":
+		exts = map[string]bool{".js": true, ".mjs": true, ".cjs": true}
 	default:
 		return nil, ""
 	}
@@ -78,4 +78,18 @@ func sourcelessModule(dir, name string) bool {
 	}
 	pkg := filepath.Join(dir, stem)
 	return !isRegular(pkg+".py") && !isRegular(filepath.Join(pkg, "__init__.py")) && !isRegular(filepath.Join(pkg, "__init__.pyc"))
+}
+
+// rootLang names the language of the entry full (absolute) as its
+// runtime loads it: "python", "node" (node, bun, or a .js entry), or ""
+// when neither.
+func rootLang(full string, l launchArgs, runtime string) string {
+	ext := strings.ToLower(filepath.Ext(full))
+	switch {
+	case isPython(l, runtime) || ext == ".py":
+		return "python"
+	case l.runtime == "node" || l.runtime == "bun" || slices.Contains(codeExts, ext) && !slices.Contains(sourceExts, ext):
+		return "node"
+	}
+	return ""
 }

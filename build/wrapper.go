@@ -75,6 +75,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		return "", "", nil, nil, false, err
 	}
 	args, direct = command[1:], true
+	name := filepath.Base(command[0]) // the program as the launch names it
 	if filepath.Base(command[0]) == "npx" {
 		entry, direct = npxEntry(args, dir, id), false
 	}
@@ -91,6 +92,8 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			return false
 		}
 		id.Inferred = append(id.Inferred, via+" runs "+strings.Join(words, " "))
+		id.Runs = append(id.Runs, words)
+		name = filepath.Base(words[0])
 		if entry == "" {
 			entry = fileArg(words[1:], dir, via, id)
 		}
@@ -99,6 +102,28 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 	}
 	for depth := 0; depth < maxWrapperDepth; depth++ {
 		base := filepath.Base(exe)
+		if script, ok := packageScript(name, args); ok {
+			pkg := filepath.Join(dir, "package.json")
+			text, found := scriptText(dir, script)
+			if !found {
+				break // the package manager's own script: no file of the project, so Uncovered
+			}
+			wrappers = append(wrappers, exe, pkg)
+			whys[pkg] = "package.json: its scripts." + script + " is the command " + name + " runs"
+			via := name + " " + script + " (package.json scripts." + script + ")"
+			words, ok := plainShell(text)
+			if !ok {
+				id.unfollowed = via + ": " + text
+				id.Inferred = append(id.Inferred, via+" runs "+text+": shell syntax, not followed")
+				break
+			}
+			// npm, yarn, pnpm and bun put the package's node_modules/.bin first on PATH.
+			path = filepath.Join(dir, "node_modules", ".bin") + string(filepath.ListSeparator) + path
+			if !follow(via, words) {
+				break
+			}
+			continue
+		}
 		if base == "env" && len(args) > 0 {
 			wrappers = append(wrappers, exe)
 			if !follow("env", args) {
@@ -152,9 +177,10 @@ func followShell(shell string, args []string, dir string, entry *string, wrapper
 	switch {
 	case len(args) >= 2 && args[0] == "-c":
 		*wrappers = append(*wrappers, shell)
-		words, ok := splitPlain(args[1])
+		words, ok := plainShell(args[1])
 		if !ok {
-			id.Inferred = append(id.Inferred, base+" -c "+args[1]+": shell syntax, not followed (set entry in mcpepoch.toml)")
+			id.unfollowed = base + " -c " + args[1]
+			id.Inferred = append(id.Inferred, base+" -c "+args[1]+": shell syntax, not followed: the whole project is code (name the code in code in mcpepoch.toml)")
 			return false
 		}
 		return follow(base+" -c", words)
@@ -186,8 +212,9 @@ func shellScript(shell, arg, dir string, entry *string, wrappers *[]string, foll
 		*entry, *wrappers = saved, (*wrappers)[:n]
 	}
 	base := filepath.Base(shell)
-	id.Inferred = append(id.Inferred, base+" "+arg+": what the script runs is not hashed, only the script and "+base+
-		" (its last line is no exec of a plain command; set entry in mcpepoch.toml)")
+	id.unfollowed = base + " " + arg
+	id.Inferred = append(id.Inferred, base+" "+arg+": what the script runs cannot be followed (its last line is no plain command): "+
+		"the whole project is code (name the code in code in mcpepoch.toml)")
 	return false
 }
 

@@ -80,8 +80,9 @@ func TestWrapperShebangScriptChanged(t *testing.T) {
 	if after.Wrappers[0].Digest != DigestBytes([]byte("#!/bin/sh\nexec node b.js\n")) {
 		t.Errorf("wrapper digest %s is not the digest of run.sh", after.Wrappers[0].Digest)
 	}
-	// a.js and b.js swap roles: each is the other's sibling at the root.
-	idWantChanges(t, before, after, "b.js", "a.js", "run.sh", "a.js (gone)", "b.js (gone)")
+	// a.js and b.js swap roles: the entry is now b.js, and the root tree,
+	// which leaves the entry out, holds a.js instead.
+	idWantChanges(t, before, after, "b.js", ".", "run.sh", "a.js (gone)")
 
 	// A script whose last line is not a plain exec keeps the shell as the
 	// runtime and the script as the entry.

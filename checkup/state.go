@@ -53,6 +53,12 @@ func (c *check) launch() {
 			c.note("no build recorded yet: the entry %s is checked after the first build (%s %s)", id.Entry.Path, orTask(c.pl.Build.Runner), c.pl.Build.Target)
 		}
 	}
+	var unc *build.UncoveredError
+	if errors.As(id.Uncovered(), &unc) {
+		c.problem(config.FileName, "command "+strings.Join(c.pl.Command, " ")+": its identity hashes no file of the project (the entry is "+unc.Entry+
+			"): an edit of the server's code would not change its epoch, and the host refuses to start it",
+			"name the code it loads in code = [...] in "+config.FileName+", or set command = [...] to run the runtime on the entry (command = [\"node\", \"server.mjs\"])")
+	}
 	if id.Source != "" {
 		c.problem(config.FileName, id.Source, "build the server and launch the output (command in "+config.FileName+"), so that what runs changes only with a build")
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,6 +28,32 @@ import (
 // maxLaunchRaces bounds the launches of one restart whose identity changed
 // while they started.
 const maxLaunchRaces = 3
+
+// checkLaunch refuses, at host start, a launch whose identity cannot
+// vouch for what it runs: one that hashes no file of the project
+// (build.UncoveredError: an edit of its code would change no epoch), or
+// one that reaches a self-reloading tool through a wrapper the identity
+// followed (a package.json script "node --watch server.mjs", a shell
+// script's last command), as checkSelfReload refuses it on the command
+// line itself.
+func (h *Host) checkLaunch(id *build.Identity) error {
+	if err := id.Uncovered(); err != nil {
+		return err
+	}
+	if h.opts.AllowSelfReload {
+		return nil
+	}
+	for _, words := range id.Runs {
+		if err := checkSelfReload(words); err != nil {
+			var sr *SelfReloadError
+			if errors.As(err, &sr) {
+				sr.Via = h.opts.Command
+			}
+			return err
+		}
+	}
+	return nil
+}
 
 // launchCheck computes the identity again after child c, launched with
 // identity want, came up, and returns it with what differs from want

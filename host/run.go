@@ -144,6 +144,9 @@ func (h *Host) startFirst() error {
 	if err != nil {
 		return err
 	}
+	if err := h.checkLaunch(id); err != nil {
+		return err
+	}
 	h.warnMissing(id)
 	if id.Source != "" {
 		h.logf("note: %s", id.Source)

@@ -18,9 +18,16 @@ type SelfReloadError struct {
 	Command []string
 	Tool    string // what reloads, such as "node --watch"
 	Instead string // what to run instead
+	// Via, when set, is the launch command that runs Command through a
+	// wrapper (npm start, sh run.sh).
+	Via []string
 }
 
 func (e *SelfReloadError) Error() string {
+	if e.Via != nil {
+		return fmt.Sprintf("launch command %q runs %q, which reloads code in-process (%s): the host cannot see the new code, which would answer under the old execution epoch and the old grants; %s, and let the build hook ("+selfcmd.Name()+" record) restart it under a new epoch; or set allow_self_reload = true in mcpepoch.toml",
+			e.Via, e.Command, e.Tool, e.Instead)
+	}
 	return fmt.Sprintf("launch command %q reloads code in-process (%s): the host cannot see the new code, which would answer under the old execution epoch and the old grants; %s, and let the build hook ("+selfcmd.Name()+" record, from task --watch or make) restart it under a new epoch; or set allow_self_reload = true in mcpepoch.toml",
 		e.Command, e.Tool, e.Instead)
 }

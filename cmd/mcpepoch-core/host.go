@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/build"
 	"os"
 	"os/signal"
 
@@ -73,7 +74,8 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	defer signal.Stop(interrupted)
 	err = h.Run(ctx)
 	var sr *host.SelfReloadError
-	if errors.As(err, &sr) {
+	var unc *build.UncoveredError
+	if errors.As(err, &sr) || errors.As(err, &unc) {
 		return &exitError{code: exitUsage, err: err}
 	}
 	select {
