@@ -1,0 +1,52 @@
+package build
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// npm start is followed through package.json's scripts.start to the node
+// command it runs: server.mjs is the entry, package.json a wrapper, and
+// the command line is in Runs; a script with shell syntax makes the whole
+// project code.
+func TestPackageScriptFollowed(t *testing.T) {
+	t.Parallel()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm not on PATH")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not on PATH")
+	}
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "package.json", content: `{"scripts": {"start": "node --watch server.mjs", "dev": "tsc && node server.mjs"}}`},
+		idFile{path: "server.mjs", content: "import './lib/helper.mjs';\n"},
+		idFile{path: "lib/helper.mjs", content: "export const x = 1;\n"},
+	)
+	env := []string{"PATH=" + filepath.Dir(npm) + ":" + filepath.Dir(node) + ":/usr/bin:/bin"}
+	id := idCompute(t, Spec{Dir: dir, Command: []string{"npm", "start"}, Versions: idVersions, Environ: env})
+	if id.Entry.Path != "server.mjs" || !slices.Contains(wrapperPaths(id), "package.json") {
+		t.Fatalf("npm start: entry %s, wrappers %q; want server.mjs, and package.json among the wrappers\n%q", id.Entry.Path, wrapperPaths(id), id.Inferred)
+	}
+	if len(id.Runs) == 0 || !slices.Equal(id.Runs[len(id.Runs)-1], []string{"node", "--watch", "server.mjs"}) {
+		t.Errorf("npm start: runs %q, want node --watch server.mjs last", id.Runs)
+	}
+	if len(id.Code) != 1 || id.Code[0].Path != "." {
+		t.Errorf("npm start: code %v, want the project root", id.Code)
+	}
+	if err := id.Uncovered(); err != nil {
+		t.Errorf("npm start: %v", err)
+	}
+	dev := idCompute(t, Spec{Dir: dir, Command: []string{"npm", "run", "dev"}, Versions: idVersions, Environ: env})
+	if len(dev.Code) != 1 || dev.Code[0].Path != "." || !hasInferred(dev, "not followed") {
+		t.Errorf("npm run dev (shell syntax): code %v, inferred %q; want the whole project", dev.Code, dev.Inferred)
+	}
+	none := idCompute(t, Spec{Dir: dir, Command: []string{"npm", "run", "missing"}, Versions: idVersions, Environ: env})
+	if none.Uncovered() == nil {
+		t.Errorf("npm run missing: no script, nothing of the project hashed (entry %s), yet not Uncovered", none.Entry.Path)
+	}
+}
