@@ -30,7 +30,17 @@ type codeInput struct {
 	// it is recorded missing rather than an error (a deleted file is a
 	// change, reported as gone).
 	named bool
+	// only is the tree's TreeOptions.OnlyFiles (nodeCodeFiles for a root
+	// node entry's project); nil: every file.
+	only []string
 }
+
+// nodeCodeFiles are the files node loads as code from a project root:
+// modules (.js, .mjs, .cjs), native addons and WebAssembly, and the
+// package.json files whose "type", "imports" and "exports" change how a
+// module is loaded. JSON data (a server's own state) is left out: node
+// can require it, but it is data the server reads, like any file.
+var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".node", ".wasm", "package.json"}
 
 // inferCode returns the project's own code the runtime loads besides the
 // entry (seed: "if the runtime loads code the lockfile does not cover,
@@ -68,7 +78,7 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 			// (./lib/helper.mjs): the whole tree is code, generated and
 			// git-ignored files too, less dependency trees, .git and
 			// .mcpepoch (CodeSkipDirs).
-			out = append(out, codeInput{path: dir, why: "the project root the entry lies in: " + lang + " loads code from anywhere below it"})
+			out = append(out, codeInput{path: dir, only: nodeCodeFiles, why: "the project root the entry lies in: its " + strings.Join(nodeCodeFiles, ", ") + " files, since " + lang + " loads code from anywhere below it"})
 			id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root: the whole tree under it is code (name the code in code in mcpepoch.toml)")
 		} else if root, note := rootCode(dir, entry, l, runtime); note != "" {
 			out = append(out, root...)
@@ -242,7 +252,7 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 			if py != nil {
 				skipDirs = append(slices.Clip(CodeSkipDirs), "__pycache__")
 			}
-			a, _, err = treeArtifact(spec, dir, c.path, RoleCode, TreeOptions{SkipDirs: skipDirs, SkipFiles: skip}, id)
+			a, _, err = treeArtifact(spec, dir, c.path, RoleCode, TreeOptions{SkipDirs: skipDirs, SkipFiles: skip, OnlyFiles: c.only}, id)
 		default:
 			a, err = artifact(fc, RoleCode, dir, c.path, false)
 		}

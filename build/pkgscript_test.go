@@ -50,3 +50,40 @@ func TestPackageScriptFollowed(t *testing.T) {
 		t.Errorf("npm run missing: no script, nothing of the project hashed (entry %s), yet not Uncovered", none.Entry.Path)
 	}
 }
+
+// A root node entry's code is every file node loads as code under the
+// project root, at any depth and git-ignored or not: editing
+// lib/helper.mjs is a change of the root's code; data a server writes
+// beside it (data/state.json, a log) is not (a directory with no code
+// file is listed as a directory, as in any tree), nor is node_modules, which is
+// a dependency tree of its own.
+func TestRootNodeEntryWholeTree(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "server.mjs", content: "import './lib/helper.mjs';\n"},
+		idFile{path: "lib/helper.mjs", content: "export const x = 1;\n"},
+		idFile{path: ".gitignore", content: "gen/\n"},
+		idFile{path: "gen/made.cjs", content: "module.exports = 1;\n"},
+		idFile{path: "data/state.json", content: "[]\n"},
+	)
+	fake := idFakeBin(t, "a")
+	spec := Spec{Dir: dir, Command: []string{"node", "server.mjs"}, Versions: idVersions, Environ: []string{"PATH=" + fake}}
+	before := idCompute(t, spec)
+	if len(before.Code) != 1 || before.Code[0].Path != "." || before.Code[0].Files != 2 {
+		t.Fatalf("code %+v, want the root with lib/helper.mjs and gen/made.cjs", before.Code)
+	}
+	idWrite(t, dir, idFile{path: "data/state.json", content: "{}\n"}, idFile{path: "server.log", content: "x\n"},
+		idFile{path: "node_modules/dep/index.js", content: "1\n"})
+	same := idCompute(t, spec)
+	if same.Code[0].Digest != before.Code[0].Digest {
+		t.Errorf("data files and node_modules changed the root's code digest")
+	}
+	idWrite(t, dir, idFile{path: "lib/helper.mjs", content: "export const x = 2;\n"})
+	idWantOneChange(t, same, idCompute(t, spec), ".")
+	idWrite(t, dir, idFile{path: "gen/made.cjs", content: "module.exports = 2;\n"})
+	after := idCompute(t, spec)
+	if after.Code[0].Digest == same.Code[0].Digest {
+		t.Errorf("a git-ignored module's edit left the root's code digest unchanged")
+	}
+}

@@ -75,6 +75,12 @@ type TreeOptions struct {
 	// out of the listing: a code tree leaves out the entry, which is an
 	// input of its own.
 	SkipFiles []string
+	// OnlyFiles, when not empty, lists the regular files the tree holds:
+	// a file is listed only when its extension (".mjs", lower case) or its
+	// name ("package.json") is among them. A project root walked as the
+	// code of a node entry lists the files node loads as code, not the
+	// data a server writes beside it.
+	OnlyFiles []string
 	// KeepListing makes TreeDigest return the listing in Tree.Listing.
 	KeepListing bool
 }
@@ -142,6 +148,11 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		return Tree{}, err
 	}
 	skipKey := skipKey(opt.SkipDirs, opt.SkipFiles)
+	if len(opt.OnlyFiles) > 0 {
+		o := slices.Clone(opt.OnlyFiles)
+		slices.Sort(o)
+		skipKey += "\x00\x00\x00" + strings.Join(slices.Compact(o), "\x00")
+	}
 	c := opt.Cache
 	w := newTreeWalk(opt, real, skipKey)
 	ws := w.walk(dirTask{real: real, st: rootStat, roots: []string{real}})
@@ -185,6 +196,12 @@ func newTreeWalk(opt TreeOptions, real, skipKey string) *treeWalk {
 		w.skipFiles = make(map[string]bool, len(opt.SkipFiles))
 		for _, n := range opt.SkipFiles {
 			w.skipFiles[n] = true
+		}
+	}
+	if len(opt.OnlyFiles) > 0 {
+		w.only = make(map[string]bool, len(opt.OnlyFiles))
+		for _, n := range opt.OnlyFiles {
+			w.only[n] = true
 		}
 	}
 	if c != nil && c.root == real && c.skip == skipKey && !opt.Rehash {
@@ -301,6 +318,7 @@ type treeWalk struct {
 	skip map[string]bool
 	// skipFiles holds TreeOptions.SkipFiles.
 	skipFiles map[string]bool
+	only      map[string]bool       // opt.OnlyFiles; nil: every file
 	old       map[string]*dirRecord // cached directories, or nil
 	racyFrom  int64                 // stat data changed at or after this (Unix ns) is not trusted
 

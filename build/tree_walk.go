@@ -3,7 +3,9 @@ package build
 import (
 	"crypto/sha256"
 	"hash"
+	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // treeWorker walks directories taken from the shared queue and hashes the
@@ -94,6 +96,9 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 			}
 		}
 		if st.kind == 'f' && w.skipFiles != nil && w.skipFiles[relPath(t.rel, name)] {
+			continue
+		}
+		if st.kind == 'f' && w.only != nil && !w.only[name] && !w.only[strings.ToLower(filepath.Ext(name))] {
 			continue
 		}
 		var k kidRecord

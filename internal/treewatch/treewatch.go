@@ -308,19 +308,26 @@ func (w *Watcher) entry(root string, opt build.TreeOptions) *entry {
 	defer w.mu.Unlock()
 	e := w.trees[key]
 	if e == nil {
-		e = &entry{root: filepath.Clean(root), opt: build.TreeOptions{SkipDirs: slices.Clone(opt.SkipDirs), SkipFiles: slices.Clone(opt.SkipFiles)}}
+		e = &entry{root: filepath.Clean(root), opt: build.TreeOptions{SkipDirs: slices.Clone(opt.SkipDirs), SkipFiles: slices.Clone(opt.SkipFiles), OnlyFiles: slices.Clone(opt.OnlyFiles)}}
 		w.trees[key] = e
 	}
 	return e
 }
 
-// Key names a tree: its root and skip lists, in a canonical form (the skip
-// lists sorted). Two trees with the same Key have the same digest.
+// Key names a tree: its root and skip lists (and OnlyFiles), in a
+// canonical form (the lists sorted). Two trees with the same Key have the
+// same digest.
 func Key(root string, opt build.TreeOptions) string {
 	d, f := slices.Clone(opt.SkipDirs), slices.Clone(opt.SkipFiles)
 	slices.Sort(d)
 	slices.Sort(f)
-	return filepath.Clean(root) + "\x00" + strings.Join(slices.Compact(d), "\x00") + "\x00\x00" + strings.Join(slices.Compact(f), "\x00")
+	key := filepath.Clean(root) + "\x00" + strings.Join(slices.Compact(d), "\x00") + "\x00\x00" + strings.Join(slices.Compact(f), "\x00")
+	if len(opt.OnlyFiles) > 0 {
+		o := slices.Clone(opt.OnlyFiles)
+		slices.Sort(o)
+		key += "\x00\x00\x00" + strings.Join(slices.Compact(o), "\x00")
+	}
+	return key
 }
 
 // sync returns once every notification queued before it was handled

@@ -34,6 +34,8 @@ type Tree struct {
 	// with: a tree is the same only with the same lists.
 	SkipDirs  []string `json:"skipDirs,omitempty"`
 	SkipFiles []string `json:"skipFiles,omitempty"`
+	// OnlyFiles is build.TreeOptions.OnlyFiles: part of which tree, too.
+	OnlyFiles []string `json:"onlyFiles,omitempty"`
 	// Digest, Files, Bytes, Symlinks and Native are build.Tree's Digest,
 	// Files, Bytes, Symlinks and NativeAddons.
 	Digest   build.Digest     `json:"digest"`
@@ -45,14 +47,14 @@ type Tree struct {
 
 // TreeOf is the Tree for t, walked at root with opt.
 func TreeOf(root string, opt build.TreeOptions, t build.Tree) Tree {
-	return Tree{Root: root, SkipDirs: opt.SkipDirs, SkipFiles: opt.SkipFiles, Digest: t.Digest,
+	return Tree{Root: root, SkipDirs: opt.SkipDirs, SkipFiles: opt.SkipFiles, OnlyFiles: opt.OnlyFiles, Digest: t.Digest,
 		Files: t.Files, Bytes: t.Bytes, Symlinks: t.Symlinks, Native: t.NativeAddons}
 }
 
 // Is reports whether t is the tree at root walked with opt's skip lists
 // (in any order).
 func (t Tree) Is(root string, opt build.TreeOptions) bool {
-	return t.Root == root && sameSet(t.SkipDirs, opt.SkipDirs) && sameSet(t.SkipFiles, opt.SkipFiles)
+	return t.Root == root && sameSet(t.SkipDirs, opt.SkipDirs) && sameSet(t.SkipFiles, opt.SkipFiles) && sameSet(t.OnlyFiles, opt.OnlyFiles)
 }
 
 // Build returns t as build.TreeDigest returns it. Root is the path walked,
