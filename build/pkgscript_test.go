@@ -87,3 +87,28 @@ func TestRootNodeEntryWholeTree(t *testing.T) {
 		t.Errorf("a git-ignored module's edit left the root's code digest unchanged")
 	}
 }
+
+// sh ./run.sh is parsed as a shell script: its last "exec node server.mjs"
+// is followed whatever comes before it, and a command before it that runs
+// a program named by path (./bin/migrate) makes the whole project code.
+func TestShellScriptParsed(t *testing.T) {
+	t.Parallel()
+	wrapperNeeds(t, "/bin/sh")
+	dir := idTempDir(t)
+	fake := idFakeBin(t, "a")
+	idWrite(t, dir,
+		idFile{path: "run.sh", content: "#!/bin/sh\nif [ -f x ]; then\n  export A=1\nfi\nexec node server.mjs \\\n  --port 1\n"},
+		idFile{path: "server.mjs", content: "1\n"},
+	)
+	spec := Spec{Dir: dir, Command: []string{"sh", "run.sh"}, Versions: idVersions, Environ: []string{"PATH=" + fake + ":/usr/bin:/bin"}}
+	id := idCompute(t, spec)
+	if id.Entry.Path != "server.mjs" || len(id.Runs) != 1 || id.Runs[0][0] != "node" {
+		t.Fatalf("entry %s, runs %q; want server.mjs run by node\n%q", id.Entry.Path, id.Runs, id.Inferred)
+	}
+	idWrite(t, dir, idFile{path: "run.sh", content: "#!/bin/sh\n./bin/migrate\nexec node server.mjs\n"},
+		idFile{path: "bin/migrate", content: "#!/bin/sh\n", mode: 0o755})
+	id = idCompute(t, spec)
+	if id.Entry.Path != "server.mjs" || len(id.Code) != 1 || id.Code[0].Path != "." || id.Code[0].Files == 0 || !hasInferred(id, "./bin/migrate") {
+		t.Errorf("a script that runs ./bin/migrate: entry %s, code %+v; want the whole project as code\n%q", id.Entry.Path, id.Code, id.Inferred)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
@@ -158,7 +160,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		}
 		exe, args, direct = next, nil, false
 		if slices.Contains(shells, filepath.Base(next)) {
-			if words, ok := lastExec(script); ok && follow(display(dir, script), words) {
+			if words, ok := lastExec(script, dir, id); ok && follow(display(dir, script), words) {
 				continue
 			}
 		}
@@ -200,7 +202,7 @@ func shellScript(shell, arg, dir string, entry *string, wrappers *[]string, foll
 	if !isRegular(script) {
 		return false
 	}
-	if words, ok := lastExec(script); ok {
+	if words, ok := lastExec(script, dir, id); ok {
 		saved, n := *entry, len(*wrappers)
 		if *entry == "" {
 			*entry = script // hashed as the shell's entry, as before
@@ -278,82 +280,54 @@ func plainCommand(words []string) []string {
 	return nil
 }
 
-// splitPlain splits a command line into words the way a shell would for a
-// plain command: blanks separate words, single and double quotes and
-// backslashes quote. It reports false for anything a plain command does
-// not have (; & | < > ( ) ` $ * ? newline), since then the words are not
-// what runs.
-func splitPlain(s string) ([]string, bool) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, false
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			j := i + 1
-			for ; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '$' || s[j] == '`' {
-					return nil, false
-				}
-				if s[j] == '\\' && j+1 < len(s) {
-					j++
-				}
-				cur.WriteByte(s[j])
-			}
-			if j >= len(s) {
-				return nil, false
-			}
-			i = j
-			inWord = true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case strings.IndexByte(";&|<>()`$*?\n", c) >= 0:
-			return nil, false
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, true
-}
-
-// lastExec returns the words of a shell script's last non-blank,
-// non-comment line when it is "exec CMD ARGS" with plain words.
-func lastExec(script string) ([]string, bool) {
+// lastExec returns the words of a shell script's last command when it is
+// "exec CMD ARGS" with plain words (parsed with mvdan.cc/sh: see
+// plainShell): the program the script becomes, which serves. A last
+// command without exec is not followed (the script may go on, or trap),
+// so the whole project is code then (shellScript). A command before it whose program is computed ("$SERVER") or
+// named by a path ("./bin/migrate", "lib/setup.sh") may run project code
+// the last command does not name: then the whole project is code
+// (id.unfollowed), and the last command is still followed.
+func lastExec(script, dir string, id *Identity) ([]string, bool) {
 	b, err := safefile.ReadFile(script, 1<<20)
 	if err != nil {
 		return nil, false
 	}
-	var last string
-	for _, line := range strings.Split(string(b), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			last = t
-		}
-	}
-	if !strings.HasPrefix(last, "exec ") {
+	f, err := syntax.NewParser().Parse(bytes.NewReader(b), script)
+	if err != nil || len(f.Stmts) == 0 {
 		return nil, false
 	}
-	return splitPlain(last)
+	last := f.Stmts[len(f.Stmts)-1]
+	var buf bytes.Buffer
+	if err := syntax.NewPrinter().Print(&buf, last); err != nil {
+		return nil, false
+	}
+	words, ok := plainShell(buf.String())
+	if !ok || !strings.HasPrefix(buf.String(), "exec ") {
+		return nil, false
+	}
+	for _, st := range f.Stmts[:len(f.Stmts)-1] {
+		hidden := ""
+		syntax.Walk(st, func(n syntax.Node) bool {
+			call, ok := n.(*syntax.CallExpr)
+			if !ok || len(call.Args) == 0 || hidden != "" {
+				return hidden == ""
+			}
+			name, lit := literal(call.Args[0])
+			if !lit || strings.Contains(name, "/") || name == "." || name == "source" || name == "eval" {
+				var w bytes.Buffer
+				_ = syntax.NewPrinter().Print(&w, call)
+				hidden = w.String()
+			}
+			return true
+		})
+		if hidden != "" {
+			id.unfollowed = display(dir, script) + " runs " + hidden
+			id.Inferred = append(id.Inferred, display(dir, script)+" runs "+hidden+" before its last command: a program it names by path or computes, whose code is not followed")
+			break
+		}
+	}
+	return words, true
 }
 
 // shebang reads the "#!" line of an executable script.
