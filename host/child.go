@@ -50,6 +50,10 @@ type child struct {
 	reaped   bool       // childExited ran for it (h.mu)
 	caps     serverCaps // what its initialize or discover result declared (h.mu)
 	drift    []string   // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
+	// drained, while the restart that replaces it drains it (drain.go),
+	// is closed once it owes no answer (h.mu).
+	drained     chan struct{}
+	drainClosed bool
 	// driftRevoked counts the grants the drift revoked: the replacement's
 	// outcome counts them with its own (h.mu).
 	driftRevoked int

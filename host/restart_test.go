@@ -26,8 +26,7 @@ import (
 // error, promptly, and is never run again by the new epoch.
 func TestRestartFailsInflightWriteOnce(t *testing.T) {
 	t.Parallel()
-	p := newProject(t, nil)
-	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
+	p := drainProject(t, `drain = "0s"`) // no drain: the write is in flight when the old server stops
 	c := startRaw(t, p, nil)
 	c.initialize()
 

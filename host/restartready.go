@@ -54,6 +54,7 @@ func (h *Host) readyLocked(c *child, announce bool) error {
 	}
 	h.announceListsLocked(h.changedLists)
 	h.changedLists = nil
+	h.releaseAbortsLocked() // after list_changed (drain.go)
 	if h.initParams != nil && !h.initDone {
 		h.sendInitLocked(c) // one that arrived after startPending
 	}

@@ -66,6 +66,9 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if c != h.child && h.drainAnswerLocked(c, m, line) {
+		return // the old epoch's answer, delivered as it is (drain.go)
+	}
 	if c != h.child {
 		// Only size and id: a result may hold anything, and clients keep
 		// the host's stderr in their logs.

@@ -46,9 +46,11 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
-	firstWait := config.DefaultFirstStartWait
+	firstWait, drain, drainDuring := config.DefaultFirstStartWait, config.DefaultDrain, false
 	if set.Config != nil {
 		firstWait, _ = set.Config.FirstStartWait() // checked by config.Load
+		drain, _ = set.Config.Drain()
+		drainDuring = set.Config.Host.DrainStart == config.DrainStartDuring
 	}
 	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build
@@ -60,6 +62,8 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 		FirstStartWait:  firstWait,
+		Drain:           drain,
+		DrainDuring:     drainDuring,
 		Credentials:     credentialsOf(set.Config),
 		Verbose:         verbose,
 		Quiet:           quiet,

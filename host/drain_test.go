@@ -1,0 +1,86 @@
+package host_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/host"
+)
+
+// drainProject is a fixture project whose mcpepoch.toml sets
+// [host] settings (TOML lines).
+func drainProject(t *testing.T, hostSettings string) *project {
+	p := newProject(t, nil)
+	p.write("mcpepoch.toml", "command = [\"sh\", \"./server.sh\"]\n\n[host]\n"+hostSettings+"\n[grants]\nexempt = [\"**\"]\n")
+	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "A"})
+	return p
+}
+
+// A call the old server finishes during a restart's drain gets its own
+// answer, recorded under the old epoch, not server_restarted; the new
+// epoch serves what comes after.
+func TestRestartDrainDeliversAnswer(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, `drain = "10s"`)
+	c := startRaw(t, p, nil)
+	c.initialize()
+	old := p.status().Execution.Epoch
+
+	id := c.call("slow_write", map[string]any{"key": "k", "delayMs": 1500})
+	waitFor(t, waitLong, "the fixture to start the write", func() bool { return p.read("counter/k.started") != "" })
+	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "B"})
+	r := p.background("restart", "--dir", p.dir)
+	resp := c.response(id, waitLong)
+	r.wait(t)
+	wantText(t, resp, "count=1")
+	wantText(t, c.callWait("version", nil), "revision=B")
+	if n := len(c.responses(id)); n != 1 {
+		t.Errorf("%d responses to the write, want 1", n)
+	}
+	var results int
+	for _, rec := range p.auditRecords("tool_result") {
+		if rec.Fields["tool"] == "slow_write" {
+			results++
+			if rec.Epoch != string(old) {
+				t.Errorf("the drained answer is recorded under epoch %s, want the old one %s", rec.Epoch, old)
+			}
+		}
+	}
+	if recs := p.auditRecords("call_aborted"); len(recs) > 0 {
+		t.Errorf("call_aborted records for a call that was answered: %v", recs)
+	}
+	if results != 1 {
+		t.Errorf("%d tool_result records of slow_write, want 1", results)
+	}
+}
+
+// A call still unanswered when the drain ends gets one server_restarted,
+// after the restart's notifications/tools/list_changed, and is not run
+// again.
+func TestRestartDrainEndsUnanswered(t *testing.T) {
+	t.Parallel()
+	for _, drain := range []string{"0s", "300ms"} {
+		t.Run(drain, func(t *testing.T) {
+			t.Parallel()
+			p := drainProject(t, `drain = "`+drain+`"`)
+			c := startRaw(t, p, nil)
+			c.initialize()
+			id := c.call("slow_write", map[string]any{"key": "k", "delayMs": 4000})
+			waitFor(t, waitLong, "the fixture to start the write", func() bool { return p.read("counter/k.started") != "" })
+			p.restart()
+			resp := c.response(id, waitLong)
+			wantError(t, resp, host.CodeServerRestarted, "server_restarted:")
+			c.waitNotifications("notifications/tools/list_changed", 1, waitLong)
+			if n := c.notifications("notifications/tools/list_changed")[0]; n.seq > resp.seq {
+				t.Errorf("list_changed came after the error of the call the restart ended (messages %d, %d): want it first", n.seq, resp.seq)
+			}
+			time.Sleep(4500 * time.Millisecond) // a repeated run would finish its write by now
+			if n := len(c.responses(id)); n != 1 {
+				t.Errorf("%d responses to the write, want 1", n)
+			}
+			if started := lines(p.read("counter/k.started")); len(started) != 1 {
+				t.Errorf("the write started %d times, want 1", len(started))
+			}
+		})
+	}
+}
