@@ -54,6 +54,14 @@ type child struct {
 	// is closed once it owes no answer (h.mu).
 	drained     chan struct{}
 	drainClosed bool
+	// answered: it answered initialize or server/discover, the client's
+	// or the host's replay (status.go says starting until then; h.mu).
+	answered bool
+	asked    bool // the client's initialize was sent to it (h.mu)
+	lsp      bool // it wrote a Content-Length header (h.mu; handshake.go)
+	// handshake is why the client's initialize was answered for it, once
+	// it was (h.mu; handshake.go).
+	handshake string
 	// driftRevoked counts the grants the drift revoked: the replacement's
 	// outcome counts them with its own (h.mu).
 	driftRevoked int

@@ -410,6 +410,9 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 	}
 	if m.IsRequest() {
 		h.inflight[jsonrpc.IDKey(m.ID)] = cl
+		if m.Method == "initialize" && !h.child.answered {
+			h.askedLocked(h.child, m.ID) // bounded (handshake.go)
+		}
 	}
 	h.sendRecordedLocked(m, line, ticket)
 }

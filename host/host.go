@@ -62,7 +62,8 @@ type Options struct {
 	// (default 16 MiB).
 	MaxLine int
 	// InitTimeout bounds each request the host itself sends to a child
-	// (initialize replay, tools/list); default 30 s.
+	// (initialize replay, tools/list) and the child's answer to the
+	// client's initialize (handshake.go); host.init_timeout, default 30 s.
 	InitTimeout time.Duration
 	// MaxCrashes is how many quick exits in a row (each within
 	// QuickCrash of its start) the host restarts before it gives up

@@ -46,8 +46,9 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
-	firstWait, drain, drainDuring := config.DefaultFirstStartWait, config.DefaultDrain, false
+	firstWait, drain, drainDuring, initTimeout := config.DefaultFirstStartWait, config.DefaultDrain, false, config.DefaultInitTimeout
 	if set.Config != nil {
+		initTimeout, _ = set.Config.InitTimeout()
 		firstWait, _ = set.Config.FirstStartWait() // checked by config.Load
 		drain, _ = set.Config.Drain()
 		drainDuring = set.Config.Host.DrainStart == config.DrainStartDuring
@@ -63,6 +64,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 		FirstStartWait:  firstWait,
 		Drain:           drain,
+		InitTimeout:     initTimeout,
 		DrainDuring:     drainDuring,
 		Credentials:     credentialsOf(set.Config),
 		Verbose:         verbose,
