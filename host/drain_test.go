@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,41 @@ func TestRestartDrainEndsUnanswered(t *testing.T) {
 				t.Errorf("the write started %d times, want 1", len(started))
 			}
 		})
+	}
+}
+
+// Held calls wait for the epoch the last of queued restarts leaves
+// running: a restart that finds another queued behind it does not
+// release them into its own epoch, which that one replaces.
+func TestRestartQueuedKeepsHeldCalls(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, `drain = "0s"`)
+	// A slow start, so that the second restart is queued before the
+	// first one's server is up.
+	p.server("sleep 1\n", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
+	c := startRaw(t, p, nil)
+	c.initialize()
+	first := p.background("restart", "--dir", p.dir)
+	p.waitState(host.StateIdentityPending, waitLong)
+	second := p.background("restart", "--dir", p.dir)
+	waitFor(t, waitLong, "the second restart to be queued", func() bool {
+		return strings.Contains(c.stderr.String(), "queued behind the restart under way")
+	})
+	id := c.call("version", nil)
+	first.wait(t)
+	second.wait(t)
+	resp := c.response(id, waitLong)
+	if resp.Error != nil {
+		t.Fatalf("the held call: %v", resp)
+	}
+	last := p.waitState(host.StateReady, waitLong).Execution.Epoch
+	var epochs []string
+	for _, rec := range p.auditRecords("tool_called") {
+		if rec.Fields["tool"] == "version" {
+			epochs = append(epochs, rec.Epoch)
+		}
+	}
+	if len(epochs) != 1 || epochs[0] != string(last) {
+		t.Errorf("the held call ran in epochs %v, want once in the last one, %s", epochs, last)
 	}
 }

@@ -108,6 +108,7 @@ func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead fun
 	h.mu.Unlock()
 	if !h.restartMu.TryLock() {
 		ahead = nil
+		h.infof("%s: queued behind the restart under way", why)
 		h.restartMu.Lock()
 	}
 	h.mu.Lock()

@@ -88,9 +88,8 @@ func TestRestartBurstAnsweredOnce(t *testing.T) {
 	t.Parallel()
 	const n, slow = 10, 5 // calls; the first slow ones are in flight at the restart
 	setup := func(t *testing.T) *project {
-		p := newProject(t, nil)
-		p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "A"})
-		return p
+		// No drain: the slow writes are in flight when the old server stops.
+		return drainProject(t, `drain = "0s"`)
 	}
 	// burst sends call(i) for i < n: slow writes, then the restart (a
 	// rebuild to revision B), quick writes, and after the restart is done
