@@ -121,3 +121,24 @@ func TestRestartQueuedKeepsHeldCalls(t *testing.T) {
 		t.Errorf("the held call ran in epochs %v, want once in the last one, %s", epochs, last)
 	}
 }
+
+// With host.drain_start = "during" the new server starts while the old
+// one drains: the new epoch answers calls before the old one's last
+// answer, which is still delivered.
+func TestRestartDrainDuring(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, "drain = \"20s\"\ndrain_start = \"during\"")
+	c := startRaw(t, p, nil)
+	c.initialize()
+	id := c.call("slow_write", map[string]any{"key": "k", "delayMs": 3000})
+	waitFor(t, waitLong, "the fixture to start the write", func() bool { return p.read("counter/k.started") != "" })
+	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "B"})
+	p.restart()
+	v := c.callWait("version", nil)
+	wantText(t, v, "revision=B")
+	resp := c.response(id, waitLong)
+	wantText(t, resp, "count=1")
+	if v.seq > resp.seq {
+		t.Errorf("the new epoch answered after the old one's drained answer: want it to start during the drain")
+	}
+}
