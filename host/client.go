@@ -268,6 +268,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 					// Its server may still run it; an answer is dropped.
 					h.abortedLocked(cl, "cancelled")
 				}
+				h.cancelDrainingLocked(cl, line)
 			}
 		}
 	}

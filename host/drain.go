@@ -94,11 +94,29 @@ func (h *Host) drainAnswerLocked(c *child, m *jsonrpc.Message, line []byte) bool
 		h.requestResultLocked(c, cl, m, line)
 	}
 	h.toClient(line)
-	if !c.drainClosed && !h.owesLocked(c) {
+	h.drainCheckLocked(c)
+	return true
+}
+
+// drainCheckLocked ends the drain of child c once it owes nothing.
+func (h *Host) drainCheckLocked(c *child) {
+	if c.drained != nil && !c.drainClosed && !h.owesLocked(c) {
 		c.drainClosed = true
 		close(c.drained)
 	}
-	return true
+}
+
+// cancelDrainingLocked passes the client's notifications/cancelled
+// (line) of call cl, forgotten already, to the draining server that runs
+// it, whose stdin is still open, and ends the drain when that was the
+// last answer it owed.
+func (h *Host) cancelDrainingLocked(cl *call, line []byte) {
+	c := cl.child
+	if c == nil || c == h.child || c.drained == nil {
+		return
+	}
+	c.send(append(line[:len(line):len(line)], '\n'))
+	h.drainCheckLocked(c)
 }
 
 // abortToClientLocked writes the server_restarted error line of a call a

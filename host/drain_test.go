@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,27 @@ func TestRestartDrainDuring(t *testing.T) {
 	wantText(t, resp, "count=1")
 	if v.seq > resp.seq {
 		t.Errorf("the new epoch answered after the old one's drained answer: want it to start during the drain")
+	}
+}
+
+// The client's cancellation of a call the old server drains reaches that
+// server, whose stdin is still open, and a drain that owes nothing more
+// ends.
+func TestRestartDrainPassesCancel(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, `drain = "20s"`)
+	c := startRaw(t, p, nil)
+	c.initialize()
+	id := c.call("slow_write", map[string]any{"key": "k", "delayMs": 5000})
+	waitFor(t, waitLong, "the fixture to start the write", func() bool { return p.read("counter/k.started") != "" })
+	r := p.background("restart", "--dir", p.dir)
+	waitFor(t, waitLong, "the drain", func() bool { return strings.Contains(c.stderr.String(), "(host.drain) for the answers") })
+	c.notify("notifications/cancelled", map[string]any{"requestId": json.RawMessage(id), "reason": "test"})
+	r.wait(t)
+	if n := p.read("counter/k.count"); n != "" {
+		t.Errorf("the cancelled write ran to its end (count %q): the cancellation did not reach the draining server", n)
+	}
+	if rs := c.responses(id); len(rs) != 0 {
+		t.Errorf("the cancelled call was answered: %v", rs)
 	}
 }
