@@ -81,8 +81,8 @@ func main() {
 	fmt.Printf("audit backlog after a burst of 8,000 calls (8 callers): %s\n", ms(backlog))
 	fmt.Printf("restart: mcpepoch restart -> notifications/tools/list_changed %s; the server's own start to its initialize answer %s; overhead %s\n",
 		ms(restart), ms(own), ms(restart-own))
-	fmt.Printf("restart with one %s call in flight (host.drain): -> list_changed %s, of which the call's remaining %s; overhead over an idle restart %s; the call got %s\n",
-		slowCall, ms(busy), ms(left), ms(busy-restart), answered)
+	fmt.Printf("restart with one %s call in flight (host.drain): -> list_changed %s, of which the call's remaining %s; overhead over an idle restart %s, %s beyond the wait for the call; the call got %s\n",
+		slowCall, ms(busy), ms(left), ms(busy-restart), ms(busy-restart-left), answered)
 	fmt.Printf("host RSS: %.1f MiB idle, %.1f MiB after %d calls\n", idleRSS, host.rss(), host.calls)
 }
 
