@@ -141,7 +141,8 @@ func (h *Host) releaseAbortsLocked() {
 }
 
 // deferReadyLocked reports whether child c, brought up by a restart,
-// waits in catalog-ready for the restart queued behind it instead of
+// waits (in catalog-ready, or identity-pending when the client has not
+// initialized) for the restart queued behind it instead of
 // entering ready: the held calls are then released into the epoch that
 // restart leaves running, never into one it is about to replace.
 func (h *Host) deferReadyLocked(c *child, announce bool) bool {
@@ -163,8 +164,8 @@ func (h *Host) finishDeferredLocked() {
 		return
 	}
 	h.readyAfter = nil
-	if h.child != c || h.state != StateCatalogReady {
-		return
+	if h.child != c || h.state == StateReady {
+		return // replaced, exited, or ready already
 	}
 	if err := h.readyLocked(c, h.readyAnnounce); err != nil {
 		h.logf("epoch %s: %v", c.epoch, err)
