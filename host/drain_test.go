@@ -165,3 +165,28 @@ func TestRestartDrainPassesCancel(t *testing.T) {
 		t.Errorf("the cancelled call was answered: %v", rs)
 	}
 }
+
+// A queued build signal that finds the code unchanged leaves the epoch
+// the restart before it started, and the held calls go there.
+func TestRestartQueuedUnchangedReleasesHeldCalls(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, `drain = "0s"`)
+	p.server("sleep 1\n", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
+	c := startRaw(t, p, nil)
+	c.initialize()
+	first := p.background("restart", "--dir", p.dir)
+	p.waitState(host.StateIdentityPending, waitLong)
+	second := p.background("record", "--dir", p.dir)
+	waitFor(t, waitLong, "the build signal to be queued", func() bool {
+		return strings.Contains(c.stderr.String(), "queued behind the restart under way")
+	})
+	id := c.call("version", nil)
+	first.wait(t)
+	second.wait(t)
+	if resp := c.response(id, waitLong); resp.Error != nil {
+		t.Fatalf("the held call: %v", resp)
+	}
+	if s := p.status(); s.State != host.StateReady {
+		t.Errorf("state %s after both, want ready", s.State)
+	}
+}
