@@ -91,7 +91,32 @@ type Host struct {
 	// while no server of it has ever started (the project is not built
 	// yet), a duration such as "3m"; see FirstStartWait.
 	FirstStartWait string `toml:"first_start_wait"`
+	// Drain is how long, at a restart, the old server gets to answer the
+	// requests it has in flight (its stdin still open, no new request
+	// sent to it) before those still unanswered get server_restarted and
+	// it is stopped, as a Go duration; empty means DefaultDrain, "0s"
+	// answers them at once. See Drain.
+	Drain string `toml:"drain"`
+	// InitTimeout bounds how long the server gets to answer initialize
+	// (the client's, or the host's replay after a restart) and each other
+	// request the host sends it itself (tools/list), as a Go duration;
+	// empty means DefaultInitTimeout. See InitTimeout.
+	InitTimeout string `toml:"init_timeout"`
+	// DrainStart says when the new server starts during a drain:
+	// DrainStartAfter (default) once the old one has exited, or
+	// DrainStartDuring at once, beside the old one while it drains.
+	DrainStart string `toml:"drain_start"`
 }
+
+// Values of host.drain_start. "after" is the default because two
+// processes of one server at once break a server that holds a port, a
+// lock file or a database open exclusively: the new one fails to start,
+// or worse, both write. "during" saves the drain's latency for servers
+// that hold nothing of the kind.
+const (
+	DrainStartAfter  = "after"
+	DrainStartDuring = "during"
+)
 
 // Grants holds the grant policy.
 type Grants struct {
@@ -250,7 +275,7 @@ func Load(dir string) (*Config, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, host.first_start_wait, grants.exempt, grants.proof, grants.approval_wait, grants.attestation, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
+		return nil, &Error{Path: p, Key: keys[0], Err: fmt.Errorf("unknown key (known: label, command, entry, allow_self_reload, lockfiles, code, deps, env, env_files, host.grace, host.restart, host.first_start_wait, host.drain, host.drain_start, host.init_timeout, grants.exempt, grants.proof, grants.approval_wait, grants.attestation, credentials.NAME.tools, credentials.NAME.per_call, credentials.NAME.proof, credentials.NAME.env, credentials.NAME.file, credentials.NAME.command, credentials.NAME.deliver, credentials.NAME.as; unknown here: %s)", strings.Join(keys, ", "))}
 	}
 	c.Path = p
 	if _, err := c.Grace(); err != nil {
@@ -261,6 +286,18 @@ func Load(dir string) (*Config, error) {
 	}
 	if _, err := c.FirstStartWait(); err != nil {
 		return nil, &Error{Path: p, Key: "host.first_start_wait", Err: err}
+	}
+	if _, err := c.Drain(); err != nil {
+		return nil, &Error{Path: p, Key: "host.drain", Err: err}
+	}
+	if d, err := c.InitTimeout(); err != nil || d == 0 {
+		if err == nil {
+			err = errors.New("zero: want a positive duration")
+		}
+		return nil, &Error{Path: p, Key: "host.init_timeout", Err: err}
+	}
+	if d := c.Host.DrainStart; d != "" && d != DrainStartAfter && d != DrainStartDuring {
+		return nil, &Error{Path: p, Key: "host.drain_start", Err: fmt.Errorf("%q: want %q or %q", d, DrainStartAfter, DrainStartDuring)}
 	}
 	for _, g := range c.Grants.Exempt {
 		if !doublestar.ValidatePattern(g) {
@@ -333,6 +370,25 @@ const DefaultFirstStartWait = 3 * time.Minute
 // DefaultFirstStartWait when unset.
 func (c *Config) FirstStartWait() (time.Duration, error) {
 	return duration(c.Host.FirstStartWait, DefaultFirstStartWait)
+}
+
+// DefaultDrain is host.drain when unset: long enough for a tool call
+// that was about to finish, short against a client's request timeout
+// (60 s in the TypeScript SDK), since the restart waits for it.
+const DefaultDrain = 3 * time.Second
+
+// Drain returns Host.Drain as a duration, DefaultDrain when unset.
+func (c *Config) Drain() (time.Duration, error) {
+	return duration(c.Host.Drain, DefaultDrain)
+}
+
+// DefaultInitTimeout is host.init_timeout when unset.
+const DefaultInitTimeout = 30 * time.Second
+
+// InitTimeout returns Host.InitTimeout as a duration, DefaultInitTimeout
+// when unset.
+func (c *Config) InitTimeout() (time.Duration, error) {
+	return duration(c.Host.InitTimeout, DefaultInitTimeout)
 }
 
 // duration parses a duration setting of zero or more, def when unset.

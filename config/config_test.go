@@ -37,6 +37,9 @@ func TestLoadReadsKeys(t *testing.T) {
 	if g, _ := c.Grace(); g != 2*time.Second {
 		t.Errorf("grace = %v", g)
 	}
+	if d, _ := c.Drain(); d != DefaultDrain {
+		t.Errorf("drain unset = %v, want %v", d, DefaultDrain)
+	}
 }
 
 func TestLoadErrorsNameFileAndKey(t *testing.T) {
@@ -44,6 +47,9 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"lable = \"x\"\n", "lable", "unknown key"},
 		{"[host]\ngrace = \"soon\"\n", "host.grace", "invalid duration"},
 		{"[host]\nrestart = \"hot\"\n", "host.restart", "not one of"},
+		{"[host]\ndrain = \"-1s\"\n", "host.drain", "negative duration"},
+		{"[host]\ndrain_start = \"before\"\n", "host.drain_start", `want "after" or "during"`},
+		{"[host]\ninit_timeout = \"0s\"\n", "host.init_timeout", "want a positive duration"},
 		{"label = \n", "label", FileName + ":1:9: label: expected value but found '\\n' instead"},
 		{"label = \"x\"\ncommand = [\"a\" \"b\"]\n", "command", FileName + ":2:16: command: expected a comma"},
 		{"[grants\nexempt = []\n", "", FileName + ":1:8: expected '.' or ']' to end table name"},

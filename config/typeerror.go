@@ -44,9 +44,9 @@ func wantFor(key string) string {
 	switch {
 	case key == "command":
 		return `a list of strings, e.g. ["node", "dist/server.js"]`
-	case key == "label", key == "entry", key == "host.restart":
+	case key == "label", key == "entry", key == "host.restart", key == "host.drain_start":
 		return "a string"
-	case key == "host.grace", key == "host.first_start_wait":
+	case key == "host.grace", key == "host.first_start_wait", key == "host.drain", key == "host.init_timeout":
 		return `a duration as a string, e.g. "5s"`
 	case key == "allow_self_reload":
 		return "true or false"

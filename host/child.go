@@ -50,6 +50,18 @@ type child struct {
 	reaped   bool       // childExited ran for it (h.mu)
 	caps     serverCaps // what its initialize or discover result declared (h.mu)
 	drift    []string   // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
+	// drained, while the restart that replaces it drains it (drain.go),
+	// is closed once it owes no answer (h.mu).
+	drained     chan struct{}
+	drainClosed bool
+	// answered: it answered initialize or server/discover, the client's
+	// or the host's replay (status.go says starting until then; h.mu).
+	answered bool
+	asked    bool // the client's initialize was sent to it (h.mu)
+	lsp      bool // it wrote a Content-Length header (h.mu; handshake.go)
+	// handshake is why the client's initialize was answered for it, once
+	// it was (h.mu; handshake.go).
+	handshake string
 	// driftRevoked counts the grants the drift revoked: the replacement's
 	// outcome counts them with its own (h.mu).
 	driftRevoked int

@@ -268,6 +268,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 					// Its server may still run it; an answer is dropped.
 					h.abortedLocked(cl, "cancelled")
 				}
+				h.cancelDrainingLocked(cl, line)
 			}
 		}
 	}
@@ -410,6 +411,9 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 	}
 	if m.IsRequest() {
 		h.inflight[jsonrpc.IDKey(m.ID)] = cl
+		if m.Method == "initialize" && !h.child.answered {
+			h.askedLocked(h.child, m.ID) // bounded (handshake.go)
+		}
 	}
 	h.sendRecordedLocked(m, line, ticket)
 }

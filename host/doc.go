@@ -17,10 +17,16 @@
 //	  ▼
 //	ready(epoch B, catalog r')           held requests released in order
 //
-// A request already forwarded to the old child when it is stopped gets one
-// JSON-RPC error (code -31001, message "server_restarted: …") and is never
-// retried: a timeout is not proof that a write did not run. Late answers from
-// a stopped child are dropped and logged. A child that exits on its own
+// A request already forwarded to the old child is given Options.Drain
+// (host.drain, 3 s) to be answered, and its answer is delivered as it is,
+// recorded under the old epoch (drain.go); one still unanswered then gets
+// one JSON-RPC error (code -31001, message "server_restarted: …"), sent
+// after the restart's list_changed, and is never retried: a timeout is not
+// proof that a write did not run. Late answers from a stopped child are
+// dropped and logged. A server that does not answer the client's
+// initialize within Options.InitTimeout, or frames its messages with
+// Content-Length headers, is named in a -31002 answer to it, and status
+// says starting until a server answered (handshake.go). A child that exits on its own
 // puts the host in state "down"; its grants end with its epoch, as on a
 // rebuild. After exit status 0 (an idle exit) the next request starts it
 // again; after a crash it is restarted after 100 ms, 200 ms, … 6.4 s,
@@ -126,12 +132,15 @@
 //     decideLocked compares it with the running epoch's: unchanged or
 //     held (restart mode manual) ends here.
 //  4. identityPendingLocked enters identity-pending: from now client.go
-//     holds client messages; supervise.go abortLocked answers requests in
-//     flight with server_restarted; grants.go revokeEpochLocked ends the
+//     holds client messages; grants.go revokeEpochLocked ends the
 //     old epoch's grants, keeping what they covered for a renewal
 //     (renewal.go); the audit log gets server_replaced.
-//  5. stopOld stops the old process group (child.go stop); restart mode
-//     close ends the connection here.
+//  5. drain.go drainOld waits up to Options.Drain for the old child's
+//     answers to requests in flight, passing them on, then supervise.go
+//     abortLocked answers the rest with server_restarted (held until
+//     list_changed); stopOld stops the old process group (child.go
+//     stop); restart mode close ends the connection here. With
+//     Options.DrainDuring both run beside steps 6 to 8.
 //  6. startPending starts the new child (supervise.go start, child.go
 //     startChild, the execution record) and carries the session over:
 //     the client's initialize replayed (reinitialize, server.go
@@ -140,9 +149,10 @@
 //     them for checks (check.go): catalog-ready, catalog_published;
 //     renewal.go prepares the renewal of the ended grants against it
 //     (renewal_prepared), what approve, dev and the page offer first.
-//  8. readyLocked enters ready: the client gets
-//     notifications/tools/list_changed (queue.go writes it), then each
-//     held request passes client.go forwardLocked: grants first
+//  8. readyLocked enters ready (unless another restart is queued: the
+//     held requests wait for the epoch it leaves running): the client gets
+//     notifications/tools/list_changed (queue.go writes it), then the
+//     server_restarted errors of step 5, then each held request passes client.go forwardLocked: grants first
 //     (grants.go authorizeLocked), then the catalog (check.go).
 //  9. api.go outcome answers the hook "restarted" with both epochs; the
 //     hook prints its build line.

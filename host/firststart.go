@@ -67,6 +67,7 @@ func (h *Host) sendInitLocked(c *child) {
 		cl.child = c
 		if !sent {
 			c.send(append(h.initLine[:len(h.initLine):len(h.initLine)], '\n'))
+			h.askedLocked(c, cl.id)
 			sent = true
 		}
 	}

@@ -62,7 +62,8 @@ type Options struct {
 	// (default 16 MiB).
 	MaxLine int
 	// InitTimeout bounds each request the host itself sends to a child
-	// (initialize replay, tools/list); default 30 s.
+	// (initialize replay, tools/list) and the child's answer to the
+	// client's initialize (handshake.go); host.init_timeout, default 30 s.
 	InitTimeout time.Duration
 	// MaxCrashes is how many quick exits in a row (each within
 	// QuickCrash of its start) the host restarts before it gives up
@@ -84,6 +85,14 @@ type Options struct {
 	// while no server of this host has ever answered one (the project
 	// is not built yet; firststart.go); default 3 minutes.
 	FirstStartWait time.Duration
+	// Drain is how long, at a restart, the old server gets to answer the
+	// requests in flight at it (host.drain; drain.go); zero answers them
+	// server_restarted at once.
+	Drain time.Duration
+	// DrainDuring starts the new server while the old one drains
+	// (host.drain_start = "during"); false starts it once the old one
+	// has exited.
+	DrainDuring bool
 	// Credentials are the project's credential scopes (mcpepoch.toml
 	// [credentials.NAME], as config.Load checked them): where each secret
 	// is and how the server gets it (credentials.go). The values of env
@@ -183,6 +192,17 @@ type Host struct {
 	unbuilt        []string
 	firstWaitOver  bool
 	firstWaitArmed bool
+	// A restart's ends (drain.go): the server_restarted errors of the
+	// calls it ended, held until the client is told the catalog may have
+	// changed (holdAborts, heldAborts); how many restarts wait for
+	// restartMu, and the child whose ready waits for them (readyAfter,
+	// readyAnnounce) so that held calls are never released into an epoch
+	// the next restart replaces.
+	holdAborts     bool
+	heldAborts     [][]byte
+	restartsQueued int
+	readyAfter     *child
+	readyAnnounce  bool
 
 	// The client side (client.go): requests in flight and held, and what
 	// the session needs replayed to each new child.

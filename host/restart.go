@@ -74,16 +74,21 @@ var ErrClosed = errors.New("execution epoch changed: connection closed so the cl
 // replaces the child under a new epoch, one phase per state of the
 // package doc:
 //
-//	identityPendingLocked: requests held; requests in flight at the old
-//	  child answered with server_restarted; its grants revoked
+//	identityPendingLocked: requests held; its grants revoked
+//	drainOld: the old child's answers to requests in flight passed on
+//	  for up to Options.Drain, the rest answered with server_restarted
+//	  (held until list_changed; drain.go)
 //	stopOld: old process group stopped and reaped (restart mode close
-//	  ends here)
+//	  ends here; with Options.DrainDuring, drain and stop run beside
+//	  the new child's start)
 //	startPending: new child started; the client's initialize replayed
 //	  under a private id (legacy era) or its subscriptions/listen re-sent
 //	  (2026-07-28)
 //	catalogReady: tools/list fetched, catalog revision computed
-//	readyLocked: notifications/tools/list_changed sent, then held requests
-//	  released in order, each checked against the new catalog
+//	readyLocked: notifications/tools/list_changed sent, then the
+//	  server_restarted errors, then held requests released in order,
+//	  each checked against the new catalog (unless another restart is
+//	  queued: they wait for the epoch it leaves running)
 //
 // Restarts are serialized by restartMu; signals that arrive during one
 // recompute afterwards, so a burst ends with one child on the last build.
@@ -99,15 +104,24 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead func() (*build.Identity, error)) (restartOutcome, error) {
 	h.mu.Lock()
 	h.preemptRefreshLocked() // a re-list waiting on a silent server must not hold this back
+	h.restartsQueued++       // a restart under way leaves its held calls for this one (drain.go)
 	h.mu.Unlock()
 	if !h.restartMu.TryLock() {
 		ahead = nil
+		h.infof("%s: queued behind the restart under way", why)
 		h.restartMu.Lock()
 	}
+	h.mu.Lock()
+	h.restartsQueued--
+	h.mu.Unlock()
 	defer h.restartMu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		h.resumeRefreshLocked()
+		h.finishDeferredLocked()
+		if h.readyAfter == nil {
+			h.releaseAbortsLocked() // ready released them, or the restart failed
+		}
 		h.mu.Unlock()
 	}()
 	if h.ctx.Err() != nil {
@@ -154,7 +168,11 @@ func (h *Host) restartLocked(ctx context.Context, why string, t trigger, ahead f
 		if len(changed) == 0 {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			if err := h.readyLocked(c, t != restartCredential || h.catalogRevisionLocked() != out.catalogBefore); err != nil {
+			announce := t != restartCredential || h.catalogRevisionLocked() != out.catalogBefore
+			if h.child == c && h.deferReadyLocked(c, announce) {
+				return total, nil
+			}
+			if err := h.readyLocked(c, announce); err != nil {
 				return total, &startError{err: err, c: c}
 			}
 			return total, nil
@@ -188,8 +206,24 @@ func (h *Host) replace(ctx context.Context, next *build.Identity, why string, t 
 	h.identityPendingLocked(old, newEpoch, why, t, closing, &out)
 	h.mu.Unlock()
 
-	if old != nil && h.stopOld(old, why, t, closing, out) {
-		return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil, nil
+	if old != nil {
+		reason := "epoch_changed"
+		if t == restartCredential {
+			reason = reasonCredentialRelaunch
+		}
+		if h.opts.DrainDuring && !closing && t != restartCredential {
+			// host.drain_start = "during": the old server drains and
+			// stops beside the new one (drain.go).
+			go func() {
+				h.drainOld(old, reason, newEpoch)
+				h.stopOld(old, why, t, false, out)
+			}()
+		} else {
+			h.drainOld(old, reason, newEpoch)
+			if h.stopOld(old, why, t, closing, out) {
+				return restartOutcome{Outcome: localapi.OutcomeClosed, OldEpoch: old.epoch, OldPID: old.pid, Changed: out.Changed}, nil, nil
+			}
+		}
 	}
 	if t == restartCredential {
 		if old.broker != nil {
@@ -260,12 +294,14 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	h.pendingManual = false
 	h.setState(StateIdentityPending)
 	h.child = nil
+	// The errors of the calls this restart ends follow its
+	// list_changed; those calls themselves are answered once old has
+	// drained (drain.go).
+	h.holdAborts = !closing
 	if old != nil && t == restartCredential {
 		// Same epoch: its grants and the calls waiting for them stay.
-		h.abortLocked(old, reasonCredentialRelaunch, newEpoch)
 		h.cancelServerRequestsLocked(old)
 	} else if old != nil {
-		h.abortLocked(old, "epoch_changed", newEpoch)
 		h.cancelServerRequestsLocked(old)
 		out.GrantsRevoked = h.revokeEpochLocked(old.epoch) + old.driftRevoked // drift.go
 	}

@@ -26,8 +26,7 @@ import (
 // error, promptly, and is never run again by the new epoch.
 func TestRestartFailsInflightWriteOnce(t *testing.T) {
 	t.Parallel()
-	p := newProject(t, nil)
-	p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter})
+	p := drainProject(t, `drain = "0s"`) // no drain: the write is in flight when the old server stops
 	c := startRaw(t, p, nil)
 	c.initialize()
 
@@ -89,9 +88,8 @@ func TestRestartBurstAnsweredOnce(t *testing.T) {
 	t.Parallel()
 	const n, slow = 10, 5 // calls; the first slow ones are in flight at the restart
 	setup := func(t *testing.T) *project {
-		p := newProject(t, nil)
-		p.server("", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "A"})
-		return p
+		// No drain: the slow writes are in flight when the old server stops.
+		return drainProject(t, `drain = "0s"`)
 	}
 	// burst sends call(i) for i < n: slow writes, then the restart (a
 	// rebuild to revision B), quick writes, and after the restart is done

@@ -54,6 +54,7 @@ func (h *Host) readyLocked(c *child, announce bool) error {
 	}
 	h.announceListsLocked(h.changedLists)
 	h.changedLists = nil
+	h.releaseAbortsLocked() // after list_changed (drain.go)
 	if h.initParams != nil && !h.initDone {
 		h.sendInitLocked(c) // one that arrived after startPending
 	}
@@ -136,7 +137,7 @@ func (h *Host) reinitialize(ctx context.Context, c *child, params json.RawMessag
 	_, caps, _, _ := advertiseListChanged(append(append([]byte(`{"result":`), raw...), '}'))
 	h.mu.Lock()
 	want := h.protocol
-	c.caps = caps
+	c.caps, c.answered = caps, true
 	h.mu.Unlock()
 	if want != "" && res.ProtocolVersion != want {
 		return &ProtocolMismatchError{Session: want, Server: res.ProtocolVersion}

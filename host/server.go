@@ -42,6 +42,11 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 		return
 	}
 	m, err := jsonrpc.Parse(line)
+	if err != nil && lspHeader(line) {
+		h.mu.Lock()
+		h.lspFramedLocked(c)
+		h.mu.Unlock()
+	}
 	if err != nil {
 		h.logf("epoch %s: dropped a stdout line that is not JSON-RPC (%v): %.200q", c.epoch, err, line)
 		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"bytes": strconv.Itoa(len(line)), "reason": "not JSON-RPC"})
@@ -66,6 +71,9 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if c != h.child && h.drainAnswerLocked(c, m, line) {
+		return // the old epoch's answer, delivered as it is (drain.go)
+	}
 	if c != h.child {
 		// Only size and id: a result may hold anything, and clients keep
 		// the host's stderr in their logs.
@@ -254,6 +262,7 @@ func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte 
 	switch method {
 	case "initialize", "server/discover":
 		h.everUp = true // a server started: the host no longer waits for a first build (firststart.go)
+		c.answered = true
 		out, caps, version, err := advertiseListChanged(line)
 		if err != nil {
 			h.logf("epoch %s: %s result passed unchanged: %v", c.epoch, method, err)

@@ -83,6 +83,10 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	if h.state == StateDown {
 		s.Reason = h.downReason
 	}
+	if c := h.child; h.state == StateReady && c != nil && c.asked && !c.answered {
+		s.State = localapi.StateStarting // sent initialize, has not answered it (handshake.go)
+		s.Reason = c.handshake
+	}
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
 	}

@@ -141,7 +141,7 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			data["currentEpoch"] = next
 			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
 		}
-		h.toClient(jsonrpc.ErrorLine(cl.id, CodeServerRestarted, msg, data))
+		h.abortToClientLocked(jsonrpc.ErrorLine(cl.id, CodeServerRestarted, msg, data))
 		h.abortedLocked(cl, reason)
 	}
 }
@@ -167,6 +167,7 @@ func (h *Host) goDownLocked(reason string) {
 		}
 	}
 	h.held = nil
+	h.releaseAbortsLocked()
 	h.endFirstWaitLocked()
 }
 

@@ -19,6 +19,10 @@ const (
 	StateIdentityPending State = "identity-pending"
 	StateCatalogReady    State = "catalog-ready"
 	StateDown            State = "down" // no child: it exited, or could not start
+	// StateStarting is what a host in ready shows while its server was
+	// sent initialize and has not answered it (status only: the state
+	// machine is in ready).
+	StateStarting State = "starting"
 )
 
 // Mode is what a host does when a build signal finds new code.

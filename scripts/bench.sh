@@ -9,7 +9,8 @@
 #             through mcpepoch host; small tools/call p50/p99, CPU per
 #             call of the middle process, 8 concurrent callers, 1 MiB
 #             results; then the audit backlog after a burst of 8,000
-#             calls, restart overhead and the host's RSS
+#             calls, restart overhead (idle, and with one slow call in
+#             flight, which host.drain waits for) and the host's RSS
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
 #             and a program that links the same dependencies and does
 #             nothing, the release build (no cgo) and the default one; the

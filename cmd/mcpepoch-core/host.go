@@ -47,9 +47,12 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 			"run 'mcpepoch host -- node dist/server.js', or set command in mcpepoch.toml",
 		}}
 	}
-	firstWait := config.DefaultFirstStartWait
+	firstWait, drain, drainDuring, initTimeout := config.DefaultFirstStartWait, config.DefaultDrain, false, config.DefaultInitTimeout
 	if set.Config != nil {
+		initTimeout, _ = set.Config.InitTimeout()
 		firstWait, _ = set.Config.FirstStartWait() // checked by config.Load
+		drain, _ = set.Config.Drain()
+		drainDuring = set.Config.Host.DrainStart == config.DrainStartDuring
 	}
 	spec := set.Spec
 	spec.Unbuilt = true // the client may start the host before the first build
@@ -61,6 +64,9 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		AllowSelfReload: set.Config != nil && set.Config.AllowSelfReload,
 		FirstStartWait:  firstWait,
+		Drain:           drain,
+		InitTimeout:     initTimeout,
+		DrainDuring:     drainDuring,
 		Credentials:     credentialsOf(set.Config),
 		Verbose:         verbose,
 		Quiet:           quiet,

@@ -76,10 +76,13 @@ func main() {
 		host.calls++
 	}
 	restart, own := measureRestart(host)
+	busy, left, answered := measureRestartBusy(host, slowCall)
 	fmt.Println()
 	fmt.Printf("audit backlog after a burst of 8,000 calls (8 callers): %s\n", ms(backlog))
 	fmt.Printf("restart: mcpepoch restart -> notifications/tools/list_changed %s; the server's own start to its initialize answer %s; overhead %s\n",
 		ms(restart), ms(own), ms(restart-own))
+	fmt.Printf("restart with one %s call in flight (host.drain): -> list_changed %s, of which the call's remaining %s; overhead over an idle restart %s, %s beyond the wait for the call; the call got %s\n",
+		slowCall, ms(busy), ms(left), ms(busy-restart), ms(busy-restart-left), answered)
 	fmt.Printf("host RSS: %.1f MiB idle, %.1f MiB after %d calls\n", idleRSS, host.rss(), host.calls)
 }
 
@@ -264,6 +267,56 @@ func measureRestart(s *session) (restart, own time.Duration) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return median(rs), median(os_)
+}
+
+// slowCall is how long the call in flight at measureRestartBusy's
+// restarts takes.
+const slowCall = 500 * time.Millisecond
+
+// measureRestartBusy times mcpepoch restart until the host's
+// notifications/tools/list_changed while one call of the slow tool (d)
+// is in flight, medians of five: with host.drain the restart waits for
+// its answer, which it delivers. left is what remained of the call when
+// the restart began, and answered says how the calls ended ("its
+// result" when each was delivered).
+func measureRestartBusy(s *session, d time.Duration) (restart, left time.Duration, answered string) {
+	var rs, ls []time.Duration
+	results, errs := 0, 0
+	for range 5 {
+		for len(s.notes) > 0 {
+			<-s.notes
+		}
+		sent := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.call("tools/call", fmt.Sprintf(`{"name":"slow","arguments":{"text":"x","ms":%d}}`, d.Milliseconds()))
+			done <- err
+		}()
+		time.Sleep(50 * time.Millisecond) // the call reaches the server
+		t := time.Now()
+		ls = append(ls, d-t.Sub(sent))
+		cmd := exec.Command(*mcpepoch, "restart")
+		cmd.Dir = *dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fail(fmt.Errorf("mcpepoch restart: %v: %s", err, out))
+		}
+		for got := ""; got != "notifications/tools/list_changed"; {
+			select {
+			case got = <-s.notes:
+			case <-time.After(20 * time.Second):
+				fail(fmt.Errorf("no list_changed within 20 s of mcpepoch restart"))
+			}
+		}
+		rs = append(rs, time.Since(t))
+		if err := <-done; err != nil {
+			errs++
+		} else {
+			results++
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	answered = fmt.Sprintf("its result %d of 5 times, an error %d", results, errs)
+	return median(rs), median(ls), answered
 }
 
 // copyProject makes a sibling of dir holding its mcpepoch.toml, so that

@@ -1,6 +1,7 @@
 // Command echoserver is the smallest MCP stdio server the benchmarks
-// need: one line per message, tools echo (returns its text argument) and
-// big (returns BYTES bytes of text, default 1 MiB). It reads only what it
+// need: one line per message, tools echo (returns its text argument),
+// big (returns BYTES bytes of text, default 1 MiB) and slow (returns its
+// text after ms milliseconds, reading nothing meanwhile). It reads only what it
 // answers with, so that it costs the same whatever sits in front of it.
 package main
 
@@ -11,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type message struct {
@@ -20,12 +22,14 @@ type message struct {
 		Name      string `json:"name"`
 		Arguments struct {
 			Text string `json:"text"`
+			MS   int    `json:"ms"`
 		} `json:"arguments"`
 	} `json:"params"`
 }
 
 const tools = `{"tools":[{"name":"echo","description":"returns its text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},` +
-	`{"name":"big","description":"returns a large text","inputSchema":{"type":"object"}}]}`
+	`{"name":"big","description":"returns a large text","inputSchema":{"type":"object"}},` +
+	`{"name":"slow","description":"returns its text after ms milliseconds","inputSchema":{"type":"object","properties":{"text":{"type":"string"},"ms":{"type":"integer"}}}}]}`
 
 func main() {
 	size := flag.Int("bytes", 1<<20, "size of the big tool's text")
@@ -49,9 +53,13 @@ func main() {
 		case "tools/list":
 			result = tools
 		case "tools/call":
-			if m.Params.Name == "big" {
+			switch m.Params.Name {
+			case "big":
 				result = big
-			} else {
+			case "slow":
+				time.Sleep(time.Duration(m.Params.Arguments.MS) * time.Millisecond)
+				fallthrough
+			default:
 				result = `{"content":[{"type":"text","text":` + strconv.Quote(m.Params.Arguments.Text) + `}]}`
 			}
 		default:
