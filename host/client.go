@@ -375,7 +375,9 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if h.awaitCatalogLocked(m, line) {
 				return
 			}
-			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
+			// A server whose tools/list paging was cut (fetchPages) is
+			// not asked again per call: its listing cannot end.
+			if h.tools != nil && h.tools[p.Name] == nil && !relisted && !h.child.listCut["tools/list"] {
 				go h.recheckUnknown(h.child, m, line)
 				return
 			}

@@ -1,0 +1,52 @@
+package host_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpepoch/mcpepoch/audit"
+)
+
+// A server whose tools/list gives the same nextCursor for ever is listed
+// up to the repeat and no further: the tools it listed are kept and its
+// calls go through, the cut is told once (stderr, audit log), and later
+// calls, to a listed tool or to one it lacks, list nothing again.
+func TestListCursorLoop(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	copyFile(t, buildServer(t, "host/testdata/bigserver"), p.path("bin/bigserver"))
+	log := p.path("requests.log")
+	c := startRawEnv(t, p, []string{"BIGSERVER_CURSOR=loop", "BIGSERVER_LOG=" + log}, nil, "./bin/bigserver")
+	c.initialize()
+	for range 3 {
+		if r := c.callWait("big", map[string]any{"bytes": 3}); r.Error != nil || r.text() != "xxx" {
+			t.Fatalf("a call to a listed tool: %v", r)
+		}
+	}
+	for range 2 {
+		if r := c.callWait("absent", nil); r.Error == nil {
+			t.Fatalf("a call to a tool the server never listed: %v", r)
+		}
+	}
+	var lists []string
+	for _, l := range lines(p.read("requests.log")) {
+		if strings.HasPrefix(l, "tools/list") {
+			lists = append(lists, l)
+		}
+	}
+	if want := []string{"tools/list ", "tools/list more"}; strings.Join(lists, "|") != strings.Join(want, "|") {
+		t.Errorf("the server was asked tools/list %d times %q, want %q", len(lists), lists, want)
+	}
+	if n := strings.Count(c.stderr.String(), "nextCursor the listing had already followed"); n != 1 {
+		t.Errorf("the cut is told %d times on stderr, want 1", n)
+	}
+	var cuts int
+	for _, r := range p.auditRecords(audit.TypeChildOutputDropped) {
+		if reason, _ := r.Fields["reason"].(string); strings.Contains(reason, "tools/list cut short") {
+			cuts++
+		}
+	}
+	if cuts != 1 {
+		t.Errorf("%d child_output_dropped records of the cut, want 1", cuts)
+	}
+}
