@@ -3,6 +3,7 @@ package host_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 )
@@ -48,5 +49,28 @@ func TestListCursorLoop(t *testing.T) {
 	}
 	if cuts != 1 {
 		t.Errorf("%d child_output_dropped records of the cut, want 1", cuts)
+	}
+}
+
+// Bytes of a server's answer that are not UTF-8 reach the client as
+// U+FFFD, one per byte, as a JSON decoder reads them: a strict client
+// would refuse the line.
+func TestServerInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	copyFile(t, buildServer(t, "host/testdata/bigserver"), p.path("bin/bigserver"))
+	c := startRaw(t, p, nil, "./bin/bigserver")
+	c.initialize()
+	id := c.call("big", map[string]any{"invalid": true})
+	r := c.response(id, waitLong)
+	if r.Error != nil || r.text() != "a\uFFFD\uFFFDb" {
+		t.Fatalf("an answer holding 0xff 0xfe: %v", r)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.lines {
+		if !utf8.ValidString(l) {
+			t.Errorf("the host wrote a line that is not UTF-8: %q", l)
+		}
 	}
 }

@@ -41,6 +41,9 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 		h.overflowLocked(c, over)
 		return
 	}
+	// Invalid UTF-8 reaches the client as U+FFFD, as a JSON decoder reads
+	// it: a strict client would refuse the whole line.
+	line = jsonrpc.ValidUTF8(line)
 	m, err := jsonrpc.Parse(line)
 	if err != nil {
 		h.logf("epoch %s: dropped a stdout line that is not JSON-RPC (%v): %.200q", c.epoch, err, line)
