@@ -420,6 +420,7 @@ func (h *Host) recheckUnknown(c *child, m *jsonrpc.Message, line []byte) {
 	cat, err := h.fetchCatalog(h.ctx, c)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	delete(h.relisting, jsonrpc.IDKey(m.ID))
 	if err != nil {
 		h.logf("epoch %s: re-list for a call to an unknown tool: %v", c.epoch, err)
 	} else if h.child == c && h.catalog == before {

@@ -187,6 +187,7 @@ type Host struct {
 	// The client side (client.go): requests in flight and held, and what
 	// the session needs replayed to each new child.
 	inflight    map[string]*call // client request id → call
+	relisting   map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
 	held        [][]byte         // client messages waiting for ready
 	initParams  json.RawMessage  // the client's initialize params, replayed to new children
 	initLine    []byte           // the client's initialize request as sent
@@ -291,7 +292,7 @@ func New(opts Options) *Host {
 	h := &Host{
 		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
-		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
+		inflight: map[string]*call{}, relisting: map[string]bool{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),

@@ -74,3 +74,30 @@ func TestServerInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// A client request under an id that is still in flight is answered
+// -32600 and not forwarded: the server answers each id once, so two
+// requests under one id would leave one answer lost. Once the first is
+// answered, its id may be used again.
+func TestClientIDInFlight(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	copyFile(t, buildServer(t, "host/testdata/lateserver"), p.path("bin/lateserver"))
+	c := startRaw(t, p, nil, "./bin/lateserver")
+	c.initialize()
+	c.sendLine([]byte(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"hang","arguments":{}}}`))
+	c.sendLine([]byte(`{"jsonrpc":"2.0","id":"dup","method":"ping"}`))
+	wantError(t, c.response(`"dup"`, waitLong), -32600, "invalid request: id already in flight")
+	for i := range 2 { // an answered id is free again
+		c.sendLine([]byte(`{"jsonrpc":"2.0","id":"again","method":"ping"}`))
+		c.waitFor(waitLong, "the ping's answer", func() bool { return len(c.responsesLocked(`"again"`)) > i })
+	}
+	for _, r := range c.responses(`"again"`) {
+		if r.Error != nil {
+			t.Errorf("a ping under an answered id: %v", r)
+		}
+	}
+	if rs := c.responses(`"dup"`); len(rs) != 1 {
+		t.Errorf("%d answers under the id in flight, want the one refusal: %v", len(rs), rs)
+	}
+}
