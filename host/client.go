@@ -163,6 +163,10 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 			"invalid request: id already in flight: the session's earlier request under this id is not answered yet; nothing was forwarded", nil))
 		return
 	}
+	if m.Method == "server/discover" && m.IsRequest() && h.handshakeEra {
+		h.toClient(discoverUnsupported(m.ID))
+		return
+	}
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
 		if h.answerElicitLocked(m, line) {

@@ -195,11 +195,14 @@ type Host struct {
 	initialized bool             // the client sent notifications/initialized
 	protocol    string           // protocolVersion negotiated in the legacy era
 	stateless   bool             // server/discover succeeded: MCP 2026-07-28
-	caps        serverCaps       // the lists the client was told the server has
-	meta        json.RawMessage  // _meta of the client's latest stateless request
-	listens     map[string]*listen
-	session     []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
-	swallowAck  map[string]bool  // listen ids re-sent to a new child
+	// handshakeEra: the server answered server/discover with an error or
+	// exited on it; the host answers the probe itself (protocol.go).
+	handshakeEra bool
+	caps         serverCaps      // the lists the client was told the server has
+	meta         json.RawMessage // _meta of the client's latest stateless request
+	listens      map[string]*listen
+	session      []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
+	swallowAck   map[string]bool  // listen ids re-sent to a new child
 
 	// Bursts (queue.go, lineQueue.stage): clientReading says handleClient
 	// runs, so the records and lines it forwards wait for fromClient to

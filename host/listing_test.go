@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/host"
 )
 
 // A server whose tools/list gives the same nextCursor for ever is listed
@@ -99,5 +100,31 @@ func TestClientIDInFlight(t *testing.T) {
 	}
 	if rs := c.responses(`"dup"`); len(rs) != 1 {
 		t.Errorf("%d answers under the id in flight, want the one refusal: %v", len(rs), rs)
+	}
+}
+
+// A handshake-era server that exits on the 2026-07-28 server/discover
+// probe: the probe is answered -32601 (the client falls back to
+// initialize), the exit is no crash, and a second probe is answered by
+// the host without reaching the server.
+func TestDiscoverProbeExit(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	copyFile(t, buildServer(t, "host/testdata/bigserver"), p.path("bin/bigserver"))
+	log := p.path("requests.log")
+	c := startRawEnv(t, p, []string{"BIGSERVER_DISCOVER=exit", "BIGSERVER_LOG=" + log}, nil, "./bin/bigserver")
+	for range 2 {
+		wantError(t, c.roundTrip("server/discover", map[string]any{}), -32601, "method not found")
+	}
+	p.waitState(host.StateReady, waitLong)
+	c.initialize()
+	if r := c.callWait("big", map[string]any{"bytes": 2}); r.Error != nil || r.text() != "xx" {
+		t.Fatalf("a call after the fallback: %v", r)
+	}
+	if n := strings.Count(p.read("requests.log"), "server/discover"); n != 1 {
+		t.Errorf("the server got server/discover %d times, want 1", n)
+	}
+	if st := p.status(); st.Crashes != 0 {
+		t.Errorf("status: %d crashes, want 0: an exit on the probe is none", st.Crashes)
 	}
 }

@@ -143,6 +143,9 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 		return
 	}
 	delete(h.inflight, k)
+	if cl.method == "server/discover" && m.HasError {
+		h.handshakeEra = true
+	}
 	if cl.method == "subscriptions/listen" {
 		if l := h.listens[k]; l != nil && l.tools {
 			// The host announces every epoch change on this

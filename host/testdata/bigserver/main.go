@@ -10,11 +10,13 @@
 //	tools/call   big: a text result of bytes (default 1048576) "x" bytes
 //	ping         {}
 //
-// Two variables make it misbehave for the host's tests:
+// Variables make it misbehave for the host's tests:
 //
 //	BIGSERVER_CURSOR=loop  tools/list pages for ever: the first page
 //	                       lists big and nextCursor "more", the page of
 //	                       "more" lists small and nextCursor "more" again
+//	BIGSERVER_DISCOVER=exit  it exits 1 on server/discover, as servers
+//	                       on older SDKs do on a request before initialize
 //	BIGSERVER_LOG=FILE     each request's method (and cursor) is appended
 //	                       to FILE, one line each
 //
@@ -106,6 +108,11 @@ func handle(w *bufio.Writer, line []byte) error {
 		}, nil)
 	case "ping":
 		return reply(w, req.ID, map[string]any{}, nil)
+	case "server/discover":
+		if os.Getenv("BIGSERVER_DISCOVER") == "exit" {
+			fmt.Fprintln(os.Stderr, "bigserver: server/discover before initialize")
+			os.Exit(1)
+		}
 	case "tools/list":
 		if os.Getenv("BIGSERVER_CURSOR") == "loop" {
 			name := "big"
