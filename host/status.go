@@ -82,6 +82,9 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	}
 	if h.state == StateDown {
 		s.Reason = h.downReason
+		if h.ended != nil {
+			s.LastStderr = h.ended.tail.Lines()
+		}
 	}
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
