@@ -269,7 +269,7 @@ func TestAuditSecretNeverWritten(t *testing.T) {
 	if got := s.text("slow_write", withSecret); got != "count=1 revision=A" {
 		t.Fatalf("slow_write: %q", got)
 	}
-	s.rpcError("publish_preview", map[string]any{"branch": secret, "target": "nowhere"}, host.CodeInvalidArguments, "invalid_arguments:")
+	s.refusal("publish_preview", map[string]any{"branch": secret, "target": "nowhere"})
 	if got := s.text("publish_preview", map[string]any{"branch": secret}); !strings.Contains(got, secret) {
 		t.Fatalf("publish_preview did not reach the server with its arguments: %q", got)
 	}

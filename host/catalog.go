@@ -29,7 +29,8 @@ type Catalog struct {
 	canon   [][]byte
 }
 
-// maxPages bounds tools/list paging against a server whose cursors never end.
+// maxPages bounds tools/list paging against a server whose cursors never
+// repeat and never end.
 const maxPages = 1000
 
 // fetchCatalog pages through tools/list on child c (MCP tools/list,
@@ -47,12 +48,23 @@ func (h *Host) fetchCatalog(ctx context.Context, c *child) (*Catalog, error) {
 
 // fetchPages pages through method (tools/list, prompts/list,
 // resources/list) on child c and returns the items under key.
+//
+// A cursor is opaque (MCP "Pagination"), so a listing ends where the
+// server stops giving one, and also where it gives one it gave before
+// (its own or an earlier page's: asking again would list the same pages
+// for ever) or after maxPages pages. Such a cut keeps what was listed: a
+// direct client that stops paging there sees the same tools. The cut is
+// told once per child and method, on stderr and in the audit log
+// (child_output_dropped); a call to a tool the catalog lacks does not
+// re-list such a child (recheckUnknown).
 func (h *Host) fetchPages(ctx context.Context, c *child, method, key string) ([]json.RawMessage, error) {
 	var items []json.RawMessage
 	var cursor string
+	seen := map[string]bool{}
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
+			h.listCut(c, method, fmt.Sprintf("more than %d pages", maxPages))
+			break
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -71,13 +83,36 @@ func (h *Host) fetchPages(ctx context.Context, c *child, method, key string) ([]
 			return nil, fmt.Errorf("%s result: %s: %v", method, key, err)
 		}
 		items = append(items, got...)
+		seen[cursor] = true
 		cursor = ""
 		json.Unmarshal(res["nextCursor"], &cursor)
 		if cursor == "" {
 			break
 		}
+		if seen[cursor] {
+			h.listCut(c, method, fmt.Sprintf("page %d gave a nextCursor the listing had already followed", page+1))
+			break
+		}
 	}
 	return items, nil
+}
+
+// listCut tells, once per child and method, that child c's method listing
+// was cut short, and why.
+func (h *Host) listCut(c *child, method, why string) {
+	h.mu.Lock()
+	told := c.listCut[method]
+	if c.listCut == nil {
+		c.listCut = map[string]bool{}
+	}
+	c.listCut[method] = true
+	h.mu.Unlock()
+	if told {
+		return
+	}
+	h.logf("epoch %s: %s: %s; the listing stops there and keeps what the server listed", c.epoch, method, why)
+	h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{
+		audit.FieldMethod: method, "reason": method + " cut short: " + why})
 }
 
 func newCatalog(tools []json.RawMessage) (*Catalog, error) {
@@ -385,6 +420,7 @@ func (h *Host) recheckUnknown(c *child, m *jsonrpc.Message, line []byte) {
 	cat, err := h.fetchCatalog(h.ctx, c)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	delete(h.relisting, jsonrpc.IDKey(m.ID))
 	if err != nil {
 		h.logf("epoch %s: re-list for a call to an unknown tool: %v", c.epoch, err)
 	} else if h.child == c && h.catalog == before {

@@ -16,11 +16,23 @@ import (
 )
 
 // Error codes of the host's catalog checks (see protocol.go for the others).
+// An unknown tool gets the code servers give it (MCP server/tools "Error
+// Handling": -32602, as go-sdk answers); a changed definition is what only
+// the host knows, so it has a code of its own, outside JSON-RPC's reserved
+// range. Arguments that fail the inputSchema are no JSON-RPC error at all:
+// the 2025-11-25 revision sends input validation errors back to the model
+// as a tool result with isError true, so that it can correct the call; the
+// host's reason and details ride in its _meta under [MetaRefusal].
 const (
-	CodeUnknownTool      = -31005 // tools/call names a tool the current catalog lacks
-	CodeToolChanged      = -31006 // the tool's definition changed since the client was given it
-	CodeInvalidArguments = -31007 // the arguments do not validate against the current inputSchema
+	CodeUnknownTool = jsonrpc.CodeInvalidParams // -32602: tools/call names a tool the current catalog lacks
+	CodeToolChanged = -31006                    // the tool's definition changed since the client was given it
 )
+
+// MetaRefusal is the _meta key of a tools/call result the host answered
+// itself (isError true: arguments that fail the inputSchema): an object
+// with reason "invalid_arguments", detail, tool (the current definition),
+// defaults, currentEpoch, catalogRevision and retry.
+const MetaRefusal = "io.github.mcpepoch/refusal"
 
 // tool is one entry of a Catalog, ready for checks.
 type tool struct {
@@ -107,13 +119,15 @@ type callParams struct {
 // checkCallLocked decides whether a tools/call may reach the current child.
 // It returns nil to forward, or the error response to send instead. Rules
 // (seed: "reject a call prepared against an old schema"):
-//   - a tool the current catalog lacks is refused (CodeUnknownTool);
+//   - a tool the current catalog lacks is refused (CodeUnknownTool, the
+//     spec's -32602);
 //   - a call to a tool whose definition changed since this client was last
 //     given it is refused (CodeToolChanged), with the current definition in
 //     data, even if it validates: a changed default changes what a valid
 //     call means;
 //   - arguments that do not validate against the current inputSchema are
-//     refused (CodeInvalidArguments), with the current definition in data;
+//     answered with a tool result, isError true, whose text says why and
+//     whose _meta[MetaRefusal] holds the current definition;
 //
 // Once the current definition has reached the client, by its tools/list or
 // inside such an error, the client is informed for that tool and its next
@@ -152,9 +166,9 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 			}
 		}
 	}
-	code, reason := CodeInvalidArguments, "invalid_arguments"
+	changed, reason := false, "invalid_arguments"
 	if listed && known != t.digest {
-		code, reason = CodeToolChanged, "tool_changed"
+		changed, reason = true, "tool_changed"
 		if problem == "" {
 			problem = "the tool's definition changed since this client last listed it"
 		} else {
@@ -165,11 +179,18 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		return nil
 	}
 	h.informed[p.Name] = t.digest
-	return jsonrpc.ErrorLine(m.ID, code,
-		fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", reason, problem, p.Name, ep),
-		map[string]any{"reason": reason, "detail": problem, "tool": t.def,
-			"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,
-			"retry": "read the current definition, correct the arguments, and call again"})
+	data := map[string]any{"reason": reason, "detail": problem, "tool": t.def,
+		"defaults": schemaDefaults(t.def), "currentEpoch": ep, "catalogRevision": h.catalog.Revision,
+		"retry": "read the current definition, correct the arguments, and call again"}
+	if changed {
+		return jsonrpc.ErrorLine(m.ID, CodeToolChanged,
+			fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", reason, problem, p.Name, ep), data)
+	}
+	text := fmt.Sprintf("%s: %s (%s, execution epoch %s); the call was not forwarded: correct the arguments and call again. The tool's current definition: %s", reason, problem, p.Name, ep, t.def)
+	return jsonrpc.ResultLine(m.ID, map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": text}},
+		"isError": true,
+		"_meta":   map[string]any{MetaRefusal: data}})
 }
 
 // schemaInstance decodes tools/call arguments for inputSchema validation.

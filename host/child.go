@@ -45,11 +45,12 @@ type child struct {
 	// was started with (envdeliver.go).
 	envScopes []string
 
-	observed *Observed  // set once, after the first message (h.mu)
-	looked   bool       // observation started (h.mu)
-	reaped   bool       // childExited ran for it (h.mu)
-	caps     serverCaps // what its initialize or discover result declared (h.mu)
-	drift    []string   // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
+	observed *Observed       // set once, after the first message (h.mu)
+	looked   bool            // observation started (h.mu)
+	reaped   bool            // childExited ran for it (h.mu)
+	caps     serverCaps      // what its initialize or discover result declared (h.mu)
+	listCut  map[string]bool // the list methods whose paging it cut short, told once (h.mu; catalog.go)
+	drift    []string        // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
 	// drained, while the restart that replaces it drains it (drain.go),
 	// is closed once it owes no answer (h.mu).
 	drained     chan struct{}

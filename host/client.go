@@ -157,6 +157,16 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 	}
 	h.clientReading = true
 	defer func() { h.clientReading = false }()
+	if m.IsRequest() && h.inFlightLocked(jsonrpc.IDKey(m.ID)) {
+		h.logf("refused a client request whose id %.64s is already in flight; not forwarded", m.ID)
+		h.toClient(jsonrpc.ErrorLine(m.ID, jsonrpc.CodeInvalidRequest,
+			"invalid request: id already in flight: the session's earlier request under this id is not answered yet; nothing was forwarded", nil))
+		return
+	}
+	if m.Method == "server/discover" && m.IsRequest() && h.handshakeEra {
+		h.toClient(discoverUnsupported(m.ID))
+		return
+	}
 	h.noteClientLocked(m, line)
 	if m.IsResponse() {
 		if h.answerElicitLocked(m, line) {
@@ -201,6 +211,36 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 		h.fetchFirstCatalogLocked()
 	}
 	return
+}
+
+// inFlightLocked reports whether a client request under id key is not
+// answered yet: forwarded, held for the server, for the first catalog,
+// for a re-list or for an approval. Request ids are unique among a
+// requester's requests in flight (JSON-RPC 2.0 §4, MCP "Requests"): a
+// second one under the same id could not be told from the first by its
+// answer, so it is refused and the first goes on. h.mu is held.
+func (h *Host) inFlightLocked(key string) bool {
+	if h.inflight[key] != nil || h.relisting[key] {
+		return true
+	}
+	for _, e := range h.early {
+		if jsonrpc.IDKey(e.m.ID) == key {
+			return true
+		}
+	}
+	for _, a := range h.asks {
+		for _, w := range a.waiters {
+			if jsonrpc.IDKey(w.m.ID) == key {
+				return true
+			}
+		}
+	}
+	for _, l := range h.held {
+		if m, err := jsonrpc.Parse(l); err == nil && m.IsRequest() && jsonrpc.IDKey(m.ID) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // answerServerLocked sends the client's answer to a server→client
@@ -376,7 +416,10 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if h.awaitCatalogLocked(m, line) {
 				return
 			}
-			if h.tools != nil && h.tools[p.Name] == nil && !relisted {
+			// A server whose tools/list paging was cut (fetchPages) is
+			// not asked again per call: its listing cannot end.
+			if h.tools != nil && h.tools[p.Name] == nil && !relisted && !h.child.listCut["tools/list"] {
+				h.relisting[jsonrpc.IDKey(m.ID)] = true
 				go h.recheckUnknown(h.child, m, line)
 				return
 			}

@@ -55,12 +55,15 @@
 //     approval is -31010 with error.data.definitionChanged. error.data.action
 //     says what a person should do, never a command that approves. The check runs under the lock that switches
 //     epochs, so a restart cannot slip a call past it.
-//  3. Catalog: an unknown tool → -31005 unknown_tool, once a re-list of
-//     the server (which may add tools at runtime) does not show it; a tool whose
-//     definition changed since the client was last given it → -31006
-//     tool_changed; arguments that do not validate against the current
-//     inputSchema → -31007 invalid_arguments; both with the current
-//     definition in error.data.tool.
+//  3. Catalog: an unknown tool → -32602 (the spec's code, as servers
+//     answer) with reason unknown_tool in error.data, once a re-list of
+//     the server (which may add tools at runtime) does not show it; a tool
+//     whose definition changed since the client was last given it → -31006
+//     tool_changed, with the current definition in error.data.tool;
+//     arguments that do not validate against the current inputSchema → a
+//     tool result with isError true (MCP 2025-11-25: input validation
+//     errors go back to the model), the reason invalid_arguments and the
+//     current definition in its _meta["io.github.mcpepoch/refusal"].
 //
 // Annotations (readOnlyHint …) decide nothing.
 //

@@ -346,6 +346,27 @@ func (s *gSession) rpcError(name string, args map[string]any, code int64, prefix
 	return data
 }
 
+// refusal calls a tool whose arguments the host must refuse as not
+// matching its inputSchema: a tool result with isError true (MCP
+// 2025-11-25), its text starting "invalid_arguments:". It returns the
+// result's _meta[host.MetaRefusal].
+func (s *gSession) refusal(name string, args map[string]any) map[string]any {
+	s.t.Helper()
+	res, err := s.call(name, args)
+	if err != nil || !res.IsError || !strings.HasPrefix(gText(res), "invalid_arguments:") {
+		var got string
+		if res != nil {
+			got = gText(res)
+		}
+		s.t.Fatalf("call %s %v: result %q, error %v; want an isError result invalid_arguments", name, args, got, err)
+	}
+	data, _ := res.Meta[host.MetaRefusal].(map[string]any)
+	if data["reason"] != "invalid_arguments" {
+		s.t.Fatalf("call %s: _meta %v, want the refusal's reason and details", name, res.Meta)
+	}
+	return data
+}
+
 // list lists the tools and returns their names.
 func (s *gSession) list() []string {
 	s.t.Helper()
@@ -463,7 +484,7 @@ func TestGrantSeedRebuild(t *testing.T) {
 	// catalog check (the client re-listed, so: invalid_arguments) and does
 	// not spend that approval.
 	p.approve(s.run, "--tools", "publish_preview", "--credential", gPayments, "--expires", "per-call")
-	s.rpcError("publish_preview", map[string]any{"branch": "main"}, host.CodeInvalidArguments, "invalid_arguments:")
+	s.refusal("publish_preview", map[string]any{"branch": "main"})
 	if got := s.text("publish_preview", map[string]any{"branch": "main", "reason": "seed"}); got != "publish_preview branch=main target=preview reason=seed revision=B" {
 		t.Fatalf("publish_preview on B: %q", got)
 	}

@@ -325,6 +325,15 @@ func (w *wire) text() string {
 	return r.Content[0].Text
 }
 
+// isError reports whether w is a tools/call result with isError true.
+func (w *wire) isError() bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	json.Unmarshal(w.Result, &r)
+	return r.IsError
+}
+
 func (w *wire) String() string {
 	if w.Error != nil {
 		return fmt.Sprintf("error %d %q data %s", w.Error.Code, w.Error.Message, w.Error.Data)

@@ -207,6 +207,7 @@ type Host struct {
 	// The client side (client.go): requests in flight and held, and what
 	// the session needs replayed to each new child.
 	inflight    map[string]*call // client request id → call
+	relisting   map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
 	held        [][]byte         // client messages waiting for ready
 	initParams  json.RawMessage  // the client's initialize params, replayed to new children
 	initLine    []byte           // the client's initialize request as sent
@@ -214,11 +215,14 @@ type Host struct {
 	initialized bool             // the client sent notifications/initialized
 	protocol    string           // protocolVersion negotiated in the legacy era
 	stateless   bool             // server/discover succeeded: MCP 2026-07-28
-	caps        serverCaps       // the lists the client was told the server has
-	meta        json.RawMessage  // _meta of the client's latest stateless request
-	listens     map[string]*listen
-	session     []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
-	swallowAck  map[string]bool  // listen ids re-sent to a new child
+	// handshakeEra: the server answered server/discover with an error or
+	// exited on it; the host answers the probe itself (protocol.go).
+	handshakeEra bool
+	caps         serverCaps      // the lists the client was told the server has
+	meta         json.RawMessage // _meta of the client's latest stateless request
+	listens      map[string]*listen
+	session      []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
+	swallowAck   map[string]bool  // listen ids re-sent to a new child
 
 	// Bursts (queue.go, lineQueue.stage): clientReading says handleClient
 	// runs, so the records and lines it forwards wait for fromClient to
@@ -311,7 +315,7 @@ func New(opts Options) *Host {
 	h := &Host{
 		opts: opts, run: epoch.NewRunID(now),
 		state: StateDown, stateSince: now, downReason: "not started",
-		inflight: map[string]*call{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
+		inflight: map[string]*call{}, relisting: map[string]bool{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),

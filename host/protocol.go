@@ -116,3 +116,39 @@ func ackToolsListChanged(line []byte) []byte {
 	}
 	return out
 }
+
+// A dual-era client probes server/discover (MCP 2026-07-28) before it
+// falls back to initialize on any error. Servers on handshake-era SDKs
+// answer it with an error, or exit on a request that is not initialize.
+// Such a server is marked handshake-era (h.handshakeEra) the first time
+// either happens, and from then on the host answers the probe itself
+// with -32601, as such a server would, and forwards nothing. An exit
+// with the probe in flight is not a crash: the probe is answered -32601
+// (the client falls back, never told server_restarted), and the server
+// is started again under a new epoch without counting toward giving up.
+
+// discoverUnsupported answers a server/discover probe for a handshake-era
+// server.
+func discoverUnsupported(id json.RawMessage) []byte {
+	return jsonrpc.ErrorLine(id, jsonrpc.CodeMethodNotFound,
+		"method not found: server/discover (this server speaks the initialize handshake; answered by mcpepoch host)", nil)
+}
+
+// probeExitLocked answers the server/discover requests in flight to child
+// c, which exited, and reports whether there were any: c is then known
+// handshake-era. h.mu is held.
+func (h *Host) probeExitLocked(c *child) bool {
+	probe := false
+	for k, cl := range h.inflight {
+		if cl.child == c && cl.method == "server/discover" {
+			delete(h.inflight, k)
+			h.toClient(discoverUnsupported(cl.id))
+			probe = true
+		}
+	}
+	if probe {
+		h.handshakeEra = true
+		h.logf("epoch %s: the server exited on the server/discover probe: it speaks the initialize handshake; the host answers the probe itself from now on", c.epoch)
+	}
+	return probe
+}

@@ -243,16 +243,22 @@ func TestExitWhileStartingSaysSo(t *testing.T) {
 	}
 }
 
-// The -31007 text names a null argument in JSON's words.
+// The invalid_arguments text names a null argument in JSON's words.
 func TestNullArgumentText(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, nil)
 	cs := goClient(t, p, nil, legacyVersion, nil)
 	toolNames(t, cs)
 	p.waitCatalog()
-	werr := callError(t, cs, "publish_preview", map[string]any{"branch": nil})
-	if werr.Code != host.CodeInvalidArguments || strings.Contains(werr.Message, "reflect") || !strings.Contains(werr.Message, "null") {
-		t.Fatalf("got %d %q", werr.Code, werr.Message)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "publish_preview", Arguments: map[string]any{"branch": nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := gText(res)
+	if !res.IsError || !strings.HasPrefix(text, "invalid_arguments:") || strings.Contains(text, "reflect") || !strings.Contains(text, "null") {
+		t.Fatalf("got isError %v %q", res.IsError, text)
 	}
 }
 

@@ -64,6 +64,7 @@ func (h *Host) exitedLocked(c *child) {
 	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
+	probe := h.probeExitLocked(c)
 	h.abortLocked(c, "server_exited", "")
 	h.cancelServerRequestsLocked(c)
 	// The epoch is over: its grants end with it, as on a rebuild, so that
@@ -83,6 +84,11 @@ func (h *Host) exitedLocked(c *child) {
 		h.goDownLocked(idleReason)
 		h.idle = true
 		h.logf("epoch %s: %s", c.epoch, idleReason)
+	case probe:
+		// Not a crash: the server did what servers of its era do.
+		h.goDownLocked("the server exited (" + status + ") on the server/discover probe; restarting it")
+		h.recovering = true
+		go h.recover(1)
 	default:
 		if time.Since(c.started) < h.opts.QuickCrash {
 			h.crashes++

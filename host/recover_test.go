@@ -110,8 +110,8 @@ func TestGivingUpIsVisibleAndRecoverable(t *testing.T) {
 		t.Errorf("%d starts, want the first and 5 restarts (MaxCrashes):\n%s", starts, c.stderr.String())
 	}
 	out, code := testenv.Run(t, p.dir, nil, mcpepoch(t), "status", "--dir", p.dir)
-	if code != 4 || !strings.Contains(out.Stdout, "mcpepoch restart") || !strings.Contains(out.Stdout, "hashes") {
-		t.Errorf("status after giving up: exit %d, want 4 and what brings it back:\n%s", code, out)
+	if code != 4 || !strings.Contains(out.Stdout, "mcpepoch restart") || !strings.Contains(out.Stdout, "hashes") || !strings.Contains(out.Stdout, "stderr:   dependency missing") {
+		t.Errorf("status after giving up: exit %d, want 4, what brings it back and the server's last stderr:\n%s", code, out)
 	}
 	wantError(t, c.callWait("version", nil), host.CodeServerUnavailable, "server_unavailable")
 

@@ -3,8 +3,6 @@ package host_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/mcpepoch/mcpepoch/host"
 )
 
 // recursiveSchema is recursive through a oneOf whose two branches both
@@ -34,7 +32,7 @@ func TestRecursiveSchemaCheckIsBounded(t *testing.T) {
 	if got := s.text("deep", nested(4)); !strings.HasPrefix(got, "deep args=") {
 		t.Fatalf("a call 4 deep: %q", got)
 	}
-	data := s.rpcError("deep", nested(40), host.CodeInvalidArguments, "invalid_arguments:")
+	data := s.refusal("deep", nested(40))
 	if d, _ := data["detail"].(string); !strings.Contains(d, "nested 40 levels deep") {
 		t.Errorf("detail %q does not say why", d)
 	}

@@ -41,6 +41,9 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 		h.overflowLocked(c, over)
 		return
 	}
+	// Invalid UTF-8 reaches the client as U+FFFD, as a JSON decoder reads
+	// it: a strict client would refuse the whole line.
+	line = jsonrpc.ValidUTF8(line)
 	m, err := jsonrpc.Parse(line)
 	if err != nil && lspHeader(line) {
 		h.mu.Lock()
@@ -148,6 +151,9 @@ func (h *Host) responseLocked(c *child, m *jsonrpc.Message, line []byte) {
 		return
 	}
 	delete(h.inflight, k)
+	if cl.method == "server/discover" && m.HasError {
+		h.handshakeEra = true
+	}
 	if cl.method == "subscriptions/listen" {
 		if l := h.listens[k]; l != nil && l.tools {
 			// The host announces every epoch change on this

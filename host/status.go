@@ -82,6 +82,9 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	}
 	if h.state == StateDown {
 		s.Reason = h.downReason
+		if h.ended != nil {
+			s.LastStderr = h.ended.tail.Lines()
+		}
 	}
 	if c := h.child; h.state == StateReady && c != nil && c.asked && !c.answered {
 		s.State = localapi.StateStarting // sent initialize, has not answered it (handshake.go)

@@ -173,8 +173,13 @@ func checkHost(t *testing.T, tools ...string) *Host {
 	return h
 }
 
+// toolErrorResult is what check returns for a refusal answered as a tool
+// result with isError true, not a JSON-RPC error.
+const toolErrorResult = 1
+
 // check runs checkCallLocked for tools/call name args and returns the code
-// of the refusal, 0 to forward, and the refusal's data.
+// of the refusal (toolErrorResult for an isError result), 0 to forward,
+// and the refusal's data (error.data, or the result's _meta[MetaRefusal]).
 func check(t *testing.T, h *Host, name, args string) (int, map[string]json.RawMessage) {
 	t.Helper()
 	params := fmt.Sprintf(`{"name":%q`, name)
@@ -196,16 +201,26 @@ func check(t *testing.T, h *Host, name, args string) (int, map[string]json.RawMe
 	}
 	var resp struct {
 		ID    json.RawMessage `json:"id"`
-		Error struct {
+		Error *struct {
 			Code int                        `json:"code"`
 			Data map[string]json.RawMessage `json:"data"`
 		} `json:"error"`
+		Result struct {
+			IsError bool                                  `json:"isError"`
+			Meta    map[string]map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
 	}
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatal(err)
 	}
 	if string(resp.ID) != "9" {
 		t.Errorf("refusal id %s, want 9", resp.ID)
+	}
+	if resp.Error == nil {
+		if !resp.Result.IsError {
+			t.Fatalf("refusal %s is neither an error nor an isError result", out)
+		}
+		return toolErrorResult, resp.Result.Meta[MetaRefusal]
 	}
 	return resp.Error.Code, resp.Error.Data
 }
@@ -229,7 +244,7 @@ func TestCheckCall(t *testing.T) {
 	t.Run("unknown-tool", func(t *testing.T) {
 		h := checkHost(t, publishV1, echo)
 		code, data := check(t, h, "gone", `{}`)
-		if code != CodeUnknownTool || string(data["tools"]) != `["publish","echo"]` || string(data["tool"]) != `"gone"` {
+		if code != -32602 || string(data["tools"]) != `["publish","echo"]` || string(data["tool"]) != `"gone"` {
 			t.Errorf("code %d data %v", code, data)
 		}
 	})
@@ -238,7 +253,7 @@ func TestCheckCall(t *testing.T) {
 		h := checkHost(t, publishV1)
 		for _, args := range []string{`{}`, ``, `null`, `{"branch":1}`} {
 			code, data := check(t, h, "publish", args)
-			if code != CodeInvalidArguments || !bytes.Contains(data["tool"], []byte(`"required":["branch"]`)) || string(data["defaults"]) != `{"target":"preview"}` {
+			if code != toolErrorResult || !bytes.Contains(data["tool"], []byte(`"required":["branch"]`)) || string(data["defaults"]) != `{"target":"preview"}` {
 				t.Errorf("arguments %q: code %d data %v", args, code, data)
 			}
 		}

@@ -100,6 +100,10 @@ type Status struct {
 	// GaveUp says the host stopped restarting a server that kept exiting;
 	// Reason says what brings it back. mcpepoch status exits 4.
 	GaveUp bool `json:"gaveUp,omitempty"`
+	// LastStderr is the last lines the server that exited on its own
+	// wrote to stderr, oldest first, while the host is down after it:
+	// what a server says as it fails is why it failed.
+	LastStderr []string `json:"lastStderr,omitempty"`
 	// Running is what the host observed of the process (Linux only).
 	Running *Observed `json:"running,omitempty"`
 	// Drift lists every way what runs differs from what was built; empty

@@ -67,6 +67,13 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 	if s.Reason != "" {
 		fmt.Fprintf(w, "  reason:   %s\n", printable(s.Reason))
 	}
+	for i, l := range s.LastStderr {
+		label := "           "
+		if i == 0 {
+			label = "  stderr:  "
+		}
+		fmt.Fprintf(w, "%s %s\n", label, printable(l))
+	}
 	if e := s.Execution; e != nil {
 		fmt.Fprintf(w, "  epoch:    %s  pid %d  started %s\n", printable(string(e.Epoch)), e.ProcessID, e.StartedAt.Local().Format(time.RFC3339))
 		fmt.Fprintf(w, "  command:  [%s] in %s\n", printableList(e.LaunchCommand, " "), printable(e.WorkingDirectory))

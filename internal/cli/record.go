@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,7 +140,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if n := len(res.Hosts); n > 0 {
 		fmt.Fprintln(talk, SignalledLine(n))
 	}
-	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), hostLines(p, &out, quiet)) > 0
+	hostErr := PerHost(stdio.Err, stdio.Err, HostResults(res.Hosts), hostLines(p, &out, spec.Root, quiet)) > 0
 	if len(res.Hosts) == 0 {
 		fmt.Fprintf(talk, "%s\n", p.Warn("no host reachable over the socket; hosts watching the manifest will see this build"))
 	}
@@ -148,12 +150,18 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 // hostLines returns what record prints of one host's answer for PerHost:
 // its outcome (left out with quiet when it is no error), what the host
 // found changed where the build found nothing, and running ≠ built; each
-// outcome is added to out.Hosts.
-func hostLines(p Painter, out *RecordOutput, quiet bool) func(proto.Result) ([]string, bool) {
+// outcome is added to out.Hosts. root is the project root the artifacts'
+// relative paths start from.
+func hostLines(p Painter, out *RecordOutput, root string, quiet bool) func(proto.Result) ([]string, bool) {
 	return func(r proto.Result) ([]string, bool) {
 		o, lines := SignalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
-		if more := hostSawMore(*out, o); len(more) > 0 {
+		switch more := hostSawMore(*out, o); {
+		case len(more) == 0:
+		case asRecorded(root, out.Artifacts, more):
+			lines = append(lines, fmt.Sprintf("the host was running other content of %s (changed since the last build, then put back): "+
+				"this build's content is the last build's, and the host went back to it", printable(strings.Join(more, ", "))))
+		default:
 			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
 				"the caches in .mcpepoch/cache/ are stale or were rewritten ("+selfcmd.Name()+" record --rehash reads every file)", printable(strings.Join(more, ", ")))))
 		}
@@ -163,6 +171,30 @@ func hostLines(p Painter, out *RecordOutput, quiet bool) func(proto.Result) ([]s
 		}
 		return lines, ok
 	}
+}
+
+// asRecorded reports whether each of the files named, read again from
+// disk past every cache, has the digest this build recorded for it: then
+// the build's caches told the truth, and a host that found them changed was
+// running other content (a restart while the files differed from the last
+// build, which they were put back to). A name that is no recorded file (a
+// tree, one gone, one unreadable) cannot be vouched for: false, and the
+// caches stay the suspects.
+func asRecorded(root string, arts []manifest.Artifact, names []string) bool {
+	for _, name := range names {
+		i := slices.IndexFunc(arts, func(a manifest.Artifact) bool { return a.Path == name })
+		if i < 0 || arts[i].Missing || arts[i].Files > 0 || arts[i].Role == build.RoleEnv {
+			return false
+		}
+		path := name
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if d, _, err := build.FileDigest(path); err != nil || d != arts[i].Digest {
+			return false
+		}
+	}
+	return true
 }
 
 // hostSawMore returns what a host that restarted the server found

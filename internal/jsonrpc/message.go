@@ -11,6 +11,7 @@ import (
 const (
 	CodeParseError     = -32700 // the line is not JSON
 	CodeInvalidRequest = -32600 // the JSON is not a valid request
+	CodeMethodNotFound = -32601 // the method does not exist
 	CodeInvalidParams  = -32602 // the method's params are invalid
 )
 

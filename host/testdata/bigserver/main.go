@@ -10,6 +10,19 @@
 //	tools/call   big: a text result of bytes (default 1048576) "x" bytes
 //	ping         {}
 //
+// Variables make it misbehave for the host's tests:
+//
+//	BIGSERVER_CURSOR=loop  tools/list pages for ever: the first page
+//	                       lists big and nextCursor "more", the page of
+//	                       "more" lists small and nextCursor "more" again
+//	BIGSERVER_DISCOVER=exit  it exits 1 on server/discover, as servers
+//	                       on older SDKs do on a request before initialize
+//	BIGSERVER_LOG=FILE     each request's method (and cursor) is appended
+//	                       to FILE, one line each
+//
+// and tools/call big with {"invalid": true} answers a text holding the
+// bytes 0xff 0xfe, which are not UTF-8.
+//
 // Every other request, server/discover included, gets -32601, so a
 // dual-era client falls back to the initialize handshake. Notifications are
 // ignored. It exits 0 when stdin ends.
@@ -67,6 +80,18 @@ func handle(w *bufio.Writer, line []byte) error {
 	if len(req.ID) == 0 {
 		return nil // a notification
 	}
+	var cursor struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(req.Params, &cursor)
+	if log := os.Getenv("BIGSERVER_LOG"); log != "" {
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f, "%s %s\n", req.Method, cursor.Cursor)
+		f.Close()
+	}
 	switch req.Method {
 	case "initialize":
 		var p struct {
@@ -83,7 +108,21 @@ func handle(w *bufio.Writer, line []byte) error {
 		}, nil)
 	case "ping":
 		return reply(w, req.ID, map[string]any{}, nil)
+	case "server/discover":
+		if os.Getenv("BIGSERVER_DISCOVER") == "exit" {
+			fmt.Fprintln(os.Stderr, "bigserver: server/discover before initialize")
+			os.Exit(1)
+		}
 	case "tools/list":
+		if os.Getenv("BIGSERVER_CURSOR") == "loop" {
+			name := "big"
+			if cursor.Cursor != "" {
+				name = "small"
+			}
+			return reply(w, req.ID, map[string]any{"tools": []any{map[string]any{
+				"name": name, "inputSchema": map[string]any{"type": "object"},
+			}}, "nextCursor": "more"}, nil)
+		}
 		return reply(w, req.ID, map[string]any{"tools": []any{map[string]any{
 			"name":        "big",
 			"description": "Return a text result of the given size.",
@@ -95,12 +134,17 @@ func handle(w *bufio.Writer, line []byte) error {
 		var p struct {
 			Name      string `json:"name"`
 			Arguments struct {
-				Bytes *int `json:"bytes"`
+				Bytes   *int `json:"bytes"`
+				Invalid bool `json:"invalid"`
 			} `json:"arguments"`
 		}
 		json.Unmarshal(req.Params, &p)
 		if p.Name != "big" {
 			return reply(w, req.ID, nil, &rpcError{-32602, fmt.Sprintf("unknown tool %q", p.Name)})
+		}
+		if p.Arguments.Invalid {
+			fmt.Fprintf(w, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xff\xfeb\"}]}}\n", req.ID)
+			return nil
 		}
 		n := 1 << 20
 		if p.Arguments.Bytes != nil {
