@@ -243,7 +243,7 @@ type ApproveRequest struct {
 	// empty (or ChannelScript) for --yes. The host decides itself what the
 	// approval proves (grant.Proof): a terminal approval counts as
 	// grant.ProofTerminal only when the approving process passes the
-	// host's checks (package host, approver.go).
+	// host's checks (package personcheck, approver.go).
 	Channel string `json:"channel,omitempty"`
 	// Renewal names the prepared renewal this approval answers
 	// (Renewal.ID); the host refuses it when that renewal is no longer the

@@ -336,7 +336,7 @@ type acceptProof struct {
 // FIDO ssh key's signature over d, or an enrolled WebAuthn authenticator's
 // assertion on a page (presence, which always counts), else
 // an answer at this process's terminal where the floor counts terminal
-// (host.PersonAtTerminal, then [y/N] on /dev/tty), else --yes where it
+// (personcheck.PersonAtTerminal, then [y/N] on /dev/tty), else --yes where it
 // counts same-user. Nothing else accepts.
 func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, with acceptWith, stdio Stdio) (acceptProof, error) {
 	need := floorProof(st.floor, st.enrolled)

@@ -1,7 +1,8 @@
-package host
+package personcheck
 
 import (
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,14 +47,20 @@ type ancestor struct {
 	what string // "wrapper: sh -c" …, or "" for the client
 }
 
-// clientChain returns the host's launch chain: parent and every wrapper
-// above it up to and including the client, then, when hint names an
-// ancestor of the host not already in the chain, the chain from hint. It
-// reads the process table.
+// Launch is the chain that launched a host: its parent and every wrapper
+// above it up to and including the MCP client (see above).
+type Launch struct{ chain []ancestor }
+
+// LaunchOf returns the launch chain of a host whose parent is parent:
+// parent and every wrapper above it up to and including the client, then,
+// when hint (ClientPIDEnv's value) names an ancestor of the host not
+// already in the chain, the chain from hint. It reads the process table.
+func LaunchOf(parent int, hint string) Launch { return Launch{clientChain(parent, hint)} }
+
 func clientChain(parent int, hint string) []ancestor {
 	chain := walkWrappers(parent)
 	pid, err := strconv.Atoi(strings.TrimSpace(hint))
-	if hint == "" || err != nil || pid <= 1 || inChain(chain, pid) || !isAncestor(parent, pid) {
+	if hint == "" || err != nil || pid <= 1 || inChain(chain, pid) || !proctree.IsAncestor(parent, pid) {
 		return chain
 	}
 	return append(chain, walkWrappers(pid)...)
@@ -63,32 +70,18 @@ func clientChain(parent int, hint string) []ancestor {
 // the first process that is not one.
 func walkWrappers(pid int) []ancestor {
 	var chain []ancestor
-	for n := 0; pid > 1 && n < maxAncestry; n++ {
-		exe, argv, err := procArgs(pid)
+	for n := 0; pid > 1 && n < proctree.MaxAncestry; n++ {
+		exe, argv, err := proctree.Args(pid)
 		what, ok := wrapper(exe, argv)
 		if err != nil || !ok {
 			return append(chain, ancestor{pid: pid})
 		}
 		chain = append(chain, ancestor{pid: pid, what: what})
-		if pid, _, err = procParent(pid); err != nil {
+		if pid, _, err = proctree.Parent(pid); err != nil {
 			return chain
 		}
 	}
 	return chain
-}
-
-// isAncestor reports whether want is from or one of from's ancestors.
-func isAncestor(from, want int) bool {
-	for n := 0; from > 1 && n < maxAncestry; n++ {
-		if from == want {
-			return true
-		}
-		var err error
-		if from, _, err = procParent(from); err != nil {
-			return false
-		}
-	}
-	return false
 }
 
 func inChain(chain []ancestor, pid int) bool {
@@ -169,5 +162,16 @@ func (a ancestor) describe() string {
 	return fmt.Sprintf("the MCP client that launched this host (pid %d, %s)", a.pid, a.what)
 }
 
-// launchHint is the npm launcher's ClientPIDEnv, read once at New.
-func launchHint() string { return os.Getenv(ClientPIDEnv) }
+// LaunchHint is the npm launcher's ClientPIDEnv in this process's
+// environment.
+func LaunchHint() string { return os.Getenv(ClientPIDEnv) }
+
+// member returns the member of the chain that pid is, or nil.
+func (l Launch) member(pid int) *ancestor {
+	for i := range l.chain {
+		if l.chain[i].pid == pid {
+			return &l.chain[i]
+		}
+	}
+	return nil
+}

@@ -1,8 +1,9 @@
-package host
+package personcheck
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"os"
 	"path/filepath"
 )
@@ -12,7 +13,7 @@ import (
 // (approver.go): it must have a controlling terminal and descend neither
 // from a running mcpepoch host (nor so from the server it runs) nor from
 // any process of the chain that launched one (the MCP client and its
-// wrappers, ancestry.go). It returns nil when it can; mcpepoch enroll asks
+// wrappers, launch.go). It returns nil when it can; mcpepoch enroll asks
 // it before the first authenticator, which nothing signs, is trusted.
 //
 // Like the approval guard, it stops an agent that has no terminal of its
@@ -21,7 +22,7 @@ import (
 // table (Linux /proc, macOS ps); elsewhere it always refuses.
 func PersonAtTerminal() error {
 	self := os.Getpid()
-	_, tty, err := procParent(self)
+	_, tty, err := proctree.Parent(self)
 	if err != nil {
 		return fmt.Errorf("this process cannot be examined: %v", err)
 	}
@@ -38,12 +39,12 @@ var errHostsUnlisted = errors.New("the running hosts cannot be listed")
 // mcpepoch hosts other than this process: it is one of them or descends
 // from one (and so from the server it runs), or it is or descends from a
 // process of the chain that launched one (the MCP client and its
-// wrappers, ancestry.go). It returns nil when it stands apart, and an
+// wrappers, launch.go). It returns nil when it stands apart, and an
 // error also when the hosts cannot be listed (the caller decides what an
 // undecided answer counts for).
 func underOtherHost(from int) error {
 	self := os.Getpid()
-	pids, err := procList()
+	pids, err := proctree.List()
 	if err != nil {
 		return fmt.Errorf("%w: %v", errHostsUnlisted, err)
 	}
@@ -52,19 +53,19 @@ func underOtherHost(from int) error {
 		if pid == self {
 			continue
 		}
-		exe, argv, err := procArgs(pid)
+		exe, argv, err := proctree.Args(pid)
 		if err != nil || !isHostProcess(exe, argv, me) {
 			continue
 		}
-		if isAncestor(from, pid) {
+		if proctree.IsAncestor(from, pid) {
 			return fmt.Errorf("process %d descends from an mcpepoch host (pid %d) or the server it runs", from, pid)
 		}
-		ppid, _, err := procParent(pid)
+		ppid, _, err := proctree.Parent(pid)
 		if err != nil {
 			continue
 		}
 		for _, a := range clientChain(ppid, "") {
-			if isAncestor(from, a.pid) {
+			if proctree.IsAncestor(from, a.pid) {
 				return fmt.Errorf("process %d descends from %s", from, a.describe())
 			}
 		}
@@ -84,9 +85,9 @@ func isHostProcess(exe string, argv []string, me string) bool {
 	return (me != "" && exe == me) || named(argv[0]) || named(exe)
 }
 
-// clientApart says whether an accept in this host's MCP client can count
+// ClientApart says whether an accept in this host's MCP client can count
 // as grant.ProofClient: the client (the first process above the host that
-// is not a wrapper, ancestry.go) must not descend from another running
+// is not a wrapper, launch.go) must not descend from another running
 // mcpepoch host, the server it runs, or the client chain that launched it.
 // An agent that runs a host of its own and answers its elicitation is such
 // a descendant; a client that runs several hosts side by side is not (its
@@ -96,10 +97,10 @@ func isHostProcess(exe string, argv []string, me string) bool {
 // still counts, and the audit record says it was not verified). Like the
 // terminal rule it stops an agent's own process tree, not a fake client
 // detached with setsid and reparented to PID 1. It reads the process
-// table: never call it under h.mu.
-func (h *Host) clientApart() (refusal, unverified string) {
+// table: never call it under a lock.
+func (l Launch) ClientApart() (refusal, unverified string) {
 	client := 0
-	for _, a := range h.clients {
+	for _, a := range l.chain {
 		if a.what == "" {
 			client = a.pid
 			break
@@ -108,7 +109,7 @@ func (h *Host) clientApart() (refusal, unverified string) {
 	if client <= 1 {
 		return "", "the MCP client above this host is not known"
 	}
-	ppid, _, err := procParent(client)
+	ppid, _, err := proctree.Parent(client)
 	if err != nil {
 		return "", fmt.Sprintf("the MCP client (pid %d) cannot be examined: %v", client, err)
 	}
