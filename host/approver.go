@@ -39,3 +39,14 @@ func howToApprove(need grant.Proofs) string {
 	}
 	return "a person must approve it with an enrolled authenticator: " + selfcmd.Name() + " approve --web (or --ssh KEY) in their terminal, then a touch"
 }
+
+// clientUnknown says, when this host cannot identify its MCP client, why,
+// and what proves a person instead; "" when it can.
+func (h *Host) clientUnknown() string {
+	why := h.clients.Unknown()
+	if why == "" {
+		return ""
+	}
+	return "this host cannot identify its MCP client (" + why + "): no approval counts as terminal or client; " +
+		"a person approves with an enrolled authenticator (" + selfcmd.Name() + " enroll, then " + selfcmd.Name() + " approve --web)"
+}

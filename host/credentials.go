@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"os"
 	"slices"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 

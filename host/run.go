@@ -78,6 +78,9 @@ func (h *Host) Run(ctx context.Context) error {
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
 	h.infof("agent run %s: listening on %s", h.run, ln.Path())
+	if why := h.clientUnknown(); why != "" {
+		h.infof("%s", why)
+	}
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)

@@ -114,6 +114,10 @@ type Status struct {
 	// floor (or no trust root) where the project's audit log shows an
 	// earlier host ran with one: the strictest policy is in force.
 	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
+	// ClientUnknown, when set, says why this host cannot identify the MCP
+	// client that launched it (personcheck.Launch.Unknown): no approval
+	// then counts as terminal or client, only an enrolled authenticator's.
+	ClientUnknown string `json:"clientUnknown,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
 	// cannot: every tools/call, and every other request the host records
 	// (resources/read, prompts/get…), is refused (audit_unavailable)

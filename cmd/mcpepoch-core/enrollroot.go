@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"os"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 

@@ -15,8 +15,11 @@ import (
 // when that process has a controlling terminal and descends neither from
 // the server, nor from the host, nor from any process of the chain that
 // launched the host: the MCP client (the agent's own commands are its
-// descendants) and the wrappers between it and the host (launch.go).
-// Anything else proves same-user. This is a guard against an agent
+// descendants) and the wrappers between it and the host (launch.go), nor
+// from any other ancestor of the host within the host's session: an
+// unlisted program between the client and the host does not shorten what
+// is refused. A host that cannot identify its client (Launch.Unknown)
+// counts no approval as terminal. Anything else proves same-user. This is a guard against an agent
 // approving by accident or by a pasted command, not against a determined
 // program: one can open a pseudo-terminal (script(1)) in a process it
 // detached with setsid and a double fork, and the check cannot tell it
@@ -31,6 +34,9 @@ import (
 func (l Launch) AtTerminal(pid, server int) string {
 	if pid <= 0 {
 		return "the socket does not say which process asked"
+	}
+	if l.unknown != "" {
+		return "this host cannot identify its MCP client: " + l.unknown
 	}
 	ppid, tty, err := proctree.Parent(pid)
 	if err != nil {
@@ -48,6 +54,8 @@ func (l Launch) AtTerminal(pid, server int) string {
 			return fmt.Sprintf("the approving process (pid %d) descends from this host (pid %d)", pid, self)
 		case l.member(p) != nil:
 			return fmt.Sprintf("the approving process (pid %d) descends from %s", pid, l.member(p).describe())
+		case l.inSession(p):
+			return fmt.Sprintf("the approving process (pid %d) descends from process %d, which started this host within its session (the MCP client's side)", pid, p)
 		case n >= proctree.MaxAncestry:
 			return fmt.Sprintf("the approving process (pid %d) has more than %d ancestors", pid, proctree.MaxAncestry)
 		}

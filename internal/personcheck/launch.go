@@ -2,11 +2,12 @@ package personcheck
 
 import (
 	"fmt"
-	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 )
 
 // The MCP client that launched the host, found past wrappers.
@@ -47,15 +48,84 @@ type ancestor struct {
 	what string // "wrapper: sh -c" …, or "" for the client
 }
 
-// Launch is the chain that launched a host: its parent and every wrapper
-// above it up to and including the MCP client (see above).
-type Launch struct{ chain []ancestor }
+// Launch is what launched a host: the chain of its parent and every
+// wrapper above it up to and including the MCP client (see above), which
+// names the client, and every ancestor of the host within the host's
+// session, up to and including the session leader, which decides. The
+// agent's commands descend from the client, and any program may stand
+// between the client and the host, so no list of wrappers can say where
+// the client is; the session can: a person's own terminal is a session
+// of its own. A host that cannot walk its session (no ancestor in it: it
+// leads a session of its own, or its parent is gone; or a process that
+// cannot be examined) cannot identify its client, and then nothing proves
+// a person at a terminal or in the client (Unknown).
+type Launch struct {
+	chain   []ancestor
+	session []int
+	unknown string
+}
+
+// Unknown says why the host cannot identify its MCP client, or "".
+func (l Launch) Unknown() string { return l.unknown }
 
 // LaunchOf returns the launch chain of a host whose parent is parent:
 // parent and every wrapper above it up to and including the client, then,
 // when hint (ClientPIDEnv's value) names an ancestor of the host not
 // already in the chain, the chain from hint. It reads the process table.
-func LaunchOf(parent int, hint string) Launch { return Launch{clientChain(parent, hint)} }
+// The session walk starts at parent and ends at the host's session leader.
+func LaunchOf(parent int, hint string) Launch {
+	l := Launch{chain: clientChain(parent, hint)}
+	l.session, l.unknown = sessionAncestors(os.Getpid(), parent)
+	return l
+}
+
+// sessionAncestors returns parent and its ancestors, up to and including
+// the session leader of self, while they are in self's session, or why
+// they cannot be known.
+func sessionAncestors(self, parent int) ([]int, string) {
+	sid, err := proctree.Session(self)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("its session cannot be read: %v", err)
+	case sid == self:
+		return nil, "it leads a session of its own, so no process that started it is in its session"
+	case parent <= 1:
+		return nil, "its parent has gone"
+	}
+	var out []int
+	for pid, n := parent, 0; ; n++ {
+		if n >= proctree.MaxAncestry {
+			return nil, fmt.Sprintf("it has more than %d ancestors", proctree.MaxAncestry)
+		}
+		s, err := proctree.Session(pid)
+		if err != nil {
+			return nil, fmt.Sprintf("its ancestor (pid %d) cannot be examined: %v", pid, err)
+		}
+		if s != sid {
+			return out, "" // left the session: its leader has gone
+		}
+		out = append(out, pid)
+		if pid == sid {
+			return out, ""
+		}
+		if pid, _, err = proctree.Parent(pid); err != nil {
+			return nil, fmt.Sprintf("its ancestor (pid %d) cannot be examined: %v", out[len(out)-1], err)
+		}
+		if pid <= 1 {
+			return out, ""
+		}
+	}
+}
+
+// inSession says whether pid is an ancestor of the host within its session.
+func (l Launch) inSession(pid int) bool {
+	for _, p := range l.session {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}
 
 func clientChain(parent int, hint string) []ancestor {
 	chain := walkWrappers(parent)

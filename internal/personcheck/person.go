@@ -3,9 +3,10 @@ package personcheck
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 )
 
 // PersonAtTerminal reports why the calling process cannot stand for a
@@ -29,7 +30,7 @@ func PersonAtTerminal() error {
 	if !tty {
 		return errors.New("this process has no controlling terminal")
 	}
-	return underOtherHost(self)
+	return underOtherHost(self, true)
 }
 
 // errHostsUnlisted: the process table cannot be read here.
@@ -39,10 +40,11 @@ var errHostsUnlisted = errors.New("the running hosts cannot be listed")
 // mcpepoch hosts other than this process: it is one of them or descends
 // from one (and so from the server it runs), or it is or descends from a
 // process of the chain that launched one (the MCP client and its
-// wrappers, launch.go). It returns nil when it stands apart, and an
+// wrappers, launch.go), or, with session, from any ancestor of one within
+// that host's session (approver.go). It returns nil when it stands apart, and an
 // error also when the hosts cannot be listed (the caller decides what an
 // undecided answer counts for).
-func underOtherHost(from int) error {
+func underOtherHost(from int, session bool) error {
 	self := os.Getpid()
 	pids, err := proctree.List()
 	if err != nil {
@@ -67,6 +69,15 @@ func underOtherHost(from int) error {
 		for _, a := range clientChain(ppid, "") {
 			if proctree.IsAncestor(from, a.pid) {
 				return fmt.Errorf("process %d descends from %s", from, a.describe())
+			}
+		}
+		if !session {
+			continue
+		}
+		up, _ := sessionAncestors(pid, ppid)
+		for _, a := range up {
+			if proctree.IsAncestor(from, a) {
+				return fmt.Errorf("process %d descends from process %d, which started an mcpepoch host (pid %d) within its session", from, a, pid)
 			}
 		}
 	}
@@ -99,6 +110,9 @@ func isHostProcess(exe string, argv []string, me string) bool {
 // detached with setsid and reparented to PID 1. It reads the process
 // table: never call it under a lock.
 func (l Launch) ClientApart() (refusal, unverified string) {
+	if l.unknown != "" {
+		return "this host cannot identify its MCP client: " + l.unknown, ""
+	}
 	client := 0
 	for _, a := range l.chain {
 		if a.what == "" {
@@ -116,7 +130,7 @@ func (l Launch) ClientApart() (refusal, unverified string) {
 	if ppid <= 1 {
 		return "", ""
 	}
-	err = underOtherHost(ppid)
+	err = underOtherHost(ppid, false)
 	switch {
 	case err == nil:
 		return "", ""
