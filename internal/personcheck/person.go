@@ -139,3 +139,43 @@ func (l Launch) ClientApart() (refusal, unverified string) {
 	}
 	return fmt.Sprintf("the MCP client (pid %d) was started under another host's session: %v", client, err), ""
 }
+
+// TellsApart reports why this process, though at a terminal, cannot be
+// told apart from an agent's for a weakening of the policy floor: that
+// takes a running mcpepoch host that identified its MCP client (its
+// session can be walked, package doc of Launch), with this process
+// descending from none of the hosts, their clients or their ancestors
+// within their sessions (PersonAtTerminal). With no host running the agent
+// may have ended it, and nothing says where the agent's side is; it then
+// returns an error, as it does for a host that cannot identify its client.
+// It returns nil when the process can be told apart.
+func TellsApart() error {
+	if err := PersonAtTerminal(); err != nil {
+		return err
+	}
+	self := os.Getpid()
+	pids, err := proctree.List()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errHostsUnlisted, err)
+	}
+	me, _ := os.Executable()
+	found := 0
+	for _, pid := range pids {
+		exe, argv, err := proctree.Args(pid)
+		if pid == self || err != nil || !isHostProcess(exe, argv, me) {
+			continue
+		}
+		ppid, _, err := proctree.Parent(pid)
+		if err != nil {
+			return fmt.Errorf("an mcpepoch host (pid %d) cannot be examined: %v", pid, err)
+		}
+		if _, unknown := sessionAncestors(pid, ppid); unknown != "" {
+			return fmt.Errorf("an mcpepoch host (pid %d) cannot identify its MCP client: %s", pid, unknown)
+		}
+		found++
+	}
+	if found == 0 {
+		return errors.New("no mcpepoch host is running, so nothing tells this terminal from an agent's")
+	}
+	return nil
+}
