@@ -18,6 +18,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -231,7 +232,7 @@ func (h *Host) checkPeer(c *child, peer notify.Peer) (code, msg string) {
 		return credwire.CodeWrongProcess, "this system does not tell which process connected, and no secret is handed to an unknown process"
 	case peer.UID != os.Geteuid():
 		return credwire.CodeWrongProcess, fmt.Sprintf("uid %d is not the host's uid %d", peer.UID, os.Geteuid())
-	case peer.PID <= 0 || !isAncestor(peer.PID, c.pid):
+	case peer.PID <= 0 || !proctree.IsAncestor(peer.PID, c.pid):
 		return credwire.CodeWrongProcess, fmt.Sprintf("process %d is neither the server of epoch %s (pid %d) nor one of its descendants", peer.PID, c.epoch, c.pid)
 	}
 	return "", ""

@@ -260,7 +260,7 @@ func (h *Host) clientAnswered(a *ask, ans elicitAnswer) {
 	case a.mode == "form" && a.counts && ans.Content["approve"] == true:
 		h.mu.Unlock()
 		pr := proven{proof: grant.ProofClient, channel: "client", why: "accepted in the MCP client " + client}
-		if refusal, unverified := h.clientApart(); refusal != "" {
+		if refusal, unverified := h.clients.ClientApart(); refusal != "" {
 			pr.proof, pr.why = grant.ProofSameUser, refusal
 		} else if unverified != "" {
 			pr.unverified = "client unverified: " + unverified

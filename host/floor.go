@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func strictestFloor(root string, cfg *config.Config) trust.Floor {
 // weaker than the last floor a host held, with no acceptance that holds,
 // is refused (checkStartFloor). Runs before any goroutine.
 func (h *Host) applyFloor() {
-	if h.opts.Dir == "" || h.pres.dir == "" {
+	if h.opts.Dir == "" {
 		return
 	}
 	cfg, err := config.Load(h.opts.Dir)
@@ -88,8 +89,22 @@ func (h *Host) applyFloor() {
 		return // the caller loaded it already; a file gone since keeps the policy built from it
 	}
 	root := trust.FloorRoot(h.opts.Dir)
-	f, err := trust.LoadFloor(h.pres.dir, root)
+	var f *trust.Floor
+	if h.pres.dir != "" {
+		f, err = trust.LoadFloor(h.pres.dir, root)
+	}
 	switch {
+	case h.pres.dir == "":
+		// No config directory to hold the floor (XDG_CONFIG_HOME relative,
+		// HOME and XDG_CONFIG_HOME empty): as a floor that went missing.
+		s := strictestFloor(root, cfg)
+		f = &s
+		_, derr := trust.DefaultDir()
+		h.floor.missing = fmt.Sprintf("policy floor missing: this host has no usable config directory to hold it (%v): "+
+			"until XDG_CONFIG_HOME is an absolute path or HOME is set in the MCP client's entry, only presence counts, nothing is exempt, "+
+			"self-reload is off and every credential scope needs an approval per call", derr)
+		h.enrolled = true
+		h.logf("%s", h.floor.missing)
 	case err != nil:
 		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call and is delivered through the broker", err)
 		s := strictestFloor(root, cfg)

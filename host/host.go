@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credsource"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -130,10 +131,10 @@ type Host struct {
 	// mcpepoch restart, which would start the code that failed (drift.go).
 	buildFailed bool
 	// clients is the chain that started the host: its parent, the
-	// wrappers above it and the MCP client (ancestry.go); enrolled: the
+	// wrappers above it and the MCP client (package personcheck); enrolled: the
 	// trust store held an authenticator at
 	// start, or could not be read (trust.go).
-	clients  []ancestor
+	clients  personcheck.Launch
 	enrolled bool
 	ctx      context.Context // done when the host ends (run.go)
 	cancel   context.CancelCauseFunc
@@ -317,7 +318,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, relisting: map[string]bool{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
-		policy: opts.Policy, clients: clientChain(os.Getppid(), launchHint()), config: newConfigState(opts.Dir),
+		policy: opts.Policy, clients: personcheck.LaunchOf(os.Getppid(), personcheck.LaunchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
 	}
 	h.log = newLogSink(opts.Stderr, logSinkMax)

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -75,9 +76,14 @@ func (h *Host) Run(ctx context.Context) error {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
+		// A person's revoke and status get through every slot taken.
+		ln.Reserve(localapi.TypeRevoke, localapi.TypeStatus)
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
 	h.infof("agent run %s: listening on %s", h.run, ln.Path())
+	if why := h.clientUnknown(); why != "" {
+		h.infof("%s", why)
+	}
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)

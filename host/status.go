@@ -36,6 +36,7 @@ func (h *Host) status(now *build.Identity) Status {
 	s.ConfigChanged = h.configChange()
 	h.noteAcceptedFloor()
 	s.PolicyNotApplied = h.policyNotApplied()
+	s.ClientUnknown = h.clientUnknown()
 	h.mu.Lock()
 	s.PolicyFloorMissing = h.floor.missing
 	h.mu.Unlock()

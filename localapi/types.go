@@ -122,6 +122,10 @@ type Status struct {
 	// floor (or no trust root) where the project's audit log shows an
 	// earlier host ran with one: the strictest policy is in force.
 	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
+	// ClientUnknown, when set, says why this host cannot identify the MCP
+	// client that launched it (personcheck.Launch.Unknown): no approval
+	// then counts as terminal or client, only an enrolled authenticator's.
+	ClientUnknown string `json:"clientUnknown,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
 	// cannot: every tools/call, and every other request the host records
 	// (resources/read, prompts/get…), is refused (audit_unavailable)
@@ -251,7 +255,7 @@ type ApproveRequest struct {
 	// empty (or ChannelScript) for --yes. The host decides itself what the
 	// approval proves (grant.Proof): a terminal approval counts as
 	// grant.ProofTerminal only when the approving process passes the
-	// host's checks (package host, approver.go).
+	// host's checks (package personcheck, approver.go).
 	Channel string `json:"channel,omitempty"`
 	// Renewal names the prepared renewal this approval answers
 	// (Renewal.ID); the host refuses it when that renewal is no longer the

@@ -20,7 +20,8 @@ import (
 )
 
 // MaxConns is how many connections a Listener serves at once. A connection
-// over it is answered with one error response of code CodeBusy and closed;
+// over it is answered with one error response of code CodeBusy and closed
+// (unless its first request is of a type Reserve names: then answered);
 // while MaxConns such refusals are still being written, further ones are
 // closed without a response. With a request line limited to MaxLine and a
 // 64 KiB read buffer, all connections together hold at most about
@@ -58,6 +59,26 @@ type Listener struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// reserved are the request types a connection over MaxConns is still
+	// served for (Reserve); set before Serve, read-only after.
+	reserved map[string]bool
+}
+
+// Reserve has l serve requests of the given types even when MaxConns
+// connections are taken: a connection over MaxConns has its first request
+// line read (within a second) and, when its type is reserved, answered
+// (that one request, then closed); any other gets CodeBusy. A program of
+// the user that holds every slot with valid requests then still cannot
+// keep a person's revoke or status out. It cannot hold the overflow lane
+// with valid requests either: each is answered at once and closed; only
+// MaxConns more connections each dribbling half a line, renewed every
+// second, fill it. Call it before Serve.
+func (l *Listener) Reserve(types ...string) {
+	l.reserved = map[string]bool{}
+	for _, t := range types {
+		l.reserved[t] = true
+	}
 }
 
 // Listen creates the project's socket directory if needed (see Dir for
@@ -183,7 +204,7 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 		select {
 		case serving <- struct{}{}:
 		default:
-			l.busy(c, refusing, &wg)
+			l.busy(ctx, c, h, refusing, &wg)
 			continue
 		}
 		mu.Lock()
@@ -202,10 +223,12 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	}
 }
 
-// busy refuses c, a connection over MaxConns, with CodeBusy. The refusal
-// takes a slot in refusing for as long as refuse drains c; with every slot
-// taken, c is closed at once.
-func (l *Listener) busy(c *net.UnixConn, refusing chan struct{}, wg *sync.WaitGroup) {
+// busy refuses c, a connection over MaxConns, with CodeBusy, unless its
+// first request line, read within drainTimeout, is of a reserved type
+// (Reserve): then h answers it, and c is closed. The overflow takes a
+// slot in refusing for as long as it lasts; with every slot taken, c is
+// closed at once.
+func (l *Listener) busy(ctx context.Context, c *net.UnixConn, h Handler, refusing chan struct{}, wg *sync.WaitGroup) {
 	select {
 	case refusing <- struct{}{}:
 	default:
@@ -217,8 +240,40 @@ func (l *Listener) busy(c *net.UnixConn, refusing chan struct{}, wg *sync.WaitGr
 		defer wg.Done()
 		defer func() { <-refusing }()
 		defer c.Close()
+		if len(l.reserved) > 0 && l.serveReserved(ctx, c, h) {
+			return
+		}
 		l.refuse(c, ErrorResponse(CodeBusy, fmt.Sprintf("the host already serves %d connections, the most it serves at once; try again", MaxConns)))
 	}()
+}
+
+// serveReserved reads the first request line of c, an overflow
+// connection, and answers it when its type is reserved; it reports
+// whether it answered. A peer that is not the host's user, or whose line
+// is late, malformed or of another type, is left to the busy refusal.
+func (l *Listener) serveReserved(ctx context.Context, c *net.UnixConn, h Handler) bool {
+	peer, err := peerCred(c)
+	if err != nil || peer.Checked && peer.UID != l.uid {
+		return false
+	}
+	c.SetReadDeadline(time.Now().Add(drainTimeout))
+	line, err := proto.ReadLine(bufio.NewReaderSize(c, 64<<10))
+	if err != nil {
+		return false
+	}
+	var req struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(line, &req) != nil || !l.reserved[req.Type] {
+		return false
+	}
+	c.SetReadDeadline(time.Time{})
+	ack := func(bool) (stop func()) {
+		l.write(c, Response{V: ProtocolVersion, Type: TypeReceived, Run: l.name})
+		return func() {}
+	}
+	l.write(c, l.handle(ctx, peer, line, h, ack))
+	return true
 }
 
 // serveConn runs the protocol on one accepted connection.

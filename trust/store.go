@@ -71,7 +71,7 @@ const (
 // How a root was enrolled (Authenticator.Enrolled).
 const (
 	// EnrolledTerminal: at a terminal that passed the person guard
-	// (host.PersonAtTerminal) and answered y on /dev/tty.
+	// (personcheck.PersonAtTerminal) and answered y on /dev/tty.
 	EnrolledTerminal = "terminal"
 	// EnrolledTestBuild: by a binary built with the test-only build tag,
 	// which skips the person guard.

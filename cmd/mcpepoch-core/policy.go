@@ -16,6 +16,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -335,8 +336,9 @@ type acceptProof struct {
 // proveAccept proves a person at the floor's own proof level: an enrolled
 // FIDO ssh key's signature over d, or an enrolled WebAuthn authenticator's
 // assertion on a page (presence, which always counts), else
-// an answer at this process's terminal where the floor counts terminal
-// (host.PersonAtTerminal, then [y/N] on /dev/tty), else --yes where it
+// an answer at this process's terminal where the floor counts terminal and
+// a running host tells it from the agent's (personcheck.TellsApart, then
+// [y/N] on /dev/tty), else --yes where it
 // counts same-user. Nothing else accepts.
 func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, with acceptWith, stdio Stdio) (acceptProof, error) {
 	need := floorProof(st.floor, st.enrolled)
@@ -351,12 +353,25 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 		}
 		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
 	case need.Counts(grant.ProofTerminal):
+		if err := apartFromAgent(); err != nil {
+			return acceptProof{}, notAccepted("%v; a weakening of the floor is accepted at a terminal only while a running host that identified its MCP client tells this terminal from the agent's, else it needs presence: a person runs %s enroll, then %s policy accept --web (or --ssh KEY) and touches it",
+				err, selfcmd.Name(), selfcmd.Name())
+		}
 		if _, err := askAtTerminal(ctx, fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
 			return acceptProof{}, notAccepted("%v", err)
 		}
 		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
 	}
 	return acceptProof{}, notAccepted("this floor counts only %s: %s", need, acceptHow(need))
+}
+
+// apartFromAgent is personcheck.TellsApart, or nil where the test build's
+// stand-in for a person answers (testBuildPerson).
+func apartFromAgent() error {
+	if testBuildPerson != nil && testBuildPerson() {
+		return nil
+	}
+	return personcheck.TellsApart()
 }
 
 func notAccepted(format string, args ...any) error {

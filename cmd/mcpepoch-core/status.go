@@ -94,6 +94,9 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 	if s.PolicyFloorMissing != "" {
 		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
 	}
+	if s.ClientUnknown != "" {
+		fmt.Fprintf(w, "  client:   %s\n", sc.p.warn(printable(s.ClientUnknown)))
+	}
 	for _, pw := range s.PolicyNotApplied {
 		what := "a person must accept it (" + selfcmd.Name() + " policy accept)"
 		if pw.Accepted {

@@ -1,4 +1,4 @@
-package host
+package proctree
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procParent returns the parent of pid and whether pid has a controlling
+// Parent returns the parent of pid and whether pid has a controlling
 // terminal, from sysctl kern.proc.pid (kinfo_proc's e_ppid and e_tdev,
 // NODEV without a terminal); when sysctl fails, from ps(1).
-func procParent(pid int) (ppid int, tty bool, err error) {
+func Parent(pid int) (ppid int, tty bool, err error) {
 	if k, err := unix.SysctlKinfoProc("kern.proc.pid", pid); err == nil && k.Proc.P_pid == int32(pid) {
 		return int(k.Eproc.Ppid), k.Eproc.Tdev != -1, nil
 	}
@@ -36,11 +36,11 @@ func procParent(pid int) (ppid int, tty bool, err error) {
 	return ppid, f[1] != "??" && f[1] != "-", nil
 }
 
-// procArgs returns the executable of pid and its arguments, from sysctl
+// Args returns the executable of pid and its arguments, from sysctl
 // kern.procargs2 (argc as an int32, the executable path, NUL padding,
 // then argc NUL-terminated arguments); when sysctl fails, from ps(1),
 // whose command line splits on spaces.
-func procArgs(pid int) (exe string, argv []string, err error) {
+func Args(pid int) (exe string, argv []string, err error) {
 	if b, err := unix.SysctlRaw("kern.procargs2", pid); err == nil && len(b) > 4 {
 		argc := int(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
 		rest := b[4:]

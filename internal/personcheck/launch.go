@@ -1,4 +1,4 @@
-package host
+package personcheck
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
 )
 
 // The MCP client that launched the host, found past wrappers.
@@ -46,14 +48,89 @@ type ancestor struct {
 	what string // "wrapper: sh -c" …, or "" for the client
 }
 
-// clientChain returns the host's launch chain: parent and every wrapper
-// above it up to and including the client, then, when hint names an
-// ancestor of the host not already in the chain, the chain from hint. It
-// reads the process table.
+// Launch is what launched a host: the chain of its parent and every
+// wrapper above it up to and including the MCP client (see above), which
+// names the client, and every ancestor of the host within the host's
+// session, up to and including the session leader, which decides. The
+// agent's commands descend from the client, and any program may stand
+// between the client and the host, so no list of wrappers can say where
+// the client is; the session can: a person's own terminal is a session
+// of its own. A host that cannot walk its session (no ancestor in it: it
+// leads a session of its own, or its parent is gone; or a process that
+// cannot be examined) cannot identify its client, and then nothing proves
+// a person at a terminal or in the client (Unknown).
+type Launch struct {
+	chain   []ancestor
+	session []int
+	unknown string
+}
+
+// Unknown says why the host cannot identify its MCP client, or "".
+func (l Launch) Unknown() string { return l.unknown }
+
+// LaunchOf returns the launch chain of a host whose parent is parent:
+// parent and every wrapper above it up to and including the client, then,
+// when hint (ClientPIDEnv's value) names an ancestor of the host not
+// already in the chain, the chain from hint. It reads the process table.
+// The session walk starts at parent and ends at the host's session leader.
+func LaunchOf(parent int, hint string) Launch {
+	l := Launch{chain: clientChain(parent, hint)}
+	l.session, l.unknown = sessionAncestors(os.Getpid(), parent)
+	return l
+}
+
+// sessionAncestors returns parent and its ancestors, up to and including
+// the session leader of self, while they are in self's session, or why
+// they cannot be known.
+func sessionAncestors(self, parent int) ([]int, string) {
+	sid, err := proctree.Session(self)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("its session cannot be read: %v", err)
+	case sid == self:
+		return nil, "it leads a session of its own, so no process that started it is in its session"
+	case parent <= 1:
+		return nil, "its parent has gone"
+	}
+	var out []int
+	for pid, n := parent, 0; ; n++ {
+		if n >= proctree.MaxAncestry {
+			return nil, fmt.Sprintf("it has more than %d ancestors", proctree.MaxAncestry)
+		}
+		s, err := proctree.Session(pid)
+		if err != nil {
+			return nil, fmt.Sprintf("its ancestor (pid %d) cannot be examined: %v", pid, err)
+		}
+		if s != sid {
+			return out, "" // left the session: its leader has gone
+		}
+		out = append(out, pid)
+		if pid == sid {
+			return out, ""
+		}
+		if pid, _, err = proctree.Parent(pid); err != nil {
+			return nil, fmt.Sprintf("its ancestor (pid %d) cannot be examined: %v", out[len(out)-1], err)
+		}
+		if pid <= 1 {
+			return out, ""
+		}
+	}
+}
+
+// inSession says whether pid is an ancestor of the host within its session.
+func (l Launch) inSession(pid int) bool {
+	for _, p := range l.session {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}
+
 func clientChain(parent int, hint string) []ancestor {
 	chain := walkWrappers(parent)
 	pid, err := strconv.Atoi(strings.TrimSpace(hint))
-	if hint == "" || err != nil || pid <= 1 || inChain(chain, pid) || !isAncestor(parent, pid) {
+	if hint == "" || err != nil || pid <= 1 || inChain(chain, pid) || !proctree.IsAncestor(parent, pid) {
 		return chain
 	}
 	return append(chain, walkWrappers(pid)...)
@@ -63,32 +140,18 @@ func clientChain(parent int, hint string) []ancestor {
 // the first process that is not one.
 func walkWrappers(pid int) []ancestor {
 	var chain []ancestor
-	for n := 0; pid > 1 && n < maxAncestry; n++ {
-		exe, argv, err := procArgs(pid)
+	for n := 0; pid > 1 && n < proctree.MaxAncestry; n++ {
+		exe, argv, err := proctree.Args(pid)
 		what, ok := wrapper(exe, argv)
 		if err != nil || !ok {
 			return append(chain, ancestor{pid: pid})
 		}
 		chain = append(chain, ancestor{pid: pid, what: what})
-		if pid, _, err = procParent(pid); err != nil {
+		if pid, _, err = proctree.Parent(pid); err != nil {
 			return chain
 		}
 	}
 	return chain
-}
-
-// isAncestor reports whether want is from or one of from's ancestors.
-func isAncestor(from, want int) bool {
-	for n := 0; from > 1 && n < maxAncestry; n++ {
-		if from == want {
-			return true
-		}
-		var err error
-		if from, _, err = procParent(from); err != nil {
-			return false
-		}
-	}
-	return false
 }
 
 func inChain(chain []ancestor, pid int) bool {
@@ -169,5 +232,16 @@ func (a ancestor) describe() string {
 	return fmt.Sprintf("the MCP client that launched this host (pid %d, %s)", a.pid, a.what)
 }
 
-// launchHint is the npm launcher's ClientPIDEnv, read once at New.
-func launchHint() string { return os.Getenv(ClientPIDEnv) }
+// LaunchHint is the npm launcher's ClientPIDEnv in this process's
+// environment.
+func LaunchHint() string { return os.Getenv(ClientPIDEnv) }
+
+// member returns the member of the chain that pid is, or nil.
+func (l Launch) member(pid int) *ancestor {
+	for i := range l.chain {
+		if l.chain[i].pid == pid {
+			return &l.chain[i]
+		}
+	}
+	return nil
+}

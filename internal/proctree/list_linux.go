@@ -1,12 +1,12 @@
-package host
+package proctree
 
 import (
 	"os"
 	"strconv"
 )
 
-// procList returns the pids in /proc.
-func procList() ([]int, error) {
+// List returns the pids in /proc.
+func List() ([]int, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package host
+package proctree
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// procList returns the pids ps(1) lists.
-func procList() ([]int, error) {
+// List returns the pids ps(1) lists.
+func List() ([]int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "/bin/ps", "-axo", "pid=").Output()

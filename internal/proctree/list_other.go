@@ -1,10 +1,10 @@
 //go:build !linux && !darwin
 
-package host
+package proctree
 
 import "errors"
 
-// procList has no process table to read here.
-func procList() ([]int, error) {
+// List has no process table to read here.
+func List() ([]int, error) {
 	return nil, errors.New("no process table reader on this system")
 }

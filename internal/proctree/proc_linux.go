@@ -1,4 +1,4 @@
-package host
+package proctree
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// procParent returns the parent of pid and whether pid has a controlling
+// Parent returns the parent of pid and whether pid has a controlling
 // terminal, from /proc/<pid>/stat (proc(5): ppid is the 4th field, tty_nr
 // the 7th; the command name in parentheses may hold spaces).
-func procParent(pid int) (ppid int, tty bool, err error) {
+func Parent(pid int) (ppid int, tty bool, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false, err
@@ -31,10 +31,10 @@ func procParent(pid int) (ppid int, tty bool, err error) {
 	return ppid, f[4] != "0", nil
 }
 
-// procArgs returns the executable of pid (/proc/<pid>/exe) and its
+// Args returns the executable of pid (/proc/<pid>/exe) and its
 // arguments (/proc/<pid>/cmdline, NUL-separated). The executable is ""
 // when it cannot be read (another user's process); the arguments decide.
-func procArgs(pid int) (exe string, argv []string, err error) {
+func Args(pid int) (exe string, argv []string, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return "", nil, err

@@ -1,0 +1,69 @@
+package personcheck
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpepoch/mcpepoch/internal/proctree"
+)
+
+// What an approval at a terminal proves.
+//
+// A request on a host's local socket comes from a process of the user;
+// the kernel's peer credentials name its pid. An approval asked at a
+// terminal counts as a person at a terminal (grant.ProofTerminal) only
+// when that process has a controlling terminal and descends neither from
+// the server, nor from the host, nor from any process of the chain that
+// launched the host: the MCP client (the agent's own commands are its
+// descendants) and the wrappers between it and the host (launch.go), nor
+// from any other ancestor of the host within the host's session: an
+// unlisted program between the client and the host does not shorten what
+// is refused. A host that cannot identify its client (Launch.Unknown)
+// counts no approval as terminal. Anything else proves same-user. This is a guard against an agent
+// approving by accident or by a pasted command, not against a determined
+// program: one can open a pseudo-terminal (script(1)) in a process it
+// detached with setsid and a double fork, and the check cannot tell it
+// from a person. Where the process table cannot be read nothing counts as
+// terminal.
+
+// AtTerminal returns "" when the process pid, which asked a host launched
+// by l at a terminal, stands for a person at a terminal, else why not
+// (for the refusal and the audit log). server is the pid of the host's
+// running server (0: none); the host is this process. It reads the
+// process table: never call it under a lock.
+func (l Launch) AtTerminal(pid, server int) string {
+	if pid <= 0 {
+		return "the socket does not say which process asked"
+	}
+	if l.unknown != "" {
+		return "this host cannot identify its MCP client: " + l.unknown
+	}
+	ppid, tty, err := proctree.Parent(pid)
+	if err != nil {
+		return fmt.Sprintf("the approving process (pid %d) cannot be examined: %v", pid, err)
+	}
+	if !tty {
+		return fmt.Sprintf("the approving process (pid %d) has no controlling terminal", pid)
+	}
+	self := os.Getpid()
+	for p, n := pid, 0; p > 1; p, n = ppid, n+1 {
+		switch {
+		case p == server:
+			return fmt.Sprintf("the approving process (pid %d) descends from the server (pid %d)", pid, server)
+		case p == self:
+			return fmt.Sprintf("the approving process (pid %d) descends from this host (pid %d)", pid, self)
+		case l.member(p) != nil:
+			return fmt.Sprintf("the approving process (pid %d) descends from %s", pid, l.member(p).describe())
+		case l.inSession(p):
+			return fmt.Sprintf("the approving process (pid %d) descends from process %d, which started this host within its session (the MCP client's side)", pid, p)
+		case n >= proctree.MaxAncestry:
+			return fmt.Sprintf("the approving process (pid %d) has more than %d ancestors", pid, proctree.MaxAncestry)
+		}
+		if p != pid {
+			if ppid, _, err = proctree.Parent(p); err != nil {
+				return fmt.Sprintf("an ancestor (pid %d) of the approving process cannot be examined: %v", p, err)
+			}
+		}
+	}
+	return ""
+}
