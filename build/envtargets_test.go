@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // envArtifact returns the artifact of variable name in id, failing the
@@ -99,7 +101,7 @@ func TestIdentityLibraryPathNeeded(t *testing.T) {
 	t.Parallel()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		t.Skip("no C compiler (cc)")
+		testenv.Missing(t, "no C compiler (cc) on PATH: install gcc or clang to run this test")
 	}
 	dir, libs := idTempDir(t), idTempDir(t)
 	build := func(out string, args ...string) {

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // A library an LD_PRELOAD library needs, found through that library's own
@@ -14,7 +16,7 @@ func TestIdentityPreloadRunpath(t *testing.T) {
 	t.Parallel()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		t.Skip("no C compiler (cc)")
+		testenv.Missing(t, "no C compiler (cc) on PATH: install gcc or clang to run this test")
 	}
 	dir := idNodeProject(t)
 	for _, tags := range []string{"--enable-new-dtags", "--disable-new-dtags"} { // RUNPATH, RPATH

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // pyReal returns the python3 on PATH, or skips the test.
@@ -14,7 +16,7 @@ func pyReal(t *testing.T) string {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not on PATH")
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
 	}
 	return py
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // wrapperNeeds skips the test when a program the kernel or a shell script
@@ -153,7 +155,7 @@ func TestWrapperEnvShebangRealNode(t *testing.T) {
 	wrapperNeeds(t, "/usr/bin/env")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: install Node.js to run this test")
+		testenv.Missing(t, "node is not on PATH: install Node.js to run this test")
 	}
 	dir := idTempDir(t)
 	idWrite(t, dir, idFile{path: "server.js", content: "#!/usr/bin/env node\nconsole.log(1);\n", mode: 0o755})
@@ -300,11 +302,11 @@ func TestWrapperRealNpx(t *testing.T) {
 	t.Parallel()
 	npx, err := exec.LookPath("npx")
 	if err != nil {
-		t.Skip("npx is not on PATH: install Node.js with npm to run this test")
+		testenv.Missing(t, "npx is not on PATH: install Node.js with npm to run this test")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: install Node.js to run this test")
+		testenv.Missing(t, "node is not on PATH: install Node.js to run this test")
 	}
 	dir := idTempDir(t)
 	idWrite(t, dir,

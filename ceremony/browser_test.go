@@ -12,6 +12,7 @@ import (
 	cdpwa "github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -28,10 +29,7 @@ func browser(t *testing.T) context.Context {
 	if err != nil {
 		path = "/usr/bin/chromium"
 		if _, err := os.Stat(path); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("chromium is not installed; CI must install it")
-			}
-			t.Skip("chromium is not installed: the browser ceremony tests need Debian's chromium package")
+			testenv.Missing(t, "chromium is not installed: the browser ceremony tests need it (apt-get install chromium)")
 		}
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),

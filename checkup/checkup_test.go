@@ -12,6 +12,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
@@ -25,6 +26,16 @@ func selfPath(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// taskOnPath puts the go-task CLI on PATH for the test: a Taskfile
+// project on a machine without it gets doctor's note that task is
+// missing, which the tests of a clean project do not expect. Without go-task
+// the test ends with [testenv.Missing]: skipped with the reason, failed in CI.
+func taskOnPath(t *testing.T) {
+	t.Helper()
+	task := testenv.Task(t)
+	t.Setenv("PATH", filepath.Dir(task)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 }
 
 // wiredProject writes a fresh TypeScript project into dir and wires it as
@@ -106,6 +117,7 @@ func recordBuild(t *testing.T, dir string) {
 
 // A project just wired has no problem, before and after its first build.
 func TestCleanAfterInit(t *testing.T) {
+	taskOnPath(t)
 	dir := t.TempDir()
 	wiredProject(t, dir)
 	r := checkDir(t, dir)

@@ -11,6 +11,7 @@ import (
 // fix, and never prints a value: not one it could read, not one in a file
 // it refuses.
 func TestCredentialSources(t *testing.T) {
+	taskOnPath(t)
 	const planted = "PLANTED-doctor-5d1e"
 	dir := t.TempDir()
 	wiredProject(t, dir)

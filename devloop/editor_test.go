@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // Editors' files beside a source are not changes: sed -i's sedXXXXXX and
@@ -19,7 +21,7 @@ func TestEditorFilesNotChanged(t *testing.T) {
 	t.Parallel()
 	sed, err := exec.LookPath("sed")
 	if err != nil {
-		t.Skip("sed is not on PATH")
+		testenv.Missing(t, "sed is not on PATH")
 	}
 	h := start(t, "make", "v0\n")
 	h.waitFor("the first build", recorded("0:v0"))

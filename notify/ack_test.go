@@ -57,6 +57,7 @@ func silentHost(t *testing.T, root string) (string, *atomic.Int64) {
 // while the handler still works, and then its answer; Do reads past the
 // acknowledgement.
 func TestAckBeforeAnswer(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	release := make(chan struct{})
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
@@ -179,6 +180,7 @@ func TestAckThenSilentNotWaitedFor(t *testing.T) {
 // an exchange with Ack after AnswerWait, not at the caller's deadline, with
 // a *NotAnsweringError naming the socket.
 func TestSilentHostNotAnswering(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	path, _ := silentHost(t, root)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -197,6 +199,7 @@ func TestSilentHostNotAnswering(t *testing.T) {
 // run out of time is not sent the next: its Result says it is not
 // answering at once, while a live host beside it still answers.
 func TestPeersAskASilentHostOnce(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	path, read := silentHost(t, root)
 	l := serve(t, root, statusHandler)

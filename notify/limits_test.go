@@ -38,6 +38,7 @@ func holdHalfLines(t *testing.T, path string, n int) []net.Conn {
 // A connection over MaxConns gets one busy error and is closed; once a
 // connection ends, a new one is served again.
 func TestMaxConns(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l := serve(t, root, statusHandler)
 	held := holdHalfLines(t, l.Path(), MaxConns)
@@ -185,6 +186,7 @@ func TestSilentConnsTimeOut(t *testing.T) {
 // without effort, do not shut out a status request or a build signal: the
 // cap is well above that.
 func TestIdlePeersDoNotShutOutStatus(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l := serve(t, root, statusHandler)
 	for range 16 {

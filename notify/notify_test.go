@@ -109,6 +109,7 @@ func readResponse(t *testing.T, r *bufio.Reader) Response {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	var (
 		mu      sync.Mutex
@@ -157,6 +158,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestWireShape(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(Response{V: 1, Type: "restarted", Run: "R", OldEpoch: "a", NewEpoch: "b", OldPID: 1, NewPID: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +188,7 @@ func TestWireShape(t *testing.T) {
 }
 
 func TestSeveralRequestsOnOneConnection(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	var calls atomic.Int32
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
@@ -209,6 +212,7 @@ func TestSeveralRequestsOnOneConnection(t *testing.T) {
 }
 
 func TestMalformedLines(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	var calls atomic.Int32
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
@@ -263,6 +267,7 @@ func TestMalformedLines(t *testing.T) {
 }
 
 func TestHandlerFailures(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
 		switch req.Type {
@@ -298,6 +303,7 @@ func TestHandlerFailures(t *testing.T) {
 }
 
 func TestVersionMismatch(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	var calls atomic.Int32
 	l := serve(t, root, func(ctx context.Context, peer Peer, req Request) Response {
@@ -349,6 +355,7 @@ func TestVersionMismatch(t *testing.T) {
 }
 
 func TestSendHonoursContext(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	path := filepath.Join(root, "silent.sock")
 	sl, err := net.Listen("unix", path)
@@ -397,6 +404,7 @@ func TestSendHonoursContext(t *testing.T) {
 }
 
 func TestSendWaitsForStartingHost(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	name := ulid.Make().String()
 	dir, err := Dir(root)
@@ -446,6 +454,7 @@ func staleSocket(t *testing.T, path string) {
 }
 
 func TestListenReplacesStaleSocket(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	dir, err := MakeDir(root)
 	if err != nil {
@@ -464,6 +473,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 }
 
 func TestListenNeverStealsLiveSocket(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l := serve(t, root, statusHandler)
 	_, err := Listen(root, l.Name())
@@ -489,6 +499,7 @@ func TestListenNeverStealsLiveSocket(t *testing.T) {
 }
 
 func TestCloseRemovesSocket(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	l, err := Listen(root, ulid.Make().String())
 	if err != nil {
@@ -530,6 +541,7 @@ func TestCloseRemovesSocket(t *testing.T) {
 }
 
 func TestBroadcast(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	if got := Broadcast(timeout(t), root, Request{Type: "status"}); got == nil || len(got) != 0 {
 		t.Errorf("Broadcast with no socket directory = %#v, want empty slice", got)
@@ -634,6 +646,7 @@ func helper(t *testing.T, exe, mode string, env ...string) *exec.Cmd {
 }
 
 func TestBroadcastRemovesDeadHost(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	exe, err := os.Executable()
 	if err != nil {

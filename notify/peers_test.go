@@ -62,6 +62,7 @@ func fakeHost(t *testing.T, root string, once bool) (accepted, requests *atomic.
 // over one connection; a host that started after the first request gets
 // the second; Close closes what was kept.
 func TestPeersKeepTheirConnection(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	accepted, _ := fakeHost(t, root, false)
 	p := NewPeers(root)
@@ -93,6 +94,7 @@ func TestPeersKeepTheirConnection(t *testing.T) {
 // (idle, or restarted on the same socket) gets the next request over a new
 // one, with no error.
 func TestPeersRedialAClosedConnection(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	accepted, _ := fakeHost(t, root, true)
 	p := NewPeers(root)
@@ -111,6 +113,7 @@ func TestPeersRedialAClosedConnection(t *testing.T) {
 // TestPeersConnectSendsNothing: Connect dials every host and sends no
 // request; the next Broadcast uses the connection it made.
 func TestPeersConnectSendsNothing(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	accepted, requests := fakeHost(t, root, false)
 	p := NewPeers(root)

@@ -305,6 +305,11 @@ func backupPath(path string) string {
 
 func nextSteps(w io.Writer, wr *wire.Wiring, self string) {
 	fmt.Fprintln(w, "next:")
+	if wr.Plan.Build.Runner == "task" {
+		if _, err := exec.LookPath("task"); err != nil {
+			fmt.Fprintf(w, "  get go-task first: task dev and %s dev run the Taskfile with it, and it is not on PATH: %s\n", self, goTaskHowTo)
+		}
+	}
 	fmt.Fprintf(w, "  %s dev      rebuild on every change and restart the server (%s dev)\n", wr.Plan.Build.Runner, self)
 	fmt.Fprintln(w, "  connect the client: Claude Code reads .mcp.json, VS Code .vscode/mcp.json, Cursor .cursor/mcp.json")
 	fmt.Fprintf(w, "  %s doctor   check the wiring\n", self)

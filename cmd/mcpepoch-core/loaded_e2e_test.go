@@ -51,7 +51,7 @@ for line in sys.stdin:
 func pyLookPython(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
 	}
 }
 
