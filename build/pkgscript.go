@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
@@ -123,7 +124,9 @@ func literal(w *syntax.Word) (string, bool) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[~\\") {
+			// A glob is an expansion; an unmatched "[" (the test
+			// command's name) is a literal, as the shell reads it.
+			if pattern.HasMeta(p.Value, 0) || strings.ContainsAny(p.Value, "~\\") {
 				return "", false
 			}
 			b.WriteString(p.Value)

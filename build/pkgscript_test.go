@@ -112,3 +112,29 @@ func TestShellScriptParsed(t *testing.T) {
 		t.Errorf("a script that runs ./bin/migrate: entry %s, code %+v; want the whole project as code\n%q", id.Entry.Path, id.Code, id.Inferred)
 	}
 }
+
+// A test command ("[ … ]") before the exec is no program of the project:
+// the exec'd binary is followed and the project is not made code. A bare
+// name that the server's PATH finds inside the project (tools/migrate) is
+// project code the exec does not name: the whole project is code.
+func TestShellScriptBareNames(t *testing.T) {
+	t.Parallel()
+	wrapperNeeds(t, "/bin/sh")
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "run.sh", content: "#!/bin/sh\nif [ -n \"${X+set}\" ]; then\n  echo x >> log\nfi\nexec ./bin/server\n"},
+		idFile{path: "bin/server", content: "\x7fELF\n", mode: 0o755},
+		idFile{path: "tools/migrate", content: "#!/bin/sh\n", mode: 0o755},
+	)
+	spec := Spec{Dir: dir, Command: []string{"sh", "run.sh"}, Versions: idVersions, Environ: []string{"PATH=/usr/bin:/bin"}}
+	id := idCompute(t, spec)
+	if len(id.Code) != 0 || hasInferred(id, "before its last command") {
+		t.Errorf("a script that tests a variable: code %+v; want none\n%q", id.Code, id.Inferred)
+	}
+	idWrite(t, dir, idFile{path: "run.sh", content: "#!/bin/sh\nmigrate\nexec ./bin/server\n"})
+	spec.Environ = []string{"PATH=" + filepath.Join(dir, "tools") + ":/usr/bin:/bin"}
+	id = idCompute(t, spec)
+	if len(id.Code) != 1 || id.Code[0].Path != "." || !hasInferred(id, "runs migrate before its last command") {
+		t.Errorf("a script that runs tools/migrate by name: code %+v; want the whole project as code\n%q", id.Code, id.Inferred)
+	}
+}

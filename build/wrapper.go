@@ -134,7 +134,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			continue
 		}
 		if slices.Contains(shells, base) && len(args) > 0 {
-			if !followShell(exe, args, dir, &entry, &wrappers, follow, id) {
+			if !followShell(exe, args, dir, path, &entry, &wrappers, follow, id) {
 				break
 			}
 			continue
@@ -160,7 +160,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		}
 		exe, args, direct = next, nil, false
 		if slices.Contains(shells, filepath.Base(next)) {
-			if words, ok := lastExec(script, dir, id); ok && follow(display(dir, script), words) {
+			if words, ok := lastExec(script, dir, path, id); ok && follow(display(dir, script), words) {
 				continue
 			}
 		}
@@ -174,7 +174,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 // followShell follows a shell's arguments: "-c 'CMD ARGS'" to CMD ARGS
 // when the line is a plain command, the shell a wrapper; a script
 // (shellScript). It reports whether it followed.
-func followShell(shell string, args []string, dir string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
+func followShell(shell string, args []string, dir, path string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
 	base := filepath.Base(shell)
 	switch {
 	case len(args) >= 2 && args[0] == "-c":
@@ -187,7 +187,7 @@ func followShell(shell string, args []string, dir string, entry *string, wrapper
 		}
 		return follow(base+" -c", words)
 	case !strings.HasPrefix(args[0], "-"):
-		return shellScript(shell, args[0], dir, entry, wrappers, follow, id)
+		return shellScript(shell, args[0], dir, path, entry, wrappers, follow, id)
 	}
 	return false
 }
@@ -197,12 +197,12 @@ func followShell(shell string, args []string, dir string, entry *string, wrapper
 // the shell a wrapper and the script, when no entry is known yet, the
 // entry. It reports whether it followed; when it cannot, it notes that
 // what the script runs is not hashed.
-func shellScript(shell, arg, dir string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
+func shellScript(shell, arg, dir, path string, entry *string, wrappers *[]string, follow func(string, []string) bool, id *Identity) bool {
 	script := abs(dir, arg)
 	if !isRegular(script) {
 		return false
 	}
-	if words, ok := lastExec(script, dir, id); ok {
+	if words, ok := lastExec(script, dir, path, id); ok {
 		saved, n := *entry, len(*wrappers)
 		if *entry == "" {
 			*entry = script // hashed as the shell's entry, as before
@@ -285,10 +285,11 @@ func plainCommand(words []string) []string {
 // plainShell): the program the script becomes, which serves. A last
 // command without exec is not followed (the script may go on, or trap),
 // so the whole project is code then (shellScript). A command before it whose program is computed ("$SERVER") or
-// named by a path ("./bin/migrate", "lib/setup.sh") may run project code
-// the last command does not name: then the whole project is code
+// named by a path ("./bin/migrate", "lib/setup.sh"), or a name the
+// server's PATH finds inside the project, may run project code the last
+// command does not name: then the whole project is code
 // (id.unfollowed), and the last command is still followed.
-func lastExec(script, dir string, id *Identity) ([]string, bool) {
+func lastExec(script, dir, path string, id *Identity) ([]string, bool) {
 	b, err := safefile.ReadFile(script, 1<<20)
 	if err != nil {
 		return nil, false
@@ -314,7 +315,7 @@ func lastExec(script, dir string, id *Identity) ([]string, bool) {
 				return hidden == ""
 			}
 			name, lit := literal(call.Args[0])
-			if !lit || strings.Contains(name, "/") || name == "." || name == "source" || name == "eval" {
+			if !lit || strings.Contains(name, "/") || name == "." || name == "source" || name == "eval" || inProject(name, dir, path) {
 				var w bytes.Buffer
 				_ = syntax.NewPrinter().Print(&w, call)
 				hidden = w.String()
@@ -349,4 +350,18 @@ func shebang(p string) (interp string, args []string, ok bool) {
 		return "", nil, false
 	}
 	return fields[0], fields[1:], true
+}
+
+// inProject reports whether name, a command name without a slash, is
+// found on path inside dir: project code that a script runs by name.
+func inProject(name, dir, path string) bool {
+	p, err := lookPath(name, dir, path)
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
