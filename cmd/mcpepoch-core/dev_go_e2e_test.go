@@ -59,22 +59,30 @@ func TestDevLoopFreshGo(t *testing.T) {
 	}
 	path := strings.Join([]string{filepath.Dir(bin), filepath.Dir(task), filepath.Dir(goBin), os.Getenv("PATH")}, string(os.PathListSeparator))
 	// The module's dependencies come from the local module cache only
-	// (GOPROXY=off), which cmd/go verified when it downloaded them. The
-	// versions go-sdk v1.8.0 selects on its own (golang.org/x/oauth2
-	// v0.35.0 …) are older than this repository's, so its go.sum lacks
-	// their lines and tidy would ask the checksum database, which is not
-	// reachable where only the module proxy is: GOSUMDB=off, for this
-	// throwaway module only.
+	// (GOPROXY=off), which cmd/go verified when it downloaded them for this
+	// repository: the module requires what this repository requires (so
+	// go-sdk and its dependencies resolve to the versions in its go.sum),
+	// and is not tidied (tidy wants the modules that go-sdk's own tests
+	// import, which building this repository never downloads).
 	env := []string{"PATH=" + path, "NO_COLOR=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off"}
-	sum, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "go.sum"))
+	root := testenv.RepoRoot(t)
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/weather\n\ngo 1.26\n\nrequire github.com/modelcontextprotocol/go-sdk v1.8.0\n")
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, requires, ok := strings.Cut(string(mod), "\nrequire")
+	if !ok {
+		t.Fatalf("%s/go.mod has no require", root)
+	}
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/weather\n\ngo 1.26\n\nrequire"+requires)
 	writeFile(t, filepath.Join(dir, "go.sum"), string(sum))
 	writeFile(t, filepath.Join(dir, "main.go"), serverGo)
-	if out, code := testenv.Run(t, dir, env, goBin, "mod", "tidy"); code != 0 {
-		t.Fatalf("go mod tidy: exit %d\n%s", code, out)
+	if out, code := testenv.Run(t, dir, env, goBin, "build", "-o", os.DevNull, "."); code != 0 {
+		t.Fatalf("go build: exit %d\n%s", code, out)
 	}
 	out, code := testenv.Run(t, dir, env, bin, "init", "--yes")
 	if code != 0 || !strings.Contains(out.Combined, "go build -o bin/weather .") {

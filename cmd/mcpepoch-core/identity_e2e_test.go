@@ -161,11 +161,12 @@ func TestIdentityNodeOptionsNeverStored(t *testing.T) {
 	testenv.LookNode(t)
 	dir := ideTempDir(t)
 	const marker = "preload-e2e-4c7a1d"
-	// The preload lies below the root: a sibling of the entry would be
+	// The preload lies outside the project: a file of the project would be
 	// hashed as code under its name, which holds the marker.
-	value := "--require ./preload/" + marker + ".cjs"
+	outside := ideTempDir(t)
+	value := "--require " + filepath.Join(outside, marker+".cjs")
 	ideWrite(t, dir, "server.mjs", probeServer, 0o644)
-	ideWrite(t, dir, "preload/"+marker+".cjs", "globalThis.preloadProbe = true;\n", 0o644)
+	ideWrite(t, outside, marker+".cjs", "globalThis.preloadProbe = true;\n", 0o644)
 	ideWrite(t, dir, "mcpepoch.toml", "label = \"probe\"\ncommand = [\"node\", \"server.mjs\"]\n\n[grants]\nexempt = [\"preloaded\"]\n", 0o644)
 	with := []string{"NODE_OPTIONS=" + value}
 

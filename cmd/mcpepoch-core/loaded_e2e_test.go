@@ -228,18 +228,22 @@ func TestNestedNodeModulesInIdentity(t *testing.T) {
 }
 
 // An entry at the project root (python3 srv.py, node server.js) loads the
-// modules beside it: they are hashed (not the root's other directories,
-// but Python's packages there), a change in one is named, and the host
-// restarts onto it; identity and record -v say why each is hashed.
+// modules beside it: they are hashed (for Python the modules and packages
+// beside it, for node every file node loads as code under the root), a
+// change in one is named, and the host restarts onto it; identity and
+// record -v say why each is hashed.
 func TestRootEntrySiblingsInIdentity(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, entry, server, lib, libContent, changed string
-		command                                       string
+		command, why, identityWhy                     string
 	}{
-		{"python", "srv.py", strings.Replace(pyServer, "%s", "pkg.lib", 1), "pkg/lib.py", "X = '%s'\n", "pkg", `["python3", "srv.py"]`},
-		{"python sibling", "srv.py", strings.Replace(pyServer, "%s", "helper", 1), "helper.py", "X = '%s'\n", "helper.py", `["python3", "srv.py"]`},
-		{"node", "server.js", strings.Replace(nodeLibServer, "%s", `'./lib.js'`, 1), "lib.js", "module.exports = '%s';\n", "lib.js", `["node", "server.js"]`},
+		{"python", "srv.py", strings.Replace(pyServer, "%s", "pkg.lib", 1), "pkg/lib.py", "X = '%s'\n", "pkg", `["python3", "srv.py"]`,
+			"beside the entry at the project root", "lies in the project root, which is not hashed whole"},
+		{"python sibling", "srv.py", strings.Replace(pyServer, "%s", "helper", 1), "helper.py", "X = '%s'\n", "helper.py", `["python3", "srv.py"]`,
+			"beside the entry at the project root", "lies in the project root, which is not hashed whole"},
+		{"node", "server.js", strings.Replace(nodeLibServer, "%s", `'./lib.js'`, 1), "lib.js", "module.exports = '%s';\n", ".", `["node", "server.js"]`,
+			"since node loads code from anywhere below it", "the whole tree under it is code"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -264,13 +268,13 @@ func TestRootEntrySiblingsInIdentity(t *testing.T) {
 			if !strings.Contains(e, "build complete: "+tc.changed+" changed\n") {
 				t.Errorf("record after changing %s:\n%s\nwant build complete: %s changed", tc.lib, e, tc.changed)
 			}
-			if !strings.Contains(e, "beside the entry at the project root") {
+			if !strings.Contains(e, tc.why) {
 				t.Errorf("record -v does not say why %s is hashed:\n%s", tc.changed, e)
 			}
 			if got := pyCall(t, cs); got != "X=changed" {
 				t.Errorf("lib after the restart = %q, want X=changed", got)
 			}
-			if o, _ := ideMust(t, dir, nil, "identity"); !strings.Contains(o, "lies in the project root, which is not hashed whole") {
+			if o, _ := ideMust(t, dir, nil, "identity"); !strings.Contains(o, tc.identityWhy) {
 				t.Errorf("identity does not say what of the root is hashed:\n%s", o)
 			}
 		})
