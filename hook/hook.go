@@ -21,9 +21,9 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // Spec is one build to record, every setting already resolved
@@ -41,8 +41,8 @@ type Spec struct {
 	ExitCode int
 	// Timeout bounds the wait for every host's answer, all together. A
 	// host that has not answered the trees request, or acknowledged the
-	// build signal, within proto.AnswerWait is not waited for: its
-	// outcome is a *proto.NotAnsweringError (a stopped host, or a socket
+	// build signal, within notify.AnswerWait is not waited for: its
+	// outcome is a *notify.NotAnsweringError (a stopped host, or a socket
 	// that is no host's, must not hold the build up); a host sees the new
 	// manifest by itself all the same.
 	Timeout time.Duration
@@ -71,7 +71,7 @@ type Build struct {
 	// Identity is what was hashed.
 	Identity *build.Identity
 	// TreesFrom is the run id of the host whose current tree digests
-	// (hookapi.TypeTrees) stand in the identity instead of a walk; empty
+	// (localapi.TypeTrees) stand in the identity instead of a walk; empty
 	// when the hook walked every tree itself.
 	TreesFrom string
 }
@@ -81,11 +81,11 @@ func (b *Build) Failed() bool { return b.File.Build.ExitCode != 0 }
 
 // HostOutcome is one host's answer to the build signal.
 type HostOutcome struct {
-	// Result is the exchange with the host (proto.Broadcast): its socket,
+	// Result is the exchange with the host (notify.Broadcast): its socket,
 	// its response, or why there is none.
-	proto.Result
-	// Outcome is what the signal led to there (hookapi.OutcomeOf).
-	Outcome hookapi.Outcome
+	notify.Result
+	// Outcome is what the signal led to there (localapi.OutcomeOf).
+	Outcome localapi.Outcome
 }
 
 // Result is what Record did.
@@ -105,7 +105,7 @@ type Result struct {
 // Record records the build s describes and signals every host of the
 // project: under the manifest lock (manifest.Lock) it reads the previous
 // manifest, hashes the identity (taking the code and dependency trees a
-// host keeps current from that host's answer, hookapi.TypeTrees, asked
+// host keeps current from that host's answer, localapi.TypeTrees, asked
 // for before the lock when s.Ahead is set, and walking the others) and
 // writes the new manifest with a fresh BuildID
 // (manifest.Publish); then it sends build_complete (or build_failed) to
@@ -126,7 +126,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 		s.Ahead = nil
 	}
 	if s.Ahead == nil {
-		s.Ahead = &Ahead{root: s.Root, peers: proto.NewPeers(s.Root)}
+		s.Ahead = &Ahead{root: s.Root, peers: notify.NewPeers(s.Root)}
 	}
 	defer s.Ahead.Close()
 	peers := s.Ahead.peers
@@ -145,17 +145,17 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 	}
 	res := &Result{Build: *b, Hosts: []HostOutcome{}}
 	// Ack: a host that has not acknowledged the signal within
-	// proto.AnswerWait, or is silent for proto.SilenceWait after, is
+	// notify.AnswerWait, or is silent for notify.SilenceWait after, is
 	// reported as not answering and not waited for.
-	req := proto.Request{Type: hookapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
+	req := notify.Request{Type: localapi.TypeBuildComplete, Build: string(b.File.Build.ID), Manifest: b.Manifest, ExitCode: s.ExitCode, Ack: true}
 	if b.Failed() {
-		req.Type = hookapi.TypeBuildFailed
+		req.Type = localapi.TypeBuildFailed
 	}
 	bctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	results := peers.Broadcast(bctx, req)
 	cancel()
 	for _, r := range results {
-		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: hookapi.OutcomeOf(r.Response, r.Err)})
+		res.Hosts = append(res.Hosts, HostOutcome{Result: r, Outcome: localapi.OutcomeOf(r.Response, r.Err)})
 	}
 	if len(results) == 0 {
 		res.BuildsLogErr = logBuild(s.Root, b.File)
@@ -167,7 +167,7 @@ func Record(ctx context.Context, s Spec) (*Result, error) {
 // write hashes the build and writes the manifest, under the manifest lock,
 // and returns the manifest's fsync to run (manifest.Publish). The hosts'
 // trees are asked for over peers.
-func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() error, error) {
+func write(ctx context.Context, s Spec, peers *notify.Peers) (*Build, func() error, error) {
 	// Waiting for the lock and hashing can take long (another record
 	// holds the lock; a dependency tree is huge; a lockfile is a FIFO):
 	// both give way to ctx, and the manifest is left as is.
@@ -239,7 +239,7 @@ func write(ctx context.Context, s Spec, peers *proto.Peers) (*Build, func() erro
 // manifest lock was waited for (waited, longer than aheadLockWait: more
 // builds may have written since the hosts answered). The func it returns
 // waits until that is done and returns the trees (nil without wantTrees).
-func dialHosts(ctx context.Context, s Spec, peers *proto.Peers, wantTrees, waited bool) func() []hostTree {
+func dialHosts(ctx context.Context, s Spec, peers *notify.Peers, wantTrees, waited bool) func() []hostTree {
 	var trees []hostTree
 	asked := make(chan struct{})
 	go func() {

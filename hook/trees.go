@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // treesFunc is build.Spec.Trees.
@@ -14,9 +14,9 @@ type treesFunc = func(root string, opt build.TreeOptions, walk func() (build.Tre
 
 // treesTimeout bounds the wait for the hosts' trees; past it the hook
 // walks them itself, and a host that has not answered is not sent the
-// build signal either (proto.Peers): it is not answering. A host answers
+// build signal either (notify.Peers): it is not answering. A host answers
 // the trees request from what it keeps, at once.
-const treesTimeout = proto.AnswerWait
+const treesTimeout = notify.AnswerWait
 
 // aheadLockWait is how long Record may wait for the manifest lock and
 // still use the trees of a Spec.Ahead: a longer wait means another record
@@ -26,11 +26,11 @@ const aheadLockWait = 50 * time.Millisecond
 
 // hostTree is one tree a host answered for, with the host's run id.
 type hostTree struct {
-	hookapi.Tree
+	localapi.Tree
 	run string
 }
 
-// Ahead is a trees request (hookapi.TypeTrees) sent to every host of a
+// Ahead is a trees request (localapi.TypeTrees) sent to every host of a
 // project before Record takes the manifest lock, so that the hosts answer
 // while the caller still reads mcpepoch.toml; its connections then carry
 // Record's build signal. The request changes nothing in a host, and a host
@@ -39,17 +39,17 @@ type hostTree struct {
 // the Ahead of its Spec.
 type Ahead struct {
 	root   string
-	peers  *proto.Peers
+	peers  *notify.Peers
 	cancel context.CancelFunc
 	done   chan struct{}
 	trees  []hostTree // set once done is closed
 }
 
 // AskAhead asks every host of the project at root for its trees, waiting
-// at most min(timeout, proto.AnswerWait) for the answers, on a goroutine
+// at most min(timeout, notify.AnswerWait) for the answers, on a goroutine
 // of its own; root is absolute with symlinks resolved, as Spec.Root.
 func AskAhead(ctx context.Context, root string, timeout time.Duration) *Ahead {
-	a := &Ahead{root: root, peers: proto.NewPeers(root), done: make(chan struct{})}
+	a := &Ahead{root: root, peers: notify.NewPeers(root), done: make(chan struct{})}
 	ctx, a.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(a.done)
@@ -69,17 +69,17 @@ func (a *Ahead) Close() {
 }
 
 // askTrees asks every host of the project for the trees it keeps current
-// (hookapi.TypeTrees) and returns every tree they answered with. A host
+// (localapi.TypeTrees) and returns every tree they answered with. A host
 // that does not know the request (an older one) or fails is left out.
-func askTrees(ctx context.Context, peers *proto.Peers, timeout time.Duration) []hostTree {
+func askTrees(ctx context.Context, peers *notify.Peers, timeout time.Duration) []hostTree {
 	ctx, cancel := context.WithTimeout(ctx, min(timeout, treesTimeout))
 	defer cancel()
 	var trees []hostTree
-	for _, r := range peers.Broadcast(ctx, proto.Request{Type: hookapi.TypeTrees}) {
-		if r.Err != nil || r.Response.Type != hookapi.TypeTrees {
+	for _, r := range peers.Broadcast(ctx, notify.Request{Type: localapi.TypeTrees}) {
+		if r.Err != nil || r.Response.Type != localapi.TypeTrees {
 			continue
 		}
-		p, err := hookapi.DecodePayload[hookapi.Trees](r.Response.Payload)
+		p, err := localapi.DecodePayload[localapi.Trees](r.Response.Payload)
 		if err != nil {
 			continue
 		}

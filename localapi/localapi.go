@@ -5,10 +5,9 @@
 //
 // The framing (one JSON line per message, "v", size limits, the socket and
 // its peer-credential check) belongs to package notify; this package gives
-// its Request and Response their meaning; the build hook's part of it
-// (build_complete, build_failed, trees and the restart outcome) is package
-// hookapi, which this package's names for it alias. A host registers one handler per
-// request type on a [Mux] built from [Routes]; a client (mcpepoch status,
+// its Request and Response their meaning (the build hook's part of it,
+// build_complete, build_failed, trees and the restart outcome, in
+// hook.go and trees.go). A host registers one handler per request type on a [Mux] built from [Routes]; a client (mcpepoch status,
 // record, approve …) reads the same names and payload types from here, so
 // the command line never needs the gateway's package to speak to it. The
 // split follows tailscale's client/tailscale/apitype (wire types) and
@@ -42,18 +41,11 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/mcpepoch/mcpepoch/build"
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// Request types: the values of proto.Request.Type a host serves.
+// Request types: the values of notify.Request.Type a host serves.
 const (
-	// TypeBuildComplete, TypeBuildFailed and TypeTrees are the build
-	// hook's (package hookapi, which says what they carry).
-	TypeBuildComplete = hookapi.TypeBuildComplete
-	TypeBuildFailed   = hookapi.TypeBuildFailed
-	TypeTrees         = hookapi.TypeTrees
 	// TypeRestart asks a host to start its server under a new epoch now,
 	// whether or not the identity changed (mcpepoch restart); the answer is
 	// [OutcomeRestarted] or an error.
@@ -101,11 +93,8 @@ const (
 )
 
 // Error codes a host's handlers answer with, beside notify's framing codes
-// (proto.CodeBadRequest, proto.CodeForbidden, proto.CodeUnknownType …).
+// (notify.CodeBadRequest, notify.CodeForbidden, notify.CodeUnknownType …).
 const (
-	// CodeRestartFailed is hookapi's: the host could not recompute the
-	// identity or start the server under the new epoch.
-	CodeRestartFailed = hookapi.CodeRestartFailed
 	// CodeApprovalRefused: the host refused an approval (the reviewed
 	// epoch or catalog is no longer the running one, an unknown tool …).
 	CodeApprovalRefused = "approval_refused"
@@ -115,38 +104,10 @@ const (
 	CodeNotFound = "not_found"
 )
 
-// Outcome is what a build signal or a restart request led to at one host
-// (hookapi.Outcome, with its five values).
-type Outcome = hookapi.Outcome
-
-// The five outcomes (hookapi's).
-const (
-	OutcomeRestarted = hookapi.OutcomeRestarted
-	OutcomeUnchanged = hookapi.OutcomeUnchanged
-	OutcomeHeld      = hookapi.OutcomeHeld
-	OutcomeClosed    = hookapi.OutcomeClosed
-	OutcomeError     = hookapi.OutcomeError
-)
-
-// OutcomeOf is the outcome of one exchange with a host (hookapi.OutcomeOf).
-func OutcomeOf(resp proto.Response, err error) Outcome { return hookapi.OutcomeOf(resp, err) }
-
-// Trees is the answer to TypeTrees, and Tree one of its trees
-// (hookapi's).
-type (
-	Trees = hookapi.Trees
-	Tree  = hookapi.Tree
-)
-
-// TreeOf is the Tree for t, walked at root with opt (hookapi.TreeOf).
-func TreeOf(root string, opt build.TreeOptions, t build.Tree) Tree {
-	return hookapi.TreeOf(root, opt, t)
-}
-
 // checkBuild is the shape check of a TypeBuildComplete request: Build is a
 // canonical ULID and Manifest an absolute, clean path. The error names the
 // offending field.
-func checkBuild(r proto.Request) error {
+func checkBuild(r notify.Request) error {
 	if r.Build == "" {
 		return errors.New(`missing field "build"`)
 	}

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // Permit says who may send a request type. The zero Permit lets nobody:
@@ -19,7 +18,7 @@ const (
 	PermitNobody Permit = iota
 	// PermitSameUser lets a peer of the host's effective uid send the
 	// request: on Linux and macOS the kernel's peer credentials say so
-	// (proto.Peer.Checked); elsewhere the only proof is that the peer could
+	// (notify.Peer.Checked); elsewhere the only proof is that the peer could
 	// open a socket in the user's 0700 directory. A process the agent
 	// starts passes this check: it never proves a person.
 	PermitSameUser
@@ -39,14 +38,14 @@ func (p Permit) String() string {
 // Route is one row of the dispatch table: a request type and who may send
 // it.
 type Route struct {
-	// Type is the request type (proto.Request.Type), e.g. TypeStatus.
+	// Type is the request type (notify.Request.Type), e.g. TypeStatus.
 	Type string
 	// Permit is who may send it; the zero value refuses everyone.
 	Permit Permit
 	// Check, when set, checks the request's fields before its handler
-	// runs; an error becomes a proto.CodeBadRequest response naming the
+	// runs; an error becomes a notify.CodeBadRequest response naming the
 	// field.
-	Check func(proto.Request) error
+	Check func(notify.Request) error
 }
 
 // Routes returns the host's dispatch table: every request type of the local
@@ -76,13 +75,13 @@ func Routes() []Route {
 type Mux struct {
 	uid      int
 	routes   map[string]Route
-	handlers map[string]proto.Handler
+	handlers map[string]notify.Handler
 }
 
 // NewMux returns a Mux for table. It panics when a route has an empty or
 // duplicate Type: the table is part of the program, not input.
 func NewMux(table []Route) *Mux {
-	m := &Mux{uid: os.Geteuid(), routes: map[string]Route{}, handlers: map[string]proto.Handler{}}
+	m := &Mux{uid: os.Geteuid(), routes: map[string]Route{}, handlers: map[string]notify.Handler{}}
 	for _, r := range table {
 		if r.Type == "" {
 			panic("localapi: route without type")
@@ -97,7 +96,7 @@ func NewMux(table []Route) *Mux {
 
 // Handle registers h for request type typ. It panics when typ is not in
 // the Mux's table or already has a handler.
-func (m *Mux) Handle(typ string, h proto.Handler) {
+func (m *Mux) Handle(typ string, h notify.Handler) {
 	if _, ok := m.routes[typ]; !ok {
 		panic("localapi: no route for " + typ)
 	}
@@ -107,29 +106,29 @@ func (m *Mux) Handle(typ string, h proto.Handler) {
 	m.handlers[typ] = h
 }
 
-// Serve answers one request (a proto.Handler). A type not in the table,
-// or without a handler, gets proto.CodeUnknownType; a peer the route does
-// not permit gets proto.CodeForbidden; a request failing the route's Check
-// gets proto.CodeBadRequest. Only then does the handler run.
-func (m *Mux) Serve(ctx context.Context, peer proto.Peer, req proto.Request) proto.Response {
+// Serve answers one request (a notify.Handler). A type not in the table,
+// or without a handler, gets notify.CodeUnknownType; a peer the route does
+// not permit gets notify.CodeForbidden; a request failing the route's Check
+// gets notify.CodeBadRequest. Only then does the handler run.
+func (m *Mux) Serve(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
 	r, ok := m.routes[req.Type]
 	h := m.handlers[req.Type]
 	if !ok || h == nil {
-		return proto.ErrorResponse(proto.CodeUnknownType, fmt.Sprintf("unknown request type %q", req.Type))
+		return notify.ErrorResponse(notify.CodeUnknownType, fmt.Sprintf("unknown request type %q", req.Type))
 	}
 	if !m.permits(r.Permit, peer) {
-		return proto.ErrorResponse(proto.CodeForbidden, fmt.Sprintf("request type %q: sender not permitted (permit %s)", req.Type, r.Permit))
+		return notify.ErrorResponse(notify.CodeForbidden, fmt.Sprintf("request type %q: sender not permitted (permit %s)", req.Type, r.Permit))
 	}
 	if r.Check != nil {
 		if err := r.Check(req); err != nil {
-			return proto.ErrorResponse(proto.CodeBadRequest, err.Error())
+			return notify.ErrorResponse(notify.CodeBadRequest, err.Error())
 		}
 	}
 	return h(ctx, peer, req)
 }
 
 // permits reports whether p lets peer send.
-func (m *Mux) permits(p Permit, peer proto.Peer) bool {
+func (m *Mux) permits(p Permit, peer notify.Peer) bool {
 	switch p {
 	case PermitSameUser:
 		return !peer.Checked || peer.UID == m.uid
@@ -138,18 +137,20 @@ func (m *Mux) permits(p Permit, peer proto.Peer) bool {
 }
 
 // WithPayload returns resp with Type typ and v, JSON-encoded, as Payload;
-// a v that cannot be encoded gives a proto.CodeInternal error response.
-func WithPayload(resp proto.Response, typ string, v any) proto.Response {
+// a v that cannot be encoded gives a notify.CodeInternal error response.
+func WithPayload(resp notify.Response, typ string, v any) notify.Response {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return proto.ErrorResponse(proto.CodeInternal, err.Error())
+		return notify.ErrorResponse(notify.CodeInternal, err.Error())
 	}
 	resp.Type, resp.Payload = typ, b
 	return resp
 }
 
 // DecodePayload decodes the Payload of a response (or request) into a T,
-// e.g. DecodePayload[Status](resp.Payload) (hookapi.DecodePayload).
+// e.g. DecodePayload[Status](resp.Payload).
 func DecodePayload[T any](payload json.RawMessage) (T, error) {
-	return hookapi.DecodePayload[T](payload)
+	var v T
+	err := json.Unmarshal(payload, &v)
+	return v, err
 }

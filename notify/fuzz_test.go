@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // FuzzDispatch: any line a peer sends on the local socket gets a response
@@ -56,7 +54,7 @@ func FuzzReadLine(f *testing.F) {
 		read := func(r *bufio.Reader) []string {
 			var out []string
 			for {
-				line, err := proto.ReadLine(r)
+				line, err := ReadLine(r)
 				if err != nil {
 					out = append(out, "ERR:"+err.Error())
 					return out

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/mcpepoch/mcpepoch/notify/proto"
 )
 
 // MaxConns is how many connections a Listener serves at once. A connection
@@ -91,10 +89,10 @@ func (l *Listener) Reserve(types ...string) {
 // error wrapping ErrInUse and naming the path; any other file there, or any
 // other dial error, is reported and left alone.
 func Listen(projectRoot, name string) (*Listener, error) {
-	if !proto.IsULID(name) {
+	if !IsULID(name) {
 		return nil, fmt.Errorf("socket name %q is not a canonical ULID", name)
 	}
-	dir, err := proto.MakeDir(projectRoot)
+	dir, err := MakeDir(projectRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +255,7 @@ func (l *Listener) serveReserved(ctx context.Context, c *net.UnixConn, h Handler
 		return false
 	}
 	c.SetReadDeadline(time.Now().Add(drainTimeout))
-	line, err := proto.ReadLine(bufio.NewReaderSize(c, 64<<10))
+	line, err := ReadLine(bufio.NewReaderSize(c, 64<<10))
 	if err != nil {
 		return false
 	}
@@ -301,8 +299,8 @@ func (l *Listener) serveConn(ctx context.Context, c *net.UnixConn, h Handler) {
 			}
 			c.SetReadDeadline(time.Now().Add(lineTimeout))
 		}
-		line, err := proto.ReadLine(br)
-		if errors.Is(err, proto.ErrLineTooLong) {
+		line, err := ReadLine(br)
+		if errors.Is(err, ErrLineTooLong) {
 			l.refuse(c, ErrorResponse(CodeBadRequest, "request "+err.Error()))
 			return
 		}

@@ -1,105 +1,77 @@
-// Command mcpepoch is the front of the mcpepoch install: it runs `mcpepoch
-// version` and `mcpepoch record` (the build hook, which every build
-// starts) itself, and becomes mcpepoch-core, the full command beside it,
-// for everything else: same process id, arguments (argv[0] included),
-// environment and open descriptors, through execve(2). Clients start
-// `mcpepoch host`, and a host's pid is in status and in its records.
+// Command mcpepoch-core is the full mcpepoch command: it keeps an MCP
+// server's catalog revision, execution epoch and grants apart while its
+// developer rebuilds it. It is installed beside the front, mcpepoch
+// (cmd/mcpepoch), which runs version and record itself and becomes this
+// binary for every other command; it is a complete tool on its own.
 //
-// The front links only what those two commands need, so that it starts
-// about as fast as an empty Go program (its dependency test lists what it
-// must not link). The full usage is the core's: `mcpepoch help`.
+// Usage:
 //
-// The core is found beside this executable (symlinks resolved, so that
-// npm's and Homebrew's links find the real one), never through PATH or
-// the environment: whoever can set either would choose the code that runs.
-// Before the exec the front reads the core's build information
-// (cli.CheckCore): a missing core, or one from another build, ends the
-// command with exit 2, the facts compared and the fix.
+//	mcpepoch init [flags]            wire the project: mcpepoch.toml, build hook, dev task, client configs
+//	mcpepoch dev [flags]             watch the sources, build, record, restart: the whole loop
+//	mcpepoch doctor                  one line per wiring problem, with its fix (exit 1 when any)
+//	mcpepoch record [flags]          post-build hook: hash, write the run manifest, signal hosts
+//	mcpepoch host [flags] -- CMD…    stdio MCP gateway that runs CMD under execution epochs
+//	mcpepoch status [--json]         what every host of this project is running
+//	mcpepoch restart                 restart every host's server under a new epoch now
+//	mcpepoch approve [flags]         review and grant tools to an agent run, for the running epoch
+//	mcpepoch grants | revoke ID      list grants; end one
+//	mcpepoch audit verify | show     check the audit log's chain; show its timeline
+//	mcpepoch identity [-- CMD…]      explain every input of a launch command's identity
+//	mcpepoch template NAME           print a Taskfile, Makefile or client-config snippet
+//	mcpepoch version
+//
+// Exit codes: 0 ok; 1 unexpected failure, or approve made no grant though
+// a person was asked (declined, or interrupted at a question); 2 usage or
+// bad input (a missing entry file, a corrupt manifest or mcpepoch.toml); 3
+// --require-host and no host is listening; 4 --require-host and a host
+// reported an error (or approve/restart/status failed at a host, one not
+// answering included); 5 audit verify found the chain broken.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"strings"
 	"syscall"
 
+	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
-func main() {
-	args := os.Args[1:]
-	if len(args) > 0 {
-		switch args[0] {
-		case "record", "version", "--version", "-version":
-			os.Exit(run(args))
-		}
+func main() { os.Exit(main1()) }
+
+// becomeSubreaper makes a process that runs mcpepoch host a child
+// subreaper (host.BecomeSubreaper), so that what the server started and
+// left behind is reparented to it and stopped with it. It is
+// process-wide, so it is done here, where the process is known to be the
+// host's alone, never in Run, which tests call inside a process that has
+// children of its own for the host's reaper to steal.
+func becomeSubreaper(args []string) {
+	if len(args) == 0 || args[0] != "host" {
+		return
 	}
-	err := execCore()
-	if len(args) == 0 || len(args) == 1 && isHelp(args[0]) {
-		// Help cannot come from a core that cannot be run: the list of
-		// commands, then why the rest will not run.
-		os.Stderr.WriteString(cli.Usage)
+	if err := host.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpepoch host: note: %v\n", err)
 	}
-	os.Exit(cli.Report(os.Stderr, err))
 }
 
-// isHelp reports whether arg asks for the list of commands.
-func isHelp(arg string) bool {
-	switch arg {
-	case "help", "-h", "-help", "--help":
-		return true
+// main1 runs the command and returns its exit status; tests call it through
+// testscript as the "mcpepoch" command.
+func main1() int {
+	_, front, _ := strings.Cut(os.Getenv(cli.FrontEnv), " ")
+	if err := cli.CheckFront(); err != nil {
+		return report(os.Stderr, err)
 	}
-	return false
-}
-
-// run runs the commands the front runs itself, as the core runs them.
-// record's context ends at an interrupt, SIGTERM or SIGHUP; version has
-// nothing to cancel, and takes no signal handler (signal.Notify starts a
-// thread of its own, a cost at every start).
-func run(args []string) int {
-	stdio := cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
-	var err error
-	if args[0] == "record" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer stop()
-		self, _ := os.Executable() // the core, when it is exec'd, loads its own
-		selfcmd.Load(self)
-		err = cli.RunRecord(ctx, args[1:], stdio)
-	} else {
-		err = cli.RunVersion(args[1:], stdio)
-	}
-	return cli.Report(os.Stderr, err)
-}
-
-// execCore replaces this process with the core beside this executable,
-// telling it this build's identity (cli.FrontEnv). It returns only when
-// the core cannot be run.
-func execCore() error {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
-	if err != nil {
-		return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("cannot find this executable, beside which %s is: %v", cli.CoreName, err)}
-	}
-	core := filepath.Join(filepath.Dir(self), cli.CoreName)
-	if err = cli.CheckCore(self, core); err == nil {
-		err = syscall.Exec(core, os.Args, cli.WithFrontEnv(os.Environ(), self))
-	} else if _, ok := errors.AsType[*cli.ExitError](err); ok {
-		return err
-	}
-	what := "cannot be run"
-	if errors.Is(err, fs.ErrNotExist) {
-		what = "is missing"
-	}
-	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		err = pe.Err
-	}
-	return &cli.ExitError{Code: cli.ExitUsage, Err: fmt.Errorf("%s, which runs every command but version and record, %s beside %s (%v): %s",
-		core, what, self, err, cli.InstallFixFor(self))}
+	selfcmd.Load(front)
+	// SIGHUP (the terminal closed) ends a command as SIGTERM does: a host
+	// stops its server's whole process group instead of dying at once and
+	// leaving what the group's leader started behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	becomeSubreaper(os.Args[1:])
+	err := Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	return report(os.Stderr, err)
 }

@@ -9,15 +9,15 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/localapi"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // hostPrefix starts every line about r: "[host <run id>] " when n hosts
 // answered or r's is not answering (it is named whatever the count),
 // nothing when one did.
-func hostPrefix(r proto.Result, n int) string {
-	if _, silent := errors.AsType[*proto.NotAnsweringError](r.Err); n <= 1 && !silent {
+func hostPrefix(r notify.Result, n int) string {
+	if _, silent := errors.AsType[*notify.NotAnsweringError](r.Err); n <= 1 && !silent {
 		return ""
 	}
 	return fmt.Sprintf("[host %s] ", printable(ShortRun(r.Response.Run, r.Socket)))
@@ -29,7 +29,7 @@ func hostPrefix(r proto.Result, n int) string {
 // stderr; the build hook passes stderr for both). It returns how many
 // results line said failed. Lines are written as they are; line makes them
 // printable.
-func PerHost(out, errw io.Writer, results []proto.Result, line func(proto.Result) (lines []string, ok bool)) (failed int) {
+func PerHost(out, errw io.Writer, results []notify.Result, line func(notify.Result) (lines []string, ok bool)) (failed int) {
 	for _, r := range results {
 		lines, ok := line(r)
 		w := out
@@ -48,8 +48,8 @@ func PerHost(out, errw io.Writer, results []proto.Result, line func(proto.Result
 // SignalOutcome reads one host's answer to a build signal: what record
 // --json reports of it, and the lines record prints (coloured by p): the
 // outcome, then for a server left running every way it differs from the
-// build, and the host's policy lines (proto.Response.Policy).
-func SignalOutcome(p Painter, r proto.Result) (HostOutcome, []string) {
+// build, and the host's policy lines (notify.Response.Policy).
+func SignalOutcome(p Painter, r notify.Result) (HostOutcome, []string) {
 	o, lines := outcomeLines(p, r)
 	for _, l := range r.Response.Policy {
 		lines = append(lines, p.Warn("policy: "+printable(l)))
@@ -58,25 +58,25 @@ func SignalOutcome(p Painter, r proto.Result) (HostOutcome, []string) {
 }
 
 // outcomeLines is SignalOutcome without the policy lines.
-func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
-	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: hookapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
+func outcomeLines(p Painter, r notify.Result) (HostOutcome, []string) {
+	o := HostOutcome{Socket: r.Socket, Run: r.Response.Run, Label: r.Response.Label, Result: localapi.OutcomeOf(r.Response, r.Err), Changed: r.Response.Changed}
 	resp := r.Response
 	if r.Err != nil {
 		o.Error = r.Err.Error()
-		if _, ok := errors.AsType[*proto.VersionError](r.Err); ok {
+		if _, ok := errors.AsType[*notify.VersionError](r.Err); ok {
 			return o, []string{p.Bad("host speaks another protocol version: " + printableText(o.Error))}
 		}
-		if na, ok := errors.AsType[*proto.NotAnsweringError](r.Err); ok {
+		if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
 			return o, []string{p.Bad(NotAnswering(na) + ": running server state unknown; a host sees the new manifest by itself")}
 		}
-		if re, ok := errors.AsType[*proto.RemoteError](r.Err); ok && re.Code == proto.CodeBusy {
+		if re, ok := errors.AsType[*notify.RemoteError](r.Err); ok && re.Code == notify.CodeBusy {
 			return o, []string{p.Bad("host busy: its control socket serves its most connections at once (something holds them open); the build signal did not reach it: " +
 				"running server state unknown; the host sees the new manifest by itself within seconds, or run " + selfcmd.Name() + " record again")}
 		}
 		return o, HostError(p, r, "running server state unknown")
 	}
 	switch o.Result {
-	case hookapi.OutcomeRestarted:
+	case localapi.OutcomeRestarted:
 		o.OldEpoch, o.NewEpoch, o.OldPID, o.NewPID = resp.OldEpoch, resp.NewEpoch, resp.OldPID, resp.NewPID
 		o.GrantsRevoked = resp.GrantsRevoked
 		lines := []string{p.Ok(StatusLine(resp))}
@@ -84,14 +84,14 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 			lines = append(lines, p.Bad(printable(d)))
 		}
 		return o, lines
-	case hookapi.OutcomeClosed:
+	case localapi.OutcomeClosed:
 		o.OldEpoch, o.OldPID = resp.OldEpoch, resp.OldPID
 		return o, []string{p.Warn(fmt.Sprintf("server stopped: epoch %s ended, pid %d; connection closed, the client must reconnect (restart mode close)",
 			printable(resp.OldEpoch), resp.OldPID))}
-	case hookapi.OutcomeUnchanged, hookapi.OutcomeHeld:
+	case localapi.OutcomeUnchanged, localapi.OutcomeHeld:
 		o.NewEpoch, o.NewPID, o.GrantsRevoked = resp.Epoch, resp.PID, resp.GrantsRevoked
 		line := fmt.Sprintf("running server unchanged: pid=%d epoch=%s", resp.PID, printable(resp.Epoch))
-		if o.Result == hookapi.OutcomeHeld {
+		if o.Result == localapi.OutcomeHeld {
 			line += " (restart held: run '" + selfcmd.Name() + " restart')"
 		}
 		line += raisedNote(resp.GrantsRevoked)
@@ -111,12 +111,12 @@ func outcomeLines(p Painter, r proto.Result) (HostOutcome, []string) {
 // the failed server's stderr, which otherwise reach only the MCP client's
 // log; any other error is "host error CODE: TEXT: unknown", unknown saying
 // what is not known then.
-func HostError(p Painter, r proto.Result, unknown string) []string {
-	re, ok := errors.AsType[*proto.RemoteError](r.Err)
+func HostError(p Painter, r notify.Result, unknown string) []string {
+	re, ok := errors.AsType[*notify.RemoteError](r.Err)
 	if !ok {
 		return []string{p.Bad("host error: " + printableText(r.Err.Error()) + ": " + unknown)}
 	}
-	if re.Code != hookapi.CodeRestartFailed {
+	if re.Code != localapi.CodeRestartFailed {
 		return []string{p.Bad("host error " + printable(re.Code) + ": " + printableText(re.Message) + ": " + unknown)}
 	}
 	lines := []string{p.Bad("restart failed: " + printableText(re.Message))}
@@ -168,7 +168,7 @@ func raisedNote(n int) string {
 // StatusLine is the status line for a host's "restarted" answer. A host
 // whose server was down (it exited, or could not start) reports no old
 // epoch: the line says the server started, not that one was replaced.
-func StatusLine(r proto.Response) string {
+func StatusLine(r notify.Response) string {
 	if r.OldEpoch == "" {
 		return fmt.Sprintf("server started: epoch %s, pid %d (none was running)%s", printable(r.NewEpoch), r.NewPID, revokedNote(r.GrantsRevoked))
 	}
@@ -178,16 +178,16 @@ func StatusLine(r proto.Response) string {
 
 // HostErrorLine is the line for a Broadcast result with an error: a host
 // that failed to answer, or (no socket) the project's socket directory.
-func HostErrorLine(root string, r proto.Result) string {
+func HostErrorLine(root string, r notify.Result) string {
 	if r.Socket == "" {
-		dir, err := proto.Dir(root)
+		dir, err := notify.Dir(root)
 		if err != nil {
 			dir = "of " + root
 		}
 		return fmt.Sprintf("socket directory %s: error: %s", printable(dir), printableText(r.Err.Error()))
 	}
 	who := printable(ShortRun(r.Response.Run, r.Socket))
-	if na, ok := errors.AsType[*proto.NotAnsweringError](r.Err); ok {
+	if na, ok := errors.AsType[*notify.NotAnsweringError](r.Err); ok {
 		return fmt.Sprintf("host %s: %s", who, NotAnswering(na))
 	}
 	return fmt.Sprintf("host %s: error: %s", who, printableText(r.Err.Error()))
@@ -198,14 +198,14 @@ func HostErrorLine(root string, r proto.Result) string {
 // of the build signal (…)", or that it acknowledged the request and then
 // went silent: "silent: acknowledged the build signal, then nothing for
 // 5s (…)". Not waited for: the command went on.
-func NotAnswering(na *proto.NotAnsweringError) string {
+func NotAnswering(na *notify.NotAnsweringError) string {
 	what := "the " + printable(na.Type) + " request"
 	switch na.Type {
-	case hookapi.TypeTrees, hookapi.TypeBuildComplete, hookapi.TypeBuildFailed:
+	case localapi.TypeTrees, localapi.TypeBuildComplete, localapi.TypeBuildFailed:
 		what = "the build signal"
 	}
 	if na.Acked && na.Progress {
-		return fmt.Sprintf("silent: acknowledged %s, then nothing for %v, though a host that works says so every %v (a wedged host), not waited for", what, na.Wait, proto.ProgressInterval)
+		return fmt.Sprintf("silent: acknowledged %s, then nothing for %v, though a host that works says so every %v (a wedged host), not waited for", what, na.Wait, notify.ProgressInterval)
 	}
 	if na.Acked {
 		return fmt.Sprintf("silent: acknowledged %s, then nothing for %v and no progress (a host from before progress lines may still be working on it; or a process that is no host holding a socket in its directory), not waited for", what, na.Wait)

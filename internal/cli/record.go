@@ -18,9 +18,9 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/depwrites"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
-	"github.com/mcpepoch/mcpepoch/localapi/hookapi"
+	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
 // RecordOutput is what record --json prints on stdout.
@@ -45,15 +45,15 @@ type RecordOutput struct {
 }
 
 type HostOutcome struct {
-	Socket   string          `json:"socket"`
-	Run      string          `json:"run,omitempty"`
-	Label    string          `json:"label,omitempty"`
-	Result   hookapi.Outcome `json:"result"`
-	OldEpoch string          `json:"oldEpoch,omitempty"`
-	NewEpoch string          `json:"newEpoch,omitempty"`
-	OldPID   int             `json:"oldPid,omitempty"`
-	NewPID   int             `json:"newPid,omitempty"`
-	Error    string          `json:"error,omitempty"`
+	Socket   string           `json:"socket"`
+	Run      string           `json:"run,omitempty"`
+	Label    string           `json:"label,omitempty"`
+	Result   localapi.Outcome `json:"result"`
+	OldEpoch string           `json:"oldEpoch,omitempty"`
+	NewEpoch string           `json:"newEpoch,omitempty"`
+	OldPID   int              `json:"oldPid,omitempty"`
+	NewPID   int              `json:"newPid,omitempty"`
+	Error    string           `json:"error,omitempty"`
 	// GrantsRevoked counts grants of the ended epoch the host revoked,
 	// and those of the running epoch a stricter mcpepoch.toml revoked
 	// (policy_raised: the only ones when nothing restarted).
@@ -152,8 +152,8 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 // found changed where the build found nothing, and running ≠ built; each
 // outcome is added to out.Hosts. root is the project root the artifacts'
 // relative paths start from.
-func hostLines(p Painter, out *RecordOutput, root string, quiet bool) func(proto.Result) ([]string, bool) {
-	return func(r proto.Result) ([]string, bool) {
+func hostLines(p Painter, out *RecordOutput, root string, quiet bool) func(notify.Result) ([]string, bool) {
+	return func(r notify.Result) ([]string, bool) {
 		o, lines := SignalOutcome(p, r)
 		out.Hosts = append(out.Hosts, o)
 		switch more := hostSawMore(*out, o); {
@@ -165,7 +165,7 @@ func hostLines(p Painter, out *RecordOutput, root string, quiet bool) func(proto
 			lines = append(lines, p.Warn(fmt.Sprintf("the host found %s changed, where this build found nothing changed: "+
 				"the caches in .mcpepoch/cache/ are stale or were rewritten ("+selfcmd.Name()+" record --rehash reads every file)", printable(strings.Join(more, ", ")))))
 		}
-		ok := o.Result != hookapi.OutcomeError
+		ok := o.Result != localapi.OutcomeError
 		if quiet && ok {
 			lines = lines[1:] // the outcome; what follows is running ≠ built
 		}
@@ -202,7 +202,7 @@ func asRecorded(root string, arts []manifest.Artifact, names []string) bool {
 // own caches (build.Caches), so a stale or forged on-disk cache that hid
 // a change from the hook shows here.
 func hostSawMore(out RecordOutput, o HostOutcome) []string {
-	if o.Result != hookapi.OutcomeRestarted || out.FirstBuild || len(out.Changed) > 0 {
+	if o.Result != localapi.OutcomeRestarted || out.FirstBuild || len(out.Changed) > 0 {
 		return nil
 	}
 	return o.Changed
@@ -327,8 +327,8 @@ func depWriteNotes(w io.Writer, p Painter, root string, prevDone time.Time, m *m
 }
 
 // HostResults returns the exchanges behind outcomes, in order.
-func HostResults(outcomes []hook.HostOutcome) []proto.Result {
-	rs := make([]proto.Result, len(outcomes))
+func HostResults(outcomes []hook.HostOutcome) []notify.Result {
+	rs := make([]notify.Result, len(outcomes))
 	for i, o := range outcomes {
 		rs[i] = o.Result
 	}

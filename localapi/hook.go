@@ -1,21 +1,13 @@
-// Package hookapi is the part of the host's local API that the build hook
-// (mcpepoch record) speaks: the request types build_complete, build_failed
-// and trees, the restart outcome a host answers a build signal with, and
-// the trees a host keeps current. Package localapi has the whole API (and
-// names these same types and values); this package holds only what the
-// hook needs, without the grants, reviews and approvals of the rest, so
-// that the hook's front (cmd/mcpepoch) links none of package grant. The
-// split follows tailscale's, which keeps its client's wire types
-// (client/tailscale/apitype) apart from the daemon's local API.
-package hookapi
+// The build hook's part of the local API: the requests mcpepoch record
+// sends and the restart outcome a host answers them with.
+
+package localapi
 
 import (
-	"encoding/json"
-
-	"github.com/mcpepoch/mcpepoch/notify/proto"
+	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// Request types of the build hook: values of proto.Request.Type.
+// Request types of the build hook: values of notify.Request.Type.
 const (
 	// TypeBuildComplete tells a host that a build finished: Build, Manifest
 	// and ExitCode are set. The host recomputes its server's identity and
@@ -59,13 +51,13 @@ const (
 	OutcomeClosed Outcome = "closed"
 	// OutcomeError: the host answered with an error, gave an answer that is
 	// no outcome, or could not be asked; the running server's state is not
-	// known. Its value is proto.TypeError.
-	OutcomeError Outcome = proto.TypeError
+	// known. Its value is notify.TypeError.
+	OutcomeError Outcome = notify.TypeError
 )
 
 // OutcomeOf is the outcome of one exchange with a host: OutcomeError when
 // err is set or the response's type is not one of the other four outcomes.
-func OutcomeOf(resp proto.Response, err error) Outcome {
+func OutcomeOf(resp notify.Response, err error) Outcome {
 	if err != nil {
 		return OutcomeError
 	}
@@ -74,12 +66,4 @@ func OutcomeOf(resp proto.Response, err error) Outcome {
 		return o
 	}
 	return OutcomeError
-}
-
-// DecodePayload decodes the Payload of a response (or request) into a T,
-// e.g. DecodePayload[Trees](resp.Payload).
-func DecodePayload[T any](payload json.RawMessage) (T, error) {
-	var v T
-	err := json.Unmarshal(payload, &v)
-	return v, err
 }

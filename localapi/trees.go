@@ -1,4 +1,4 @@
-package hookapi
+package localapi
 
 import (
 	"slices"

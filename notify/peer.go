@@ -1,4 +1,4 @@
-package proto
+package notify
 
 import "context"
 

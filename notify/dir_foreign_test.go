@@ -1,8 +1,6 @@
-package proto
+package notify
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -16,35 +14,6 @@ import (
 // The socket directory's choice when another user took /tmp's first
 // (dirEnv with a stand-in /tmp). notify's tests check the rest with hosts
 // listening.
-
-// shortTemp returns a fresh directory directly under /tmp, mode 0700.
-func shortTemp(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("/tmp", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-// longRoot returns an existing project root longer than 150 bytes.
-func longRoot(t *testing.T) string {
-	t.Helper()
-	root := filepath.Join(t.TempDir(), strings.Repeat("d", 80), strings.Repeat("e", 80))
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if len(root) <= 150 {
-		t.Fatalf("root %d bytes", len(root))
-	}
-	return root
-}
-
-func hash16(root string) string {
-	sum := sha256.Sum256([]byte(root))
-	return hex.EncodeToString(sum[:])[:16]
-}
 
 // foreignTmp returns a directory standing in for /tmp in which another
 // user (uid 65534) created mcpepoch-<our uid> first. It needs root.

@@ -1,4 +1,4 @@
-package proto
+package notify
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -23,7 +24,7 @@ const (
 // Conn is a client connection to one host. It carries requests one at a
 // time and is not safe for concurrent use.
 type Conn struct {
-	c    *os.File // a connected unix stream socket (dialUnix)
+	c    net.Conn // a connected unix stream socket
 	r    *bufio.Reader
 	path string
 }
@@ -39,7 +40,7 @@ func Dial(ctx context.Context, socketPath string) (*Conn, error) {
 func dial(ctx context.Context, path string, retryFor time.Duration) (*Conn, error) {
 	give := time.Now().Add(retryFor)
 	for {
-		f, err := dialUnix(path)
+		f, err := net.Dial("unix", path)
 		if err == nil {
 			return &Conn{c: f, r: bufio.NewReaderSize(f, 64<<10), path: path}, nil
 		}
@@ -219,7 +220,7 @@ func (c *Conn) exchange(ctx context.Context, req Request, b []byte) ([]byte, err
 // Do's own (AnswerWait, SilenceWait) or ctx's deadline dl, whichever comes
 // first, and a deadline in the past once ctx ends.
 type deadlines struct {
-	f     *os.File
+	f     net.Conn
 	dl    time.Time
 	hasDL bool
 	mu    sync.Mutex // orders the deadlines set by bound and when ctx ends

@@ -1,7 +1,7 @@
-// Package proto owns the framing of the versioned hook↔host protocol:
-// newline-delimited JSON over one unix domain socket per host, and its
-// client side; the host's listener is package notify's, which re-exports
-// what is here (this package does without package net, see dialUnix).
+// Package notify is the hook↔host socket protocol: newline-delimited JSON
+// over one unix domain socket per host, its client side ([Dial], [Send],
+// [Broadcast]) and the host's side ([Listener], with the peer credential
+// check).
 // What the messages mean (request types, payloads, outcomes, error codes,
 // who may send what) is the local API's, in package localapi.
 //
@@ -50,7 +50,7 @@
 // a response of type "error" with code [CodeBadRequest] naming what is wrong,
 // and the connection goes on (a line over [MaxLine] closes it after the
 // error response).
-package proto
+package notify
 
 import (
 	"bufio"
@@ -260,7 +260,7 @@ var ErrInUse = errors.New("socket in use by a live host")
 
 // ErrLineTooLong is returned by ReadLine for a line over MaxLine bytes.
 // It is a value of its own type rather than fmt.Errorf's, so that every
-// program that links this package (the hook's front among them) starts
+// program that links this package (the build hook among them) starts
 // without formatting it.
 var ErrLineTooLong error = lineTooLong{}
 
