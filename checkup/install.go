@@ -7,16 +7,13 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/mcpepoch/mcpepoch/internal/cli"
 )
 
-// incomplete runs `MCPEPOCH template gitignore` (a core command that
-// reads and writes nothing) through the mcpepoch at path, so that the
-// front's own exec of the core beside it and the core's check that both
-// are one build (cli.CheckFront) decide, as they do for every command but
-// version and record. It returns "" when that works, else the first line
-// the failure printed. Results are kept per path for one check.
+// incomplete runs `MCPEPOCH template gitignore` (a command that reads and
+// writes nothing) through the mcpepoch at path, so that what every command
+// of that install meets (a file that is no program for this machine, a
+// truncated download) decides. It returns "" when that works, else the
+// first line the failure printed. Results are kept per path for one check.
 func (c *check) incomplete(path string) string {
 	if c.installs == nil {
 		c.installs = map[string]string{}
@@ -33,10 +30,6 @@ func (c *check) incomplete(path string) string {
 	if err := cmd.Run(); err != nil {
 		msg, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		msg = strings.TrimPrefix(msg, "mcpepoch: error: ")
-		msg = strings.TrimSuffix(msg, ": "+cli.InstallFix) // installFix says it for the path
-		if i := strings.LastIndex(msg, ": "+cli.NPMInstallFixStart); i >= 0 {
-			msg = msg[:i]
-		}
 		if msg == "" {
 			msg = err.Error()
 		}
@@ -46,12 +39,12 @@ func (c *check) incomplete(path string) string {
 }
 
 // installFix says how to repair the install path belongs to: the npm
-// packages when it is one of theirs, else both binaries.
+// tarballs when it is one of theirs, else go install.
 func installFix(path string) string {
 	if strings.Contains(path, "/node_modules/") {
-		return cli.NPMInstallFix(path) + ", whose platform package holds both mcpepoch and " + cli.CoreName
+		return "reinstall the npm tarballs (npm i -D DIR/mcpepoch-V.tgz DIR/mcpepoch-PLATFORM-V.tgz, which bash scripts/npm-pack.sh DIR builds in a clone)"
 	}
-	return cli.InstallFix + ", so that " + cli.CoreName + " from the same build lies beside mcpepoch"
+	return "install it again (go install github.com/mcpepoch/mcpepoch/cmd/mcpepoch@latest, or go install ./cmd/mcpepoch in a clone)"
 }
 
 // revisionOf finds the revision in a version line ("… revision 036290d89006 …").

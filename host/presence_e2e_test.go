@@ -144,7 +144,7 @@ func startPageCLI(t testing.TB, p *project, env []string, args ...string) *pageC
 
 // asPerson returns env with MCPEPOCH_TEST_PERSON=1: the test build's
 // stand-in for the person a first enrollment needs at a terminal
-// (cmd/mcpepoch-core/testbuild.go).
+// (cmd/mcpepoch/testbuild.go).
 func asPerson(env []string) []string {
 	return append(slices.Clone(env), "MCPEPOCH_TEST_PERSON=1")
 }

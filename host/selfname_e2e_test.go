@@ -42,7 +42,7 @@ func TestMessagesNameTheCommandAsInvoked(t *testing.T) {
 	if err := os.MkdirAll(plat, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"mcpepoch", "mcpepoch-core"} {
+	for _, name := range []string{"mcpepoch"} {
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(testenv.Mcpepoch(t)), name))
 		if err == nil {
 			err = os.WriteFile(filepath.Join(plat, name), b, 0o755)

@@ -32,9 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// maxTarball is the size limit of one platform package (the front and
-// the core).
-const maxTarball = 10 << 20
+// maxTarball is the size limit of one platform package, its one binary.
+const maxTarball = 8 << 20
 
 // installed is a fresh npm project with the packages installed.
 type installed struct {

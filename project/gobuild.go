@@ -69,7 +69,7 @@ func (p *Project) FindGoBuild(runner, target string) *GoBuild {
 }
 
 // makeVar and taskVar are built on first use: package initialisation
-// stays free of allocations (cmd/mcpepoch-core's start-up test).
+// stays free of allocations (cmd/mcpepoch's start-up test).
 var makeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`) })
 
 // expand substitutes $(NAME) and ${NAME} of variables the Makefile assigns

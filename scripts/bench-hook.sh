@@ -4,7 +4,7 @@
 # a temporary project, writes its mcpepoch.toml (node and the package's
 # dist/index.js), builds mcpepoch and an empty Go program, warms the hook
 # (two records 3 s apart, so that every file is older than the caches' 2 s
-# racy window), then runs the benchmarks of cmd/mcpepoch-core/hook_bench_test.go,
+# racy window), then runs the benchmarks of cmd/mcpepoch/hook_bench_test.go,
 # each interleaving what it compares, ROUNDS rounds (default 30):
 #
 #   (a) warm mcpepoch record (nothing changed, no host listening) against
@@ -44,7 +44,7 @@ label = "everything"
 command = ["node", "$entry", "stdio"]
 EOF
 
-(cd "$repo" && go build -o "$tmp/" ./cmd/mcpepoch ./cmd/mcpepoch-core)
+(cd "$repo" && go build -o "$tmp/" ./cmd/mcpepoch)
 mkdir "$tmp/noop"
 printf 'package main\n\nfunc main() {}\n' >"$tmp/noop/main.go"
 (cd "$tmp/noop" && GO111MODULE=off go build -o "$tmp/noop/noop" main.go)
@@ -62,7 +62,7 @@ echo
 
 (cd "$repo" && MCPEPOCH_BENCH_PROJECT=$proj MCPEPOCH_BENCH_BIN=$tmp/mcpepoch \
 	MCPEPOCH_BENCH_NOOP=$tmp/noop/noop MCPEPOCH_BENCH_TREE=$tree \
-	go test -run '^$' -bench '^Benchmark(HookWarm|ComputeWarm|TreeCold)$' -benchtime "${rounds}x" -count 1 ./cmd/mcpepoch-core) |
+	go test -run '^$' -bench '^Benchmark(HookWarm|ComputeWarm|TreeCold)$' -benchtime "${rounds}x" -count 1 ./cmd/mcpepoch) |
 	tee "$tmp/bench.txt"
 echo
 

@@ -16,7 +16,7 @@
 #             nothing, the release build (no cgo) and the default one; the
 #             binaries' sizes; the costliest package inits
 #   hook      warm mcpepoch record with and without a host listening
-#             against git status (BenchmarkHookWarmGit in cmd/mcpepoch-core)
+#             against git status (BenchmarkHookWarmGit in cmd/mcpepoch)
 #             and an lstat walk, on synthetic trees of 1k, 4k, 20k files
 #
 # It prints the load average before and after: under load, absolute
@@ -40,7 +40,7 @@ echo "mcpepoch bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -sm), $(nproc) c
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
-go build -o "$tmp/" ./cmd/mcpepoch ./cmd/mcpepoch-core
+go build -o "$tmp/" ./cmd/mcpepoch
 for p in echoserver echoclient spliceproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
@@ -63,17 +63,14 @@ for part in $parts; do
 	start)
 		echo
 		echo "== start: mcpepoch version against an empty Go program (interleaved, ${START_ROUNDS:-100} rounds)"
-		# release/ holds both binaries built as scripts/npm-pack.sh builds
+		# release/ holds the binary built as scripts/npm-pack.sh builds
 		# what ships (no cgo: static, no dynamic loader at start);
 		# mcpepoch is this go's default build (cgo where a C compiler is
-		# found, as go install does). version and record are the front's
-		# (cmd/mcpepoch); mcpepoch-core version is the full command's
-		# start, which every other command pays once more after the
-		# front's exec. deps-only links every package the front links but
-		# its own and does nothing: the start no front that links them
-		# can beat.
+		# found, as go install does). deps-only links every package
+		# mcpepoch links but its own and does nothing: the start no
+		# binary that links them can beat.
 		mkdir "$tmp/release" "$tmp/deps-only"
-		CGO_ENABLED=0 go build -trimpath -o "$tmp/release/" ./cmd/mcpepoch ./cmd/mcpepoch-core
+		CGO_ENABLED=0 go build -trimpath -o "$tmp/release/" ./cmd/mcpepoch
 		sed 's#^module .*#module depsonly#' go.mod >"$tmp/deps-only/go.mod"
 		cp go.sum "$tmp/deps-only/"
 		{
@@ -84,8 +81,8 @@ for part in $parts; do
 		} >"$tmp/deps-only/main.go"
 		(cd "$tmp/deps-only" && CGO_ENABLED=0 go build -trimpath -o "$tmp/deps-only/deps-only" .)
 		"$tmp/exectime" -rounds "${START_ROUNDS:-100}" "$tmp/empty-program" "$tmp/deps-only/deps-only" \
-			"$tmp/release/mcpepoch version" "$tmp/mcpepoch version" "$tmp/release/mcpepoch-core version"
-		for b in "$tmp/release/mcpepoch" "$tmp/release/mcpepoch-core" "$tmp/mcpepoch" "$tmp/deps-only/deps-only" "$tmp/empty-program"; do
+			"$tmp/release/mcpepoch version" "$tmp/mcpepoch version"
+		for b in "$tmp/release/mcpepoch" "$tmp/mcpepoch" "$tmp/deps-only/deps-only" "$tmp/empty-program"; do
 			echo "binary ${b#"$tmp/"}: $(du -h "$b" | cut -f1) ($(stat -c %s "$b") bytes, $(file -b "$b" 2>/dev/null | grep -o -E 'statically linked|dynamically linked' || echo '?'))"
 		done
 		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of the release mcpepoch version (GODEBUG=inittrace=1):"
@@ -99,7 +96,7 @@ for part in $parts; do
 			"$tmp/lstatwalk" -make "$n" "$tree"
 			echo "-- $n files: lstat walk $("$tmp/lstatwalk" "$tree")"
 			MCPEPOCH_BENCH_TREE=$tree MCPEPOCH_BENCH_BIN=$tmp/mcpepoch MCPEPOCH_BENCH_BEFORE=${BEFORE:-} \
-				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch-core |
+				go test -run '^$' -bench '^BenchmarkHookWarmGit$' -benchtime "${HOOK_ROUNDS:-15}x" -count 1 ./cmd/mcpepoch |
 				grep -E '^(Benchmark|--- )' || echo "   (BenchmarkHookWarmGit gave no result)"
 			rm -rf "$tree"
 		done

@@ -6,13 +6,10 @@
 # platform, mcpepoch-{linux,darwin}-{x64,arm64}-V.tgz (npm names
 # @mcpepoch/linux-x64 and so on), each holding that platform's binary and
 # selected by npm through the main package's optionalDependencies and its
-# own os/cpu fields. A platform package holds both binaries of an install,
-# built by one go build: bin/mcpepoch (the front, which runs version and
-# record and becomes the core for every other command) and
-# bin/mcpepoch-core. V is the version in the VERSION file at the repository
+# own os/cpu fields. A platform package holds the one binary of an install,
+# bin/mcpepoch. V is the version in the VERSION file at the repository
 # root, the one place it is written; it is stamped into each binary
-# (-ldflags -X .../internal/cli.releaseVersion=V) and into every package.json,
-# with one build stamp (-X .../internal/cli.buildStamp) for all binaries.
+# (-ldflags -X .../internal/cli.releaseVersion=V) and into every package.json.
 #
 # NPM_PACK_PLATFORMS, when set, names the platforms to build, space
 # separated (for instance "linux-x64"); the main package is always built.
@@ -35,11 +32,6 @@ if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
 	exit 2
 fi
 
-# One build stamp per run, in both binaries of every platform: the front
-# refuses a core of another build by it even when neither has VCS
-# information.
-stamp=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
@@ -61,25 +53,24 @@ for p in "${platforms[@]}"; do
 	mkdir -p "$dir/bin"
 	echo "build $goos/$goarch"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto \
-		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version -X github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=$stamp" \
-		-o "$dir/bin/" ./cmd/mcpepoch ./cmd/mcpepoch-core)
+		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version" \
+		-o "$dir/bin/" ./cmd/mcpepoch)
 	cat >"$dir/package.json" <<JSON
 {
   "name": "@mcpepoch/$name",
   "version": "$version",
-  "description": "The mcpepoch binaries for $npmos $npmcpu, installed by the mcpepoch package",
+  "description": "The mcpepoch binary for $npmos $npmcpu, installed by the mcpepoch package",
   "os": ["$npmos"],
   "cpu": ["$npmcpu"],
-  "files": ["bin/mcpepoch", "bin/mcpepoch-core"],
+  "files": ["bin/mcpepoch"],
   "preferUnplugged": true
 }
 JSON
 	cat >"$dir/README.md" <<MD
 # @mcpepoch/$name
 
-The \`mcpepoch\` binaries (\`mcpepoch\` and \`mcpepoch-core\`, which it runs for
-most commands) for $npmos on $npmcpu. Install the \`mcpepoch\` package, which
-selects this one on this platform.
+The \`mcpepoch\` binary for $npmos on $npmcpu. Install the \`mcpepoch\`
+package, which selects this one on this platform.
 MD
 	(cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
 done

@@ -98,7 +98,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd), hints: []string{"run '" + selfcmd.Name() + " help' for the list of commands"}}
 }
 
-// usage is the list of commands, shared with the front (cli.Usage).
+// usage is the list of commands (cli.Usage).
 const usage = cli.Usage
 
 // report prints err and returns the exit status (cli.Report, the one

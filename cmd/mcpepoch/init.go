@@ -148,8 +148,8 @@ func parseClients(flags []string) ([]wire.Client, error) {
 
 // selfPaths returns how the build files call mcpepoch (hook) and what the
 // client configs launch (an absolute path): mcpepoch installed in the
-// project's node_modules by its .bin link, else this mcpepoch (self: the
-// front beside this core) by its absolute path, also when PATH finds it:
+// project's node_modules by its .bin link, else this mcpepoch (self) by
+// its absolute path, also when PATH finds it:
 // the PATH of a shell where `go install` put mcpepoch is not the PATH of a
 // desktop client, an editor or an agent's sandbox that runs the build.
 func selfPaths(root, override string) (hook, client, note string, err error) {

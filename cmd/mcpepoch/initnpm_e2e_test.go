@@ -93,9 +93,9 @@ func TestDoctorLaunchNoBuildMakesIt(t *testing.T) {
 	}
 }
 
-// doctor runs the mcpepoch the hook and each client config run through
-// the front's own start of the core: a front with no mcpepoch-core beside
-// it is an incomplete install, named with its file and the fix.
+// doctor runs the mcpepoch the hook and each client config run: one that
+// does not run (here a truncated download) is an incomplete install, named
+// with its file and the fix.
 func TestDoctorIncompleteInstall(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Mcpepoch(t)
@@ -104,7 +104,7 @@ func TestDoctorIncompleteInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(only, "mcpepoch"), string(b))
+	writeFile(t, filepath.Join(only, "mcpepoch"), string(b[:4096]))
 	if err := os.Chmod(filepath.Join(only, "mcpepoch"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -118,10 +118,10 @@ func TestDoctorIncompleteInstall(t *testing.T) {
 	for _, want := range []string{
 		"Makefile:2: the hook runs " + filepath.Join(only, "mcpepoch") + ", an incomplete install",
 		".mcp.json: server nu5go: launches " + filepath.Join(only, "mcpepoch") + ", an incomplete install",
-		"mcpepoch-core, which runs every command but version and record, is missing beside",
+		"install it again (go install github.com/mcpepoch/mcpepoch/cmd/mcpepoch@latest",
 	} {
 		if code == 0 || !strings.Contains(out.Combined, want) {
-			t.Errorf("doctor with a front and no core: exit %d, want %q\n%s", code, want, out)
+			t.Errorf("doctor with a truncated mcpepoch: exit %d, want %q\n%s", code, want, out)
 		}
 	}
 }

@@ -1,8 +1,7 @@
-// Command mcpepoch-core is the full mcpepoch command: it keeps an MCP
-// server's catalog revision, execution epoch and grants apart while its
-// developer rebuilds it. It is installed beside the front, mcpepoch
-// (cmd/mcpepoch), which runs version and record itself and becomes this
-// binary for every other command; it is a complete tool on its own.
+// Command mcpepoch keeps an MCP server's catalog revision, execution epoch
+// and grants apart while its developer rebuilds it. It is one binary:
+// go install github.com/mcpepoch/mcpepoch/cmd/mcpepoch@latest is a whole
+// install.
 //
 // Usage:
 //
@@ -33,11 +32,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/host"
-	"github.com/mcpepoch/mcpepoch/internal/cli"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
@@ -61,11 +58,8 @@ func becomeSubreaper(args []string) {
 // main1 runs the command and returns its exit status; tests call it through
 // testscript as the "mcpepoch" command.
 func main1() int {
-	_, front, _ := strings.Cut(os.Getenv(cli.FrontEnv), " ")
-	if err := cli.CheckFront(); err != nil {
-		return report(os.Stderr, err)
-	}
-	selfcmd.Load(front)
+	self, _ := os.Executable()
+	selfcmd.Load(self)
 	// SIGHUP (the terminal closed) ends a command as SIGTERM does: a host
 	// stops its server's whole process group instead of dying at once and
 	// leaving what the group's leader started behind.

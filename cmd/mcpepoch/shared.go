@@ -12,8 +12,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// What the commands share with record, which lives in internal/cli so that
-// the front runs it too.
+// What the commands share with record, which lives in internal/cli.
 
 // resolveProject is cli.ResolveProject.
 func resolveProject(dir string, f config.Flags) (*config.Settings, error) {
@@ -43,9 +42,7 @@ func interruptible[T any](ctx context.Context, what string, f func() (T, error),
 }
 
 // self is the mcpepoch that client configs and build hooks should run:
-// the front beside this core (cmd/mcpepoch, which starts faster and
-// becomes this binary for what it does not run itself), else this
-// executable; by absolute path with symlinks resolved.
+// this executable, by absolute path with symlinks resolved.
 func self() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -53,12 +50,6 @@ func self() (string, error) {
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
-	}
-	if filepath.Base(exe) == cli.CoreName {
-		front := filepath.Join(filepath.Dir(exe), "mcpepoch")
-		if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return front, nil
-		}
 	}
 	return exe, nil
 }

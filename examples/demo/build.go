@@ -15,9 +15,7 @@ func (d *demo) buildAll(ctx context.Context) error {
 	d.heading("1. Build mcpepoch and the example server (revision A)")
 	d.out.line("", "module root %s", d.root)
 	d.out.line("", "project     %s", d.proj)
-	// Both binaries of an install: mcpepoch runs record and version, and
-	// becomes mcpepoch-core beside it for host, approve and status.
-	if err := d.goBuild(ctx, d.root, "-o", filepath.Dir(d.bin)+string(filepath.Separator), "./cmd/mcpepoch", "./cmd/mcpepoch-core"); err != nil {
+	if err := d.goBuild(ctx, d.root, "-o", d.bin, "./cmd/mcpepoch"); err != nil {
 		return err
 	}
 	if err := d.buildServer(ctx); err != nil {

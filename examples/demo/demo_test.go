@@ -97,8 +97,8 @@ func TestModuleRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "cmd", "mcpepoch-core")); err != nil {
-		t.Errorf("moduleRoot(.) = %s, which has no cmd/mcpepoch-core: %v", root, err)
+	if _, err := os.Stat(filepath.Join(root, "cmd", "mcpepoch")); err != nil {
+		t.Errorf("moduleRoot(.) = %s, which has no cmd/mcpepoch: %v", root, err)
 	}
 	other := t.TempDir()
 	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {

@@ -1,12 +1,11 @@
-// Package cli is the command line both mcpepoch binaries share: the front
-// (cmd/mcpepoch, which runs version and record itself) and the core
-// (cmd/mcpepoch-core, every command). It holds those two commands, the
-// exit statuses and the one place that maps an error to one ([Report]),
-// flags spelled as the README spells them, and colour.
+// Package cli holds the parts of the mcpepoch command that the build hook
+// runs on every build, record and version, with what every command shares:
+// the exit statuses and the one place that maps an error to one
+// ([Report]), flags spelled as the README spells them, and colour.
 //
-// It stays out of what the front must not link (go-task's Taskfile
-// reader, YAML, WebAuthn, JSON Schema, ssh, net/http): every package it
-// imports starts in microseconds (cmd/mcpepoch's dependency test).
+// It imports nothing that costs a build hook's start (go-task's Taskfile
+// reader, YAML, WebAuthn, JSON Schema, ssh, net/http): record pays for no
+// package initialisation it does not use (cmd/mcpepoch's init test).
 package cli
 
 import (

@@ -1,8 +1,6 @@
 package cli
 
-// Usage is the list of commands that "mcpepoch help" prints. The front
-// prints it too when the core is missing or of another build and help was
-// asked for (it cannot run help then).
+// Usage is the list of commands that "mcpepoch help" prints.
 const Usage = `usage: mcpepoch <command> [flags]
 
   init [flags]              wire this project: mcpepoch.toml, build hook, dev task, client configs

@@ -9,16 +9,9 @@ import (
 
 // releaseVersion is the release this binary was built as, stamped by
 // scripts/npm-pack.sh from the repository's VERSION file with -ldflags
-// "-X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=V" (both
-// binaries). Empty in any other build.
+// "-X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=V". Empty
+// in any other build.
 var releaseVersion string
-
-// buildStamp names one build of both binaries, stamped with -ldflags "-X
-// github.com/mcpepoch/mcpepoch/internal/cli.buildStamp=S" by the places
-// that build an install (Taskfile.yml's build, scripts/npm-pack.sh), one
-// value for both binaries: it tells two builds apart when neither has VCS
-// information. Empty in any other build.
-var buildStamp string
 
 // RunVersion is "mcpepoch version [--json]": one line (version), or with
 // --json the same facts as one JSON object (VersionInfo) on stdout.
@@ -49,8 +42,6 @@ type VersionInfo struct {
 	// Revision is the VCS revision (12 hex, "+dirty" when the work tree had
 	// changes), "" when unknown.
 	Revision string `json:"revision,omitempty"`
-	// Stamp is the build stamp (buildStamp), "" when the binary has none.
-	Stamp string `json:"stamp,omitempty"`
 	// Go is the Go version the binary was built with, e.g. "go1.26.0".
 	Go string `json:"go"`
 	// Platform is GOOS/GOARCH, e.g. "linux/amd64".
@@ -61,7 +52,7 @@ type VersionInfo struct {
 func BuildVersion() VersionInfo {
 	bi, _ := debug.ReadBuildInfo()
 	info := versionOf(bi)
-	info.Version, info.Stamp = releaseVersion, buildStamp
+	info.Version = releaseVersion
 	if info.Version == "" {
 		info.Version = "devel"
 	}
@@ -70,8 +61,8 @@ func BuildVersion() VersionInfo {
 }
 
 // versionOf is the VersionInfo of a binary whose build information is bi
-// (nil: none), read from it alone: the release version and stamp from the
-// -X flags of its -ldflags setting.
+// (nil: none), read from it alone: the release version from the
+// -X flag of its -ldflags setting.
 func versionOf(bi *debug.BuildInfo) VersionInfo {
 	info := VersionInfo{Version: "devel", Go: "go?", Platform: "?/?"}
 	if bi == nil {
@@ -89,7 +80,6 @@ func versionOf(bi *debug.BuildInfo) VersionInfo {
 			if v := ldflagX(s.Value, "releaseVersion"); v != "" {
 				info.Version = v
 			}
-			info.Stamp = ldflagX(s.Value, "buildStamp")
 		}
 	}
 	if goos != "" {
@@ -124,9 +114,6 @@ func (info VersionInfo) Line() string {
 	}
 	if info.Revision != "" {
 		details = append(details, "revision "+info.Revision)
-	}
-	if info.Stamp != "" {
-		details = append(details, "stamp "+info.Stamp)
 	}
 	details = append(details, info.Go+" "+info.Platform)
 	return "mcpepoch " + info.Version + " (" + strings.Join(details, ", ") + ")"

@@ -85,14 +85,13 @@ func underOtherHost(from int, session bool) error {
 }
 
 // isHostProcess says whether a process running exe with argv is an
-// mcpepoch host: mcpepoch host or mcpepoch dev, by this executable or one
-// named mcpepoch or mcpepoch-core (the full command, which the front
-// named mcpepoch becomes for host and dev, or which runs them itself).
+// mcpepoch host: mcpepoch host or mcpepoch dev, by this executable or by
+// one named mcpepoch (another install).
 func isHostProcess(exe string, argv []string, me string) bool {
 	if len(argv) < 2 || (argv[1] != "host" && argv[1] != "dev") {
 		return false
 	}
-	named := func(p string) bool { b := filepath.Base(p); return b == "mcpepoch" || b == "mcpepoch-core" }
+	named := func(p string) bool { b := filepath.Base(p); return b == "mcpepoch" }
 	return (me != "" && exe == me) || named(argv[0]) || named(exe)
 }
 

@@ -4,9 +4,8 @@
 // install, a global npm install), "npx mcpepoch approve" for a project's
 // npm install, which puts no mcpepoch on PATH.
 //
-// The npm launcher (npm/mcpepoch/bin/mcpepoch.js) says which through Env;
-// the front passes it on to the core with the rest of the environment, and
-// whichever of them runs the command reads it once at its start (Load).
+// The npm launcher (npm/mcpepoch/bin/mcpepoch.js) says which through Env,
+// which the binary reads once at its start (Load).
 package selfcmd
 
 import (
@@ -31,13 +30,13 @@ var name = "mcpepoch"
 
 // Load reads Env and removes it from this process's environment, so that
 // what the command starts (a server, a build, a hook) does not inherit
-// it. Without Env, a front at the path front (the executable the person
-// or client started: "" when unknown) inside a project's npm platform
+// it. Without Env, an executable at the path self (the one the person or
+// client started: "" when unknown) inside a project's npm platform
 // package (node_modules/@mcpepoch/PLATFORM/bin, a client config pointing
 // at it) is "npx mcpepoch" too; a global npm install's
 // (PREFIX/lib/node_modules/…) is on PATH. Called once, at the start of
 // main, before anything asks Name.
-func Load(front string) {
+func Load(self string) {
 	v, ok := os.LookupEnv(Env)
 	if ok {
 		os.Unsetenv(Env)
@@ -46,7 +45,7 @@ func Load(front string) {
 		}
 		return
 	}
-	if f := filepath.ToSlash(front); strings.Contains(f, "/node_modules/@mcpepoch/") && !strings.Contains(f, "/lib/node_modules/") {
+	if f := filepath.ToSlash(self); strings.Contains(f, "/node_modules/@mcpepoch/") && !strings.Contains(f, "/lib/node_modules/") {
 		name = "npx mcpepoch"
 	}
 }

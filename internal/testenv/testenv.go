@@ -309,10 +309,8 @@ func (s *Buffer) String() string {
 	return s.b.String()
 }
 
-// Mcpepoch returns the path of the mcpepoch binary, the front, built from
+// Mcpepoch returns the path of the mcpepoch binary, built from
 // ./cmd/mcpepoch of this repository checkout with -tags mcpepochtest,
-// beside the core it execs for every command but version and record
-// (mcpepoch-core, from ./cmd/mcpepoch-core, built by the same go build),
 // shared as [Build] shares binaries. The tag adds the test-only seams (a
 // person standing in for a first enrollment, trusted attestation roots
 // of the tests' own); a product build has none.
@@ -321,9 +319,8 @@ func Mcpepoch(t testing.TB) string {
 	return build(t, installPkgs, "mcpepochtest", nil)
 }
 
-// installPkgs are the main packages of an install of mcpepoch, built
-// together into one directory: the front first, then the core.
-var installPkgs = []string{"./cmd/mcpepoch", "./cmd/mcpepoch-core"}
+// installPkgs are the main packages of an install of mcpepoch.
+var installPkgs = []string{"./cmd/mcpepoch"}
 
 // built holds, per main package, the binary Build made in this process.
 var built struct {
@@ -338,7 +335,7 @@ type builtOnce struct {
 }
 
 // Build returns the path of a binary built from the main package pkg
-// ("./cmd/mcpepoch-core", relative to the repository root). The test processes
+// ("./cmd/mcpepoch", relative to the repository root). The test processes
 // of every package share one copy of it, in
 // os.TempDir()/mcpepoch-testenv-bin-<h>/ where h is a digest of the
 // repository root's path: each process runs go build -o on it once, under

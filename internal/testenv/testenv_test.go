@@ -135,9 +135,6 @@ func TestBuildLinksOnce(t *testing.T) {
 	if p1 != filepath.Join(sharedDir(root), "cmd-mcpepoch+mcpepochtest", "mcpepoch") {
 		t.Errorf("binary at %s, want it named mcpepoch in the shared directory %s", p1, sharedDir(root))
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(p1), "mcpepoch-core")); err != nil {
-		t.Errorf("no core beside the front: %v", err)
-	}
 }
 
 // TestBuildRefusesOpenDirectory: a shared directory that others may

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // Launcher of the mcpepoch npm package: runs the prebuilt mcpepoch binary of
 // this platform, installed as one of the optional dependencies
-// @mcpepoch/{linux,darwin}-{x64,arm64} (with mcpepoch-core beside it, which
-// it becomes for every command but version and record).
+// @mcpepoch/{linux,darwin}-{x64,arm64}.
 //
 // It stays out of the way of a stdio MCP gateway: the binary inherits the
 // launcher's stdin, stdout and stderr file descriptors (no byte passes
