@@ -227,12 +227,15 @@ func write(ctx context.Context, s Spec, peers *notify.Peers) (*Build, func() err
 	asked() // done with the connections the signal goes over (an identity with no tree did not wait)
 	now := time.Now()
 	m := manifest.New(s.Label, epoch.NewBuildID(now), now, s.ExitCode, id, prev)
-	durable, err := manifest.Publish(mpath, m)
+	durable, err := publish(mpath, m)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &Build{Manifest: mpath, File: m, First: prev == nil, Prev: prev, Identity: id, TreesFrom: from}, durable, nil
 }
+
+// publish writes the manifest (manifest.Publish); tests replace it.
+var publish = manifest.Publish
 
 // dialHosts dials the hosts in the background and, when wantTrees, asks
 // them for their trees, or takes the trees s.Ahead asked for unless the

@@ -185,3 +185,27 @@ func TestRecordInterrupted(t *testing.T) {
 		t.Errorf("an interrupted record wrote the manifest: %v", err)
 	}
 }
+
+// A manifest whose fsync fails is in place and the hosts are told, but
+// Record says so (ManifestSyncErr), for record to end with an error.
+func TestRecordReportsFailedManifestSync(t *testing.T) {
+	s := project(t)
+	failed := errors.New("fsync: input/output error")
+	hook.SetPublish(t, func(path string, f *manifest.File) (func() error, error) {
+		sync, err := manifest.Publish(path, f)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { sync(); return failed }, nil
+	})
+	res, err := hook.Record(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res.ManifestSyncErr, failed) {
+		t.Errorf("ManifestSyncErr = %v, want %v", res.ManifestSyncErr, failed)
+	}
+	if _, err := manifest.Read(layout.Manifest(s.Root)); err != nil {
+		t.Errorf("the manifest is not in place: %v", err)
+	}
+}
