@@ -193,16 +193,11 @@ func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf f
 	}
 }
 
-// pollFile calls poke when the file's size, mtime or inode changes.
+// pollFile calls poke when the file's size, mtime or identity (device and
+// inode: a rename over it of a file of the same size and mtime) changes,
+// or it appears or goes away.
 func pollFile(ctx context.Context, path string, poke func()) {
-	stamp := func() (int64, time.Time, any) {
-		fi, err := os.Lstat(path)
-		if err != nil {
-			return -1, time.Time{}, nil
-		}
-		return fi.Size(), fi.ModTime(), fi.Sys()
-	}
-	size, mtime, _ := stamp()
+	last, _ := os.Lstat(path)
 	tick := time.NewTicker(manifestPoll)
 	defer tick.Stop()
 	for {
@@ -210,11 +205,20 @@ func pollFile(ctx context.Context, path string, poke func()) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			s, m, _ := stamp()
-			if s != size || !m.Equal(mtime) {
-				size, mtime = s, m
+			fi, _ := os.Lstat(path)
+			if !sameStamp(last, fi) {
+				last = fi
 				poke()
 			}
 		}
 	}
+}
+
+// sameStamp reports whether a and b (nil: no file) are the same file with
+// the same size and mtime.
+func sameStamp(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
