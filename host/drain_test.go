@@ -72,6 +72,9 @@ func TestRestartDrainEndsUnanswered(t *testing.T) {
 			p.restart()
 			resp := c.response(id, waitLong)
 			wantError(t, resp, host.CodeServerRestarted, "server_restarted:")
+			if n := p.status().InFlight; n != 0 {
+				t.Errorf("status after the restart ended the call: inFlight %d, want 0", n)
+			}
 			c.waitNotifications("notifications/tools/list_changed", 1, waitLong)
 			if n := c.notifications("notifications/tools/list_changed")[0]; n.seq > resp.seq {
 				t.Errorf("list_changed came after the error of the call the restart ended (messages %d, %d): want it first", n.seq, resp.seq)
