@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,7 +27,7 @@ Run 'mcpepoch audit <subcommand> -h' for a subcommand's flags.
 `
 
 // runAudit checks or shows the project's audit log.
-func runAudit(args []string, stdio Stdio) error {
+func runAudit(_ context.Context, args []string, stdio Stdio) error {
 	if len(args) == 0 {
 		fmt.Fprint(stdio.Err, auditUsage)
 		return usageError("audit needs a subcommand: verify or show")

@@ -46,56 +46,53 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// command runs one subcommand with its arguments (after its name). Every
+// command ends when ctx does (an interrupt, SIGTERM or SIGHUP: main).
+type command func(ctx context.Context, args []string, stdio Stdio) error
+
+// commands is the command line: every subcommand by the name it is run
+// as, in one table, as localapi.Routes is the local API's. help is Run's.
+var commands = map[string]command{
+	"init":           runInit,
+	"dev":            runDev,
+	"doctor":         runDoctor,
+	"record":         cli.RunRecord,
+	"host":           runHost,
+	"status":         runStatus,
+	"restart":        runRestart,
+	"approve":        runApprove,
+	"enroll":         runEnroll,
+	"authenticators": runAuthenticators,
+	"grants":         runGrants,
+	"revoke":         runRevoke,
+	"policy":         runPolicy,
+	"audit":          runAudit,
+	"identity":       runIdentity,
+	"template":       runTemplate,
+	"version":        cli.RunVersion,
+	"--version":      cli.RunVersion,
+	"-version":       cli.RunVersion,
+}
+
 // Run runs the mcpepoch command line args (without the program name).
 func Run(ctx context.Context, args []string, stdio Stdio) error {
 	if len(args) == 0 {
 		fmt.Fprint(stdio.Err, usage)
 		return silentExit(exitUsage)
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "record":
-		return cli.RunRecord(ctx, rest, stdio)
-	case "host":
-		return runHost(ctx, rest, stdio)
-	case "status":
-		return runStatus(ctx, rest, stdio)
-	case "restart":
-		return runRestart(ctx, rest, stdio)
-	case "approve":
-		return runApprove(ctx, rest, stdio)
-	case "enroll":
-		return runEnroll(ctx, rest, stdio)
-	case "authenticators":
-		return runAuthenticators(rest, stdio)
-	case "grants":
-		return runGrants(rest, stdio)
-	case "policy":
-		return runPolicy(ctx, rest, stdio)
-	case "revoke":
-		return runRevoke(ctx, rest, stdio)
-	case "audit":
-		return runAudit(rest, stdio)
-	case "identity":
-		return runIdentity(ctx, rest, stdio)
-	case "template":
-		return runTemplate(rest, stdio)
-	case "init":
-		return runInit(ctx, rest, stdio)
-	case "doctor":
-		return runDoctor(ctx, rest, stdio)
-	case "dev":
-		return runDev(ctx, rest, stdio)
-	case "version", "--version", "-version":
-		return cli.RunVersion(rest, stdio)
+	name, rest := args[0], args[1:]
+	if run, ok := commands[name]; ok {
+		return run(ctx, rest, stdio)
+	}
+	switch name {
 	case "help", "-h", "-help", "--help":
-		if cmd == "help" && len(rest) > 0 {
+		if name == "help" && len(rest) > 0 {
 			return runHelp(ctx, rest, stdio)
 		}
 		fmt.Fprint(stdio.Out, usage)
 		return nil
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd), hints: []string{"run '" + selfcmd.Name() + " help' for the list of commands"}}
+	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", name), hints: []string{"run '" + selfcmd.Name() + " help' for the list of commands"}}
 }
 
 // usage is the list of commands (cli.Usage).

@@ -156,7 +156,7 @@ func reportEnrolled(stdio Stdio, a trust.Authenticator, firstUse bool) {
 }
 
 // runAuthenticators lists the trust store.
-func runAuthenticators(args []string, stdio Stdio) error {
+func runAuthenticators(_ context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("authenticators", stdio.Err, "")
 	if err := parseFlags(fs, args); err != nil {
 		return err

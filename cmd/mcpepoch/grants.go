@@ -21,7 +21,7 @@ import (
 // runGrants lists the grants of every agent run of the project, live and
 // revoked, from the hosts' grant files. A grant of an agent run whose host
 // is gone is shown as revoked (host_gone).
-func runGrants(args []string, stdio Stdio) error {
+func runGrants(_ context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("grants", stdio.Err, "[--json] [--live]")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
 	asJSON := fs.Bool("json", false, "print a JSON array on stdout")

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/templates"
 )
 
-func runTemplate(args []string, stdio Stdio) error {
+func runTemplate(_ context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("template", stdio.Err, "NAME\n\nNAME is one of: "+strings.Join(templates.Names(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -15,7 +16,7 @@ var releaseVersion string
 
 // RunVersion is "mcpepoch version [--json]": one line (version), or with
 // --json the same facts as one JSON object (VersionInfo) on stdout.
-func RunVersion(args []string, stdio Stdio) error {
+func RunVersion(_ context.Context, args []string, stdio Stdio) error {
 	fs := NewFlags("version", stdio.Err, "[--json]")
 	asJSON := fs.Bool("json", false, "print the version as one JSON object")
 	if err := ParseFlags(fs, args); err != nil {
