@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/toolschema"
 )
 
 // Error codes of the host's catalog checks (see protocol.go for the others).
@@ -38,12 +35,7 @@ const MetaRefusal = "io.github.mcpepoch/refusal"
 type tool struct {
 	def    json.RawMessage // as the server sent it
 	digest build.Digest    // of its RFC 8785 canonical form
-	schema *jsonschema.Resolved
-	// plain is schema's fast check, when it has that form (schemafast.go).
-	plain *plainSchema
-	// maxDepth bounds the nesting of arguments checked against a
-	// recursive schema (schemabound.go); 0 for none.
-	maxDepth int
+	schema *toolschema.Schema
 	// schemaErr is why inputSchema could not be compiled; calls are then
 	// forwarded unchecked, and the reason is logged once.
 	schemaErr error
@@ -59,7 +51,7 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 	for i, def := range cat.Tools {
 		t := &tool{def: def, digest: cat.digests[i]}
 		if old := prev[cat.Names[i]]; old != nil && old.digest == t.digest {
-			t.schema, t.plain, t.maxDepth, t.schemaErr = old.schema, old.plain, old.maxDepth, old.schemaErr
+			t.schema, t.schemaErr = old.schema, old.schemaErr
 			out[cat.Names[i]] = t
 			continue
 		}
@@ -68,11 +60,7 @@ func compileTools(cat *Catalog, prev map[string]*tool) map[string]*tool {
 		}
 		json.Unmarshal(def, &d)
 		if len(d.InputSchema) > 0 {
-			t.schema, t.schemaErr = compileSchema(d.InputSchema)
-			if t.schema != nil {
-				t.plain = compilePlain(d.InputSchema)
-				t.maxDepth = recursionDepth(d.InputSchema)
-			}
+			t.schema, t.schemaErr = toolschema.Compile(d.InputSchema)
 		}
 		out[cat.Names[i]] = t
 	}
@@ -97,17 +85,6 @@ func toolName(def json.RawMessage) string {
 	}
 	json.Unmarshal(def, &n)
 	return n.Name
-}
-
-// compileSchema resolves an inputSchema with github.com/google/jsonschema-go
-// (draft 2020-12, MCP's default, and draft-07). Remote references are not
-// loaded: a server's schema must not make the host fetch anything.
-func compileSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	return s.Resolve(nil)
 }
 
 // callParams is what the checks read of tools/call params.
@@ -147,24 +124,7 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 	known, listed := h.informed[p.Name]
 	var problem string
 	if t.schema != nil {
-		args := p.Arguments
-		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-			args = json.RawMessage("{}")
-		}
-		if t.maxDepth > 0 {
-			if d := jsonrpc.NestingDepth(args); d > t.maxDepth {
-				problem = fmt.Sprintf("arguments nested %d levels deep; against this recursive inputSchema the host checks at most %d levels, so that one check cannot stall it", d, t.maxDepth)
-			}
-		}
-		if problem == "" && (t.plain == nil || !t.plain.valid(args)) {
-			inst, err := schemaInstance(args)
-			if err == nil {
-				err = t.schema.Validate(inst)
-			}
-			if err != nil {
-				problem = "arguments do not match the current inputSchema: " + validationText(err)
-			}
-		}
+		problem = t.schema.Check(p.Arguments)
 	}
 	changed, reason := false, "invalid_arguments"
 	if listed && known != t.digest {
@@ -191,83 +151,6 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		"content": []any{map[string]any{"type": "text", "text": text}},
 		"isError": true,
 		"_meta":   map[string]any{MetaRefusal: data}})
-}
-
-// schemaInstance decodes tools/call arguments for inputSchema validation.
-// Numbers are read as json.Number, never through float64 first, so that a
-// valid JSON number float64 cannot hold (1e400, 1e-400, 2^64 and beyond;
-// RFC 8259 §6 sets no range) is not refused by the decoder, and each is
-// handed to the validator as the Go value nearest it (numberValue). The
-// line forwarded is the client's, byte for byte: nothing decoded here is
-// written anywhere.
-func schemaInstance(args json.RawMessage) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return exactNumbers(v), nil
-}
-
-// exactNumbers replaces every json.Number in v (from schemaInstance) by
-// numberValue's value, in place.
-func exactNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = exactNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = exactNumbers(e)
-		}
-	case json.Number:
-		return numberValue(string(x))
-	}
-	return v
-}
-
-// numberValue is the value a JSON number is validated as: an integer
-// literal within int64 or uint64 as that integer, exactly (a bound such as
-// maximum 2^53 then refuses 2^53+1, which float64 would round onto the
-// bound); any other number as the nearest float64, the precision in which
-// github.com/google/jsonschema-go holds the schema's own bounds. Beyond
-// float64's range a number is validated as the largest float64 of its
-// sign, and a non-zero number below its smallest as the smallest, so that
-// it keeps its side of every bound but one equal to that very float64.
-func numberValue(s string) any {
-	if !strings.ContainsAny(s, ".eE") {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return i
-		}
-		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return u
-		}
-	}
-	f, _ := strconv.ParseFloat(s, 64) // s is a valid JSON number: only ErrRange
-	switch {
-	case math.IsInf(f, 0):
-		return math.Copysign(math.MaxFloat64, f)
-	case f == 0 && strings.ContainsAny(mantissa(s), "123456789"):
-		return math.Copysign(math.SmallestNonzeroFloat64, sign(s))
-	}
-	return f
-}
-
-// mantissa is a JSON number without its exponent.
-func mantissa(s string) string {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func sign(s string) float64 {
-	if strings.HasPrefix(s, "-") {
-		return -1
-	}
-	return 1
 }
 
 // schemaDefaults returns the default of each top-level property of a tool's
@@ -351,14 +234,4 @@ func (h *Host) listedDigestLocked(i int, def json.RawMessage) (string, build.Dig
 	}
 	d, _ := toolDigest(def)
 	return name, d
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// validationText is a schema validation error on one line, in JSON's
-// words: the validator prints a JSON null as Go's "<invalid reflect.Value>".
-func validationText(err error) string {
-	return strings.ReplaceAll(oneLine(err.Error()), "<invalid reflect.Value>", "null")
 }

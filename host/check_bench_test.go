@@ -85,7 +85,7 @@ func BenchmarkNoteListedUnchanged(b *testing.B) {
 // BenchmarkCheckCall is the catalog check of one valid tools/call whose
 // tool the client was given unchanged: a schema only the validator checks
 // (minLength), and plain ones that the fast check answers on the
-// arguments' bytes (schemafast.go): with bounds and items, and with types
+// arguments' bytes (internal/toolschema): with bounds and items, and with types
 // and required only.
 func BenchmarkCheckCall(b *testing.B) {
 	plain := json.RawMessage(`{"name":"echo","description":"returns its text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`)
