@@ -10,6 +10,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -166,7 +167,7 @@ func (h *Host) watchManifest(ctx context.Context) {
 }
 
 // watchFile sends on changes (without blocking) when path may have
-// changed: events of its directory (watchDir), which is created if
+// changed: events of its directory (treewatch.WatchDir), which is created if
 // missing, else a comparison every manifestPoll. It returns once watching.
 func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf func(string, ...any)) {
 	poke := func() {
@@ -178,7 +179,7 @@ func watchFile(ctx context.Context, path string, changes chan<- struct{}, logf f
 	dir := filepath.Dir(path)
 	err := layout.MkdirAll(dir)
 	if err == nil {
-		err = watchDir(ctx, dir, func(name string) {
+		err = treewatch.WatchDir(ctx, dir, func(name string) {
 			if name == path || name == "" {
 				poke()
 			}

@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inotifyMask is what a watched directory reports: entries made, removed,
-// renamed, written or with changed attributes, and the directory itself
-// removed or renamed.
-const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
+// treeMask is what a directory of a watched tree reports: entries made,
+// removed, renamed, written or with changed attributes, and the directory
+// itself removed or renamed.
+const treeMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
 
 // inotify is one inotify instance read without blocking: its events are
@@ -24,22 +24,25 @@ const inotifyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_A
 // before it without waiting for anyone. Its methods are called with the
 // Watcher's lock held.
 type inotify struct {
-	f   *os.File         // the instance, non-blocking, in the runtime's poller
-	wds map[int32]string // watch descriptor → the directory it watches
-	buf []byte
+	f    *os.File         // the instance, non-blocking, in the runtime's poller
+	wds  map[int32]string // watch descriptor → the directory it watches
+	buf  []byte
+	mask uint32 // what each watch asks for
 }
 
-func openInotify() (*inotify, error) {
+// openInotify opens an instance whose watches ask for mask (treeMask,
+// dirMask).
+func openInotify(mask uint32) (*inotify, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	return &inotify{f: os.NewFile(uintptr(fd), "inotify"), wds: map[int32]string{}, buf: make([]byte, 64<<10)}, nil
+	return &inotify{f: os.NewFile(uintptr(fd), "inotify"), wds: map[int32]string{}, buf: make([]byte, 64<<10), mask: mask}, nil
 }
 
 // add watches the directory p (again, under its new name, if it was).
 func (n *inotify) add(p string) error {
-	wd, err := unix.InotifyAddWatch(n.fd(), p, inotifyMask)
+	wd, err := unix.InotifyAddWatch(n.fd(), p, n.mask)
 	if err != nil {
 		return &fs.PathError{Op: "inotify_add_watch", Path: p, Err: err}
 	}
@@ -50,10 +53,11 @@ func (n *inotify) add(p string) error {
 func (n *inotify) fd() int { return int(n.f.Fd()) }
 
 // drain reads every event queued now and calls event for each, with the
-// path it names and whether it made that path (created, or moved there).
-// It returns whether the kernel's queue overflowed (events were lost), and
-// an error other than an empty queue.
-func (n *inotify) drain(event func(name string, made bool)) (overflow bool, err error) {
+// path it names, whether it made that path (created, or moved there) and
+// whether it is about a watched directory itself (removed, moved away or
+// unmounted: self). It returns whether the kernel's queue overflowed
+// (events were lost), and an error other than an empty queue.
+func (n *inotify) drain(event func(name string, made, self bool)) (overflow bool, err error) {
 	for {
 		k, err := unix.Read(n.fd(), n.buf)
 		switch {
@@ -91,7 +95,7 @@ func (n *inotify) drain(event func(name string, made bool)) (overflow bool, err 
 			if name != "" {
 				p = dir + "/" + name
 			}
-			event(p, mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0)
+			event(p, mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0, name == "" && mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT) != 0)
 		}
 	}
 }

@@ -33,7 +33,9 @@ type inotify struct{ f *os.File }
 
 var errNoNotifications = errors.New("no file notifications on this platform")
 
-func openInotify() (*inotify, error)                    { return nil, errNoNotifications }
-func (*inotify) add(string) error                       { return errNoNotifications }
-func (*inotify) drain(func(string, bool)) (bool, error) { return false, errNoNotifications }
-func (*inotify) close() error                           { return nil }
+const treeMask = 0
+
+func openInotify(uint32) (*inotify, error)                    { return nil, errNoNotifications }
+func (*inotify) add(string) error                             { return errNoNotifications }
+func (*inotify) drain(func(string, bool, bool)) (bool, error) { return false, errNoNotifications }
+func (*inotify) close() error                                 { return nil }

@@ -118,7 +118,7 @@ func New(logf func(string, ...any)) *Watcher {
 		return w
 	}
 	sweepBarriers()
-	in, err := openInotify()
+	in, err := openInotify(treeMask)
 	if err != nil {
 		logf("file notifications unavailable (%v): trees are walked on every build", err)
 		close(w.done)
@@ -425,7 +425,7 @@ func (w *Watcher) drainLocked() string {
 // eventLocked marks the trees that name, a path made (created, moved in)
 // when made is set or else changed or removed, is in, and watches a
 // directory made in one.
-func (w *Watcher) eventLocked(name string, made bool) {
+func (w *Watcher) eventLocked(name string, made, _ bool) {
 	for _, e := range w.trees {
 		rel, ok := relPath(e.root, name)
 		if !ok || skipped(rel, e.opt) {

@@ -1,4 +1,4 @@
-package host
+package treewatch
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestDirWatchSkipsWritesToOpenFiles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events, gone := make(chan string, 1024), make(chan struct{})
-	if err := watchDir(ctx, dir, func(p string) { events <- p }, func() { close(gone) }, t.Logf); err != nil {
+	if err := WatchDir(ctx, dir, func(p string) { events <- p }, func() { close(gone) }, t.Logf); err != nil {
 		t.Fatal(err)
 	}
 	next := func(want string) {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package host
+package treewatch
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// watchDir calls changed with the path of each entry of dir that changed
+// WatchDir calls changed with the path of each entry of dir that changed
 // (fsnotify's events), and gone once if dir itself goes away, from one
 // goroutine, until ctx ends, logging the watcher's errors with logf. It
 // returns once watching, or an error when dir cannot be watched.
-func watchDir(ctx context.Context, dir string, changed func(path string), gone func(), logf func(string, ...any)) error {
+func WatchDir(ctx context.Context, dir string, changed func(path string), gone func(), logf func(string, ...any)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
