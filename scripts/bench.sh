@@ -3,12 +3,14 @@
 # middle process can cost, each comparison interleaved within the run (the
 # machine may be shared: ratios within one run are what to read):
 #
-#   gateway   scripts/bench/echoclient against three connections open at
+#   gateway   scripts/bench/echoclient against four connections open at
 #             once to scripts/bench/echoserver: direct, through
-#             scripts/bench/spliceproxy (splice(2), 1 MiB pipes) and
-#             through mcpepoch host; small tools/call p50/p99, CPU per
-#             call of the middle process, 8 concurrent callers, 1 MiB
-#             results; then the audit backlog after a burst of 8,000
+#             scripts/bench/spliceproxy (splice(2), 1 MiB pipes), through
+#             scripts/bench/durableproxy (the same, plus an audit record
+#             per message and grouped fdatasync: the anchor of the
+#             targets) and through mcpepoch host; small tools/call
+#             p50/p99, CPU per call of the middle process, 8 concurrent
+#             callers, 1 MiB and 5 MiB results; then the audit backlog after a burst of 8,000
 #             calls, restart overhead (idle, and with one slow call in
 #             flight, which host.drain waits for) and the host's RSS
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
@@ -41,7 +43,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
 go build -o "$tmp/" ./cmd/mcpepoch
-for p in echoserver echoclient spliceproxy lstatwalk exectime inittrace; do
+for p in echoserver echoclient spliceproxy durableproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
 mkdir "$tmp/empty"
@@ -52,11 +54,11 @@ for part in $parts; do
 	case $part in
 	gateway)
 		echo
-		echo "== gateway: echo server direct, through the splice proxy, through mcpepoch host (interleaved)"
+		echo "== gateway: echo server direct, through the splice proxy, the durable proxy and mcpepoch host (interleaved)"
 		proj=$tmp/project
 		mkdir -p "$proj"
 		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/echoserver" >"$proj/mcpepoch.toml"
-		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" \
+		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" -durable "$tmp/durableproxy" \
 			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" ${BEFORE:+-before "$BEFORE"} 2>"$tmp/gateway.log" ||
 			{ tail -20 "$tmp/gateway.log" >&2; exit 1; }
 		;;

@@ -1,9 +1,11 @@
 // Command echoclient measures, in one run and interleaved, what a stdio
 // middle process adds to MCP tools/call: the echo server connected
-// directly, through the splice proxy and through mcpepoch host. It prints
-// one table (see scripts/bench.sh, which builds and runs it).
+// directly, through the splice proxy, through the durable proxy (the
+// splice proxy's work plus the audit log's writes: the anchor of the
+// targets) and through mcpepoch host. It prints one table (see
+// scripts/bench.sh, which builds and runs it).
 //
-// Usage: echoclient -server BIN -splice BIN -mcpepoch BIN -dir PROJECT [-before BIN]
+// Usage: echoclient -server BIN -splice BIN -durable BIN -mcpepoch BIN -dir PROJECT [-before BIN]
 //
 // With -before, a second mcpepoch binary (an earlier build) runs in its
 // own copy of the project as a fourth connection, interleaved with the
@@ -26,6 +28,7 @@ import (
 var (
 	server   = flag.String("server", "", "the echo server binary")
 	splice   = flag.String("splice", "", "the splice proxy binary")
+	durable  = flag.String("durable", "", "the durable proxy binary")
 	mcpepoch = flag.String("mcpepoch", "", "the mcpepoch binary")
 	dir      = flag.String("dir", "", "the project directory mcpepoch host runs in (mcpepoch.toml, .mcpepoch/)")
 	rounds   = flag.Int("rounds", 15, "interleaved rounds of each measurement")
@@ -36,12 +39,18 @@ var echoParams = `{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 12
 
 func main() {
 	flag.Parse()
-	if *server == "" || *splice == "" || *mcpepoch == "" || *dir == "" {
+	if *server == "" || *splice == "" || *durable == "" || *mcpepoch == "" || *dir == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	configs := [][]string{{*server}, {*splice, *server}, {*mcpepoch, "host", "--dir", *dir, "--", *server}}
-	names := []string{"direct", "splice proxy", "mcpepoch host"}
+	durableLog, err := os.CreateTemp("", "durableproxy-*.log")
+	if err != nil {
+		fail(err)
+	}
+	durableLog.Close()
+	defer os.Remove(durableLog.Name())
+	configs := [][]string{{*server}, {*splice, *server}, {*durable, durableLog.Name(), *server}, {*mcpepoch, "host", "--dir", *dir, "--", *server}}
+	names := []string{"direct", "splice proxy", "durable proxy", "mcpepoch host"}
 	if *before != "" {
 		bdir, err := copyProject(*dir)
 		if err != nil {
@@ -59,14 +68,15 @@ func main() {
 		defer s.close()
 		ss = append(ss, s)
 	}
-	host := ss[2]
+	host := ss[3]
 	time.Sleep(300 * time.Millisecond) // the host fetches its first catalog
 	idleRSS := host.rss()
 
 	small, cpu := measureSmall(ss, 200)
 	conc := measureConcurrent(ss, time.Second)
-	big := measureBig(ss, 4)
-	printTable(names, small, cpu, conc, big)
+	big := measureBig(ss, 4, "big", 1<<20)
+	big5 := measureBig(ss, 2, "big5", 5<<20)
+	printTable(names, small, cpu, conc, big, big5)
 
 	backlog := measureBacklog(host, 8000)
 	for host.calls < 10000 {
@@ -157,20 +167,20 @@ func burst(s *session, callers, total int, d time.Duration) int {
 	return n
 }
 
-// measureBig makes rounds×batch calls of the big tool (1 MiB of text) on
+// measureBig makes rounds×batch calls of tool (at least size bytes) on
 // each session in turn and returns their latencies.
-func measureBig(ss []*session, batch int) [][]time.Duration {
+func measureBig(ss []*session, batch int, tool string, size int) [][]time.Duration {
 	lat := make([][]time.Duration, len(ss))
 	for range *rounds {
 		for i, s := range ss {
 			for range batch {
 				t := time.Now()
-				line, err := s.call("tools/call", `{"name":"big","arguments":{}}`)
+				line, err := s.call("tools/call", `{"name":"`+tool+`","arguments":{}}`)
 				if err != nil {
 					fail(err)
 				}
-				if len(line) < 1<<20 {
-					fail(fmt.Errorf("%s: big answer of %d bytes", s.name, len(line)))
+				if len(line) < size {
+					fail(fmt.Errorf("%s: %s answer of %d bytes", s.name, tool, len(line)))
 				}
 				lat[i] = append(lat[i], time.Since(t))
 			}

@@ -1,6 +1,7 @@
 // Command echoserver is the smallest MCP stdio server the benchmarks
 // need: one line per message, tools echo (returns its text argument),
-// big (returns BYTES bytes of text, default 1 MiB) and slow (returns its
+// big (returns BYTES bytes of text, default 1 MiB), big5 (five times
+// that) and slow (returns its
 // text after ms milliseconds, reading nothing meanwhile). It reads only what it
 // answers with, so that it costs the same whatever sits in front of it.
 package main
@@ -29,12 +30,14 @@ type message struct {
 
 const tools = `{"tools":[{"name":"echo","description":"returns its text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},` +
 	`{"name":"big","description":"returns a large text","inputSchema":{"type":"object"}},` +
+	`{"name":"big5","description":"returns five times big's text","inputSchema":{"type":"object"}},` +
 	`{"name":"slow","description":"returns its text after ms milliseconds","inputSchema":{"type":"object","properties":{"text":{"type":"string"},"ms":{"type":"integer"}}}}]}`
 
 func main() {
 	size := flag.Int("bytes", 1<<20, "size of the big tool's text")
 	flag.Parse()
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("x", *size) + `"}]}`
+	big5 := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 5**size) + `"}]}`
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := make([]byte, 0, 64<<10)
 	for {
@@ -56,6 +59,8 @@ func main() {
 			switch m.Params.Name {
 			case "big":
 				result = big
+			case "big5":
+				result = big5
 			case "slow":
 				time.Sleep(time.Duration(m.Params.Arguments.MS) * time.Millisecond)
 				fallthrough
