@@ -170,6 +170,21 @@ func TestEachProblemNamed(t *testing.T) {
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"command": "`+selfPath(t, dir)+`"`, `"command": "mcpepoch"`)
 			}},
+		{name: "host dir missing", where: filepath.Join(".cursor", "mcp.json") + ": server weather", what: "which is not a directory: the host exits at once",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"--dir", "`+dir+`"`, `"--dir", "`+dir+`-moved"`)
+			}},
+		{name: "host dir another project", where: ".mcp.json: server weather", what: "not this project's root",
+			break_: func(t *testing.T, dir string) {
+				other := filepath.Join(filepath.Dir(dir), "other")
+				writeFile(t, filepath.Join(other, "mcpepoch.toml"), "label = \"other\"\n")
+				edit(t, dir, ".mcp.json", `"--dir", "`+dir+`"`, `"--dir", "`+other+`"`)
+			}},
+		{name: "host dir missing per user", where: filepath.Join("userconfig", "Claude", "claude_desktop_config.json") + ": server gone", what: "which is not a directory",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "userconfig", "Claude", "claude_desktop_config.json"),
+					`{"mcpServers": {"gone": {"command": "/opt/mcpepoch", "args": ["host", "--dir=/nonexistent/project"]}}}`)
+			}},
 		{name: "entry missing", where: "mcpepoch.toml", what: "does not exist",
 			break_: func(t *testing.T, dir string) {
 				recordBuild(t, dir)
@@ -223,6 +238,19 @@ func TestEachProblemNamed(t *testing.T) {
 				t.Errorf("problem %q, want where %q, what containing %q, and a fix", p, tc.where, tc.what)
 			}
 		})
+	}
+}
+
+// A project's own config may serve a package of the project that has an
+// mcpepoch.toml of its own (a monorepo): its host --dir is no problem.
+func TestHostDirSubproject(t *testing.T) {
+	taskOnPath(t)
+	dir := shortTemp(t)
+	wiredProject(t, dir)
+	writeFile(t, filepath.Join(dir, "packages", "b", "mcpepoch.toml"), "label = \"b\"\n")
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"b": {"command": "`+selfPath(t, dir)+`", "args": ["host", "--dir", "packages/b"]}}}`)
+	if r := checkDir(t, dir); len(r.Problems) != 0 {
+		t.Fatalf("problems:\n%s", problems(r))
 	}
 }
 
