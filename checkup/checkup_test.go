@@ -190,6 +190,10 @@ func TestEachProblemNamed(t *testing.T) {
 				recordBuild(t, dir)
 				os.Remove(filepath.Join(dir, "dist", "index.js"))
 			}},
+		{name: "build output unrecorded", where: "mcpepoch.toml", what: "the build has run (dist/index.js written",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "dist", "index.js"), "console.log(1)\n")
+			}},
 		{name: "run from source", where: "mcpepoch.toml", what: "runs from source",
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, "mcpepoch.toml", `["node", "dist/index.js"]`, `["node", "src/index.ts"]`)
@@ -251,6 +255,22 @@ func TestHostDirSubproject(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"b": {"command": "`+selfPath(t, dir)+`", "args": ["host", "--dir", "packages/b"]}}}`)
 	if r := checkDir(t, dir); len(r.Problems) != 0 {
 		t.Fatalf("problems:\n%s", problems(r))
+	}
+}
+
+// A server run as written (node server.mjs, no compile step) is its own
+// source: its entry existing before any build is recorded is no build
+// output left unrecorded.
+func TestSourceEntryNotUnrecorded(t *testing.T) {
+	dir := shortTemp(t)
+	writeFile(t, filepath.Join(dir, "package.json"), `{"name": "plain", "version": "1.0.0", "main": "server.mjs"}`)
+	writeFile(t, filepath.Join(dir, "server.mjs"), "console.log(1)\n")
+	writeFile(t, filepath.Join(dir, "Makefile"), ".PHONY: build\nbuild:\n\ttrue\n")
+	writeFile(t, filepath.Join(dir, "mcpepoch.toml"), "label = \"plain\"\ncommand = [\"node\", \"server.mjs\"]\n")
+	for _, p := range checkDir(t, dir).Problems {
+		if strings.Contains(p.What, "no build is recorded") {
+			t.Errorf("problem for an entry that is source: %s", p)
+		}
 	}
 }
 
