@@ -395,11 +395,21 @@ func TestRenewalDevPromptWithdrawnWhenApprovedElsewhere(t *testing.T) {
 }
 
 // TestRenewalIncludeChangedTool: a changed tool joins the renewal only
-// when the person names it: i, its name, then a yes. (The project counts
+// when the person asks: i, then its name or Enter (the default, shown in
+// brackets: every changed tool), then a yes. (The project counts
 // same-user, so the test's own terminal may approve.)
 func TestRenewalIncludeChangedTool(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
+	for name, answer := range map[string]string{"named": "alpha\n", "default": "\n"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			renewalIncludeChangedTool(t, answer)
+		})
+	}
+}
+
+func renewalIncludeChangedTool(t *testing.T, answer string) {
 	p := newGrantsProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
 	s := gConnect(t, p)
 	s.list()
@@ -418,8 +428,12 @@ func TestRenewalIncludeChangedTool(t *testing.T) {
 		t.Errorf("the changed tool is not shown as changed:\n%s", sc)
 	}
 	term.press("i")
-	term.waitScreen("changed tools to include")
-	term.press("alpha\n")
+	term.waitScreen("changed tools to include (comma-separated) [")
+	if sc := term.screen(); !regexp.MustCompile(`changed tools to include \(comma-separated\) \[(\x1b\[[0-9;]*m)?alpha(\x1b\[[0-9;]*m)?\]: `).MatchString(sc) {
+		t.Fatalf("the include prompt does not show its default:\n%q", sc)
+	}
+	term.press(answer)
+	term.waitScreen("approve tools alpha, slow_write with")
 	term.waitScreen("[y/N]")
 	term.press("y")
 	if rc := term.exit(); rc != "0" {

@@ -193,11 +193,14 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 	}
 }
 
-// askInclude asks which changed tools of r to include (none is named for
-// the person), then for a yes on the whole.
+// askInclude asks which changed tools of r to include, then for a yes on
+// the whole. The default, shown in brackets as at approve's other
+// questions and taken by Enter or y, is every changed tool: the person
+// pressed i to include them, and the yes that follows lists what the
+// approval covers; n includes none and asks nothing more.
 func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.ApproveRequest, bool, error) {
 	changed := r.ChangedTools()
-	fmt.Fprintf(w, "changed tools to include (comma-separated; changed: %s): ", printableList(changed, ", "))
+	fmt.Fprintf(w, "changed tools to include (comma-separated) [%s]: ", newPainter(w).warn(printableList(changed, ",")))
 	line, err := k.line()
 	if errors.Is(err, errInterrupted) {
 		fmt.Fprintln(w)
@@ -207,6 +210,12 @@ func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 		return localapi.ApproveRequest{}, false, fmt.Errorf("reading the answer: %w", err)
 	}
 	var include []string
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "", "y", "yes":
+		line = strings.Join(changed, ",")
+	case "n", "no":
+		return localapi.ApproveRequest{}, false, nil
+	}
 	for _, t := range splitList(line) {
 		if !slices.Contains(changed, t) {
 			fmt.Fprintf(w, "%s is not a changed tool of this renewal\n", printable(t))
