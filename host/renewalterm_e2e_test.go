@@ -357,6 +357,56 @@ func TestRenewalDevPrompt(t *testing.T) {
 	cmd.Wait()
 }
 
+// TestRenewalDevPromptNewTool: a rebuild adds a tool. dev's renewal prompt
+// says plainly that its key does not approve the new tool and which
+// command includes it; mcpepoch approve shows the tool as new, i and Enter
+// include it, and the grant covers it.
+func TestRenewalDevPromptNewTool(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	serverA := p.read("server.sh")
+	p.serverWithCounter(map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
+	serverB := p.read("server.sh")
+	p.write("server.sh", serverA)
+	p.write("server.next", serverA)
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+
+	p.write("server.next", serverB)
+	term.waitScreen("y approve slow_write")
+	term.waitScreen("(not included: alpha (new); mcpepoch approve includes them)")
+	term.press("n")
+	term.waitScreen("not approved")
+
+	appr := p.startTerminal(t, env, true, "approve", "$MCPEPOCH_BIN approve --run "+s.run)
+	appr.waitScreen("i include new tools")
+	if sc := appr.screen(); !strings.Contains(sc, "alpha") || !strings.Contains(sc, "not included: new since the last approval (i includes it)") {
+		t.Errorf("approve does not show the new tool:\n%s", sc)
+	}
+	appr.press("i")
+	appr.waitScreen("new tools to include (comma-separated) [")
+	appr.press("\n")
+	appr.waitScreen("approve tools alpha, slow_write with")
+	appr.press("y")
+	if rc := appr.exit(); rc != "0" {
+		t.Fatalf("approve: exit %s\n%s", rc, appr.screen())
+	}
+	s.list()
+	if _, err := s.call("alpha", nil); err != nil {
+		t.Errorf("alpha after the renewal included it: %v", err)
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
 // TestRenewalDevPromptWithdrawnWhenApprovedElsewhere: dev asks a key for
 // a renewal; the person approves it with mcpepoch approve in another
 // terminal. dev notices and says the renewal is no longer offered: its
