@@ -407,6 +407,42 @@ func TestRenewalDevPromptNewTool(t *testing.T) {
 	}
 }
 
+// TestDevShowsServerCrash: the server crashes between builds. The dev
+// window, which started no build, says so: the epoch that ended with its
+// grants and the one crash recovery started; then it offers the renewal,
+// and its key approves it.
+func TestDevShowsServerCrash(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	before := p.status().Execution
+	time.Sleep(3 * time.Second) // a look of dev's at the hosts as they run (every 2 s)
+	if err := syscall.Kill(before.ProcessID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	term.waitScreen("the server crashed: epoch " + string(before.Epoch) + " ended, and every grant made for it; crash recovery started epoch ")
+	term.waitScreen("whose 1 grant ended with it")
+	term.waitScreen("y approve slow_write")
+	term.press("y")
+	term.waitScreen("approved: grant")
+	s.list()
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Errorf("slow_write after dev's approval of the renewal: %q", got)
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
 // TestRenewalDevPromptWithdrawnWhenApprovedElsewhere: dev asks a key for
 // a renewal; the person approves it with mcpepoch approve in another
 // terminal. dev notices and says the renewal is no longer offered: its

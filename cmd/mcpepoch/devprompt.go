@@ -175,7 +175,11 @@ func (p *devPrompt) offer(o devOffer) {
 	}
 	switch {
 	case len(o.r.Tools) == 0:
-		p.out.line("renewal", "nothing to renew as it was: review the changed tools with "+selfcmd.Name()+" approve")
+		if what := includable(&o.r); what != "" {
+			p.out.line("renewal", "nothing to renew as it was: review the "+what+" with "+selfcmd.Cmd("approve"))
+		} else {
+			p.out.line("renewal", "nothing of it to renew")
+		}
 		return
 	case !p.keys:
 		p.out.line("renewal", fmt.Sprintf("agent run %s: %s (renewal %s)", printable(o.run), printable(o.r.Action), printable(o.r.ShortCode)))
