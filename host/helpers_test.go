@@ -193,7 +193,19 @@ func (p *project) record() string {
 // status returns the status of the project's only host.
 func (p *project) status() host.Status {
 	p.t.Helper()
-	out := p.cli("status", "--dir", p.dir, "--json")
+	s, _ := p.statusCode()
+	return s
+}
+
+// statusCode is status with the exit status of mcpepoch status: 0, 4 (a
+// host in error, given up, or failed the handshake) or 6 (starting); any
+// other fails the test.
+func (p *project) statusCode() (host.Status, int) {
+	p.t.Helper()
+	out, code := testenv.Run(p.t, p.dir, nil, mcpepoch(p.t), "status", "--dir", p.dir, "--json")
+	if code != 0 && code != 4 && code != 6 {
+		p.t.Fatalf("mcpepoch status --json: exit %d\n%s", code, out)
+	}
 	var all []host.Status
 	if err := json.Unmarshal([]byte(out.Stdout), &all); err != nil {
 		p.t.Fatalf("status --json: %v\n%s", err, out)
@@ -201,7 +213,7 @@ func (p *project) status() host.Status {
 	if len(all) != 1 {
 		p.t.Fatalf("status --json: %d hosts, want 1\n%s", len(all), out)
 	}
-	return all[0]
+	return all[0], code
 }
 
 // waitState polls the host's status until its state is s.
