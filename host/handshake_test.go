@@ -19,6 +19,7 @@ func TestHandshakeLSPFraming(t *testing.T) {
 		"clientInfo": map[string]any{"name": "t", "version": "1"}})
 	r := c.response(id, waitLong)
 	wantError(t, r, host.CodeServerUnavailable, "server_unavailable (handshake_failed):")
+	wantNext(t, r, "write one JSON-RPC message per line", "mcpepoch restart")
 	waitFor(t, waitLong, "the host to listen", func() bool { return strings.Contains(c.stderr.String(), "listening on") })
 	if !strings.Contains(r.Error.Message, "LSP-style framing; MCP's stdio transport is newline-delimited JSON") {
 		t.Errorf("the error does not name the framing: %q", r.Error.Message)
@@ -46,6 +47,7 @@ func TestHandshakeNoAnswer(t *testing.T) {
 	}
 	r := c.response(id, waitLong)
 	wantError(t, r, host.CodeServerUnavailable, "server_unavailable (handshake_failed): the server did not answer initialize within 2s")
+	wantNext(t, r, "host.init_timeout in mcpepoch.toml", "mcpepoch restart")
 	if s, code := p.statusCode(); s.State != "starting" || code != 4 {
 		t.Errorf("status says %q, exit %d; want starting, exit 4", s.State, code)
 	}

@@ -680,6 +680,18 @@ func wantError(t testing.TB, r *wire, code int, prefix string) {
 	}
 }
 
+// wantNext checks that r's error message says what to do next: it holds
+// each of next (issue 28 §4: every error the host sends a client names
+// the next step, in the README's words).
+func wantNext(t testing.TB, r *wire, next ...string) {
+	t.Helper()
+	for _, n := range next {
+		if r.Error == nil || !strings.Contains(r.Error.Message, n) {
+			t.Errorf("error %v does not say what to do next: want %q in its message", r.Error, n)
+		}
+	}
+}
+
 // wantText checks that r is a successful tool result whose text contains
 // want.
 func wantText(t testing.TB, r *wire, want string) {
