@@ -61,7 +61,7 @@ func printRenewal(w io.Writer, r *localapi.Renewal, sc screen) {
 		}
 	}
 	for _, c := range r.Added {
-		fmt.Fprintf(w, "  %s    %-24s not included: new since the last approval (%c includes it)\n", sc.p.warn("added"), printable(c.Tool), keyInclude)
+		fmt.Fprintf(w, "  %s    %-24s not included: new since the last approval\n", sc.p.warn("added"), printable(c.Tool))
 	}
 	for _, t := range r.Dropped {
 		fmt.Fprintf(w, "  dropped  %-24s no longer offered\n", printable(t))
