@@ -25,7 +25,8 @@ import (
 //     that ended ended with it: the renewal the host prepared is offered,
 //     with its key where a key counts, as after a build;
 //   - a host that went down, or gave up restarting its server, with its
-//     reason and the server's last stderr lines.
+//     reason and the server's last stderr lines; a server that failed the
+//     handshake, with its cause.
 //
 // The first look only learns the hosts, except that a host already down
 // or given up is reported. A host that stops answering is forgotten.
@@ -103,7 +104,7 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 	now := map[string]hostSeen{}
 	sockets := map[string]string{}
 	var lines []string
-	var renew []string // sockets whose renewal to offer
+	var renew []string // the agent runs whose renewal to offer
 	w.mu.Lock()
 	if w.recording { // a build began meanwhile: its record reports
 		w.mu.Unlock()
@@ -163,6 +164,8 @@ func hostChange(p painter, run string, prev, cur hostSeen, s localapi.Status) (l
 		return p.bad(fmt.Sprintf("%s: the host gave up on the server: %s%s", who, printable(cur.reason), lastStderr(s))), prev.epoch != ""
 	case cur.state == localapi.StateDown && (prev.state != localapi.StateDown || prev.reason != cur.reason) && !cur.gaveUp:
 		return p.bad(fmt.Sprintf("%s: the server is down: %s%s", who, printable(cur.reason), lastStderr(s))), prev.epoch != ""
+	case cur.state == localapi.StateStarting && cur.reason != "" && prev.reason != cur.reason:
+		return p.bad(fmt.Sprintf("%s: the server failed the handshake: %s", who, printable(cur.reason))), false
 	case cur.epoch != "" && prev.epoch != "" && cur.epoch != prev.epoch && s.Crashes > 0:
 		return p.bad(fmt.Sprintf("%s: the server crashed: epoch %s ended, and every grant made for it; crash recovery started epoch %s, pid %d",
 			who, printable(prev.epoch), printable(cur.epoch), cur.pid)), true
