@@ -44,7 +44,7 @@ type Request struct {
 
 // Renewal is what the page shows of a renewal (the host's prepared
 // approval after an epoch change, or a stricter policy, revoked grants):
-// the epoch whose grants ended and why, the tools left out because their definition changed (with what
+// the epoch whose grants ended and why, the tools left out because they are new or their definition changed (with what
 // changed), and the tools no longer offered.
 type Renewal struct {
 	FromEpoch string

@@ -1,8 +1,9 @@
 // Package checkup finds what is wrong with how a server project is wired
 // to mcpepoch: the build hook (missing, dropped by go-task, or after the
 // build command), the build's sources (reaching .mcpepoch/, missing
-// mcpepoch.toml), client configs (launching the server directly, or
-// mcpepoch without an absolute path), the launch command (an entry that
+// mcpepoch.toml), client configs (launching the server directly,
+// mcpepoch without an absolute path, or a host --dir that is not a
+// directory or not this project), the launch command (an entry that
 // does not exist, a server run from source, a console script of the
 // project's virtualenv with no code tree hashed, code trees beside the
 // project, noted), tsc without noEmitOnError,

@@ -170,10 +170,29 @@ func TestEachProblemNamed(t *testing.T) {
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"command": "`+selfPath(t, dir)+`"`, `"command": "mcpepoch"`)
 			}},
+		{name: "host dir missing", where: filepath.Join(".cursor", "mcp.json") + ": server weather", what: "which is not a directory: the host exits at once",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"--dir", "`+dir+`"`, `"--dir", "`+dir+`-moved"`)
+			}},
+		{name: "host dir another project", where: ".mcp.json: server weather", what: "not this project's root",
+			break_: func(t *testing.T, dir string) {
+				other := filepath.Join(filepath.Dir(dir), "other")
+				writeFile(t, filepath.Join(other, "mcpepoch.toml"), "label = \"other\"\n")
+				edit(t, dir, ".mcp.json", `"--dir", "`+dir+`"`, `"--dir", "`+other+`"`)
+			}},
+		{name: "host dir missing per user", where: filepath.Join("userconfig", "Claude", "claude_desktop_config.json") + ": server gone", what: "which is not a directory",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "userconfig", "Claude", "claude_desktop_config.json"),
+					`{"mcpServers": {"gone": {"command": "/opt/mcpepoch", "args": ["host", "--dir=/nonexistent/project"]}}}`)
+			}},
 		{name: "entry missing", where: "mcpepoch.toml", what: "does not exist",
 			break_: func(t *testing.T, dir string) {
 				recordBuild(t, dir)
 				os.Remove(filepath.Join(dir, "dist", "index.js"))
+			}},
+		{name: "build output unrecorded", where: "mcpepoch.toml", what: "the build has run (dist/index.js written",
+			break_: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "dist", "index.js"), "console.log(1)\n")
 			}},
 		{name: "run from source", where: "mcpepoch.toml", what: "runs from source",
 			break_: func(t *testing.T, dir string) {
@@ -223,6 +242,35 @@ func TestEachProblemNamed(t *testing.T) {
 				t.Errorf("problem %q, want where %q, what containing %q, and a fix", p, tc.where, tc.what)
 			}
 		})
+	}
+}
+
+// A project's own config may serve a package of the project that has an
+// mcpepoch.toml of its own (a monorepo): its host --dir is no problem.
+func TestHostDirSubproject(t *testing.T) {
+	taskOnPath(t)
+	dir := shortTemp(t)
+	wiredProject(t, dir)
+	writeFile(t, filepath.Join(dir, "packages", "b", "mcpepoch.toml"), "label = \"b\"\n")
+	writeFile(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"b": {"command": "`+selfPath(t, dir)+`", "args": ["host", "--dir", "packages/b"]}}}`)
+	if r := checkDir(t, dir); len(r.Problems) != 0 {
+		t.Fatalf("problems:\n%s", problems(r))
+	}
+}
+
+// A server run as written (node server.mjs, no compile step) is its own
+// source: its entry existing before any build is recorded is no build
+// output left unrecorded.
+func TestSourceEntryNotUnrecorded(t *testing.T) {
+	dir := shortTemp(t)
+	writeFile(t, filepath.Join(dir, "package.json"), `{"name": "plain", "version": "1.0.0", "main": "server.mjs"}`)
+	writeFile(t, filepath.Join(dir, "server.mjs"), "console.log(1)\n")
+	writeFile(t, filepath.Join(dir, "Makefile"), ".PHONY: build\nbuild:\n\ttrue\n")
+	writeFile(t, filepath.Join(dir, "mcpepoch.toml"), "label = \"plain\"\ncommand = [\"node\", \"server.mjs\"]\n")
+	for _, p := range checkDir(t, dir).Problems {
+		if strings.Contains(p.What, "no build is recorded") {
+			t.Errorf("problem for an entry that is source: %s", p)
+		}
 	}
 }
 

@@ -2,12 +2,14 @@ package checkup
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
@@ -81,6 +83,9 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	viaHost := strings.Contains(filepath.Base(s.Command), "mcpepoch")
 	npx := viaNPX(s)
 	ours := c.names(words)
+	if dir, ok := hostDir(s); ok {
+		c.hostDir(where, dir, perUser)
+	}
 	if perUser && !ours {
 		return // another project's server, or another server
 	}
@@ -107,6 +112,76 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
 			"run "+selfcmd.Name()+" init, which rewrites the entry to launch mcpepoch host")
 	}
+}
+
+// hostDir checks the --dir dir of an entry that runs mcpepoch host: the
+// host takes it as the project root as it is (it does not look in the
+// parents), and exits with status 2 before any MCP message when it is not
+// a directory. In a project's own config it must be this project's root:
+// a copied or moved config serves another project, or none. In a per-user
+// config, which lists the servers of many projects, only a directory that
+// is gone is a problem (a relative one depends on where the client starts
+// servers, and is left alone). A directory inside the project with an
+// mcpepoch.toml of its own is a project of its own, as a monorepo's config
+// serves its packages.
+func (c *check) hostDir(where, dir string, perUser bool) {
+	if perUser && !filepath.IsAbs(dir) {
+		return
+	}
+	abs := dir
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(c.root, abs)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		if fi, serr := os.Stat(real); serr != nil || !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	switch {
+	case err != nil && perUser:
+		c.problem(where, fmt.Sprintf("runs mcpepoch host --dir %s, which is not a directory: the host exits at once (status 2) and the client shows a failed server", dir),
+			"point --dir at the project's root (\"--dir\", \""+c.root+"\" for this one), or delete the entry if its project is gone")
+	case err != nil:
+		c.problem(where, fmt.Sprintf("runs mcpepoch host --dir %s, which is not a directory: the host exits at once (status 2) and the client shows a failed server", dir),
+			"change it to \"--dir\", \""+c.root+"\" (this project's root)")
+	case !perUser && real != c.root && !c.subproject(real):
+		c.problem(where, fmt.Sprintf("runs mcpepoch host --dir %s, not this project's root %s: the client runs that directory's server, not this one", dir, c.root),
+			"change it to \"--dir\", \""+c.root+"\"")
+	}
+}
+
+// subproject reports whether dir lies inside this project and has an
+// mcpepoch.toml of its own: a monorepo's config that serves its packages.
+func (c *check) subproject(dir string) bool {
+	r, err := filepath.Rel(c.root, dir)
+	if err != nil || r == "." || strings.HasPrefix(r, "..") {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, config.FileName))
+	return err == nil
+}
+
+// hostDir returns the value of --dir (or -dir, or --dir=…) among the flags
+// of an entry that runs mcpepoch host: the words after "host" up to "--".
+func hostDir(s server) (string, bool) {
+	if !launchesHost(s) {
+		return "", false
+	}
+	i := slices.Index(s.Args, "host")
+	if i < 0 {
+		return "", false
+	}
+	for j := i + 1; j < len(s.Args) && s.Args[j] != "--"; j++ {
+		a := s.Args[j]
+		switch {
+		case (a == "--dir" || a == "-dir") && j+1 < len(s.Args):
+			return s.Args[j+1], true
+		case strings.HasPrefix(a, "--dir="), strings.HasPrefix(a, "-dir="):
+			return a[strings.Index(a, "=")+1:], true
+		}
+	}
+	return "", false
 }
 
 // viaNPX reports whether s runs mcpepoch through a package runner (npx,

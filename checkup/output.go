@@ -2,9 +2,12 @@ package checkup
 
 import (
 	"os"
+
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -12,11 +15,10 @@ import (
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
-// output checks that the host launches what the build writes: the file the
-// build's go build writes (its -o), else the one binary its go-task task
-// generates, is the launch command's executable; and that a build which
-// wrote it also recorded it (a hook that fails after a good build leaves
-// the build "successful" and hosts with nothing to start).
+// output checks that the host launches what a Go build writes: the file
+// the build's go build writes (its -o), else the one binary its go-task
+// task generates, is the launch command's executable. Whether a build that
+// wrote it recorded it is unrecorded's, for every language.
 func (c *check) output() {
 	if c.p.GoMod == nil || len(c.pl.Command) == 0 {
 		return
@@ -50,17 +52,71 @@ func (c *check) output() {
 		c.problem(config.FileName, "the host launches "+launched+", but the build writes "+out+", per "+by+": every build leaves the launched file as it was, or missing",
 			`set command = ["./`+out+`"] in `+config.FileName+` (and generates of the build task to `+out+`), or make the build write `+rel)
 		c.outputWrong = true
+	}
+}
+
+// unrecorded reports a build output with no build recorded, in any
+// language: the build is wired (a go-task task or make target), the entry
+// the host launches exists and is none of the build's sources (the task's
+// sources, the make target's prerequisites, or what init would list), so
+// a build wrote it; and no run manifest exists. A hook that fails after a
+// good build leaves the build "successful" and hosts with nothing to
+// start. entry is relative to the root, or absolute.
+func (c *check) unrecorded(entry string) {
+	if c.pl.Build.Runner == "" || c.outputWrong {
 		return
 	}
-	fi, err := os.Stat(filepath.Join(c.root, out))
-	if err != nil {
+	if filepath.IsAbs(entry) {
+		entry = c.rel(entry)
+		if filepath.IsAbs(entry) {
+			return // outside the project: no build of it writes it
+		}
+	}
+	fi, err := os.Stat(filepath.Join(c.root, entry))
+	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	if m, _ := manifest.Read(layout.Manifest(c.root)); m == nil {
-		c.problem(config.FileName, "the build has run ("+out+" written "+fi.ModTime().Format("15:04:05")+") but no build is recorded: the hook did not record it (it failed after the build, or the build ran without it), so hosts hear of no build",
-			"run "+orTask(c.pl.Build.Runner)+" "+c.pl.Build.Target+" and read the error "+selfcmd.Name()+" record prints after the build's output")
-		c.outputWrong = true
+	if m, _ := manifest.Read(layout.Manifest(c.root)); m != nil {
+		return
 	}
+	if matchAny(c.buildSources(), filepath.ToSlash(entry)) {
+		return // the code as written (node server.mjs): no build writes it
+	}
+	c.problem(config.FileName, "the build has run ("+entry+" written "+fi.ModTime().Format("15:04:05")+") but no build is recorded: the hook did not record it (it failed after the build, or the build ran without it), so hosts hear of no build",
+		"run "+orTask(c.pl.Build.Runner)+" "+c.pl.Build.Target+" and read the error "+selfcmd.Name()+" record prints after the build's output")
+}
+
+// buildSources are the globs the build is made from: the go-task task's
+// sources, or the make target's prerequisites, and the ones init would
+// write for the project.
+func (c *check) buildSources() []string {
+	var globs []string
+	switch c.pl.Build.Runner {
+	case "task":
+		if t := c.p.Taskfile.Task(c.pl.Build.Target); t != nil {
+			globs = append(globs, t.Sources...)
+		}
+	case "make":
+		globs, _ = c.p.Makefile.Sources(c.pl.Build.Target)
+	}
+	return append(globs, c.pl.Sources...)
+}
+
+// matchAny reports whether the slash path rel matches one of globs and
+// none of the excludes ("!glob") among them.
+func matchAny(globs []string, rel string) bool {
+	in := false
+	for _, g := range globs {
+		ex := strings.HasPrefix(g, "!")
+		g = strings.TrimPrefix(strings.TrimPrefix(g, "!"), "./")
+		if ok, _ := doublestar.Match(g, rel); ok {
+			if ex {
+				return false
+			}
+			in = true
+		}
+	}
+	return in
 }
 
 // runtimes are the commands that run a script rather than being the

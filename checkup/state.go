@@ -42,6 +42,9 @@ func (c *check) launch() {
 		c.note("no build recorded yet (%v): run %s %s", err, orTask(c.pl.Build.Runner), c.pl.Build.Target)
 		return
 	}
+	if !built && !id.Entry.Missing {
+		c.unrecorded(id.Entry.Path)
+	}
 	if id.Entry.Missing {
 		if c.missingConsoleScript() {
 			return

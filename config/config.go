@@ -21,7 +21,7 @@
 //	[grants]
 //	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
 //	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
-//	approval_wait = "5m"                      # how long a call waits for an approval asked through the client
+//	approval_wait = "50s"                     # how long a call waits for an approval asked through the client
 //	attestation = "required"                  # only FIDO-attested authenticators count as presence (default "optional")
 //
 //	[credentials.inventory-api-staging]       # a credential scope
@@ -133,8 +133,9 @@ type Grants struct {
 	Proof []string `toml:"proof"`
 	// ApprovalWait is how long a tools/call that needs a grant is held
 	// while the host asks a person through the MCP client (elicitation),
-	// as a Go duration ("5m"). Empty means 5m; "0s" never holds a call
-	// (the call is refused at once, as for a client without elicitation).
+	// as a Go duration ("2m"). Empty means DefaultApprovalWait; "0s" never
+	// holds a call (the call is refused at once, as for a client without
+	// elicitation).
 	ApprovalWait string `toml:"approval_wait"`
 	// Attestation is AttestationRequired or AttestationOptional (the
 	// default, when empty). Required: a presence signature counts only by
@@ -150,8 +151,13 @@ const (
 	AttestationOptional = "optional"
 )
 
-// DefaultApprovalWait is grants.approval_wait when unset.
-const DefaultApprovalWait = 5 * time.Minute
+// DefaultApprovalWait is grants.approval_wait when unset: under the 60 s
+// request timeout of the TypeScript SDK's client (and of the clients built
+// on it, which do not restart it on progress), so that a call nobody
+// approves ends with the host's authorization_required, which names the
+// command that approves, rather than the client's generic timeout.
+// docs/approval.md lists the timeouts of real clients.
+const DefaultApprovalWait = 50 * time.Second
 
 // ApprovalWait returns grants.approval_wait, DefaultApprovalWait when
 // unset; an error for a value that is not a duration of zero or more.

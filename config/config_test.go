@@ -92,7 +92,7 @@ func TestApprovalWaitDefaultAndValue(t *testing.T) {
 	if w, _ := c.ApprovalWait(); w != 90*time.Second {
 		t.Errorf("approval_wait = %v, want 1m30s", w)
 	}
-	if w, _ := (&Config{}).ApprovalWait(); w != 5*time.Minute {
-		t.Errorf("unset approval_wait = %v, want 5m", w)
+	if w, _ := (&Config{}).ApprovalWait(); w != 50*time.Second {
+		t.Errorf("unset approval_wait = %v, want 50s", w)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // The answers a tools/call (or another request the host records) gets
@@ -42,7 +43,8 @@ func (a *auditor) unrecorded(m *jsonrpc.Message) []byte {
 
 func (a *auditor) refusalFor(m *jsonrpc.Message, d *auditDown) []byte {
 	return jsonrpc.ErrorLine(m.ID, CodeAuditUnavailable,
-		"audit_unavailable: "+d.Error()+"; the call was not forwarded (it is retried every "+auditRetry.String()+"; calls resume when a write succeeds)",
+		"audit_unavailable: "+d.Error()+"; the call was not forwarded: a person fixes what stops the write (a full disk, the file's permissions, a process holding its lock; "+
+			selfcmd.Cmd("status")+" shows the cause), and calls resume as soon as a write succeeds (the host tries every "+auditRetry.String()+")",
 		map[string]any{"reason": "audit_unavailable", "method": m.Method, "requestId": m.ID,
 			"file": d.file, "error": d.cause.Error(), "since": d.since.UTC().Format(time.RFC3339Nano)})
 }

@@ -27,7 +27,9 @@ func TestAuditLogReplacedWhileOpen(t *testing.T) {
 	if err := os.Symlink("/dev/null", log); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, c.callWait("slow_write", map[string]any{"key": "k"}), host.CodeAuditUnavailable, "audit_unavailable:")
+	r := c.callWait("slow_write", map[string]any{"key": "k"})
+	wantError(t, r, host.CodeAuditUnavailable, "audit_unavailable:")
+	wantNext(t, r, "mcpepoch status shows the cause")
 	if got := strings.TrimSpace(p.read("counter/k.count")); got != "1" {
 		t.Errorf("counter after the refused call: %q, want 1 (it must not run)", got)
 	}

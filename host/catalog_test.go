@@ -83,6 +83,9 @@ func TestToolChanged(t *testing.T) {
 				if werr.Code != host.CodeToolChanged || !strings.HasPrefix(werr.Message, "tool_changed:") {
 					t.Fatalf("got error %d %q, want %d tool_changed", werr.Code, werr.Message, host.CodeToolChanged)
 				}
+				if !strings.Contains(werr.Message, "call again with arguments for that definition") {
+					t.Errorf("tool_changed does not say what to do next: %q", werr.Message)
+				}
 				var data struct {
 					Tool struct {
 						Name        string `json:"name"`

@@ -144,7 +144,7 @@ func (h *Host) checkCallLocked(m *jsonrpc.Message, p *callParams) []byte {
 		"retry": "read the current definition, correct the arguments, and call again"}
 	if changed {
 		return jsonrpc.ErrorLine(m.ID, CodeToolChanged,
-			fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded", reason, problem, p.Name, ep), data)
+			fmt.Sprintf("%s: %s (%s, execution epoch %s); the current definition is in error.data.tool; the call was not forwarded: call again with arguments for that definition", reason, problem, p.Name, ep), data)
 	}
 	text := fmt.Sprintf("%s: %s (%s, execution epoch %s); the call was not forwarded: correct the arguments and call again. The tool's current definition: %s", reason, problem, p.Name, ep, t.def)
 	return jsonrpc.ResultLine(m.ID, map[string]any{

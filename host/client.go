@@ -10,6 +10,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // call is a client request forwarded to a child and not yet answered.
@@ -72,7 +73,7 @@ func (h *Host) toClient(line []byte) {
 func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 	if over != nil {
 		h.logf("refused a client message over %d bytes", h.opts.MaxLine)
-		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded", h.opts.MaxLine), nil))
+		h.toClient(jsonrpc.ErrorLine(over.id(), CodeMessageTooLarge, fmt.Sprintf("message_too_large: over %d bytes; not forwarded: %s", h.opts.MaxLine, raiseMaxMessage("send a smaller message")), nil))
 		return nil
 	}
 	if jsonrpc.IsBatch(line) {
@@ -80,7 +81,7 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 		// call checked and answered on its own; it is refused whole, and
 		// nothing in it is forwarded.
 		h.logf("refused a JSON-RPC batch: not supported")
-		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by mcpepoch host; nothing in the batch was forwarded; send each message on its own line", nil))
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported by mcpepoch host; nothing in the batch was forwarded: send each message on its own line", nil))
 		return nil
 	}
 	m, err := jsonrpc.ParseClient(line)
@@ -97,7 +98,7 @@ func (h *Host) readClient(line []byte, over *overflow) *jsonrpc.Message {
 		return nil
 	}
 	if m.IsRequest() && isPrivateID(m.ID) {
-		h.toClient(jsonrpc.ErrorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host", nil))
+		h.toClient(jsonrpc.ErrorLine(m.ID, CodeReservedID, "reserved_id: request ids starting with \""+privatePrefix+"\" belong to mcpepoch host; the request was not forwarded: send it again under another id", nil))
 		return nil
 	}
 	return m
@@ -110,7 +111,7 @@ func (h *Host) refuseClient(line []byte, m *jsonrpc.Message, err error) {
 	var pe *jsonrpc.ProtocolError
 	if !errors.As(err, &pe) {
 		h.logf("refused a client line that is not JSON-RPC: %v", err)
-		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error(), nil))
+		h.toClient(jsonrpc.ErrorLine(nil, jsonrpc.CodeParseError, "parse error: "+err.Error()+"; nothing was forwarded: "+oneMessagePerLine, nil))
 		return
 	}
 	h.logf("refused a client message: %v", err)
@@ -118,7 +119,17 @@ func (h *Host) refuseClient(line []byte, m *jsonrpc.Message, err error) {
 	if m != nil {
 		id = m.ID // read strictly; LenientID cannot read a line nested too deep
 	}
-	h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg, nil))
+	h.toClient(jsonrpc.ErrorLine(id, pe.Code, pe.Msg+"; nothing was forwarded: "+oneMessagePerLine, nil))
+}
+
+// oneMessagePerLine is what a client whose line the host could not read
+// does next (MCP stdio transport).
+const oneMessagePerLine = "send one JSON-RPC 2.0 message per line, as MCP's stdio transport does"
+
+// raiseMaxMessage ends a message_too_large: first, or raise the host's
+// limit where the client launches it.
+func raiseMaxMessage(first string) string {
+	return first + ", or raise the limit with --max-message BYTES after host in the client's config (" + selfcmd.Cmd("host --max-message BYTES") + ")"
 }
 
 // fromClient handles one line from the client. What it forwards waits
@@ -160,7 +171,7 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 	if m.IsRequest() && h.inFlightLocked(jsonrpc.IDKey(m.ID)) {
 		h.logf("refused a client request whose id %.64s is already in flight; not forwarded", m.ID)
 		h.toClient(jsonrpc.ErrorLine(m.ID, jsonrpc.CodeInvalidRequest,
-			"invalid request: id already in flight: the session's earlier request under this id is not answered yet; nothing was forwarded", nil))
+			"invalid request: id already in flight: the session's earlier request under this id is not answered yet; nothing was forwarded: send it under an id no request in flight uses", nil))
 		return
 	}
 	if m.Method == "server/discover" && m.IsRequest() && h.handshakeEra {
@@ -373,7 +384,8 @@ const (
 )
 
 func (h *Host) unavailableLocked(m *jsonrpc.Message) []byte {
-	return jsonrpc.ErrorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded",
+	return jsonrpc.ErrorLine(m.ID, CodeServerUnavailable, "server_unavailable: no server is running ("+h.downReason+"); the request was not forwarded: "+
+		selfcmd.Cmd("status")+" shows the server's state and its last stderr lines",
 		map[string]any{"reason": "server_unavailable", "method": m.Method, "requestId": m.ID, "detail": h.downReason})
 }
 

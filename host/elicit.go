@@ -47,7 +47,9 @@ import (
 // on one epoch is never forwarded to another (a grant ends with its
 // epoch). A notifications/cancelled of the client for a held call ends its
 // wait without an answer. Calls that need the same approval (epoch, tool,
-// credential scopes) share one ask. Other requests pass meanwhile.
+// credential scopes) share one ask. Other requests pass meanwhile. A held
+// call that carries a progressToken gets notifications/progress while it
+// waits (heldprogress.go).
 
 // ask is one approval asked through the client, shared by the calls that
 // wait for it. Guarded by h.mu.
@@ -68,6 +70,8 @@ type ask struct {
 	page    *webApproval      // once opened
 	cr      ceremony.Request
 	asked   time.Time
+	begun   time.Time     // when the call that opened the ask was held
+	wait    time.Duration // grants.approval_wait when it was held
 	// answered: the client answered the elicitation/create request, so
 	// it needs no notifications/cancelled.
 	answered bool
@@ -79,6 +83,15 @@ type waiter struct {
 	line  []byte
 	since time.Time
 	retry bool // a retry after input_required: it waits; the first call was answered
+	// token is the call's params._meta.progressToken, nil when it has
+	// none; sent is the last progress sent for it (heldprogress.go).
+	token json.RawMessage
+	sent  float64
+}
+
+// newWaiter is the waiter of call m, arriving now.
+func newWaiter(m *jsonrpc.Message, line []byte, retry bool) *waiter {
+	return &waiter{m: m, line: line, since: time.Now(), retry: retry, token: progressToken(m.Params)}
 }
 
 // elicitAnswer is the client's answer to an elicitation: its ElicitResult,
@@ -122,7 +135,8 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 	if rt != nil {
 		if i := slices.IndexFunc(h.asks, func(a *ask) bool { return a.id == rt.state && a.tool == p.Name }); i >= 0 {
 			a := h.asks[i]
-			a.waiters = append(a.waiters, &waiter{m: m, line: line, since: time.Now(), retry: true})
+			a.waiters = append(a.waiters, newWaiter(m, line, true))
+			h.heldProgressLocked(a)
 			if !a.answered {
 				a.answered = true
 				a.answers <- rt.answer
@@ -131,19 +145,21 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 		}
 	}
 	h.notePendingLocked(p.Name, d, ep)
-	w := &waiter{m: m, line: line, since: time.Now()}
+	w := newWaiter(m, line, false)
 	for _, a := range h.asks {
 		if a.epoch == ep && a.tool == p.Name && slices.Equal(a.creds, d.Credentials) {
 			a.waiters = append(a.waiters, w)
 			if a.mrtr && a.page != nil {
 				h.inputRequiredLocked(a)
 			}
+			h.heldProgressLocked(a)
 			return true
 		}
 	}
 	h.nextPrivate++
 	a := &ask{id: fmt.Sprintf("%se%d", privatePrefix, h.nextPrivate), epoch: ep, tool: p.Name, creds: d.Credentials,
-		mrtr: h.stateless, waiters: []*waiter{w}, answers: make(chan elicitAnswer, 2), ended: make(chan struct{})}
+		mrtr: h.stateless, waiters: []*waiter{w}, answers: make(chan elicitAnswer, 2), ended: make(chan struct{}),
+		begun: w.since, wait: wait}
 	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(grant.ProofClient)
 	a.mode = "form"
 	if url && !(form && a.counts && !h.enrolled) {
@@ -177,6 +193,7 @@ func (h *Host) runAsk(a *ask, wait time.Duration) {
 	if err == nil && !isDone(a.ended) {
 		a.page, a.cr, a.asked = wa, cr, time.Now()
 		h.sendAskLocked(a)
+		h.heldProgressLocked(a)
 	} else if err != nil {
 		h.logf("epoch %s: cannot ask the client to approve %s: %v", a.epoch, a.tool, err)
 		h.endAskLocked(a, askFailed, err.Error())
@@ -186,11 +203,17 @@ func (h *Host) runAsk(a *ask, wait time.Duration) {
 		return
 	}
 	defer h.dropPage(wa)
-	timer := time.NewTimer(wait)
+	timer := time.NewTimer(wait - time.Since(a.begun))
 	defer timer.Stop()
+	tick := time.NewTicker(heldProgressEvery(wait))
+	defer tick.Stop()
 	decided := wa.done
 	for {
 		select {
+		case <-tick.C:
+			h.mu.Lock()
+			h.heldProgressLocked(a)
+			h.mu.Unlock()
 		case <-a.ended:
 			h.finishAsk(a)
 			return

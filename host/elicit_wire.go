@@ -264,7 +264,7 @@ func (h *Host) stripRetryLocked(m *jsonrpc.Message, line []byte) (*jsonrpc.Messa
 		nm, err = jsonrpc.ParseClient(out)
 	}
 	if err != nil {
-		h.toClient(jsonrpc.ErrorLine(m.ID, jsonrpc.CodeInvalidParams, "invalid params: a retried tools/call whose params cannot be rewritten: "+err.Error(), nil))
+		h.toClient(jsonrpc.ErrorLine(m.ID, jsonrpc.CodeInvalidParams, "invalid params: a retried tools/call whose params cannot be rewritten: "+err.Error()+"; it was not forwarded: call again without inputResponses and requestState", nil))
 		return nil, nil
 	}
 	return nm, out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // ReasonHandshake is error.data.reason of the server_unavailable answer
@@ -28,23 +29,29 @@ func (h *Host) askedLocked(c *child, id []byte) {
 	c.asked = true
 	k := jsonrpc.IDKey(id)
 	if c.lsp {
-		h.handshakeFailedLocked(c, k, lspFraming) // it said so before the client asked
+		h.handshakeFailedLocked(c, k, lspFraming, lspFix()) // it said so before the client asked
 		return
 	}
 	time.AfterFunc(h.opts.InitTimeout, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if !c.answered {
-			h.handshakeFailedLocked(c, k, fmt.Sprintf("the server did not answer initialize within %s", h.opts.InitTimeout))
+			h.handshakeFailedLocked(c, k, fmt.Sprintf("the server did not answer initialize within %s", h.opts.InitTimeout),
+				"make the server answer initialize, or give it longer with host.init_timeout in mcpepoch.toml (its stderr is in "+selfcmd.Cmd("status")+"); then rebuild it, or run "+selfcmd.Cmd("restart")+", and reconnect the client")
 		}
 	})
 }
 
+// lspFix is what to do about a server that frames as LSP does.
+func lspFix() string {
+	return "make the server write one JSON-RPC message per line, with no Content-Length header; then rebuild it, or run " + selfcmd.Cmd("restart") + ", and reconnect the client"
+}
+
 // handshakeFailedLocked answers the client's initialize in flight at
 // child c (under key k; any, when k is empty) with server_unavailable
-// naming cause, and logs and audits it. The server keeps running: the
-// next build or restart replaces it.
-func (h *Host) handshakeFailedLocked(c *child, k, cause string) {
+// naming cause, and fix, what to do about it; and logs and audits it. The
+// server keeps running: the next build or restart replaces it.
+func (h *Host) handshakeFailedLocked(c *child, k, cause, fix string) {
 	for key, cl := range h.inflight {
 		if cl.method != "initialize" || cl.child != c || k != "" && key != k {
 			continue
@@ -53,7 +60,7 @@ func (h *Host) handshakeFailedLocked(c *child, k, cause string) {
 		c.handshake = cause
 		h.logf("epoch %s: %s: answering the client's initialize with an error", c.epoch, cause)
 		h.audit.event(audit.TypeChildOutputDropped, c.epoch, h.run, map[string]any{"reason": "handshake: " + cause})
-		h.toClient(jsonrpc.ErrorLine(cl.id, CodeServerUnavailable, "server_unavailable ("+ReasonHandshake+"): "+cause+"; the request was answered by the host",
+		h.toClient(jsonrpc.ErrorLine(cl.id, CodeServerUnavailable, "server_unavailable ("+ReasonHandshake+"): "+cause+"; the request was answered by the host: "+fix,
 			map[string]any{"reason": ReasonHandshake, "method": cl.method, "requestId": cl.id, "epoch": c.epoch, "detail": cause}))
 	}
 }
@@ -73,6 +80,6 @@ func (h *Host) lspFramedLocked(c *child) {
 		h.logf("epoch %s: the server wrote a Content-Length header: %s", c.epoch, lspFraming)
 	}
 	if !c.answered {
-		h.handshakeFailedLocked(c, "", lspFraming)
+		h.handshakeFailedLocked(c, "", lspFraming, lspFix())
 	}
 }

@@ -19,18 +19,20 @@ func TestHandshakeLSPFraming(t *testing.T) {
 		"clientInfo": map[string]any{"name": "t", "version": "1"}})
 	r := c.response(id, waitLong)
 	wantError(t, r, host.CodeServerUnavailable, "server_unavailable (handshake_failed):")
+	wantNext(t, r, "write one JSON-RPC message per line", "mcpepoch restart")
 	waitFor(t, waitLong, "the host to listen", func() bool { return strings.Contains(c.stderr.String(), "listening on") })
 	if !strings.Contains(r.Error.Message, "LSP-style framing; MCP's stdio transport is newline-delimited JSON") {
 		t.Errorf("the error does not name the framing: %q", r.Error.Message)
 	}
-	if s := p.status(); s.State != "starting" || !strings.Contains(s.Reason, "LSP-style framing") {
-		t.Errorf("status says %q (reason %q), want starting, naming the framing: the server never answered", s.State, s.Reason)
+	if s, code := p.statusCode(); s.State != "starting" || !strings.Contains(s.Reason, "LSP-style framing") || code != 4 {
+		t.Errorf("status says %q (reason %q), exit %d; want starting, naming the framing, exit 4: the server never answered", s.State, s.Reason, code)
 	}
 }
 
 // A server that never answers initialize gets host.init_timeout: the
 // client's initialize is then answered with server_unavailable naming
-// the cause, and status says starting meanwhile and after.
+// the cause, and status says starting meanwhile (exit 6) and after (exit
+// 4, with the cause).
 func TestHandshakeNoAnswer(t *testing.T) {
 	t.Parallel()
 	p := drainProject(t, `init_timeout = "2s"`)
@@ -40,9 +42,13 @@ func TestHandshakeNoAnswer(t *testing.T) {
 		"clientInfo": map[string]any{"name": "t", "version": "1"}})
 	waitFor(t, waitLong, "the host to listen", func() bool { return strings.Contains(c.stderr.String(), "listening on") })
 	p.waitState("starting", waitLong)
+	if s, code := p.statusCode(); s.State == "starting" && s.Reason == "" && code != 6 {
+		t.Errorf("status of a host still starting: exit %d, want 6", code)
+	}
 	r := c.response(id, waitLong)
 	wantError(t, r, host.CodeServerUnavailable, "server_unavailable (handshake_failed): the server did not answer initialize within 2s")
-	if s := p.status(); s.State != "starting" {
-		t.Errorf("status says %q, want starting", s.State)
+	wantNext(t, r, "host.init_timeout in mcpepoch.toml", "mcpepoch restart")
+	if s, code := p.statusCode(); s.State != "starting" || code != 4 {
+		t.Errorf("status says %q, exit %d; want starting, exit 4", s.State, code)
 	}
 }

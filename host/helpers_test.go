@@ -193,7 +193,19 @@ func (p *project) record() string {
 // status returns the status of the project's only host.
 func (p *project) status() host.Status {
 	p.t.Helper()
-	out := p.cli("status", "--dir", p.dir, "--json")
+	s, _ := p.statusCode()
+	return s
+}
+
+// statusCode is status with the exit status of mcpepoch status: 0, 4 (a
+// host in error, given up, or failed the handshake) or 6 (starting); any
+// other fails the test.
+func (p *project) statusCode() (host.Status, int) {
+	p.t.Helper()
+	out, code := testenv.Run(p.t, p.dir, nil, mcpepoch(p.t), "status", "--dir", p.dir, "--json")
+	if code != 0 && code != 4 && code != 6 {
+		p.t.Fatalf("mcpepoch status --json: exit %d\n%s", code, out)
+	}
 	var all []host.Status
 	if err := json.Unmarshal([]byte(out.Stdout), &all); err != nil {
 		p.t.Fatalf("status --json: %v\n%s", err, out)
@@ -201,7 +213,7 @@ func (p *project) status() host.Status {
 	if len(all) != 1 {
 		p.t.Fatalf("status --json: %d hosts, want 1\n%s", len(all), out)
 	}
-	return all[0]
+	return all[0], code
 }
 
 // waitState polls the host's status until its state is s.
@@ -665,6 +677,18 @@ func wantError(t testing.TB, r *wire, code int, prefix string) {
 	}
 	if r.Error.Code != code || !strings.HasPrefix(r.Error.Message, prefix) {
 		t.Fatalf("got error %d %q, want %d %s…", r.Error.Code, r.Error.Message, code, prefix)
+	}
+}
+
+// wantNext checks that r's error message says what to do next: it holds
+// each of next (issue 28 §4: every error the host sends a client names
+// the next step, in the README's words).
+func wantNext(t testing.TB, r *wire, next ...string) {
+	t.Helper()
+	for _, n := range next {
+		if r.Error == nil || !strings.Contains(r.Error.Message, n) {
+			t.Errorf("error %v does not say what to do next: want %q in its message", r.Error, n)
+		}
 	}
 }
 

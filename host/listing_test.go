@@ -88,7 +88,9 @@ func TestClientIDInFlight(t *testing.T) {
 	c.initialize()
 	c.sendLine([]byte(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"hang","arguments":{}}}`))
 	c.sendLine([]byte(`{"jsonrpc":"2.0","id":"dup","method":"ping"}`))
-	wantError(t, c.response(`"dup"`, waitLong), -32600, "invalid request: id already in flight")
+	r := c.response(`"dup"`, waitLong)
+	wantError(t, r, -32600, "invalid request: id already in flight")
+	wantNext(t, r, "send it under an id no request in flight uses")
 	for i := range 2 { // an answered id is free again
 		c.sendLine([]byte(`{"jsonrpc":"2.0","id":"again","method":"ping"}`))
 		c.waitFor(waitLong, "the ping's answer", func() bool { return len(c.responsesLocked(`"again"`)) > i })

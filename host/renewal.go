@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
@@ -136,7 +137,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 	}
 	r := &renewal{Renewal: localapi.Renewal{FromEpoch: b.from, Epoch: c.epoch, CatalogRevision: h.catalog.Revision,
 		Revoked: b.grants, PolicyRaised: b.raised, Expires: grant.ExpiresRunEnds, Tools: []string{}, Credentials: []string{},
-		Changed: []localapi.RenewalChange{}, Dropped: []string{}}}
+		Changed: []localapi.RenewalChange{}, Added: []localapi.RenewalChange{}, Dropped: []string{}}}
 	changes := h.changesSinceApprovalLocked()
 	for _, name := range b.tools {
 		t, offered := h.tools[name]
@@ -157,6 +158,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 			}
 		}
 	}
+	r.Added = h.addedSinceApprovalLocked(b, changes)
 	slices.Sort(r.Credentials)
 	need := h.policy.Proof(r.Credentials, h.enrolled)
 	r.Proof, r.Action = need, howToApprove(need)
@@ -180,12 +182,32 @@ func (h *Host) prepareRenewalLocked(c *child) {
 	h.renewal = r
 	h.audit.event(audit.TypeRenewalPrepared, c.epoch, h.run, map[string]any{
 		"renewal": r.ID, "from_epoch": string(b.from), "revoked_grants": b.grants,
-		"tools": r.Tools, "changed_tools": r.ChangedTools(), "dropped_tools": r.Dropped,
+		"tools": r.Tools, "changed_tools": r.ChangedTools(), "added_tools": r.AddedTools(), "dropped_tools": r.Dropped,
 		"credential_scope": listField(r.Credentials), "expires_when": r.Expires, "catalog_revision": string(r.CatalogRevision),
 		"policy_raised": strconv.FormatBool(b.raised), "proof": need.String(),
 	})
-	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; dropped %v: a person approves it with "+selfcmd.Name()+" approve",
-		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.Dropped)
+	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; new (not pre-selected) %v; dropped %v: a person approves it with "+selfcmd.Name()+" approve",
+		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.AddedTools(), r.Dropped)
+}
+
+// addedSinceApprovalLocked returns the tools of the catalog that are new
+// since the last approval (changes has their tool_added) and that a grant
+// must cover, with their credential scopes: a renewal offers them beside
+// what it renews, never pre-selected, so that the person who approves it
+// sees them and includes them by name. Sorted by name.
+func (h *Host) addedSinceApprovalLocked(b *renewalBase, changes map[string][]grant.Change) []localapi.RenewalChange {
+	out := []localapi.RenewalChange{}
+	for name, cs := range changes {
+		_, offered := h.tools[name]
+		scopes, perCall := h.policy.Credentials(name)
+		if !offered || slices.Contains(b.tools, name) || !h.policy.Needs(name) || perCall ||
+			!slices.ContainsFunc(cs, func(c grant.Change) bool { return c.Kind == "tool_added" }) {
+			continue
+		}
+		out = append(out, localapi.RenewalChange{Tool: name, Changes: cs, Credentials: nonNil(scopes)})
+	}
+	slices.SortFunc(out, func(a, b localapi.RenewalChange) int { return strings.Compare(a.Tool, b.Tool) })
+	return out
 }
 
 // renewalProposalLocked is the proposal of r's pre-selected scope; the
@@ -209,7 +231,7 @@ func (h *Host) renewalProposalLocked(r *localapi.Renewal) (*grant.Proposal, bool
 func (h *Host) renewalPageLocked(p *grant.Proposal) (*grant.Proposal, *ceremony.Renewal) {
 	r := h.renewal
 	view := &ceremony.Renewal{FromEpoch: string(r.FromEpoch), SameEpoch: r.FromEpoch == r.Epoch, PolicyRaised: r.PolicyRaised, Dropped: r.Dropped}
-	for _, c := range r.Changed {
+	for _, c := range slices.Concat(r.Changed, r.Added) {
 		if slices.Contains(p.ToolScope, c.Tool) {
 			continue // included by the person
 		}

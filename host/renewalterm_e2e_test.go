@@ -357,6 +357,92 @@ func TestRenewalDevPrompt(t *testing.T) {
 	cmd.Wait()
 }
 
+// TestRenewalDevPromptNewTool: a rebuild adds a tool. dev's renewal prompt
+// says plainly that its key does not approve the new tool and which
+// command includes it; mcpepoch approve shows the tool as new, i and Enter
+// include it, and the grant covers it.
+func TestRenewalDevPromptNewTool(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	serverA := p.read("server.sh")
+	p.serverWithCounter(map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
+	serverB := p.read("server.sh")
+	p.write("server.sh", serverA)
+	p.write("server.next", serverA)
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+
+	p.write("server.next", serverB)
+	term.waitScreen("y approve slow_write")
+	term.waitScreen("(not included: alpha (new); mcpepoch approve includes them)")
+	term.press("n")
+	term.waitScreen("not approved")
+
+	appr := p.startTerminal(t, env, true, "approve", "$MCPEPOCH_BIN approve --run "+s.run)
+	appr.waitScreen("i include new tools")
+	if sc := appr.screen(); !strings.Contains(sc, "alpha") || !strings.Contains(sc, "not included: new since the last approval") {
+		t.Errorf("approve does not show the new tool:\n%s", sc)
+	}
+	appr.press("i")
+	appr.waitScreen("new tools to include (comma-separated) [")
+	appr.press("\n")
+	appr.waitScreen("approve tools alpha, slow_write with")
+	appr.press("y")
+	if rc := appr.exit(); rc != "0" {
+		t.Fatalf("approve: exit %s\n%s", rc, appr.screen())
+	}
+	s.list()
+	if _, err := s.call("alpha", nil); err != nil {
+		t.Errorf("alpha after the renewal included it: %v", err)
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
+// TestDevShowsServerCrash: the server crashes between builds. The dev
+// window, which started no build, says so: the epoch that ended with its
+// grants and the one crash recovery started; then it offers the renewal,
+// and its key approves it.
+func TestDevShowsServerCrash(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.approveAtTerminal(t, env, s.run)
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	before := p.status().Execution
+	time.Sleep(3 * time.Second) // a look of dev's at the hosts as they run (every 2 s)
+	if err := syscall.Kill(before.ProcessID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	term.waitScreen("the server crashed: epoch " + string(before.Epoch) + " ended, and every grant made for it; crash recovery started epoch ")
+	term.waitScreen("whose 1 grant ended with it")
+	term.waitScreen("y approve slow_write")
+	term.press("y")
+	term.waitScreen("approved: grant")
+	s.list()
+	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
+		t.Errorf("slow_write after dev's approval of the renewal: %q", got)
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
 // TestRenewalDevPromptWithdrawnWhenApprovedElsewhere: dev asks a key for
 // a renewal; the person approves it with mcpepoch approve in another
 // terminal. dev notices and says the renewal is no longer offered: its
@@ -395,11 +481,21 @@ func TestRenewalDevPromptWithdrawnWhenApprovedElsewhere(t *testing.T) {
 }
 
 // TestRenewalIncludeChangedTool: a changed tool joins the renewal only
-// when the person names it: i, its name, then a yes. (The project counts
+// when the person asks: i, then its name or Enter (the default, shown in
+// brackets: every changed tool), then a yes. (The project counts
 // same-user, so the test's own terminal may approve.)
 func TestRenewalIncludeChangedTool(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
+	for name, answer := range map[string]string{"named": "alpha\n", "default": "\n"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			renewalIncludeChangedTool(t, answer)
+		})
+	}
+}
+
+func renewalIncludeChangedTool(t *testing.T, answer string) {
 	p := newGrantsProject(t, map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
 	s := gConnect(t, p)
 	s.list()
@@ -418,8 +514,12 @@ func TestRenewalIncludeChangedTool(t *testing.T) {
 		t.Errorf("the changed tool is not shown as changed:\n%s", sc)
 	}
 	term.press("i")
-	term.waitScreen("changed tools to include")
-	term.press("alpha\n")
+	term.waitScreen("changed tools to include (comma-separated) [")
+	if sc := term.screen(); !regexp.MustCompile(`changed tools to include \(comma-separated\) \[(\x1b\[[0-9;]*m)?alpha(\x1b\[[0-9;]*m)?\]: `).MatchString(sc) {
+		t.Fatalf("the include prompt does not show its default:\n%q", sc)
+	}
+	term.press(answer)
+	term.waitScreen("approve tools alpha, slow_write with")
 	term.waitScreen("[y/N]")
 	term.press("y")
 	if rc := term.exit(); rc != "0" {

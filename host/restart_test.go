@@ -38,6 +38,7 @@ func TestRestartFailsInflightWriteOnce(t *testing.T) {
 	resp := c.response(id, waitLong)
 	took := r.wait(t)
 	wantError(t, resp, host.CodeServerRestarted, "server_restarted:")
+	wantNext(t, resp, "list the tools again, check whether it did, then call again", "mcpepoch approve")
 	if after := resp.at.Sub(r.start); after > took+time.Second {
 		t.Errorf("the error came %s after the restart started, which took %s: want it within the restart + 1s", after, took)
 	}
@@ -424,7 +425,9 @@ func TestCrashLoopBounded(t *testing.T) {
 	if n := len(lines(p.read("starts.log"))); n != starts {
 		t.Errorf("the server started %d more times after the host gave up", n-starts)
 	}
-	wantError(t, c.callWait("version", nil), host.CodeServerUnavailable, "server_unavailable:")
+	r := c.callWait("version", nil)
+	wantError(t, r, host.CodeServerUnavailable, "server_unavailable:")
+	wantNext(t, r, "mcpepoch status shows the server's state")
 	if st := p.statusGaveUp(); st.State != host.StateDown {
 		t.Errorf("state %s, want down", st.State)
 	}

@@ -134,7 +134,8 @@ func (h *Host) overflowLocked(c *child, over *overflow) {
 	if k := jsonrpc.IDKey(id); jsonrpc.HasID(id) && h.inflight[k] != nil && h.inflight[k].child == c {
 		cl := h.inflight[k]
 		delete(h.inflight, k)
-		h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped", h.opts.MaxLine), nil))
+		h.toClient(jsonrpc.ErrorLine(cl.id, CodeMessageTooLarge, fmt.Sprintf("message_too_large: the server's answer was over %d bytes and was dropped; the request ran, only its answer is lost: %s",
+			h.opts.MaxLine, raiseMaxMessage("ask for less")), nil))
 		if cl.tool != "" || cl.recorded {
 			h.abortedLocked(cl, "message_too_large")
 		}

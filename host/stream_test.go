@@ -40,7 +40,9 @@ func TestReservedID(t *testing.T) {
 		c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
 			"params": map[string]any{"name": "version", "arguments": map[string]any{}}})
 		key := fmt.Sprintf("%q", id)
-		wantError(t, c.response(key, waitLong), host.CodeReservedID, "reserved_id:")
+		r := c.response(key, waitLong)
+		wantError(t, r, host.CodeReservedID, "reserved_id:")
+		wantNext(t, r, "send it again under another id")
 		wantText(t, c.callWait("version", nil), "revision=A")
 		if n := len(c.responses(key)); n != 1 {
 			t.Errorf("%d responses to id %s, want 1", n, key)
@@ -66,7 +68,9 @@ func TestMaxMessage(t *testing.T) {
 		big := strings.Repeat("x", 2*max)
 		// Numeric and string ids; id first as SDKs write it, and last.
 		id := c.call("version", map[string]any{"pad": big})
-		wantError(t, c.response(id, waitLong), host.CodeMessageTooLarge, "message_too_large:")
+		r := c.response(id, waitLong)
+		wantError(t, r, host.CodeMessageTooLarge, "message_too_large:")
+		wantNext(t, r, "send a smaller message", "--max-message BYTES", "mcpepoch host --max-message")
 		c.sendLine(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"version","arguments":{"pad":%q}},"id":"tail"}`, big))
 		wantError(t, c.response(`"tail"`, waitLong), host.CodeMessageTooLarge, "message_too_large:")
 		wantText(t, c.callWait("version", map[string]any{"pad": strings.Repeat("x", max/2)}), "revision=A")
@@ -81,8 +85,10 @@ func TestMaxMessage(t *testing.T) {
 		c := startRaw(t, p, flags, "./bin/bigserver")
 		c.initialize()
 		id := c.call("big", map[string]any{"bytes": 2 * max})
-		wantError(t, c.response(id, waitLong), host.CodeMessageTooLarge, "message_too_large:")
-		r := c.callWait("big", map[string]any{"bytes": max / 2})
+		r := c.response(id, waitLong)
+		wantError(t, r, host.CodeMessageTooLarge, "message_too_large:")
+		wantNext(t, r, "only its answer is lost", "--max-message BYTES")
+		r = c.callWait("big", map[string]any{"bytes": max / 2})
 		if r.Error != nil || len(r.text()) != max/2 {
 			t.Fatalf("a result under the limit: %.200s", r)
 		}
@@ -100,6 +106,8 @@ func TestClientGarbage(t *testing.T) {
 	c := startRaw(t, p, nil)
 	c.initialize()
 	c.sendLine([]byte(`{"jsonrpc":"2.0","id":`))
-	wantError(t, c.response("null", waitLong), -32700, "parse error")
+	r := c.response("null", waitLong)
+	wantError(t, r, -32700, "parse error")
+	wantNext(t, r, "send one JSON-RPC 2.0 message per line")
 	wantText(t, c.callWait("version", nil), "revision=A")
 }

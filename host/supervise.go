@@ -13,6 +13,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
@@ -131,15 +132,19 @@ func (h *Host) abortLocked(c *child, reason string, next epoch.Epoch) {
 			if cl.method == "initialize" {
 				when = "while starting, before it answered initialize"
 			}
-			msg = "server_restarted (server_exited): the server " + exitText(c) + " " + when + "; the request was not retried and may or may not have taken effect"
+			msg = "server_restarted (server_exited): the server " + exitText(c) + " " + when + "; the request was not retried and may or may not have taken effect: " +
+				"check whether it did before calling again (" + selfcmd.Cmd("status") + " shows why the server exited)"
 		case reasonHostStopped:
-			msg = "server_restarted (host_stopped): the host is shutting down and stopped the server while this request was in flight; the request was not retried and may or may not have taken effect"
+			msg = "server_restarted (host_stopped): the host is shutting down and stopped the server while this request was in flight; the request was not retried and may or may not have taken effect: " +
+				"reconnect the server from the client (it starts a new host), then check whether it did before calling again"
 		case reasonCredentialRelaunch:
 			data["currentEpoch"] = next
-			msg = "server_restarted: the server was started again under the same epoch, with a credential a person approved (deliver = \"env\"), while this request was in flight; it was not retried and may or may not have taken effect"
+			msg = "server_restarted: the server was started again under the same epoch, with a credential a person approved (deliver = \"env\"), while this request was in flight; it was not retried and may or may not have taken effect: " +
+				"check whether it did before calling again"
 		default:
 			data["currentEpoch"] = next
-			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect"
+			msg = "server_restarted: execution epoch changed while this request was in flight; it was not retried and may or may not have taken effect: " +
+				"list the tools again, check whether it did, then call again (a call that needs a grant needs one for the new epoch: " + selfcmd.Cmd("approve") + ")"
 		}
 		h.abortToClientLocked(jsonrpc.ErrorLine(cl.id, CodeServerRestarted, msg, data))
 		h.abortedLocked(cl, reason)

@@ -342,8 +342,13 @@ type Renewal struct {
 	Credentials []string `json:"credentialScope"`
 	Expires     string   `json:"expiresWhen"`
 	// Changed are the tools whose definition changed, not pre-selected;
-	// Dropped the tools no longer offered (sorted).
+	// Added the tools the catalog gained since the last approval that a
+	// grant must cover (no revoked grant covered them), not pre-selected
+	// either (the person never approved them); Dropped the tools no
+	// longer offered (sorted). A person includes a changed or added tool
+	// by naming it (Request).
 	Changed []RenewalChange `json:"changedTools"`
+	Added   []RenewalChange `json:"addedTools"`
 	Dropped []string        `json:"droppedTools"`
 	// Proof lists what counts as a person's approval of the renewal as
 	// prepared (grant.Proofs, weakest first: "terminal", "presence" …),
@@ -358,8 +363,8 @@ type Renewal struct {
 func (r *Renewal) Counts(p grant.Proof) bool { return grant.Proofs(r.Proof).Counts(p) }
 
 // RenewalChange is a tool of a renewal whose definition changed since the
-// revoked grant: what changed (grant.DiffCatalogs), and the credential
-// scopes it would add.
+// revoked grant, or that is new since the last approval: what changed
+// (grant.DiffCatalogs), and the credential scopes it would add.
 type RenewalChange struct {
 	Tool        string         `json:"tool"`
 	Changes     []grant.Change `json:"changes"`
@@ -375,14 +380,23 @@ func (r *Renewal) ChangedTools() []string {
 	return out
 }
 
-// Request is the approval of r as prepared, plus the changed tools of
-// include (others are ignored) with their credential scopes: what
-// mcpepoch approve, dev and the approval page send. channel is
+// AddedTools returns the names of r's added tools.
+func (r *Renewal) AddedTools() []string {
+	out := []string{}
+	for _, c := range r.Added {
+		out = append(out, c.Tool)
+	}
+	return out
+}
+
+// Request is the approval of r as prepared, plus the changed and added
+// tools of include (others are ignored) with their credential scopes:
+// what mcpepoch approve, dev and the approval page send. channel is
 // ChannelTerminal or ChannelScript.
 func (r *Renewal) Request(include []string, channel string) ApproveRequest {
 	req := ApproveRequest{Epoch: r.Epoch, Catalog: r.CatalogRevision, Tools: slices.Clone(r.Tools),
 		Credentials: slices.Clone(r.Credentials), Expires: r.Expires, Channel: channel, Renewal: r.ID}
-	for _, c := range r.Changed {
+	for _, c := range slices.Concat(r.Changed, r.Added) {
 		if !slices.Contains(include, c.Tool) {
 			continue
 		}

@@ -182,7 +182,7 @@ func settleRequest(keys keyReader, stdio Stdio, rv localapi.Review, req *localap
 	if !interactive {
 		return true, nil
 	}
-	if r != nil && len(r.Tools) == 0 && len(r.Changed) == 0 && len(req.Tools) == 0 && !req.All {
+	if r != nil && len(r.Tools) == 0 && len(r.Changed) == 0 && len(r.Added) == 0 && len(req.Tools) == 0 && !req.All {
 		// A renewal with nothing in it (its tools exempt now, or gone)
 		// offers no key: say so and go on to the review.
 		fmt.Fprintf(stdio.Out, "epoch %s replaced epoch %s, whose %s ended with it: nothing of it to renew\n",

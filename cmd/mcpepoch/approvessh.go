@@ -76,9 +76,9 @@ func settle(rv localapi.Review, req localapi.ApproveRequest, stdio Stdio) (local
 	// The renewal comes first: what the person approved before the
 	// rebuild, on the new epoch (--renewal asks for it by name).
 	if r := rv.Renewal; !req.All && len(req.Tools) == 0 && r != nil && len(r.Tools) > 0 {
-		fmt.Fprintf(stdio.Err, "agent run %s: renewal %s: %s on epoch %s (changed, not included: %s; dropped: %s)\n",
+		fmt.Fprintf(stdio.Err, "agent run %s: renewal %s: %s on epoch %s (changed, not included: %s; new, not included: %s; dropped: %s)\n",
 			printable(string(rv.AgentRun)), printable(r.ShortCode), printableList(r.Tools, ", "), printable(string(r.Epoch)),
-			orDash(r.ChangedTools()), orDash(r.Dropped))
+			orDash(r.ChangedTools()), orDash(r.AddedTools()), orDash(r.Dropped))
 		return r.Request(nil, req.Channel), true
 	}
 	if req.Renewal != "" {

@@ -23,6 +23,7 @@ const (
 	exitUsage       = cli.ExitUsage
 	exitNoHost      = cli.ExitNoHost
 	exitHostError   = cli.ExitHostError
+	exitStarting    = cli.ExitStarting
 	exitAuditBroken = cli.ExitAuditBroken
 )
 

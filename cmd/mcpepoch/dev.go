@@ -66,6 +66,9 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 	prompt, restore := newDevPrompt(ctx, stdio, out)
 	defer restore()
 	out.prompt = prompt
+	hosts := &devHosts{ctx: ctx, root: root, out: out, prompt: prompt}
+	out.hosts = hosts
+	go hosts.watch()
 	for _, n := range plan.notes {
 		out.line("note", n)
 	}
@@ -73,13 +76,16 @@ func runDev(ctx context.Context, args []string, stdio Stdio) error {
 		Root: root, Watch: plan.watch, Build: plan.argv, Debounce: f.debounce, Poll: f.poll,
 		Tree:   plan.tree,
 		Stdout: stdio.Out, Stderr: stdio.Err,
-		Event:  out.event,
-		Record: func(ctx context.Context, code int) { out.record(ctx, root, code) },
+		Event: out.event,
+		Record: func(ctx context.Context, code int) {
+			defer hosts.release()
+			out.record(ctx, root, code)
+		},
 	}
 	if plan.recorder != "" {
 		out.line("note", plan.recorder+": the build records itself with "+selfcmd.Name()+" record, not through MCPEPOCH, so dev does not record it again (its lines are the build's output); "+
 			"fix: run the hook as "+strings.TrimPrefix(wire.HookDefer, "- ")+" (Taskfile) or $(MCPEPOCH_RECORD) (Makefile), as "+selfcmd.Name()+" init writes it, for dev to record")
-		o.Record = nil
+		o.Record = func(context.Context, int) { hosts.release() }
 	}
 	if f.json {
 		o.Stdout = stdio.Err
@@ -220,6 +226,7 @@ type devOutput struct {
 	f      devOptions
 	p      painter
 	prompt *devPrompt // renewals after a build (devprompt.go)
+	hosts  *devHosts  // the hosts between builds (devhosts.go)
 }
 
 func newDevOutput(stdio Stdio, f devOptions) *devOutput {
@@ -240,6 +247,14 @@ func (d *devOutput) line(kind, s string) {
 }
 
 func (d *devOutput) event(e devloop.Event) {
+	if d.hosts != nil {
+		switch e.Type {
+		case "build_started":
+			d.hosts.hold()
+		case "build_cancelled":
+			go d.hosts.release()
+		}
+	}
 	if d.f.json {
 		d.mu.Lock()
 		b, _ := json.Marshal(e)

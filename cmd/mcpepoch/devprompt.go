@@ -175,7 +175,11 @@ func (p *devPrompt) offer(o devOffer) {
 	}
 	switch {
 	case len(o.r.Tools) == 0:
-		p.out.line("renewal", "nothing to renew as it was: review the changed tools with "+selfcmd.Name()+" approve")
+		if what := includable(&o.r); what != "" {
+			p.out.line("renewal", "nothing to renew as it was: review the "+what+" with "+selfcmd.Cmd("approve"))
+		} else {
+			p.out.line("renewal", "nothing of it to renew")
+		}
 		return
 	case !p.keys:
 		p.out.line("renewal", fmt.Sprintf("agent run %s: %s (renewal %s)", printable(o.run), printable(o.r.Action), printable(o.r.ShortCode)))
@@ -197,12 +201,25 @@ func (p *devPrompt) offer(o devOffer) {
 	p.ask(first)
 }
 
+// notIncluded names the tools of r that its one key does not approve:
+// "alpha (new), beta (changed)"; "" when there are none.
+func notIncluded(r *localapi.Renewal) string {
+	var out []string
+	for _, c := range r.Added {
+		out = append(out, printable(c.Tool)+" (new)")
+	}
+	for _, c := range r.Changed {
+		out = append(out, printable(c.Tool)+" (changed)")
+	}
+	return strings.Join(out, ", ")
+}
+
 // ask prints the keys of the renewal asked now.
 func (p *devPrompt) ask(o devOffer) {
 	s := fmt.Sprintf("renewal %s of agent run %s: %c approve %s · %c not now", printable(o.r.ShortCode), printable(o.run),
 		keyApprove, printableList(o.r.Tools, ", "), keyNo)
-	if len(o.r.Changed) > 0 {
-		s += " (changed tools: include them with " + selfcmd.Name() + " approve)"
+	if left := notIncluded(&o.r); left != "" {
+		s += " (not included: " + left + "; " + selfcmd.Cmd("approve") + " includes them)"
 	}
 	p.out.line("renewal", p.out.p.warn(s))
 }

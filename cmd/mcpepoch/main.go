@@ -24,7 +24,9 @@
 // bad input (a missing entry file, a corrupt manifest or mcpepoch.toml); 3
 // --require-host and no host is listening; 4 --require-host and a host
 // reported an error (or approve/restart/status failed at a host, one not
-// answering included); 5 audit verify found the chain broken.
+// answering included; for status also a host that gave up, or whose server
+// failed the handshake); 5 audit verify found the chain broken; 6 status
+// found a host whose server is still starting.
 package main
 
 import (

@@ -60,6 +60,9 @@ func printRenewal(w io.Writer, r *localapi.Renewal, sc screen) {
 			fmt.Fprintf(w, "             %s\n", printable(d.Kind+": "+d.Detail))
 		}
 	}
+	for _, c := range r.Added {
+		fmt.Fprintf(w, "  %s    %-24s not included: new since the last approval\n", sc.p.warn("added"), printable(c.Tool))
+	}
 	for _, t := range r.Dropped {
 		fmt.Fprintf(w, "  dropped  %-24s no longer offered\n", printable(t))
 	}
@@ -75,10 +78,24 @@ func renewalKeys(r *localapi.Renewal) string {
 	if len(r.Tools) > 0 {
 		keys = append(keys, fmt.Sprintf("%c approve %s", keyApprove, printableList(r.Tools, ", ")))
 	}
-	if len(r.Changed) > 0 {
-		keys = append(keys, fmt.Sprintf("%c include changed tools", keyInclude))
+	if what := includable(r); what != "" {
+		keys = append(keys, fmt.Sprintf("%c include %s", keyInclude, what))
 	}
 	return strings.Join(append(keys, fmt.Sprintf("%c review all", keyReview), fmt.Sprintf("%c or Enter: no", keyNo)), " · ") + ": "
+}
+
+// includable names what the include key of renewal r offers: "changed
+// tools", "new tools", "changed or new tools", or "" when r has neither.
+func includable(r *localapi.Renewal) string {
+	switch {
+	case len(r.Changed) > 0 && len(r.Added) > 0:
+		return "changed or new tools"
+	case len(r.Changed) > 0:
+		return "changed tools"
+	case len(r.Added) > 0:
+		return "new tools"
+	}
+	return ""
 }
 
 // keyReader reads one key at a time from a person's terminal, and lines
@@ -180,7 +197,7 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 		switch {
 		case b == keyApprove && len(r.Tools) > 0:
 			return r.Request(nil, localapi.ChannelTerminal), renewalApproved, nil
-		case b == keyInclude && len(r.Changed) > 0:
+		case b == keyInclude && includable(r) != "":
 			req, ok, err := askInclude(k, w, r)
 			if err != nil || ok {
 				return req, renewalApproved, err
@@ -193,11 +210,14 @@ func askRenewal(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 	}
 }
 
-// askInclude asks which changed tools of r to include (none is named for
-// the person), then for a yes on the whole.
+// askInclude asks which changed tools of r to include, then for a yes on
+// the whole. The default, shown in brackets as at approve's other
+// questions and taken by Enter or y, is every changed tool: the person
+// pressed i to include them, and the yes that follows lists what the
+// approval covers; n includes none and asks nothing more.
 func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.ApproveRequest, bool, error) {
-	changed := r.ChangedTools()
-	fmt.Fprintf(w, "changed tools to include (comma-separated; changed: %s): ", printableList(changed, ", "))
+	changed := append(r.ChangedTools(), r.AddedTools()...)
+	fmt.Fprintf(w, "%s to include (comma-separated) [%s]: ", includable(r), newPainter(w).warn(printableList(changed, ",")))
 	line, err := k.line()
 	if errors.Is(err, errInterrupted) {
 		fmt.Fprintln(w)
@@ -207,9 +227,15 @@ func askInclude(k keyReader, w io.Writer, r *localapi.Renewal) (localapi.Approve
 		return localapi.ApproveRequest{}, false, fmt.Errorf("reading the answer: %w", err)
 	}
 	var include []string
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "", "y", "yes":
+		line = strings.Join(changed, ",")
+	case "n", "no":
+		return localapi.ApproveRequest{}, false, nil
+	}
 	for _, t := range splitList(line) {
 		if !slices.Contains(changed, t) {
-			fmt.Fprintf(w, "%s is not a changed tool of this renewal\n", printable(t))
+			fmt.Fprintf(w, "%s is not among the %s of this renewal\n", printable(t), includable(r))
 			return localapi.ApproveRequest{}, false, nil
 		}
 		include = append(include, t)

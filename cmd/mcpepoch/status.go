@@ -13,9 +13,14 @@ import (
 )
 
 // runStatus prints what every host of the project runs. It exits 4 when a
-// host, or the socket directory, answered with an error, or when a host
-// gave up restarting its server (its reason says what brings it back),
-// after printing what the others said.
+// host, or the socket directory, answered with an error, when a host gave
+// up restarting its server (its reason says what brings it back), or when
+// a host's server failed the handshake (it never answered initialize
+// within host.init_timeout, or frames its messages as LSP does: the
+// reason says which; only a new epoch can change that); else 6 while a
+// host's server has not answered initialize yet (starting): a script
+// waiting for a host to serve retries on 6. It prints what every host
+// said first.
 func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("status", stdio.Err, "[--json] [--full] [--dir DIR]")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
@@ -39,10 +44,14 @@ func runStatus(ctx context.Context, args []string, stdio Stdio) error {
 		done = silentExit(exitHostError)
 	}
 	for _, s := range all {
-		if s.GaveUp {
-			// A server the host stopped restarting is down for good until
-			// someone acts: a script checking status must see it.
+		switch {
+		case s.GaveUp, s.State == localapi.StateStarting && s.Reason != "":
+			// A server the host stopped restarting, or one that failed
+			// the handshake, serves nothing until someone acts: a script
+			// checking status must see it.
 			done = silentExit(exitHostError)
+		case s.State == localapi.StateStarting && done == nil:
+			done = silentExit(exitStarting)
 		}
 	}
 	if *asJSON {

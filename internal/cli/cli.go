@@ -39,6 +39,9 @@ const (
 	ExitHostError = 4
 	// ExitAuditBroken: mcpepoch audit verify found the chain broken.
 	ExitAuditBroken = 5
+	// ExitStarting: mcpepoch status found a host whose server has not
+	// answered initialize yet (state starting), and none in error.
+	ExitStarting = 6
 )
 
 // ExitError carries an exit status and hint lines for [Report].

@@ -293,31 +293,75 @@ func (c *Client) Call(name string, args any) (*Result, *RPCError) {
 
 // Pending is a tools/call on its way.
 type Pending struct {
-	c  *Client
-	ch chan json.RawMessage
+	c        *Client
+	ch       chan json.RawMessage
+	timeout  time.Duration
+	reset    bool // the timeout restarts at each progress notification
+	progress []Progress
 }
 
 // CallAsync sends tools/call name with args and returns at once; Wait for
 // the outcome. Calls in flight at once are answered in completion order.
 func (c *Client) CallAsync(name string, args any) *Pending {
 	c.t.Helper()
+	return c.CallWith(name, args, CallOptions{})
+}
+
+// CallOptions are the TypeScript SDK's request options of one tools/call.
+type CallOptions struct {
+	// Timeout is the client's request timeout (the SDK's timeout); zero
+	// is the helpers' 20 s.
+	Timeout time.Duration
+	// Progress sends a progressToken (the SDK's onprogress) and records
+	// the notifications/progress that arrive for it ([Pending.Progress]).
+	Progress bool
+	// ResetTimeoutOnProgress restarts Timeout at each progress
+	// notification (the SDK's option, off by default).
+	ResetTimeoutOnProgress bool
+}
+
+// CallWith is CallAsync with the client's request options o.
+func (c *Client) CallWith(name string, args any, o CallOptions) *Pending {
+	c.t.Helper()
 	if args == nil {
 		args = map[string]any{}
 	}
-	ch, err := c.send(map[string]any{"op": "call", "name": name, "arguments": args, "timeoutMs": callTimeout.Milliseconds()})
+	if o.Timeout == 0 {
+		o.Timeout = callTimeout
+	}
+	ch, err := c.send(map[string]any{"op": "call", "name": name, "arguments": args, "timeoutMs": o.Timeout.Milliseconds(),
+		"progress": o.Progress, "resetTimeoutOnProgress": o.ResetTimeoutOnProgress})
 	if err != nil {
 		c.t.Fatalf("driver call %s: %v\nstderr:\n%s", name, err, c.Stderr())
 	}
-	return &Pending{c: c, ch: ch}
+	return &Pending{c: c, ch: ch, timeout: o.Timeout, reset: o.ResetTimeoutOnProgress}
 }
 
-// Wait returns the call's result, or the error the client reported.
+// Progress is one notifications/progress the client received for a call.
+type Progress struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total"`
+	Message  string   `json:"message"`
+}
+
+// Wait returns the call's result, or the error the client reported. A
+// call whose timeout restarts at each progress notification may take
+// longer than its timeout: Wait gives it 2 minutes more.
 func (p *Pending) Wait() (*Result, *RPCError) {
 	p.c.t.Helper()
-	line, err := p.c.wait(p.ch, callTimeout+opTimeout)
+	limit := max(p.timeout, callTimeout) + opTimeout
+	if p.reset {
+		limit += 2 * time.Minute
+	}
+	line, err := p.c.wait(p.ch, limit)
 	if err != nil {
 		p.c.t.Fatalf("driver call: %v\nstderr:\n%s", err, p.c.Stderr())
 	}
+	var prog struct {
+		Progress []Progress `json:"progress"`
+	}
+	json.Unmarshal(line, &prog)
+	p.progress = prog.Progress
 	var out struct {
 		Result Result `json:"result"`
 	}
@@ -326,6 +370,10 @@ func (p *Pending) Wait() (*Result, *RPCError) {
 	}
 	return &out.Result, nil
 }
+
+// Progress returns, after Wait, the notifications/progress the client
+// received for a call sent with [CallOptions.Progress], in order.
+func (p *Pending) Progress() []Progress { return p.progress }
 
 // Events is what the client has seen outside request/response pairs.
 type Events struct {

@@ -24,11 +24,17 @@
 //	{"op":"list"}
 //	    tools/list, following nextCursor to the end.
 //	    -> {"ok":true,"tools":[...]}
-//	{"op":"call","name":N,"arguments":{...},"id":TAG,"timeoutMs":T}
+//	{"op":"call","name":N,"arguments":{...},"id":TAG,"timeoutMs":T,
+//	 "progress":B,"resetTimeoutOnProgress":R}
 //	    tools/call; "timeoutMs" (default 60000) bounds the wait for the
 //	    response. The result is passed on as received, without checking it
-//	    against the tool's outputSchema.
-//	    -> {"ok":true,"id":TAG,"result":{...}}
+//	    against the tool's outputSchema. With "progress" true the request
+//	    carries a progressToken (the SDK's onprogress option) and the
+//	    notifications/progress received for it are listed, in order, in
+//	    "progress" of the answer, failed or not; with "resetTimeoutOnProgress"
+//	    true each of them restarts the timeout (the SDK's option of that
+//	    name, off by default).
+//	    -> {"ok":true,"id":TAG,"result":{...},"progress":[{progress,total,message},...]}
 //	{"op":"events"}
 //	    -> {"ok":true,"listChanged":N,"errors":[...],"closed":B,
 //	        "serverCapabilities":{...},"serverVersion":{...},"instructions":S}
@@ -213,10 +219,16 @@ async function run(cmd, others) {
     case "call": {
       if (typeof cmd.name !== "string") throw new Error(`call: "name" must be a string`);
       const params = { name: cmd.name, arguments: cmd.arguments ?? {} };
-      const result = await client.request({ method: "tools/call", params }, CallToolResultSchema, {
-        timeout: cmd.timeoutMs ?? 60000,
-      });
-      return { result };
+      const progress = [];
+      const options = { timeout: cmd.timeoutMs ?? 60000, resetTimeoutOnProgress: cmd.resetTimeoutOnProgress === true };
+      if (cmd.progress === true) options.onprogress = (p) => progress.push(p);
+      try {
+        const result = await client.request({ method: "tools/call", params }, CallToolResultSchema, options);
+        return cmd.progress === true ? { result, progress } : { result };
+      } catch (err) {
+        if (cmd.progress === true) err.progress = progress;
+        throw err;
+      }
     }
     case "events":
       return {
@@ -266,7 +278,8 @@ async function handle(line) {
     const out = await run(cmd, others);
     write({ ok: true, ...tag, ...out });
   } catch (err) {
-    write({ ok: false, ...tag, error: errorObject(err) });
+    const progress = Array.isArray(err?.progress) ? { progress: err.progress } : {};
+    write({ ok: false, ...tag, error: errorObject(err), ...progress });
   }
   if (cmd.op === "close") exit();
 }
