@@ -190,7 +190,8 @@ func TestPresenceApprovalWithoutCheckpoint(t *testing.T) {
 	}
 	p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
 	s.close()
-	if out, code := p.runCLI(env, "audit", "verify"); code != 0 {
+	// The approval is a checkpoint kept outside the project too.
+	if out, code := p.runCLI(env, "audit", "verify"); code != 0 || !strings.Contains(out.Stdout, "so do its 1 signed checkpoint") {
 		t.Fatalf("audit verify of the untouched log: exit %d\n%s", code, out)
 	}
 
@@ -204,6 +205,16 @@ func TestPresenceApprovalWithoutCheckpoint(t *testing.T) {
 		}
 		return f
 	})
+	// Without the copy of the head kept outside the project (a log
+	// written before hosts kept one, or a state directory removed), the
+	// record itself must still fail.
+	state, err := layout.ProjectState(p.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
 	out, code := p.runCLI(env, "audit", "verify")
 	if code != 5 || !strings.Contains(out.Stdout, "no signed checkpoint") || !strings.Contains(out.Stdout, "audit_head_seq") {
 		t.Fatalf("audit verify of a presence approval stripped of its checkpoint: exit %d, want 5\n%s", code, out)
