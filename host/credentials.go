@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,14 +68,19 @@ func (h *Host) openCredentials() {
 	if len(h.opts.Credentials) == 0 {
 		return
 	}
-	s, err := credsource.New(h.opts.Dir, h.opts.Credentials, os.Environ())
+	s, err := credsource.New(h.opts.Dir, h.opts.Credentials, append(os.Environ(), h.opts.CredentialEnv...))
 	if err != nil {
 		h.logf("%v: no credential will be handed out", err)
 		return
 	}
 	// The host may be a child subreaper that reaps and kills children it
-	// does not know: a command source is one of its own.
-	s.SetStarter(startOwn, forgetChild)
+	// does not know: a command source is one of its own. It starts with
+	// the environment a server would, less the broker's variable: no env
+	// source's value (credenv took them out of the host's own).
+	s.SetStarter(func(cmd *exec.Cmd) error {
+		cmd.Env = h.childEnv(nil)
+		return startOwn(cmd)
+	}, forgetChild)
 	h.creds = s
 	for _, scope := range s.Scopes() {
 		src := s.Source(scope)
