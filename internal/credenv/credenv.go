@@ -168,11 +168,11 @@ func Received() (map[string]string, error) {
 	os.Unsetenv(EnvFD)
 	fd, err := strconv.Atoi(s)
 	if err != nil || fd < 3 {
-		return nil, fmt.Errorf("%s=%q: not the descriptor of a pipe this program opened", EnvFD, s)
+		return nil, fmt.Errorf("%s=%q: not the descriptor of a pipe this program opened (the variable is mcpepoch host's own: remove it from the environment it is started with)", EnvFD, s)
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil, fmt.Errorf("%s=%d: not a pipe", EnvFD, fd)
+		return nil, fmt.Errorf("%s=%d: not a pipe (the variable is mcpepoch host's own: remove it from the environment it is started with)", EnvFD, fd)
 	}
 	syscall.CloseOnExec(fd)
 	if err := syscall.SetNonblock(fd, true); err != nil {
