@@ -264,7 +264,7 @@ func TestCopyMissing(t *testing.T) {
 		t.Fatalf("after a writer: %v", rep.Err())
 	}
 
-	path, dir = copyLog(t, 2)
+	path, _ = copyLog(t, 2)
 	if recs, _ := Read(path); len(recs) != 2 {
 		t.Fatalf("a new log with a copy: %d records, want 2 (no log_recovered)", len(recs))
 	}

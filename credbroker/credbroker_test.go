@@ -179,7 +179,7 @@ func TestBrokerCloseRemovesTheSocket(t *testing.T) {
 	} else {
 		b2.Close()
 	}
-	if NewToken() == NewToken() || len(NewToken()) != 64 {
+	if a, b := NewToken(), NewToken(); a == b || len(a) != 64 {
 		t.Error("two call tokens are the same, or not 32 bytes in hex")
 	}
 }
