@@ -8,6 +8,7 @@ package host_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/credwire"
@@ -397,6 +400,17 @@ func TestCredentialBoundToItsCall(t *testing.T) {
 	}
 	if ids["plain"] == ids["write_secret"] {
 		t.Errorf("both credential records name call %s", ids["plain"])
+	}
+
+	// A token the client puts in _meta is replaced by the host's own.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "env", Meta: mcp.Meta{credwire.MetaKey: "chosen-by-the-client"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gText(res); strings.Contains(got, "chosen-by-the-client") || !regexp.MustCompile(`call=[0-9a-f]{64} `).MatchString(got) {
+		t.Errorf("the server saw %q, want the host's own call token", got)
 	}
 	wantNoSecrets(t, p, s)
 }
