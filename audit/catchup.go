@@ -79,6 +79,11 @@ func (l *Log) catchUp() error {
 	if err != nil {
 		return err
 	}
+	if fd.cut == nil && fd.shrunk == nil {
+		if fd.copy, err = l.checkCopy(t); err != nil {
+			return err
+		}
+	}
 	cut, shrunk, headLost := fd.cut, fd.shrunk, fd.headLost
 	var prefix []byte
 	if !t.endsNL {
@@ -96,6 +101,9 @@ func (l *Log) catchUp() error {
 			return err
 		}
 		l.noteRecovered(recs[0].seq, t, cut, shrunk, headLost)
+		if fd.copy != nil {
+			l.recoveries = append(l.recoveries, Recovery{Kind: RecoveredCopy, Path: fd.copy.Path, Seq: recs[0].seq, Detail: fd.copy.String()})
+		}
 		if cut != nil || shrunk != nil {
 			l.known = true
 			return l.cutError(recs[0].seq, cut, shrunk)
@@ -125,6 +133,7 @@ type finding struct {
 	shrunk    *Shrunk
 	headStale bool
 	headLost  string // HeadMissing or HeadTorn
+	copy      *CopyFound
 }
 
 // compare sets the log's tail t against seen, the last record this Log
@@ -164,6 +173,9 @@ func (fd finding) fields(t tail) map[string]any {
 	}
 	if fd.shrunk != nil {
 		fields[FieldShrunk] = fd.shrunk
+	}
+	if fd.copy != nil {
+		fields[FieldCopy] = fd.copy
 	}
 	return fields
 }

@@ -85,7 +85,8 @@
 // head. The gap stays in the chain for good: Verify reports every such
 // record as a warning (head-was-missing, naming the seq it follows), and
 // mcpepoch audit show lists it. Whether records were cut before it can only
-// be told with a copy of the head kept elsewhere.
+// be told with a copy of the head kept elsewhere (below, "Copy of the
+// head").
 //
 // A Log that is open remembers that copy: the last head it wrote or caught
 // up with. When its next step finds the log ending before that seq (the
@@ -185,10 +186,46 @@
 // stopped after appending a record but before rewriting the head, the head is
 // one record behind: Verify warns, and the next Open or Append rewrites it.
 //
+// # Copy of the head
+//
+// The log and its head live in the project, which whoever can write the
+// project can rewrite together, chain and all. A Log opened with
+// Options.CopyDir (the host passes the user's state directory for the
+// project, outside it) keeps a copy of the head there, CopyHeadPath, in
+// the head file's format and written the same way, and appends the seq
+// and hash of every checkpoint record (Event.Checkpoint) to
+// CopyCheckpointsPath. Each step writes them after its records are
+// durable and before the head file, so a writer killed in between leaves
+// the copy at or ahead of the head file, never behind it; a copy that
+// cannot be written fails the step (a *WriteError, Op "copy").
+//
+// The catch-up before a step compares the copy with the log's tail: the
+// same record is the rule. A copy missing while the log has records (a
+// log written before its writers kept one, or the directory removed),
+// torn by a crash, or behind by at most a batch with the head file no
+// further (a writer killed between appending records and syncing them)
+// is recorded in a log_recovered record whose "copy" member (FieldCopy, a
+// CopyFound) names the path and what was found, and then written again:
+// the records before it were not anchored outside the project, and the
+// chain says so for good. Anything else (a copy naming a record the log
+// does not have, with another hash or past its end, or one behind a head
+// file written without it) is a *CopyMismatchError: the log was rewritten
+// or cut, or appended to by a writer that does not keep the copy; the
+// Log appends nothing until a person has looked and removed the copy to
+// accept the log as it is.
+//
+// VerifyWith with VerifyOptions.CopyDir compares the same way: a copy that
+// names a record the log does not have is ProblemCopyMismatch, so is a
+// checkpoint kept there that the log no longer holds; a copy behind a
+// head file in the project is ProblemCopyUnanchored; a missing copy, a
+// torn one, and one that lags as a killed writer leaves it are warnings,
+// as is every log_recovered record with a copy member.
+//
 // # What the chain proves
 //
 // The chain has no key. It detects edited, deleted, reordered and inserted
 // records and damaged lines, and with the head file a truncated tail.
-// Someone who can write both files can still rewrite all of it consistently;
-// keep a copy of the head (Report.Last) elsewhere to anchor it.
+// Someone who can write both files can still rewrite all of it
+// consistently; the copy of the head outside the project (above) anchors
+// it for as long as they cannot write that copy too.
 package audit

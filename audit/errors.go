@@ -27,6 +27,10 @@ const (
 	// its head); a log_recovered record with a cut or a shrunk member
 	// names them.
 	RecoveredCut RecoveryKind = "cut"
+	// RecoveredCopy: the copy of the head kept outside the project was
+	// missing, torn or behind the log; a log_recovered record with a copy
+	// member says so, and the copy was written again.
+	RecoveredCopy RecoveryKind = "copy"
 )
 
 // Recovery is one repair a Log made to a log a crash left behind. It is a
@@ -39,7 +43,7 @@ type Recovery struct {
 	// names (RecoveredHead; for a missing head, the log_recovered record).
 	Seq    int64
 	Torn   []TornLine // RecoveredTorn only
-	Detail string     // RecoveredHead and RecoveredCut
+	Detail string     // RecoveredHead, RecoveredCut and RecoveredCopy
 }
 
 func (r Recovery) String() string {
@@ -53,7 +57,7 @@ func (r Recovery) String() string {
 			r.Path, len(r.Torn), n, r.Torn[0].Offset, r.Seq, TypeLogRecovered)
 	case RecoveredNewline:
 		return fmt.Sprintf("%s: seq %d was complete but lacked its newline; newline appended", r.Path, r.Seq)
-	case RecoveredCut:
+	case RecoveredCut, RecoveredCopy:
 		return fmt.Sprintf("%s: %s; recorded as seq %d (%s)", r.Path, r.Detail, r.Seq, TypeLogRecovered)
 	default:
 		return fmt.Sprintf("%s: %s; rewritten to seq %d", r.Path, r.Detail, r.Seq)

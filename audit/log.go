@@ -65,6 +65,19 @@ type Options struct {
 	// mcpepoch record with no host listening), where the second sync was
 	// as costly as the first.
 	LazyHead bool
+	// CopyDir, when set, is a directory outside the project (the user's
+	// state directory for it) where every step also keeps a copy of the
+	// head (CopyHeadPath) and the seq and hash of every checkpoint record
+	// (CopyCheckpointsPath), after the records are durable and before the
+	// head file is rewritten; the directory is made (mode 0700) when
+	// missing. A copy that cannot be written fails the step as a head
+	// that cannot be written does. The catch-up compares the copy with the
+	// log: missing (while the log has records), torn, or behind a chain
+	// that leads back to it is recorded in a log_recovered record
+	// (FieldCopy) and the copy written again; anything else (the log
+	// rewritten or cut) is a *CopyMismatchError, and nothing is appended.
+	// See the package doc, "Copy of the head".
+	CopyDir string
 }
 
 // maxKeptBuf is the largest write buffer a Log keeps between steps.
@@ -94,6 +107,14 @@ type Log struct {
 	lock        *os.File // the lock file
 	hf          headFile // the head file, kept open between rewrites
 	closed      bool
+
+	// With Options.CopyDir: cf is the copy of the head, ckPath the
+	// checkpoints file, ckPending the checkpoint records Write put in the
+	// file that no Sync has copied yet.
+	copyDir   string
+	cf        headFile
+	ckPath    string
+	ckPending []Head
 
 	// Between Write and Sync (write.go): held says this Log holds the
 	// exclusive lock, since heldSince; wrote counts Write's appends, so
@@ -137,6 +158,11 @@ func Open(path string, opts *Options) (*Log, error) {
 			l.lockTimeout = opts.LockTimeout
 		}
 		l.hf.lazy = opts.LazyHead
+		if opts.CopyDir != "" {
+			l.copyDir = opts.CopyDir
+			l.cf = headFile{path: CopyHeadPath(opts.CopyDir, path), lazy: opts.LazyHead}
+			l.ckPath = CopyCheckpointsPath(opts.CopyDir, path)
+		}
 	}
 	lk, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
@@ -154,6 +180,7 @@ func Open(path string, opts *Options) (*Log, error) {
 	if err != nil {
 		l.lock.Close()
 		l.hf.close()
+		l.cf.close()
 		if l.f != nil {
 			l.f.Close()
 		}
@@ -196,6 +223,7 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.hf.close()
+	l.cf.close()
 	err := l.f.Close()
 	if err2 := l.lock.Close(); err == nil {
 		err = err2
@@ -335,6 +363,10 @@ func (l *Log) commit(prefix []byte, evs []Event) ([]sealed, error) {
 	}
 	l.head = head
 	l.accounted(recs)
+	if err := l.writeCopy(l.head, checkpointsOf(recs, evs)); err != nil {
+		l.known = false
+		return recs, err
+	}
 	if err := l.hf.write(l.head); err != nil {
 		l.known = false
 		return recs, &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),

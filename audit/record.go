@@ -53,6 +53,12 @@ type Event struct {
 	// cannot be written the action is not taken, so nothing happened that
 	// the log misses, and the record is not counted as lost.
 	Guards bool
+	// Checkpoint marks a record that anchors the log before it (a
+	// presence-signed approval, whose signed proposal names the audit
+	// head): with Options.CopyDir, its seq and hash are also appended to
+	// the checkpoints file there (CopyCheckpointsPath) once it is
+	// durable, and Verify checks the log still holds it.
+	Checkpoint bool
 }
 
 // Record is one line of the log as read back.

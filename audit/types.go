@@ -85,4 +85,9 @@ const (
 	// the seq the writer last wrote (a line deleted, the log rewritten
 	// shorter): a Shrunk. Verify reports it as a problem.
 	FieldShrunk = "shrunk"
+	// FieldCopy is a log_recovered record's account of the copy of the
+	// head kept outside the project (Options.CopyDir) found missing, torn
+	// or behind the log when a writer caught up: a CopyFound. Verify
+	// reports it as a warning.
+	FieldCopy = "copy"
 )

@@ -29,14 +29,36 @@ func Verify(logPath, headPath string) (*Report, error) {
 // Report is OK) gave fn the records Read returns, in one pass with the
 // check.
 func VerifyScan(logPath, headPath string, fn func(Record)) (*Report, error) {
+	return VerifyWith(logPath, VerifyOptions{Head: headPath}, fn)
+}
+
+// VerifyOptions says what Verify compares the log with besides itself.
+type VerifyOptions struct {
+	// Head is the head file; "" skips that check.
+	Head string
+	// CopyDir, when set, is the directory a writer keeps the copy of the
+	// head and the checkpoints in (Options.CopyDir). The copy must name
+	// a record of the log: one it names past the log's end, or with
+	// another hash, is a problem (ProblemCopyMismatch: the log was cut or
+	// rewritten); so is a copy behind a head file in the project, or
+	// more than a batch behind the log's end (ProblemCopyUnanchored:
+	// records nothing outside the project vouches for). A copy behind as
+	// a writer killed before it synced leaves it (WarnCopyBehind), a
+	// missing copy while the log has records (WarnCopyMissing) and a torn
+	// one (WarnCopyTorn) are warnings. Every checkpoint kept there must be
+	// a record of the log with that hash.
+	CopyDir string
+}
+
+// VerifyWith is VerifyScan with the comparisons o names, made under the
+// same shared lock as the read of the log.
+func VerifyWith(logPath string, o VerifyOptions, fn func(Record)) (*Report, error) {
 	release := readLock(logPath)
 	defer release()
 	f, err := safefile.OpenNoFollow(logPath)
-	if errors.Is(err, os.ErrNotExist) && headPath != "" {
-		if h, ok, herr := ReadHead(headPath); ok || herr != nil {
-			// The head says records were written: the log was deleted.
-			return &Report{Last: Head{Hash: GenesisPrev}, Problems: []Problem{{Kind: ProblemLogMissing, Path: logPath,
-				Msg: fmt.Sprintf("log missing, but %s records seq %d: the log was deleted or moved", headPath, h.Seq)}}}, nil
+	if errors.Is(err, os.ErrNotExist) {
+		if rep := logGone(logPath, o); rep != nil {
+			return rep, nil
 		}
 	}
 	if err != nil {
@@ -54,11 +76,34 @@ func VerifyScan(logPath, headPath string, fn func(Record)) (*Report, error) {
 	for i := range v.rep.NoOutcome {
 		v.rep.NoOutcome[i].Path = v.path // as every other warning names its file
 	}
-	if headPath != "" {
-		v.checkHead(headPath)
+	if o.Head != "" {
+		v.checkHead(o.Head)
+	}
+	if o.CopyDir != "" {
+		v.checkCopy(o.CopyDir)
 	}
 	v.rep.OK = len(v.rep.Problems) == 0
 	return v.rep, nil
+}
+
+// logGone reports a log that does not exist while its head, or the copy
+// of its head, says records were written: it was deleted. nil when
+// neither does (there was never a log).
+func logGone(logPath string, o VerifyOptions) *Report {
+	paths := []string{o.Head}
+	if o.CopyDir != "" {
+		paths = append(paths, CopyHeadPath(o.CopyDir, logPath))
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if h, ok, herr := ReadHead(p); ok || herr != nil {
+			return &Report{Last: Head{Hash: GenesisPrev}, Problems: []Problem{{Kind: ProblemLogMissing, Path: logPath,
+				Msg: fmt.Sprintf("log missing, but %s records seq %d: the log was deleted or moved", p, h.Seq)}}}
+		}
+	}
+	return nil
 }
 
 // tornLine is a line that is not a record, kept until the next record says
@@ -109,6 +154,7 @@ type verifier struct {
 	calls   outcomes  // calls sent, not yet paired with their end
 	lines   lineReader
 	each    func(Record) // VerifyScan's fn, or nil
+	head    *Head        // what the head file names, once read
 }
 
 func (v *verifier) problem(p Problem) {
@@ -184,6 +230,7 @@ func (v *verifier) line(l rawLine) {
 	if rec.Type == TypeLogRecovered {
 		v.headRecovery(rec, l.n)
 		v.cutRecovery(rec, l.n)
+		v.copyRecovery(rec, l.n)
 	}
 	if rec.Type == TypeRecordsLost {
 		v.recordsLost(rec, l.n)
@@ -327,6 +374,9 @@ func (v *verifier) tailTooLong() bool {
 
 func (v *verifier) checkHead(headPath string) {
 	h, ok, err := ReadHead(headPath)
+	if ok && err == nil {
+		v.head = &h
+	}
 	last := v.rep.Last
 	var torn *TornHeadError
 	switch {

@@ -99,6 +99,7 @@ func (l *Log) write(evs []Event, wait bool) (int, error) {
 		l.head = head
 		l.wrote++
 		l.accounted(recs)
+		l.ckPending = append(l.ckPending, checkpointsOf(recs, all)...)
 		off := len(all) - len(evs) // a records_lost record first
 		for _, r := range recs {
 			if r.ev < off {
@@ -134,15 +135,19 @@ func (l *Log) Sync() error {
 		return nil
 	}
 	force := time.Since(l.heldSince) >= MaxHold
-	head, wrote, f := l.head, l.wrote, l.f
+	head, wrote, f, ck := l.head, l.wrote, l.f, l.ckPending
+	l.ckPending = nil
 	if !force {
 		l.mu.Unlock()
 	}
-	err := l.durable(f, head)
+	err := l.durable(f, head, ck)
 	if !force {
 		l.mu.Lock()
 	}
 	defer l.mu.Unlock()
+	if err != nil && len(ck) > 0 {
+		l.ckPending = append(ck, l.ckPending...) // copied by the next Sync or step
+	}
 	if err != nil && l.f != f {
 		err = nil // the log was replaced meanwhile; its next Sync covers the new one
 	}
@@ -152,10 +157,14 @@ func (l *Log) Sync() error {
 	return err
 }
 
-// durable fsyncs the log and writes head to the head file.
-func (l *Log) durable(f *os.File, head Head) error {
+// durable fsyncs the log, writes head and the checkpoints ck to the
+// copy (Options.CopyDir) and head to the head file.
+func (l *Log) durable(f *os.File, head Head, ck []Head) error {
 	if err := f.Sync(); err != nil {
 		return &WriteError{Path: l.path, Op: "fsync", Err: unwrapPath(err)}
+	}
+	if err := l.writeCopy(head, ck); err != nil {
+		return err
 	}
 	if err := l.hf.write(head); err != nil {
 		return &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err),
@@ -171,7 +180,13 @@ func (l *Log) syncHeldLocked() {
 	if !l.held {
 		return
 	}
-	l.release(l.durable(l.f, l.head) != nil)
+	ck := l.ckPending
+	l.ckPending = nil
+	err := l.durable(l.f, l.head, ck)
+	if err != nil {
+		l.ckPending = ck
+	}
+	l.release(err != nil)
 }
 
 // release gives up the exclusive lock Write took; failed says the file

@@ -5,9 +5,9 @@
 // The broker owns the transport: the socket (mode 0600, in the host's 0700
 // socket directory), its bounds, the peer's credentials, one request line
 // and one answer line per connection. Whether to answer with a secret is
-// the host's decision, made by the Decider it is given; the broker only
-// holds the epoch's token and says whether a request carries it
-// ([Broker.TokenMatches], constant time).
+// the host's decision, made by the Decider it is given: it knows the calls
+// in flight and their tokens (credwire.MetaKey); [TokenEqual] compares a
+// request's token with one in constant time.
 //
 // Bounds, as on the host's own socket (package notify): a peer that
 // Broker.Admit refuses is answered at the accept and closed, taking no
@@ -51,10 +51,11 @@ const (
 	WriteTimeout = 5 * time.Second // for the answer line
 )
 
-// Decider answers one well-formed request (V, Scope and Token set) from
+// Decider answers one well-formed request (V, Scope and Call set) from
 // peer. It runs on the connection's goroutine, several at once for
-// different connections; ctx is done when Serve returns. It must check the
-// token itself (TokenMatches), in the order credwire documents.
+// different connections; ctx is done when Serve returns. It must find the
+// call the token names itself (TokenEqual), in the order credwire
+// documents.
 type Decider func(ctx context.Context, peer notify.Peer, req credwire.Request) credwire.Answer
 
 // Refused is told of every refusal the broker makes itself, before any
@@ -64,9 +65,8 @@ type Refused func(peer notify.Peer, scope, code string)
 
 // Broker is one epoch's socket. Create it with Listen.
 type Broker struct {
-	ul    *net.UnixListener
-	path  string
-	token string
+	ul   *net.UnixListener
+	path string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,14 +80,10 @@ type Broker struct {
 }
 
 // Listen creates the socket at path (its directory must exist and be
-// private: the host's socket directory) with mode 0600 and a fresh random
-// token of 32 bytes, hex. A stale socket file at path (nothing answers on
-// it) is replaced; anything else there is an error.
+// private: the host's socket directory) with mode 0600. A stale socket
+// file at path (nothing answers on it) is replaced; anything else there
+// is an error.
 func Listen(path string) (*Broker, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return nil, err
-	}
 	addr := &net.UnixAddr{Name: path, Net: "unix"}
 	ul, err := net.ListenUnix("unix", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -103,7 +99,21 @@ func Listen(path string) (*Broker, error) {
 		ul.Close()
 		return nil, fmt.Errorf("credentials broker %s: %w", path, err)
 	}
-	return &Broker{ul: ul, path: path, token: hex.EncodeToString(raw[:])}, nil
+	return &Broker{ul: ul, path: path}, nil
+}
+
+// NewToken returns a fresh random call token: 32 bytes, hex. It is a
+// capability: never log it.
+func NewToken() string {
+	var raw [32]byte
+	rand.Read(raw[:]) // never fails (crypto/rand documents it)
+	return hex.EncodeToString(raw[:])
+}
+
+// TokenEqual reports, in constant time for tokens of one length, whether
+// a request's token is want.
+func TokenEqual(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // removeStale removes the socket at path when dialing it is refused.
@@ -159,18 +169,9 @@ func RemoveStale(dir string) int {
 // credwire.EnvSocket.
 func (b *Broker) Path() string { return b.path }
 
-// Token returns the epoch's token, what the server gets in
-// credwire.EnvToken. It is a capability: never log it.
-func (b *Broker) Token() string { return b.token }
-
-// Env returns the two variables the server's environment carries.
+// Env returns the variable the server's environment carries.
 func (b *Broker) Env() []string {
-	return []string{credwire.EnvSocket + "=" + b.path, credwire.EnvToken + "=" + b.token}
-}
-
-// TokenMatches reports, in constant time, whether tok is this epoch's token.
-func (b *Broker) TokenMatches(tok string) bool {
-	return subtle.ConstantTimeCompare([]byte(tok), []byte(b.token)) == 1
+	return []string{credwire.EnvSocket + "=" + b.path}
 }
 
 // Close stops listening and removes the socket file; connections being
@@ -287,6 +288,14 @@ func readRequest(br *bufio.Reader) (req credwire.Request, code, msg string) {
 	case err != nil:
 		return req, credwire.CodeBadRequest, "request line not ended by a newline in time"
 	}
+	// The version first: another version's request may have other
+	// members (version 1 sent a token of the epoch).
+	var v struct {
+		V *int `json:"v"`
+	}
+	if json.Unmarshal(line, &v) == nil && v.V != nil && *v.V != credwire.Version {
+		return credwire.Request{V: *v.V}, credwire.CodeUnsupportedVersion, unsupported(*v.V)
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -294,13 +303,18 @@ func readRequest(br *bufio.Reader) (req credwire.Request, code, msg string) {
 	}
 	switch {
 	case req.V != credwire.Version:
-		return req, credwire.CodeUnsupportedVersion, fmt.Sprintf("protocol version %d not supported; this host speaks %d", req.V, credwire.Version)
+		return req, credwire.CodeUnsupportedVersion, unsupported(req.V)
 	case req.Scope == "":
 		return req, credwire.CodeBadRequest, "no scope: name the [credentials.NAME] the call needs"
-	case req.Token == "":
-		return req, credwire.CodeBadRequest, "no token: send the value of " + credwire.EnvToken
+	case req.Call == "":
+		return req, credwire.CodeBadRequest, "no call: send the token the host put in the tools/call request's params._meta[\"" + credwire.MetaKey + "\"]"
 	}
 	return req, "", ""
+}
+
+// unsupported is the message refusing a request of protocol version v.
+func unsupported(v int) string {
+	return fmt.Sprintf("protocol version %d not supported; this host speaks %d, where each request names its call: update the credentials client (Go github.com/mcpepoch/mcpepoch/credentials, npm mcpepoch) and pass it the _meta of the tools/call it handles", v, credwire.Version)
 }
 
 // jsonProblem describes a decoding error without quoting the input, which
@@ -311,11 +325,11 @@ func jsonProblem(err error) string {
 	switch {
 	case errors.As(err, &se):
 		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
-	case errors.As(err, &te) && slices.Contains([]string{"v", "scope", "token"}, te.Field):
+	case errors.As(err, &te) && slices.Contains([]string{"v", "scope", "call"}, te.Field):
 		return fmt.Sprintf("%s must be a %s", te.Field, te.Type)
 	}
 	if strings.HasPrefix(err.Error(), "json: unknown field") {
-		return "unknown member (a request has v, scope and token only)"
+		return "unknown member (a request has v, scope and call only)"
 	}
 	return "invalid request"
 }

@@ -16,8 +16,11 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// serve starts a broker whose Decider hands out "s3cr3t" for the right
-// token and returns it with the refusals it made itself.
+// testCall is the token of the one call the test Decider knows.
+var testCall = NewToken()
+
+// serve starts a broker whose Decider hands out "s3cr3t" for the token of
+// its one call and returns it with the refusals it made itself.
 func serve(t testing.TB) (*Broker, *refusals) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "cb") // short: a socket path has ~100 bytes
@@ -35,8 +38,8 @@ func serve(t testing.TB) (*Broker, *refusals) {
 	go func() {
 		defer close(done)
 		b.Serve(ctx, func(_ context.Context, peer notify.Peer, req credwire.Request) credwire.Answer {
-			if peer.PID != os.Getpid() || !b.TokenMatches(req.Token) {
-				return Refusal(credwire.CodeStaleToken, "no")
+			if peer.PID != os.Getpid() || !TokenEqual(req.Call, testCall) {
+				return Refusal(credwire.CodeNotInCall, "no")
 			}
 			return Issue("s3cr3t")
 		}, r.add)
@@ -85,8 +88,8 @@ func exchange(t testing.TB, path, raw string) credwire.Answer {
 	return a
 }
 
-func request(token string) string {
-	b, _ := json.Marshal(credwire.Request{V: 1, Scope: "api", Token: token})
+func request(call string) string {
+	b, _ := json.Marshal(credwire.Request{V: credwire.Version, Scope: "api", Call: call})
 	return string(b) + "\n"
 }
 
@@ -95,17 +98,20 @@ func TestBrokerAnswersOneLine(t *testing.T) {
 	if fi, err := os.Stat(b.Path()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket %s: %v, %v; want mode 0600", b.Path(), fi, err)
 	}
-	if a := exchange(t, b.Path(), request(b.Token())); a.Secret != "s3cr3t" || a.Error != nil {
+	if a := exchange(t, b.Path(), request(testCall)); a.Secret != "s3cr3t" || a.Error != nil {
 		t.Errorf("right token: %v", a)
 	}
-	if a := exchange(t, b.Path(), request("x"+b.Token()[1:])); a.Error == nil || a.Error.Code != credwire.CodeStaleToken {
+	if a := exchange(t, b.Path(), request("x"+testCall[1:])); a.Error == nil || a.Error.Code != credwire.CodeNotInCall {
 		t.Errorf("wrong token: %v", a)
 	}
 	for _, tc := range []struct{ raw, code string }{
-		{"{\"v\":2,\"scope\":\"api\",\"token\":\"t\"}\n", credwire.CodeUnsupportedVersion},
-		{"{\"v\":1,\"token\":\"t\"}\n", credwire.CodeBadRequest},
-		{"{\"v\":1,\"scope\":\"api\"}\n", credwire.CodeBadRequest},
-		{"{\"v\":1,\"scope\":\"api\",\"token\":\"t\",\"extra\":1}\n", credwire.CodeBadRequest},
+		// Version 1 carried the epoch's token.
+		{"{\"v\":1,\"scope\":\"api\",\"token\":\"t\"}\n", credwire.CodeUnsupportedVersion},
+		{"{\"v\":3,\"scope\":\"api\",\"call\":\"t\"}\n", credwire.CodeUnsupportedVersion},
+		{"{\"v\":2,\"call\":\"t\"}\n", credwire.CodeBadRequest},
+		{"{\"v\":2,\"scope\":\"api\"}\n", credwire.CodeBadRequest},
+		{"{\"v\":2,\"scope\":\"api\",\"token\":\"t\"}\n", credwire.CodeBadRequest},
+		{"{\"v\":2,\"scope\":\"api\",\"call\":\"t\",\"extra\":1}\n", credwire.CodeBadRequest},
 		{"not json\n", credwire.CodeBadRequest},
 		{strings.Repeat("x", credwire.MaxLine+10) + "\n", credwire.CodeBadRequest},
 	} {
@@ -113,7 +119,7 @@ func TestBrokerAnswersOneLine(t *testing.T) {
 			t.Errorf("%.40q: %v, want %s", tc.raw, a, tc.code)
 		}
 	}
-	if got := r.String(); got != "unsupported_version,bad_request,bad_request,bad_request,bad_request,bad_request" {
+	if got := r.String(); got != "unsupported_version,unsupported_version,bad_request,bad_request,bad_request,bad_request,bad_request,bad_request" {
 		t.Errorf("refusals told: %s", got)
 	}
 	if s := (credwire.Answer{Secret: "s3cr3t"}).String(); strings.Contains(s, "s3cr3t") {
@@ -134,7 +140,7 @@ func TestBrokerBoundsSilentAndManyPeers(t *testing.T) {
 		conns = append(conns, c)
 	}
 	time.Sleep(100 * time.Millisecond) // let the broker accept them
-	if a := exchange(t, b.Path(), request(b.Token())); a.Error == nil || a.Error.Code != credwire.CodeBusy {
+	if a := exchange(t, b.Path(), request(testCall)); a.Error == nil || a.Error.Code != credwire.CodeBusy {
 		t.Errorf("over the bound: %v, want busy", a)
 	}
 	// A silent peer is dropped after LineTimeout, freeing its slot.
@@ -151,7 +157,7 @@ func TestBrokerBoundsSilentAndManyPeers(t *testing.T) {
 	}
 	waitAnswer := time.Now().Add(20 * time.Second)
 	for {
-		a := exchange(t, b.Path(), request(b.Token()))
+		a := exchange(t, b.Path(), request(testCall))
 		if a.Secret == "s3cr3t" {
 			break
 		}
@@ -172,9 +178,9 @@ func TestBrokerCloseRemovesTheSocket(t *testing.T) {
 		t.Errorf("listen again: %v", err)
 	} else {
 		b2.Close()
-		if b2.Token() == b.Token() {
-			t.Error("two brokers got the same token")
-		}
+	}
+	if a, b := NewToken(), NewToken(); a == b || len(a) != 64 {
+		t.Error("two call tokens are the same, or not 32 bytes in hex")
 	}
 }
 

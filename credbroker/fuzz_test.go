@@ -13,20 +13,20 @@ import (
 // may hold a token.
 func FuzzReadRequest(f *testing.F) {
 	for _, s := range []string{
+		`{"v":2,"scope":"api","call":"t0k3n"}` + "\n",
 		`{"v":1,"scope":"api","token":"t0k3n"}` + "\n",
-		`{"v":2,"scope":"api","token":"t0k3n"}` + "\n",
-		`{"v":1,"scope":"api","token":"t0k3n","x":1}` + "\n",
-		`{"v":1,"scope":"","token":"t0k3n"}` + "\n",
-		`{"v":"1","token":"t0k3n"}` + "\n",
-		`{"t0k3n":1}` + "\n", `{"v":1,"scope":{"t0k3n":1},"token":"t0k3n"}` + "\n",
-		"t0k3n\n", "", "\n", `{"v":1,"token":"t0k3n"`,
+		`{"v":2,"scope":"api","call":"t0k3n","x":1}` + "\n",
+		`{"v":2,"scope":"","call":"t0k3n"}` + "\n",
+		`{"v":"2","call":"t0k3n"}` + "\n",
+		`{"t0k3n":1}` + "\n", `{"v":2,"scope":{"t0k3n":1},"call":"t0k3n"}` + "\n",
+		"t0k3n\n", "", "\n", `{"v":2,"call":"t0k3n"`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		req, code, msg := readRequest(bufio.NewReaderSize(strings.NewReader(in), credwire.MaxLine))
 		if code == "" {
-			if req.V != credwire.Version || req.Scope == "" || req.Token == "" {
+			if req.V != credwire.Version || req.Scope == "" || req.Call == "" {
 				t.Fatalf("accepted %+v from %q", req, in)
 			}
 			return

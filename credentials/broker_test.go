@@ -14,7 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
-// The client speaks the host's own broker: a secret for the epoch's token
+// The client speaks the host's own broker: a secret for the call's token
 // and scope, the broker's code for everything else, its own refusals (a
 // request it cannot parse never reaches here) included.
 func TestGetFromHostBroker(t *testing.T) {
@@ -29,10 +29,11 @@ func TestGetFromHostBroker(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	call := credbroker.NewToken()
 	go b.Serve(ctx, func(ctx context.Context, peer notify.Peer, req credwire.Request) credwire.Answer {
 		switch {
-		case !b.TokenMatches(req.Token):
-			return credbroker.Refusal(credwire.CodeStaleToken, "not this epoch's token")
+		case !credbroker.TokenEqual(req.Call, call):
+			return credbroker.Refusal(credwire.CodeNotInCall, "no such call in flight")
 		case req.Scope != "api":
 			return credbroker.Refusal(credwire.CodeUnknownScope, "no such scope")
 		}
@@ -42,18 +43,18 @@ func TestGetFromHostBroker(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	if got, err := credentials.Get(ctx, "api"); err != nil || got != "broker-secret-1" {
+	meta := map[string]any{credwire.MetaKey: call}
+	if got, err := credentials.Get(ctx, "api", meta); err != nil || got != "broker-secret-1" {
 		t.Fatalf("Get(api) = %q, %v", got, err)
 	}
 	var e *credentials.Error
-	if _, err := credentials.Get(ctx, "other"); !errors.As(err, &e) || e.Code != credwire.CodeUnknownScope {
+	if _, err := credentials.Get(ctx, "other", meta); !errors.As(err, &e) || e.Code != credwire.CodeUnknownScope {
 		t.Fatalf("Get(other): %v, want code %s", err, credwire.CodeUnknownScope)
 	}
-	t.Setenv(credentials.EnvToken, "superseded")
-	if _, err := credentials.Get(ctx, "api"); !errors.As(err, &e) || e.Code != credwire.CodeStaleToken {
-		t.Fatalf("Get with another token: %v, want code %s", err, credwire.CodeStaleToken)
+	if _, err := credentials.Get(ctx, "api", map[string]any{credwire.MetaKey: credbroker.NewToken()}); !errors.As(err, &e) || e.Code != credwire.CodeNotInCall {
+		t.Fatalf("Get with another call's token: %v, want code %s", err, credwire.CodeNotInCall)
 	}
-	if credentials.EnvSocket != credwire.EnvSocket || credentials.EnvToken != credwire.EnvToken || credentials.Version != credwire.Version {
-		t.Error("the client's variable names or version differ from the broker's")
+	if credentials.EnvSocket != credwire.EnvSocket || credentials.MetaKey != credwire.MetaKey || credentials.Version != credwire.Version {
+		t.Error("the client's variable name, _meta key or version differ from the broker's")
 	}
 }

@@ -15,8 +15,8 @@ import (
 
 // fakeBroker listens on a unix socket in a short temporary directory and
 // answers each connection with answer(request line). It points the
-// environment at itself with token.
-func fakeBroker(t *testing.T, token string, answer func(req []byte) string) (requests chan []byte) {
+// environment at itself.
+func fakeBroker(t *testing.T, answer func(req []byte) string) (requests chan []byte) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "cred")
 	if err != nil {
@@ -53,13 +53,15 @@ func fakeBroker(t *testing.T, token string, answer func(req []byte) string) (req
 		}
 	}()
 	t.Setenv(EnvSocket, sock)
-	t.Setenv(EnvToken, token)
 	return requests
 }
 
+// meta is the _meta of a tools/call the host gave the token tok.
+func meta(tok string) map[string]any { return map[string]any{MetaKey: tok, "progressToken": 1} }
+
 func TestGetSecret(t *testing.T) {
-	reqs := fakeBroker(t, "tok-1", func([]byte) string { return `{"v":1,"secret":"s3cr\"et"}` + "\n" })
-	got, err := Get(context.Background(), "inventory-api")
+	reqs := fakeBroker(t, func([]byte) string { return `{"v":2,"secret":"s3cr\"et"}` + "\n" })
+	got, err := Get(context.Background(), "inventory-api", meta("tok-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,16 +69,16 @@ func TestGetSecret(t *testing.T) {
 		t.Fatalf("secret = %q", got)
 	}
 	line := <-reqs
-	if want := `{"v":1,"scope":"inventory-api","token":"tok-1"}` + "\n"; string(line) != want {
+	if want := `{"v":2,"scope":"inventory-api","call":"tok-1"}` + "\n"; string(line) != want {
 		t.Fatalf("request line = %q, want %q", line, want)
 	}
 }
 
 func TestGetRefused(t *testing.T) {
-	fakeBroker(t, "tok", func([]byte) string {
-		return `{"v":1,"error":{"code":"no_call_in_flight","message":"no granted tools/call using this scope is in flight"}}` + "\n"
+	fakeBroker(t, func([]byte) string {
+		return `{"v":2,"error":{"code":"no_call_in_flight","message":"no granted tools/call using this scope is in flight"}}` + "\n"
 	})
-	_, err := Get(context.Background(), "inventory-api")
+	_, err := Get(context.Background(), "inventory-api", meta("tok"))
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v (%T), want *Error", err, err)
@@ -90,12 +92,11 @@ func TestGetRefused(t *testing.T) {
 }
 
 func TestGetNotUnderHost(t *testing.T) {
-	for _, env := range [][2]string{{"", ""}, {"/tmp/x.sock", ""}, {"", "tok"}} {
-		t.Setenv(EnvSocket, env[0])
-		t.Setenv(EnvToken, env[1])
-		_, err := Get(context.Background(), "inventory-api")
+	t.Setenv(EnvSocket, "")
+	for _, m := range []map[string]any{nil, meta("tok")} {
+		_, err := Get(context.Background(), "inventory-api", m)
 		if !errors.Is(err, ErrNotUnderHost) {
-			t.Fatalf("socket=%q token=%q: err = %v, want ErrNotUnderHost", env[0], env[1], err)
+			t.Fatalf("no socket, meta %v: err = %v, want ErrNotUnderHost", m, err)
 		}
 		if !strings.Contains(err.Error(), "credential inventory-api: not_under_host: not running under mcpepoch host") {
 			t.Fatalf("message = %q", err)
@@ -103,11 +104,31 @@ func TestGetNotUnderHost(t *testing.T) {
 	}
 }
 
+// Without the call's token (no _meta, another request's, a token that is
+// not a string) Get asks nothing and says to pass the request's _meta.
+func TestGetNoCallToken(t *testing.T) {
+	reqs := fakeBroker(t, func([]byte) string { return `{"v":2,"secret":"x"}` + "\n" })
+	for _, m := range []map[string]any{nil, {}, {"progressToken": 1}, {MetaKey: 7}, {MetaKey: ""}} {
+		_, err := Get(context.Background(), "inventory-api", m)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeNoCall || errors.Is(err, ErrNotUnderHost) || !strings.Contains(err.Error(), "_meta") {
+			t.Fatalf("meta %v: err = %v, want code %s", m, err, CodeNoCall)
+		}
+	}
+	select {
+	case line := <-reqs:
+		t.Fatalf("asked the host without a call token: %q", line)
+	default:
+	}
+	if CallToken(meta("abc")) != "abc" {
+		t.Fatal("CallToken")
+	}
+}
+
 func TestGetNoBroker(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "gone.sock")
 	t.Setenv(EnvSocket, sock)
-	t.Setenv(EnvToken, "tok")
-	_, err := Get(context.Background(), "inventory-api")
+	_, err := Get(context.Background(), "inventory-api", meta("tok"))
 	if err == nil || !strings.Contains(err.Error(), sock) {
 		t.Fatalf("err = %v, want one naming %s", err, sock)
 	}
@@ -119,18 +140,18 @@ func TestGetBadAnswer(t *testing.T) {
 	const planted = "PLANTED-7f3a"
 	for name, a := range map[string]string{
 		"not json":       planted + "\n",
-		"truncated":      `{"v":1,"secret":"` + planted,
-		"wrong version":  `{"v":2,"secret":"` + planted + `"}` + "\n",
-		"neither":        `{"v":1}` + "\n",
-		"json with junk": `{"v":1,"secret":"` + planted + `"} x` + "\n",
+		"truncated":      `{"v":2,"secret":"` + planted,
+		"wrong version":  `{"v":1,"secret":"` + planted + `"}` + "\n",
+		"neither":        `{"v":2}` + "\n",
+		"json with junk": `{"v":2,"secret":"` + planted + `"} x` + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if name == "truncated" {
 				fakeBrokerEOF(t, a)
 			} else {
-				fakeBroker(t, "tok", func([]byte) string { return a })
+				fakeBroker(t, func([]byte) string { return a })
 			}
-			got, err := Get(context.Background(), "inventory-api")
+			got, err := Get(context.Background(), "inventory-api", meta("tok"))
 			if err == nil {
 				t.Fatalf("no error, secret %q", got)
 			}
@@ -166,21 +187,20 @@ func fakeBrokerEOF(t *testing.T, partial string) {
 		conn.Close()
 	}()
 	t.Setenv(EnvSocket, sock)
-	t.Setenv(EnvToken, "tok")
 }
 
 // A broker that never answers holds Get only as long as ctx allows.
 func TestGetContext(t *testing.T) {
-	fakeBroker(t, "tok", func([]byte) string { return "" })
+	fakeBroker(t, func([]byte) string { return "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	_, err := Get(ctx, "inventory-api")
+	_, err := Get(ctx, "inventory-api", meta("tok"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	ctx, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	_, err = Get(ctx, "inventory-api")
+	_, err = Get(ctx, "inventory-api", meta("tok"))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 	}
@@ -189,11 +209,11 @@ func TestGetContext(t *testing.T) {
 // An answer longer than maxAnswer is refused rather than read without
 // bound.
 func TestGetLongAnswer(t *testing.T) {
-	fakeBroker(t, "tok", func([]byte) string {
-		b, _ := json.Marshal(map[string]any{"v": 1, "secret": strings.Repeat("x", maxAnswer+10)})
+	fakeBroker(t, func([]byte) string {
+		b, _ := json.Marshal(map[string]any{"v": 2, "secret": strings.Repeat("x", maxAnswer+10)})
 		return string(b) + "\n"
 	})
-	_, err := Get(context.Background(), "inventory-api")
+	_, err := Get(context.Background(), "inventory-api", meta("tok"))
 	if err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("err = %v", err)
 	}

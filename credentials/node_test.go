@@ -14,9 +14,10 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// nodeGet runs the Node module's getCredential(scope) with the test's
-// environment and returns what it resolved to or rejected with.
-func nodeGet(t *testing.T, scope string, timeoutMs int) (out struct {
+// nodeGet runs the Node module's getCredential(scope, {MetaKey: call})
+// (no _meta when call is "") with the test's environment and returns what
+// it resolved to or rejected with.
+func nodeGet(t *testing.T, scope, call string, timeoutMs int) (out struct {
 	Secret  *string `json:"secret"`
 	Name    string  `json:"name"`
 	Code    string  `json:"code"`
@@ -27,14 +28,15 @@ func nodeGet(t *testing.T, scope string, timeoutMs int) (out struct {
 	node, _ := testenv.LookNode(t)
 	mod := filepath.Join(testenv.RepoRoot(t), "npm", "mcpepoch", "credentials.mjs")
 	script := `
-const { getCredential } = await import(process.argv[1]);
-const opts = process.argv[3] ? { timeoutMs: Number(process.argv[3]) } : {};
+const { getCredential, META_KEY } = await import(process.argv[1]);
+const meta = process.argv[3] ? { [META_KEY]: process.argv[3], progressToken: 1 } : undefined;
+const opts = process.argv[4] ? { timeoutMs: Number(process.argv[4]) } : {};
 try {
-  console.log(JSON.stringify({ secret: await getCredential(process.argv[2], opts) }));
+  console.log(JSON.stringify({ secret: await getCredential(process.argv[2], meta, opts) }));
 } catch (e) {
   console.log(JSON.stringify({ name: e.name, code: e.code, scope: e.scope, message: e.message }));
 }`
-	args := []string{"--input-type=module", "-e", script, "file://" + mod, scope}
+	args := []string{"--input-type=module", "-e", script, "file://" + mod, scope, call}
 	if timeoutMs > 0 {
 		args = append(args, strconv.Itoa(timeoutMs))
 	}
@@ -51,50 +53,64 @@ try {
 }
 
 // The Node module and the Go package give the same answers to the same
-// broker: the secret, the host's code, a missing environment, and broken
-// answers reported without quoting them.
+// broker: the secret, the host's code, a missing environment or call
+// token, and broken answers reported without quoting them.
 func TestNodeModuleSameShape(t *testing.T) {
 	const planted = "PLANTED-node-91c2"
 	t.Run("secret", func(t *testing.T) {
-		reqs := fakeBroker(t, "tok-n", func([]byte) string { return `{"v":1,"secret":"` + planted + `"}` + "\n" })
-		got := nodeGet(t, "inventory-api", 0)
+		reqs := fakeBroker(t, func([]byte) string { return `{"v":2,"secret":"` + planted + `"}` + "\n" })
+		got := nodeGet(t, "inventory-api", "tok-n", 0)
 		if got.Secret == nil || *got.Secret != planted {
 			t.Fatalf("node got %+v", got)
 		}
-		if line := <-reqs; string(line) != `{"v":1,"scope":"inventory-api","token":"tok-n"}`+"\n" {
+		if line := <-reqs; string(line) != `{"v":2,"scope":"inventory-api","call":"tok-n"}`+"\n" {
 			t.Fatalf("node sent %q", line)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		fakeBroker(t, "tok", func([]byte) string {
-			return `{"v":1,"error":{"code":"stale_epoch","message":"the token belongs to a superseded epoch"}}` + "\n"
+		fakeBroker(t, func([]byte) string {
+			return `{"v":2,"error":{"code":"not_in_call","message":"the call token names no tools/call in flight"}}` + "\n"
 		})
-		got := nodeGet(t, "inventory-api", 0)
-		_, goErr := Get(context.Background(), "inventory-api")
-		if got.Name != "CredentialError" || got.Code != "stale_epoch" || got.Scope != "inventory-api" || got.Message != goErr.Error() {
+		got := nodeGet(t, "inventory-api", "tok", 0)
+		_, goErr := Get(context.Background(), "inventory-api", meta("tok"))
+		if got.Name != "CredentialError" || got.Code != "not_in_call" || got.Scope != "inventory-api" || got.Message != goErr.Error() {
 			t.Fatalf("node got %+v; Go said %q", got, goErr)
 		}
 	})
 	t.Run("not under host", func(t *testing.T) {
 		t.Setenv(EnvSocket, "")
-		t.Setenv(EnvToken, "")
-		got := nodeGet(t, "inventory-api", 0)
-		_, goErr := Get(context.Background(), "inventory-api")
+		got := nodeGet(t, "inventory-api", "tok", 0)
+		_, goErr := Get(context.Background(), "inventory-api", meta("tok"))
 		var ce *Error
 		if got.Name != "NotUnderHostError" || !errors.Is(goErr, ErrNotUnderHost) || got.Message != goErr.Error() ||
 			!errors.As(goErr, &ce) || got.Code != CodeNotUnderHost || ce.Code != got.Code || got.Scope != ce.Scope {
 			t.Fatalf("node got %+v; Go said %q", got, goErr)
 		}
 	})
+	t.Run("no call token", func(t *testing.T) {
+		reqs := fakeBroker(t, func([]byte) string { return `{"v":2,"secret":"` + planted + `"}` + "\n" })
+		got := nodeGet(t, "inventory-api", "", 0)
+		_, goErr := Get(context.Background(), "inventory-api", nil)
+		var ce *Error
+		if got.Name != "CredentialError" || got.Code != CodeNoCall || !errors.As(goErr, &ce) || ce.Code != got.Code ||
+			got.Secret != nil || !strings.Contains(got.Message, "extra._meta") {
+			t.Fatalf("node got %+v; Go said %q", got, goErr)
+		}
+		select {
+		case line := <-reqs:
+			t.Fatalf("node asked without a call token: %q", line)
+		default:
+		}
+	})
 	for name, a := range map[string]string{
 		"not json":      planted + "\n",
-		"wrong version": `{"v":2,"secret":"` + planted + `"}` + "\n",
-		"neither":       `{"v":1}` + "\n",
+		"wrong version": `{"v":1,"secret":"` + planted + `"}` + "\n",
+		"neither":       `{"v":2}` + "\n",
 		"not an object": `["` + planted + `"]` + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			fakeBroker(t, "tok", func([]byte) string { return a })
-			got := nodeGet(t, "inventory-api", 0)
+			fakeBroker(t, func([]byte) string { return a })
+			got := nodeGet(t, "inventory-api", "tok", 0)
 			if got.Secret != nil || got.Name != "Error" || !strings.Contains(got.Message, "host broker") {
 				t.Fatalf("node got %+v", got)
 			}
@@ -104,8 +120,8 @@ func TestNodeModuleSameShape(t *testing.T) {
 		})
 	}
 	t.Run("no answer", func(t *testing.T) {
-		fakeBroker(t, "tok", func([]byte) string { return "" })
-		got := nodeGet(t, "inventory-api", 100)
+		fakeBroker(t, func([]byte) string { return "" })
+		got := nodeGet(t, "inventory-api", "tok", 100)
 		if got.Secret != nil || !strings.Contains(got.Message, "no answer within 100 ms") {
 			t.Fatalf("node got %+v", got)
 		}

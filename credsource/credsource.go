@@ -7,7 +7,9 @@
 //
 //   - env = "VAR": a variable of the host's own environment, captured
 //     once when the host starts ([New]); [Set.Strip] leaves it out of the
-//     environment the server inherits.
+//     environment the server inherits. mcpepoch host takes it out of its
+//     own initial environment too (package credenv) and passes its value
+//     to New.
 //   - file = "PATH": a regular file outside the project, owned by the
 //     user, mode 0600 or stricter (no group or other bits), at most
 //     MaxSecret bytes; checked every time it is read, after symbolic links

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -569,5 +570,51 @@ func TestAuditTwoHosts(t *testing.T) {
 	}
 	if last[s.run] < first[tsRun] || last[tsRun] < first[s.run] {
 		t.Logf("calls of the two runs did not overlap in the log (first/last %v %v)", first, last)
+	}
+}
+
+// TestAuditRewriteFoundByStateCopy: the hosts keep a copy of the audit
+// head outside the project (the user's state directory). A log rewritten
+// with a new, intact chain and a head to match, which whoever can write
+// the project can make while no host runs, verifies against itself; audit
+// verify compares it with the copy, exits 5 and names the copy, and the
+// next host refuses to write after it.
+func TestAuditRewriteFoundByStateCopy(t *testing.T) {
+	t.Parallel()
+	p := newGrantsProject(t, nil)
+	aSession(t, p)
+	state, err := layout.ProjectState(p.dir) // the tests' XDG_STATE_HOME, which the host inherited
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := layout.Audit(p.dir)
+	copyPath := audit.CopyHeadPath(state, logPath)
+	kept, ok, err := audit.ReadHead(copyPath)
+	if own, _, _ := audit.ReadHead(audit.HeadPath(logPath)); err != nil || !ok || kept != own {
+		t.Fatalf("copy of the head at %s: %+v %v %v; the project's head %+v", copyPath, kept, ok, err, own)
+	}
+	if out, code := p.verify(); code != 0 || !strings.Contains(out.Stdout, "agrees") {
+		t.Fatalf("untouched log: exit %d\n%s", code, out)
+	}
+
+	rewriteLog(t, p.dir, func(_ int, r audit.Record) map[string]any {
+		if r.Type == audit.TypeToolCalled && r.Fields[audit.FieldTool] == "slow_write" {
+			f := maps.Clone(r.Fields)
+			f[audit.FieldTool] = "version" // the write that ran, disguised as a read
+			return f
+		}
+		return r.Fields
+	})
+	if out, code := p.verify("--log", logPath); code != 5 {
+		t.Fatalf("rewritten log: exit %d, want 5\n%s", code, out)
+	} else if !strings.Contains(out.Stdout, copyPath) || !strings.Contains(out.Stdout, "rewritten") {
+		t.Fatalf("verify does not name the copy %s:\n%s", copyPath, out)
+	} else {
+		t.Logf("verify:\n%s", out.Stdout)
+	}
+	if out, code := p.runCLI(nil, p.hostArgs(nil)...); code == 0 || !strings.Contains(out.Stderr, copyPath) {
+		t.Fatalf("a host on the rewritten log: exit %d, want a refusal naming %s\n%s", code, copyPath, out.Stderr)
+	} else {
+		t.Logf("host:\n%s", out.Stderr)
 	}
 }

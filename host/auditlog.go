@@ -135,7 +135,13 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := audit.Open(p, &audit.Options{LockTimeout: auditLockTimeout})
+	opts := &audit.Options{LockTimeout: auditLockTimeout}
+	// A copy of the head outside the project, where an agent confined to
+	// the project cannot rewrite it (layout.ProjectState).
+	if opts.CopyDir, err = layout.ProjectState(dir); err != nil {
+		logf("warning: %v: the audit log's head is kept only in the project, where a rewrite of the log with a new hash chain cannot be told", err)
+	}
+	l, err := audit.Open(p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +159,13 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 // secret: names and digests only (audit package doc).
 func (a *auditor) event(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) {
 	a.queue(audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now()}, false)
+}
+
+// checkpoint is event for a record that anchors the log before it (a
+// presence-signed approval): its seq and hash are kept beside the copy of
+// the head too (audit.Event.Checkpoint).
+func (a *auditor) checkpoint(typ string, ep epoch.Epoch, run epoch.RunID, fields map[string]any) {
+	a.queue(audit.Event{Type: typ, Epoch: string(ep), Run: string(run), Fields: fields, Time: time.Now(), Checkpoint: true}, false)
 }
 
 // guard is event for a record that an action waits for (a tools/call's

@@ -25,6 +25,10 @@ type call struct {
 	// this call (credentials.go). Both under h.mu.
 	grant  *grant.Grant
 	issued map[string]bool
+	// credToken is the call's token for the credentials broker, sent to
+	// the server in params._meta (credentials.go bindCallLocked); "" when
+	// the project declares no scope.
+	credToken string
 	// recorded says a request other than tools/call was forwarded after
 	// its request_forwarded record (requests.go).
 	recorded bool
@@ -444,6 +448,11 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			}
 			if refusal != nil {
 				h.toClient(refusal)
+				return
+			}
+			var err error
+			if line, err = h.bindCallLocked(cl, line); err != nil {
+				h.toClient(jsonrpc.ErrorLine(m.ID, jsonrpc.CodeInvalidParams, "invalid params: params._meta must be an object: "+err.Error(), nil))
 				return
 			}
 			if g != nil && g.ExpiresWhen == grant.ExpiresPerCall {

@@ -2,10 +2,11 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credwire"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/proctree"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -28,15 +30,19 @@ import (
 //
 // Each epoch gets its own broker socket (package credbroker) when the
 // project declares a credential scope; the child's environment carries its
-// path and a random token of that epoch (credwire.EnvSocket, EnvToken), and
-// none of the host's env sources. A request gets the secret only when, in
-// this order: the peer is the epoch's server process or a descendant, the
-// token is the epoch's, the scope is declared for broker delivery, a
-// tools/call of the epoch is in flight, one such call's tool uses the scope
-// under a grant that names it, that grant is still live, a per-call
-// approval has not given the scope out already, and the source can be read.
-// Every answer is audited (credential_issued, credential_denied: scope, call
-// id, tool, grant, reason), never with the value, and nothing logs it.
+// path (credwire.EnvSocket) and none of the host's env sources. Each
+// tools/call forwarded to it carries a random token of that call in its
+// params._meta (credwire.MetaKey, bindCallLocked), which the server's
+// credentials client presents. A request gets the secret only when, in this
+// order: the peer is the epoch's server process or a descendant, the token
+// is that of a tools/call of the epoch in flight, the scope is declared for
+// broker delivery, that call's tool uses the scope under a grant that names
+// it, that grant is still live, a per-call approval has not given the scope
+// out already, and the source can be read. So a secret goes to the call it
+// was approved for, never to code serving another call that happens to
+// run at the same time. Every answer is audited (credential_issued,
+// credential_denied: scope, the call the token names, tool, grant, reason),
+// never with the value, and nothing logs it.
 //
 // A command source's output is kept in memory for the grant it was read
 // under (credKeep, under h.mu), so that a vault is not asked again for every
@@ -62,14 +68,19 @@ func (h *Host) openCredentials() {
 	if len(h.opts.Credentials) == 0 {
 		return
 	}
-	s, err := credsource.New(h.opts.Dir, h.opts.Credentials, os.Environ())
+	s, err := credsource.New(h.opts.Dir, h.opts.Credentials, append(os.Environ(), h.opts.CredentialEnv...))
 	if err != nil {
 		h.logf("%v: no credential will be handed out", err)
 		return
 	}
 	// The host may be a child subreaper that reaps and kills children it
-	// does not know: a command source is one of its own.
-	s.SetStarter(startOwn, forgetChild)
+	// does not know: a command source is one of its own. It starts with
+	// the environment a server would, less the broker's variable: no env
+	// source's value (credenv took them out of the host's own).
+	s.SetStarter(func(cmd *exec.Cmd) error {
+		cmd.Env = h.childEnv(nil)
+		return startOwn(cmd)
+	}, forgetChild)
 	h.creds = s
 	for _, scope := range s.Scopes() {
 		src := s.Source(scope)
@@ -104,14 +115,14 @@ func (h *Host) openBroker(ep epoch.Epoch) *credbroker.Broker {
 
 // childEnv is the environment a child of broker b starts with: the host's,
 // less the variables of env sources and any broker variables the host
-// itself inherited, plus b's. nil (the host's own) when the project
-// declares no scope.
+// itself inherited (MCPEPOCH_CREDENTIALS_*), plus b's. nil (the host's own)
+// when the project declares no scope.
 func (h *Host) childEnv(b *credbroker.Broker) []string {
 	if h.creds == nil {
 		return nil
 	}
 	env := slices.DeleteFunc(h.creds.Strip(os.Environ()), func(kv string) bool {
-		return strings.HasPrefix(kv, credwire.EnvSocket+"=") || strings.HasPrefix(kv, credwire.EnvToken+"=")
+		return strings.HasPrefix(kv, "MCPEPOCH_CREDENTIALS_")
 	})
 	if b != nil {
 		env = append(env, b.Env()...)
@@ -163,12 +174,8 @@ func (h *Host) credential(ctx context.Context, c *child, peer notify.Peer, req c
 	if code, msg := h.checkPeer(c, peer); code != "" {
 		return h.credentialDenied(c, peer, req.Scope, nil, code, msg)
 	}
-	if !c.broker.TokenMatches(req.Token) {
-		return h.credentialDenied(c, peer, req.Scope, nil, credwire.CodeStaleToken,
-			fmt.Sprintf("the token is not epoch %s's: a superseded epoch's, or none; a server gets its epoch's token in %s", c.epoch, credwire.EnvToken))
-	}
 	h.mu.Lock()
-	d := h.decideCredentialLocked(c, req.Scope, time.Now())
+	d := h.decideCredentialLocked(c, req.Scope, req.Call, time.Now())
 	h.mu.Unlock()
 	if d.code != "" {
 		return h.credentialDenied(c, peer, req.Scope, d.call, d.code, d.msg)
@@ -238,71 +245,80 @@ func (h *Host) checkPeer(c *child, peer notify.Peer) (code, msg string) {
 	return "", ""
 }
 
-// decideCredentialLocked finds the call of child c a request for scope is
-// for, reserving a per-call scope for it. h.mu is held.
-func (h *Host) decideCredentialLocked(c *child, scope string, now time.Time) credDecision {
+// decideCredentialLocked finds the call of child c whose token is token
+// and decides whether its request for scope is answered, reserving a
+// per-call scope for it. h.mu is held.
+func (h *Host) decideCredentialLocked(c *child, scope, token string, now time.Time) credDecision {
 	h.pruneKeptLocked(now)
+	if c != h.child {
+		return credDecision{code: credwire.CodeNotInCall, msg: fmt.Sprintf("epoch %s is no longer the running one", c.epoch)}
+	}
+	key, cl := h.callOfTokenLocked(c, token)
+	if cl == nil {
+		return credDecision{code: credwire.CodeNotInCall, msg: fmt.Sprintf("the call token names no tools/call of epoch %s in flight: ask while handling the call that needs scope %s, with the token the host put in that request's params._meta[%q]", c.epoch, scope, credwire.MetaKey)}
+	}
 	cfg, declared := h.opts.Credentials[scope]
 	src := h.creds.Source(scope)
 	switch {
 	case !declared || src == nil:
-		return credDecision{code: credwire.CodeUnknownScope, msg: fmt.Sprintf("mcpepoch.toml declares no [credentials.%s]", scope)}
+		return credDecision{call: cl, code: credwire.CodeUnknownScope, msg: fmt.Sprintf("mcpepoch.toml declares no [credentials.%s]", scope)}
 	case cfg.Delivery() != config.DeliverBroker:
-		return credDecision{code: credwire.CodeNotBroker, msg: fmt.Sprintf("scope %s is delivered with deliver = %q, not through the broker", scope, cfg.Delivery())}
-	case c != h.child:
-		return credDecision{code: credwire.CodeNotInCall, msg: fmt.Sprintf("epoch %s is no longer the running one", c.epoch)}
+		return credDecision{call: cl, code: credwire.CodeNotBroker, msg: fmt.Sprintf("scope %s is delivered with deliver = %q, not through the broker", scope, cfg.Delivery())}
+	case !h.callUsesLocked(cl, scope):
+		return credDecision{call: cl, code: credwire.CodeScopeNotUsed, msg: fmt.Sprintf("call %.64s (tool %s) is not granted scope %s: mcpepoch.toml [credentials.%s] tools says which tools use it, and the call's grant must name it", cl.id, cl.tool, scope, scope)}
 	}
-	var (
-		first credDecision // the first in-flight call that uses the scope, refused
-		tools []string     // the tools in flight
-	)
-	for _, k := range h.callKeysLocked(c) {
-		cl := h.inflight[k]
-		tools = append(tools, cl.tool)
-		if !h.callUsesLocked(cl, scope) {
-			continue
-		}
-		perCall := h.policy.PerCall(scope) // re-read with [grants], held at the floor
-		d := credDecision{call: cl, key: k, src: src, perCall: perCall}
-		if d.code, d.msg = grantProblem(cl.grant, now); d.code == "" && perCall && cl.issued[scope] {
-			d.code, d.msg = credwire.CodePerCallUsed, fmt.Sprintf("scope %s is approved for each use: this call's approval already gave it out once; a second use needs a new approval", scope)
-		}
-		if d.code != "" {
-			if first.call == nil {
-				first = d
-			}
-			continue
-		}
-		if perCall {
-			if cl.issued == nil {
-				cl.issued = map[string]bool{}
-			}
-			cl.issued[scope] = true
-		} else if src.Cacheable() {
-			d.kept = h.credKeep[credKey{cl.grant.ID, scope}].value
-		}
+	perCall := h.policy.PerCall(scope) // re-read with [grants], held at the floor
+	d := credDecision{call: cl, key: key, src: src, perCall: perCall}
+	if d.code, d.msg = grantProblem(cl.grant, now); d.code == "" && perCall && cl.issued[scope] {
+		d.code, d.msg = credwire.CodePerCallUsed, fmt.Sprintf("scope %s is approved for each use: this call's approval already gave it out once; a second use needs a new approval", scope)
+	}
+	if d.code != "" {
 		return d
 	}
-	switch {
-	case first.call != nil:
-		return first
-	case len(tools) == 0:
-		return credDecision{code: credwire.CodeNotInCall, msg: fmt.Sprintf("no tools/call of epoch %s is in flight: ask while handling the call that needs scope %s", c.epoch, scope)}
+	if perCall {
+		if cl.issued == nil {
+			cl.issued = map[string]bool{}
+		}
+		cl.issued[scope] = true
+	} else if src.Cacheable() {
+		d.kept = h.credKeep[credKey{cl.grant.ID, scope}].value
 	}
-	return credDecision{code: credwire.CodeScopeNotUsed, msg: fmt.Sprintf("no granted call in flight uses scope %s (in flight: %s; mcpepoch.toml [credentials.%s] tools says which tools use it)", scope, strings.Join(tools, ", "), scope)}
+	return d
 }
 
-// callKeysLocked returns the h.inflight keys of child c's tools/call
-// requests, in the order they were sent.
-func (h *Host) callKeysLocked(c *child) []string {
-	var keys []string
+// callOfTokenLocked returns the h.inflight key and the tools/call of child
+// c whose token is token, comparing each in constant time; nil when none
+// is in flight (ended, of another epoch, or never one).
+func (h *Host) callOfTokenLocked(c *child, token string) (string, *call) {
+	var (
+		key   string
+		found *call
+	)
 	for k, cl := range h.inflight {
-		if cl.child == c && cl.method == "tools/call" && cl.tool != "" {
-			keys = append(keys, k)
+		if cl.child == c && cl.method == "tools/call" && credbroker.TokenEqual(token, cl.credToken) {
+			key, found = k, cl
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return h.inflight[keys[i]].sent.Before(h.inflight[keys[j]].sent) })
-	return keys
+	return key, found
+}
+
+// bindCallLocked gives tools/call cl, about to be forwarded as line, its
+// token (credwire.MetaKey in params._meta) when the project declares a
+// credential scope, replacing one the client sent; line is returned as is
+// otherwise. An error means params._meta is not an object: the call is
+// refused. h.mu is held.
+func (h *Host) bindCallLocked(cl *call, line []byte) ([]byte, error) {
+	if h.creds == nil {
+		return line, nil
+	}
+	cl.credToken = credbroker.NewToken()
+	tok, _ := json.Marshal(cl.credToken)
+	out, err := jsonrpc.SetMember(line, tok, "params", "_meta", credwire.MetaKey)
+	if err != nil {
+		cl.credToken = ""
+		return nil, err
+	}
+	return out, nil
 }
 
 // callUsesLocked reports whether cl was dispatched under a grant that names

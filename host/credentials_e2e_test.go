@@ -8,6 +8,7 @@ package host_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/credwire"
@@ -118,11 +121,12 @@ func wantAnswer(t *testing.T, got, want string) {
 	}
 }
 
-// brokerEnv returns the broker's socket and token as the server sees them,
-// and whether the env source's variable reached it.
+// brokerEnv returns the broker's socket as the server sees it, the token
+// of the call that asked (ended once it returns), and whether the env
+// source's variable reached the server.
 func brokerEnv(t *testing.T, s *gSession) (socket, token string, envSecret bool) {
 	t.Helper()
-	m := regexp.MustCompile(`^socket=(\S*) token=(\S*) env_secret=(yes|no)$`).FindStringSubmatch(s.text("env", nil))
+	m := regexp.MustCompile(`^socket=(\S*) call=(\S*) env_secret=(yes|no)$`).FindStringSubmatch(s.text("env", nil))
 	if m == nil {
 		t.Fatal("env tool: unexpected answer")
 	}
@@ -139,7 +143,7 @@ func askDirect(t *testing.T, socket, token, scope string) credwire.Answer {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(waitLong))
-	b, _ := json.Marshal(credwire.Request{V: 1, Scope: scope, Token: token})
+	b, _ := json.Marshal(credwire.Request{V: credwire.Version, Scope: scope, Call: token})
 	c.Write(append(b, '\n'))
 	line, err := bufio.NewReader(c).ReadBytes('\n')
 	if err != nil {
@@ -310,7 +314,7 @@ func TestCredentialPerCallIsUsedOnce(t *testing.T) {
 // TestCredentialFollowsTheEpochAcrossARebuild is the seed's rebuild test
 // with a credential-bearing write tool: revision A writes with the secret;
 // after the rebuild the prepared call is refused before any secret is
-// handed over, and the old epoch's token is worthless; after a new
+// handed over, and a call token of the old epoch is worthless; after a new
 // approval revision B gets the secret.
 func TestCredentialFollowsTheEpochAcrossARebuild(t *testing.T) {
 	t.Parallel()
@@ -336,7 +340,7 @@ func TestCredentialFollowsTheEpochAcrossARebuild(t *testing.T) {
 		t.Errorf("epoch A's broker socket %s still answers", socketA)
 	}
 	p.approve(s.run, append([]string{"--tools", "write_secret"}, creds...)...)
-	wantAnswer(t, s.text("write_secret", map[string]any{"token": tokenA}), refused(credwire.CodeStaleToken))
+	wantAnswer(t, s.text("write_secret", map[string]any{"call": tokenA}), refused(credwire.CodeNotInCall))
 	wantAnswer(t, s.text("write_secret", map[string]any{"out": written}), issued(cApiSecret))
 
 	b, _ := os.ReadFile(written)
@@ -350,8 +354,63 @@ func TestCredentialFollowsTheEpochAcrossARebuild(t *testing.T) {
 	if is[0].Epoch != string(epA) || is[1].Epoch != string(epB) {
 		t.Errorf("credential_issued epochs %s, %s; want %s, %s", is[0].Epoch, is[1].Epoch, epA, epB)
 	}
-	if d := filterType(recs, audit.TypeCredentialDenied)[0]; d.Epoch != string(epB) || d.Fields["reason"] != credwire.CodeStaleToken {
-		t.Errorf("credential_denied %s %v, want epoch %s, stale_token", d.Epoch, d.Fields, epB)
+	if d := filterType(recs, audit.TypeCredentialDenied)[0]; d.Epoch != string(epB) || d.Fields["reason"] != credwire.CodeNotInCall {
+		t.Errorf("credential_denied %s %v, want epoch %s, not_in_call", d.Epoch, d.Fields, epB)
+	}
+	wantNoSecrets(t, p, s)
+}
+
+// TestCredentialBoundToItsCall: a scoped call (write_secret, granted api)
+// waits in the server; meanwhile a call the grant covers but whose tool
+// does not use the scope (plain) asks for api, from a child process of the
+// server. The broker knows which call asks by the token in that call's
+// _meta: plain is refused, and audited as plain's, and write_secret gets
+// the secret, audited as its own.
+func TestCredentialBoundToItsCall(t *testing.T) {
+	t.Parallel()
+	p := newCredProject(t, "A")
+	s := cConnect(t, p)
+	p.approve(s.run, "--tools", "write_secret,plain", "--credential", "api", "--credential", "envsrc", "--credential", "vault")
+
+	calls := len(filterType(p.records(), audit.TypeToolCalled))
+	release := filepath.Join(t.TempDir(), "release")
+	var scoped string
+	var wg sync.WaitGroup
+	wg.Go(func() { scoped = s.text("write_secret", map[string]any{"wait_for": release}) })
+	p.waitRecords("the scoped call in flight", func(recs []audit.Record) bool {
+		return len(filterType(recs, audit.TypeToolCalled)) == calls+1
+	})
+	wantAnswer(t, s.text("plain", map[string]any{"via": "child"}), refused(credwire.CodeScopeNotUsed))
+	os.WriteFile(release, nil, 0o600)
+	wg.Wait()
+	wantAnswer(t, scoped, issued(cApiSecret))
+
+	recs := p.waitRecords("one issued and one denied", func(recs []audit.Record) bool {
+		return len(filterType(recs, audit.TypeCredentialIssued)) == 1 && len(filterType(recs, audit.TypeCredentialDenied)) == 1
+	})
+	ids := map[string]string{} // tool → the call id its credential record names
+	for _, r := range append(filterType(recs, audit.TypeCredentialIssued), filterType(recs, audit.TypeCredentialDenied)...) {
+		ids[fmt.Sprint(r.Fields[audit.FieldTool])] = fmt.Sprint(r.Fields["call"])
+	}
+	if d := filterType(recs, audit.TypeCredentialDenied)[0]; d.Fields[audit.FieldTool] != "plain" || d.Fields["reason"] != credwire.CodeScopeNotUsed || d.Fields["call"] == nil {
+		t.Errorf("credential_denied %v, want plain's call, scope_not_used", d.Fields)
+	}
+	if i := filterType(recs, audit.TypeCredentialIssued)[0]; i.Fields[audit.FieldTool] != "write_secret" || i.Fields["scope"] != "api" {
+		t.Errorf("credential_issued %v, want write_secret's call", i.Fields)
+	}
+	if ids["plain"] == ids["write_secret"] {
+		t.Errorf("both credential records name call %s", ids["plain"])
+	}
+
+	// A token the client puts in _meta is replaced by the host's own.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "env", Meta: mcp.Meta{credwire.MetaKey: "chosen-by-the-client"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gText(res); strings.Contains(got, "chosen-by-the-client") || !regexp.MustCompile(`call=[0-9a-f]{64} `).MatchString(got) {
+		t.Errorf("the server saw %q, want the host's own call token", got)
 	}
 	wantNoSecrets(t, p, s)
 }

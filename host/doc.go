@@ -163,11 +163,12 @@
 // # Credentials
 //
 // credentials.go gives each epoch of a project that declares a credential
-// scope its own broker socket (package credbroker) and token, and answers
-// a request with the secret (package credsource reads it) only for the
-// epoch's server or a descendant, with the epoch's token, while a call of
-// that epoch runs under a live grant naming the scope; every answer is
-// audited, never with the value.
+// scope its own broker socket (package credbroker), and each tools/call it
+// forwards there a token of that call in params._meta (bindCallLocked); it
+// answers a request with the secret (package credsource reads it) only for
+// the epoch's server or a descendant, with the token of a call in flight
+// whose tool uses the scope under a live grant naming it; every answer is
+// audited as that call's, never with the value.
 //
 // # Approvals: who proved what
 //

@@ -127,7 +127,11 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	} else if pr.unverified != "" {
 		fields["unverified"] = pr.unverified
 	}
-	h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
+	if pr.proposal != nil {
+		h.audit.checkpoint(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
+	} else {
+		h.audit.event(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
+	}
 	h.logf("epoch %s: %s approved %v (credential scope %v, until %s; proof %s): grant %s", g.ExecutionEpoch, g.ApprovedBy, g.ToolScope, g.CredentialScope, g.ExpiresWhen, g.Proof, g.ID)
 	return g, nil
 }

@@ -48,6 +48,11 @@ func startGuard(pgid int) (*guard, error) {
 		return nil, err
 	}
 	cmd := exec.Command("/bin/sh", "-c", guardScript, strconv.Itoa(pgid))
+	// No environment: the guard needs none (read and kill are the
+	// shell's own), and a process that lives as long as the host must
+	// not carry what the host's does (credentials of env sources before
+	// the host took them out, package credenv).
+	cmd.Env = []string{}
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = startOwn(cmd)

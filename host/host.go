@@ -97,8 +97,15 @@ type Options struct {
 	// Credentials are the project's credential scopes (mcpepoch.toml
 	// [credentials.NAME], as config.Load checked them): where each secret
 	// is and how the server gets it (credentials.go). The values of env
-	// sources are read from the host's environment by New.
+	// sources are read from the host's environment and CredentialEnv by
+	// New.
 	Credentials map[string]config.Credential
+	// CredentialEnv holds values of env sources (NAME=value, os.Environ's
+	// form) that are no longer in the host's environment: mcpepoch host
+	// starts itself again without them (package credenv) so that no
+	// process can read them in its initial environment. Read after
+	// os.Environ, so they win.
+	CredentialEnv []string
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
 	// the default proof level (grant.DefaultProof).

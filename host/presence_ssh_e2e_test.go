@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +111,25 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 
 	// Rewrite the first record and make the chain anew: the chain is
 	// intact, the checkpoint is not.
-	logPath := layout.Audit(p.dir)
+	rewriteLog(t, p.dir, func(i int, r audit.Record) map[string]any {
+		if i == 0 {
+			return map[string]any{"label": "rewritten"}
+		}
+		return r.Fields
+	})
+	out, code := p.runCLI(env, "audit", "verify")
+	if code != 5 || !strings.Contains(out.Stdout, "signed checkpoint") || !strings.Contains(out.Stdout, "rewritten") {
+		t.Fatalf("audit verify of a log rewritten before a signed approval: exit %d, want 5\n%s", code, out)
+	}
+}
+
+// rewriteLog rewrites the project's audit log at dir as someone who can
+// write the project would: every record through edit (given its index and
+// the record; it returns the fields to write), log_recovered records left
+// out, with a new, intact hash chain and a head that names its end.
+func rewriteLog(t *testing.T, dir string, edit func(i int, r audit.Record) map[string]any) {
+	t.Helper()
+	logPath := layout.Audit(dir)
 	recs, err := audit.Read(logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -124,11 +143,7 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 		if r.Type == audit.TypeLogRecovered {
 			continue
 		}
-		f := r.Fields
-		if i == 0 {
-			f = map[string]any{"label": "rewritten"}
-		}
-		if _, err := l.Append(audit.Event{Type: r.Type, Epoch: r.Epoch, Run: r.Run, Fields: f, Time: r.Time}); err != nil {
+		if _, err := l.Append(audit.Event{Type: r.Type, Epoch: r.Epoch, Run: r.Run, Fields: edit(i, r), Time: r.Time}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,8 +157,66 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestPresenceApprovalWithoutCheckpoint: a presence approval always
+// records the proposal it signed; its record stripped of those fields,
+// with the chain made anew, is an error of audit verify (exit 5), not a
+// record to skip.
+func TestPresenceApprovalWithoutCheckpoint(t *testing.T) {
+	t.Parallel()
+	p, env := newDefaultProofProject(t)
+	key := softkey.NewSSHEd25519()
+	a, err := trust.NewSSH(key.AuthorizedKey("test key"), "test key", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.enroll(a)
+	s := gConnect(t, p, env...)
+	s.list()
+	st := p.ready(s.run)
+	resp, err := p.sendHost(s.run, localapi.TypeProposeSSH, localapi.ApproveRequest{Epoch: st.Execution.Epoch, Tools: []string{"slow_write"}, Credentials: []string{gStaging}})
+	if err != nil {
+		t.Fatalf("propose_ssh: %v", err)
+	}
+	w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
+	d, err := grant.ParseDigest(w.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.sendHost(s.run, localapi.TypeApproveSSH, localapi.SSHApproveRequest{Digest: d.String(),
+		Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 1))}); err != nil {
+		t.Fatalf("approve_ssh: %v", err)
+	}
+	p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
+	s.close()
+	// The approval is a checkpoint kept outside the project too.
+	if out, code := p.runCLI(env, "audit", "verify"); code != 0 || !strings.Contains(out.Stdout, "so do its 1 signed checkpoint") {
+		t.Fatalf("audit verify of the untouched log: exit %d\n%s", code, out)
+	}
+
+	rewriteLog(t, p.dir, func(_ int, r audit.Record) map[string]any {
+		if r.Type != audit.TypeApprovalGranted {
+			return r.Fields
+		}
+		f := maps.Clone(r.Fields)
+		for _, k := range []string{"audit_head_seq", "audit_head_hash", "nonce", "catalog_revision", "signature"} {
+			delete(f, k)
+		}
+		return f
+	})
+	// Without the copy of the head kept outside the project (a log
+	// written before hosts kept one, or a state directory removed), the
+	// record itself must still fail.
+	state, err := layout.ProjectState(p.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
 	out, code := p.runCLI(env, "audit", "verify")
-	if code != 5 || !strings.Contains(out.Stdout, "signed checkpoint") || !strings.Contains(out.Stdout, "rewritten") {
-		t.Fatalf("audit verify of a log rewritten before a signed approval: exit %d, want 5\n%s", code, out)
+	if code != 5 || !strings.Contains(out.Stdout, "no signed checkpoint") || !strings.Contains(out.Stdout, "audit_head_seq") {
+		t.Fatalf("audit verify of a presence approval stripped of its checkpoint: exit %d, want 5\n%s", code, out)
 	}
 }

@@ -126,7 +126,7 @@ func TestPackages(t *testing.T) {
 func testCredentialsModule(t *testing.T, in *installed) {
 	node, _ := testenv.LookNode(t)
 	script := `import { getCredential, ENV_SOCKET } from "mcpepoch/credentials";
-try { await getCredential("api"); console.log("resolved"); }
+try { await getCredential("api", {}); console.log("resolved"); }
 catch (e) { console.log(e.name + " " + ENV_SOCKET); }`
 	out, code := testenv.Run(t, in.dir, nil, node, "--input-type=module", "-e", script)
 	if code != 0 || out.Stdout != "NotUnderHostError MCPEPOCH_CREDENTIALS_SOCKET\n" {

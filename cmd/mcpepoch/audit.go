@@ -59,8 +59,11 @@ func runAuditVerify(args []string, stdio Stdio) error {
 		}
 		p = layout.Audit(root)
 	}
+	opts := audit.VerifyOptions{Head: audit.HeadPath(p)}
+	var noCopy error
+	opts.CopyDir, noCopy = copyDirOf(p)
 	var recs []audit.Record // for the checkpoints, read in the same pass
-	rep, err := audit.VerifyScan(p, audit.HeadPath(p), func(r audit.Record) { recs = append(recs, r) })
+	rep, err := audit.VerifyWith(p, opts, func(r audit.Record) { recs = append(recs, r) })
 	if errors.Is(err, os.ErrNotExist) && filepath.Base(p) == filepath.Base(layout.Builds("")) {
 		// record writes the builds log only for a build no host heard of.
 		fmt.Fprintf(stdio.Out, "no builds log at %s: every build so far reached a host (record writes it only for a build no host heard of)\n", printable(p))
@@ -72,11 +75,22 @@ func runAuditVerify(args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	if noCopy != nil {
+		fmt.Fprintf(stdio.Out, "warning: %v: the log is compared with its head in the project only, which whoever can write the project can rewrite with it\n", noCopy)
+	}
 	for _, w := range append(rep.Warnings, rep.NoOutcome...) {
 		fmt.Fprintf(stdio.Out, "warning: %v\n", w)
 	}
 	for _, pr := range rep.Problems {
 		fmt.Fprintf(stdio.Out, "%v\n", pr)
+	}
+	if !rep.OK && onlyCopy(rep.Problems) {
+		// The chain itself holds: the signed checkpoints are still
+		// checked and said, then the mismatch with the copy.
+		verifyCheckpoints(p, recs, stdio)
+		fmt.Fprintf(stdio.Out, "%s: chain intact up to seq %d, but it does not match the copy of its head kept outside the project, %s (above): the log was rewritten, cut or appended to by something that does not keep that copy\n",
+			p, rep.Last.Seq, printable(rep.CopyPath))
+		return silentExit(exitAuditBroken)
 	}
 	if !rep.OK {
 		if onlyTail(rep.Problems) {
@@ -105,8 +119,42 @@ func runAuditVerify(args []string, stdio Stdio) error {
 	if n := len(rep.NoOutcome); n > 0 {
 		note += fmt.Sprintf("; %d call(s) with no recorded outcome (see the warnings)", n)
 	}
+	if rep.CopyAgrees {
+		note += fmt.Sprintf("; the copy of the head kept outside the project (%s) agrees", printable(rep.CopyPath))
+		if rep.Checkpoints > 0 {
+			note += fmt.Sprintf(", and so do its %d signed checkpoint(s)", rep.Checkpoints)
+		}
+	}
 	fmt.Fprintf(stdio.Out, "%s: %d records, chain intact, head seq %d %s%s\n", p, rep.Records, rep.Last.Seq, rep.Last.Hash, note)
 	return nil
+}
+
+// copyDirOf returns the directory where the hosts keep the copy of the
+// head of the audit log at p outside the project (layout.ProjectState),
+// when p is a project's audit log (<root>/.mcpepoch/audit.jsonl); "" for
+// any other log, which no writer keeps a copy of. The error says why a
+// project's log has no such directory.
+func copyDirOf(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", nil
+	}
+	root := filepath.Dir(filepath.Dir(abs))
+	if abs != layout.Audit(root) {
+		return "", nil
+	}
+	return layout.ProjectState(root)
+}
+
+// onlyCopy reports whether every problem is a mismatch with the copy of
+// the head kept outside the project: the chain itself is intact.
+func onlyCopy(problems []audit.Problem) bool {
+	for _, pr := range problems {
+		if pr.Kind != audit.ProblemCopyMismatch && pr.Kind != audit.ProblemCopyUnanchored {
+			return false
+		}
+	}
+	return len(problems) > 0
 }
 
 // onlyTail reports whether every problem is junk after the last record

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -21,6 +22,12 @@ import (
 // made anew, changes that record's hash and is found; forging the approval
 // record too needs the authenticator. A WebAuthn approval's assertion is
 // not kept in the log: its checkpoint is checked for consistency only.
+//
+// Every presence-proved approval was made over a proposal, so every such
+// record carries a checkpoint: one without (its audit_head_seq,
+// audit_head_hash, nonce or signed_digest removed or malformed) is a
+// problem, exit status 5, never a record to skip: stripping the fields
+// would otherwise take the record out of the check.
 
 // checkpoints checks recs (the whole log, in order) and returns how many
 // checkpoints were checked, the problems, and notes.
@@ -38,13 +45,18 @@ func checkpoints(recs []audit.Record) (n int, problems, notes []string) {
 	}
 	for _, r := range recs {
 		f := r.Fields
-		if r.Type != audit.TypeApprovalGranted || f["proof"] != string(grant.ProofPresence) || f["audit_head_hash"] == nil {
+		if r.Type != audit.TypeApprovalGranted || f["proof"] != string(grant.ProofPresence) {
 			continue
 		}
 		n++
+		if missing := missingCheckpoint(f); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("seq %d: approval_granted with proof presence has no signed checkpoint (no %s): a presence approval always records the proposal it signed, so the record was stripped or forged",
+				r.Seq, strings.Join(missing, ", ")))
+			continue
+		}
 		p, err := proposalOf(r)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("seq %d: approval_granted: %v", r.Seq, err))
+			problems = append(problems, fmt.Sprintf("seq %d: approval_granted: signed checkpoint: %v", r.Seq, err))
 			continue
 		}
 		d, err := p.Digest()
@@ -72,6 +84,22 @@ func checkpoints(recs []audit.Record) (n int, problems, notes []string) {
 		}
 	}
 	return n, problems, notes
+}
+
+// checkpointFields are the members of a presence approval's signed
+// checkpoint (host grantFor writes them with the proposal).
+var checkpointFields = []string{"audit_head_seq", "audit_head_hash", "nonce", "signed_digest", "catalog_revision"}
+
+// missingCheckpoint returns the checkpoint members f lacks or holds as
+// anything but a non-empty string.
+func missingCheckpoint(f map[string]any) []string {
+	var out []string
+	for _, k := range checkpointFields {
+		if s, ok := f[k].(string); !ok || s == "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // proposalOf rebuilds the proposal an approval_granted record describes.

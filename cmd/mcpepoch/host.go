@@ -7,10 +7,12 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/credenv"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 )
@@ -34,6 +36,12 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	if *grace < 0 {
 		return usageError("--grace %s: want a duration of zero or more (0: host.grace in mcpepoch.toml, else 5s)", *grace)
 	}
+	// Values of env credential sources an earlier start of this host
+	// handed over before it started itself again without them (below).
+	received, err := credenv.Received()
+	if err != nil {
+		return errorf("%v", err)
+	}
 	flags := config.Flags{Label: *label, Restart: *mode, Grace: *grace}
 	if fs.NArg() > 0 {
 		flags.Command = fs.Args()
@@ -41,6 +49,13 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	set, err := resolveProject(*dirFlag, flags)
 	if err != nil {
 		return err
+	}
+	// The variables mcpepoch.toml names as env credential sources stay
+	// in a process's initial environment, readable by any process of the
+	// user for the host's whole life: the host starts itself again
+	// without them, keeping their values in memory only.
+	if err := credenv.Withhold(envSources(set.Config), received); err != nil {
+		return errorf("%v", err)
 	}
 	if len(set.Command) == 0 {
 		return &exitError{code: exitUsage, err: errorf("no server command"), hints: []string{
@@ -68,6 +83,7 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 		InitTimeout:     initTimeout,
 		DrainDuring:     drainDuring,
 		Credentials:     credentialsOf(set.Config),
+		CredentialEnv:   credenv.Environ(received),
 		Verbose:         verbose,
 		Quiet:           quiet,
 	})
@@ -93,6 +109,19 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	default:
 	}
 	return err
+}
+
+// envSources returns the variables cfg names as env credential sources
+// ([credentials.NAME] env), sorted; none without cfg.
+func envSources(cfg *config.Config) []string {
+	var out []string
+	for _, c := range credentialsOf(cfg) {
+		if c.Env != "" && !slices.Contains(out, c.Env) {
+			out = append(out, c.Env)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // credentialsOf returns the credential scopes of cfg, nil without one.

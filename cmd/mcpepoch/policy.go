@@ -469,7 +469,9 @@ func auditAccepted(st *policyState, weak []trust.Difference, d grant.Digest, pr 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	l, err := audit.Open(path, nil)
+	opts := &audit.Options{}
+	opts.CopyDir, _ = layout.ProjectState(st.root) // none: the head stays in the project only, as audit verify says
+	l, err := audit.Open(path, opts)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,9 @@ func addOrderTool(server *mcp.Server, st *store) {
 		if in.Quantity < 1 {
 			return nil, stockOutput{}, fmt.Errorf("quantity %d: want at least 1", in.Quantity)
 		}
-		token, err := credentials.Get(ctx, supplierScope)
+		// The request's _meta names the call to the host, which hands
+		// the token to a call a person approved for the scope only.
+		token, err := credentials.Get(ctx, supplierScope, req.Params.Meta)
 		if err != nil {
 			return nil, stockOutput{}, err // names the scope and the host's reason, never a value
 		}

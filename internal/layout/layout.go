@@ -25,6 +25,10 @@
 // names of the others' files. Modes are subject to the umask, which can
 // only remove bits. Directories that already exist are left as they are.
 //
+// What mcpepoch keeps about a project outside it, out of reach of a program
+// confined to the project, is in the user's state directory for the
+// project (ProjectState, state.go).
+//
 // Project roots passed here are the caller's choice of spelling; callers
 // that compare paths resolve symlinks first (see notify.Dir).
 package layout

@@ -21,9 +21,11 @@ func Environ(env ...string) []string {
 }
 
 // UserConfig points XDG_CONFIG_HOME, for this test process and every process
-// it starts, at a new empty directory, and returns a function that removes
-// it. The trust store and the policy floors live in the user's config
-// directory (trust.DefaultDir): tests get one of their own, never the
+// it starts, at a new empty directory, and XDG_STATE_HOME at another one
+// inside it, and returns a function that removes them. The trust store and
+// the policy floors live in the user's config directory
+// (trust.DefaultDir), the copies of the audit heads in the user's state
+// directory (layout.StateHome): tests get ones of their own, never the
 // user's. Call it from TestMain before m.Run. A client that starts the host
 // with a default environment of its own (the TypeScript SDK's stdio
 // transport, the Inspector CLI) must be given the variable explicitly. On
@@ -46,5 +48,6 @@ func UserConfig() (remove func()) {
 		}
 	}
 	os.Setenv("XDG_CONFIG_HOME", dir)
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	return func() { os.RemoveAll(dir) }
 }

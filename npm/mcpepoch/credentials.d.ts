@@ -3,10 +3,10 @@
 
 /** Name of the variable holding the broker socket's path. */
 export declare const ENV_SOCKET: "MCPEPOCH_CREDENTIALS_SOCKET";
-/** Name of the variable holding the epoch's token. */
-export declare const ENV_TOKEN: "MCPEPOCH_CREDENTIALS_TOKEN";
+/** The member of a tools/call request's params._meta holding the call's token. */
+export declare const META_KEY: "dev.mcpepoch/call";
 /** Protocol version: the "v" of every line. */
-export declare const VERSION: 1;
+export declare const VERSION: 2;
 
 /** The host refused the request; `code` names which condition failed. */
 export declare class CredentialError extends Error {
@@ -22,6 +22,9 @@ export declare class CredentialError extends Error {
 /** The code of NotUnderHostError (the Go package's CodeNotUnderHost). */
 export declare const NOT_UNDER_HOST: "not_under_host";
 
+/** The code of the CredentialError for a meta without a call token (the Go package's CodeNoCall). */
+export declare const NO_CALL: "no_call_token";
+
 /** The process was not launched by mcpepoch host with credential delivery. */
 export declare class NotUnderHostError extends Error {
   readonly name: "NotUnderHostError";
@@ -32,13 +35,26 @@ export declare class NotUnderHostError extends Error {
   readonly hostMessage: string;
 }
 
+/** The call token the host put in a tools/call request's params._meta, or "". */
+export declare function callToken(meta: Record<string, unknown> | undefined): string;
+
 /**
  * Returns the secret of the credential scope `scope` from the host that
- * launched this process. Rejects with NotUnderHostError, CredentialError,
- * or an Error naming the socket; `signal` aborts, `timeoutMs` bounds the
- * request (default 30000).
+ * launched this process, for the tools/call whose params._meta is `meta`
+ * (the TypeScript SDK's `extra._meta` in a tool handler). Rejects with
+ * NotUnderHostError, CredentialError (code NO_CALL when meta holds no call
+ * token), or an Error naming the socket; `signal` aborts, `timeoutMs`
+ * bounds the request (default 30000).
  */
 export declare function getCredential(
   scope: string,
+  meta: Record<string, unknown> | undefined,
+  options?: { signal?: AbortSignal; timeoutMs?: number },
+): Promise<string>;
+
+/** getCredential for the call whose token (callToken) is `call`. */
+export declare function getCredentialForCall(
+  scope: string,
+  call: string,
   options?: { signal?: AbortSignal; timeoutMs?: number },
 ): Promise<string>;

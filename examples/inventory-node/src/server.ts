@@ -184,10 +184,12 @@ server.registerTool(
       openWorldHint: false,
     },
   },
-  async ({ sku, quantity }) => {
+  async ({ sku, quantity }, extra) => {
     let token: string;
     try {
-      token = await getCredential(SUPPLIER_SCOPE);
+      // The request's _meta names the call to the host, which hands the
+      // token to a call a person approved for the scope only.
+      token = await getCredential(SUPPLIER_SCOPE, extra._meta);
     } catch (err) {
       // The message names the scope and the host's reason, never a value.
       return { isError: true, content: [{ type: "text", text: (err as Error).message }] };

@@ -13,7 +13,8 @@
 //	wait_for then wait until this file exists
 //	times    ask this many times (default 1)
 //	via      "child": ask from a child process (a descendant of the server)
-//	token    send this token instead of $MCPEPOCH_CREDENTIALS_TOKEN
+//	call     send this call token instead of the one the host put in the
+//	         request's params._meta["dev.mcpepoch/call"]
 //	out      also append "rev=$CRED_REV <answers>" to this file
 //	bench    instead, ask this many times and make as many round trips,
 //	         each a new connection carrying one line each way, to a unix
@@ -21,12 +22,13 @@
 //	         direct_median_ns=M issued=K"
 //
 // Tools: write_secret and pay ask during the call; plain asks too (the
-// tests' policy gives it no scope); env answers with the broker's variables
-// and whether CRED_TEST_ENV_SECRET is in its environment ("socket=… token=…
-// env_secret=yes|no") without asking; ask_later answers at once and asks
-// after wait_ms, outside any call, writing the answer to out.
+// tests' policy gives it no scope); env answers with the broker's socket,
+// the call's token and whether CRED_TEST_ENV_SECRET is in its environment
+// ("socket=… call=… env_secret=yes|no") without asking; ask_later answers
+// at once and asks after wait_ms, outside any call, writing the answer to
+// out.
 //
-// "credserver ask SCOPE TOKEN" asks once and prints the answer line: what
+// "credserver ask SCOPE CALL" asks once and prints the answer line: what
 // via=child runs.
 package main
 
@@ -59,7 +61,7 @@ type args struct {
 	WaitFor string `json:"wait_for"`
 	Times   int    `json:"times"`
 	Via     string `json:"via"`
-	Token   string `json:"token"`
+	Call    string `json:"call"`
 	Out     string `json:"out"`
 	Bench   int    `json:"bench"`
 }
@@ -86,15 +88,16 @@ func main() {
 	}
 }
 
-// ask makes one broker request and describes the answer.
-func ask(scope, token string) string {
+// ask makes one broker request for the call whose token is call and
+// describes the answer.
+func ask(scope, call string) string {
 	c, err := net.DialTimeout("unix", os.Getenv("MCPEPOCH_CREDENTIALS_SOCKET"), 10*time.Second)
 	if err != nil {
 		return "refused dial: " + err.Error()
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	b, _ := json.Marshal(map[string]any{"v": 1, "scope": scope, "token": token})
+	b, _ := json.Marshal(map[string]any{"v": 2, "scope": scope, "call": call})
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return "refused write: " + err.Error()
 	}
@@ -110,7 +113,7 @@ func ask(scope, token string) string {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(line, &a); err != nil || a.V != 1 {
+	if err := json.Unmarshal(line, &a); err != nil || a.V != 2 {
 		return fmt.Sprintf("refused bad answer: %q", line)
 	}
 	if a.Error != nil {
@@ -120,13 +123,13 @@ func ask(scope, token string) string {
 	return "issued sha256:" + hex.EncodeToString(sum[:6])
 }
 
-// run carries out one tool call's requests.
-func run(a args) string {
+// run carries out the requests of one tool call whose token is call.
+func run(a args, call string) string {
 	if a.Scope == "" {
 		a.Scope = "api"
 	}
-	if a.Token == "" {
-		a.Token = os.Getenv("MCPEPOCH_CREDENTIALS_TOKEN")
+	if a.Call != "" {
+		call = a.Call
 	}
 	time.Sleep(time.Duration(a.WaitMS) * time.Millisecond)
 	for a.WaitFor != "" {
@@ -136,13 +139,13 @@ func run(a args) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if a.Bench > 0 {
-		return bench(a)
+		return bench(a, call)
 	}
 	var answers []string
 	for i := 0; i < max(a.Times, 1); i++ {
 		if a.Via == "child" {
 			self, _ := os.Executable()
-			o, err := exec.Command(self, "ask", a.Scope, a.Token).Output()
+			o, err := exec.Command(self, "ask", a.Scope, call).Output()
 			if err != nil {
 				answers = append(answers, "refused child: "+err.Error())
 				continue
@@ -150,7 +153,7 @@ func run(a args) string {
 			answers = append(answers, strings.TrimSpace(string(o)))
 			continue
 		}
-		answers = append(answers, ask(a.Scope, a.Token))
+		answers = append(answers, ask(a.Scope, call))
 	}
 	text := strings.Join(answers, "\n")
 	if a.Out != "" {
@@ -165,7 +168,7 @@ func run(a args) string {
 
 // bench times a.Bench broker requests against as many round trips to an
 // echo socket of this process, in the same run.
-func bench(a args) string {
+func bench(a args, call string) string {
 	dir, err := os.MkdirTemp("", "credecho")
 	if err != nil {
 		return "refused bench: " + err.Error()
@@ -185,7 +188,7 @@ func bench(a args) string {
 			go func() {
 				defer c.Close()
 				bufio.NewReader(c).ReadBytes('\n')
-				c.Write([]byte("{\"v\":1,\"secret\":\"echo\"}\n"))
+				c.Write([]byte("{\"v\":2,\"secret\":\"echo\"}\n"))
 			}()
 		}
 	}()
@@ -195,7 +198,7 @@ func bench(a args) string {
 			return
 		}
 		defer c.Close()
-		b, _ := json.Marshal(map[string]any{"v": 1, "scope": a.Scope, "token": a.Token})
+		b, _ := json.Marshal(map[string]any{"v": 2, "scope": a.Scope, "call": call})
 		c.Write(append(b, '\n'))
 		bufio.NewReader(c).ReadBytes('\n')
 	}
@@ -203,7 +206,7 @@ func bench(a args) string {
 	ok := 0
 	for range a.Bench {
 		start := time.Now()
-		if strings.HasPrefix(ask(a.Scope, a.Token), "issued ") {
+		if strings.HasPrefix(ask(a.Scope, call), "issued ") {
 			ok++
 		}
 		brokerNs = append(brokerNs, time.Since(start).Nanoseconds())
@@ -255,10 +258,12 @@ func handle(line []byte) {
 
 func call(req request) {
 	var p struct {
-		Name      string `json:"name"`
-		Arguments args   `json:"arguments"`
+		Name      string         `json:"name"`
+		Arguments args           `json:"arguments"`
+		Meta      map[string]any `json:"_meta"`
 	}
 	json.Unmarshal(req.Params, &p)
+	token, _ := p.Meta["dev.mcpepoch/call"].(string)
 	var text string
 	switch p.Name {
 	case "env":
@@ -266,12 +271,12 @@ func call(req request) {
 		if _, ok := os.LookupEnv("CRED_TEST_ENV_SECRET"); ok {
 			has = "yes"
 		}
-		text = fmt.Sprintf("socket=%s token=%s env_secret=%s", os.Getenv("MCPEPOCH_CREDENTIALS_SOCKET"), os.Getenv("MCPEPOCH_CREDENTIALS_TOKEN"), has)
+		text = fmt.Sprintf("socket=%s call=%s env_secret=%s", os.Getenv("MCPEPOCH_CREDENTIALS_SOCKET"), token, has)
 	case "ask_later":
-		go run(p.Arguments)
+		go run(p.Arguments, token)
 		text = "asking later"
 	default:
-		text = run(p.Arguments)
+		text = run(p.Arguments, token)
 	}
 	reply(req.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}, nil)
 }
