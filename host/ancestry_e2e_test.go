@@ -71,6 +71,7 @@ func gConnectVia(t *testing.T, p *project, prefix []string, env ...string) *gSes
 }
 
 func TestApproveThroughWrapper(t *testing.T) {
+	t.Parallel()
 	needTerminalTools(t)
 	testenv.LookNode(t)
 	for _, c := range []struct {
