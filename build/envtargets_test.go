@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,15 +100,12 @@ func TestIdentityEnvNamedLibraryMissingOrFIFO(t *testing.T) {
 // not. Built with the system's C compiler, linked for real.
 func TestIdentityLibraryPathNeeded(t *testing.T) {
 	t.Parallel()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		testenv.Missing(t, "no C compiler (cc) on PATH: install gcc or clang to run this test")
-	}
+	cc := testenv.Need(t, "cc", testenv.InstallCC)
 	dir, libs := idTempDir(t), idTempDir(t)
 	build := func(out string, args ...string) {
 		t.Helper()
 		if b, err := exec.Command(cc, append([]string{"-o", out}, args...)...).CombinedOutput(); err != nil {
-			t.Skipf("cc cannot build %s: %v\n%s", out, err, b)
+			testenv.Missing(t, fmt.Sprintf("cc cannot build %s (%v): %s\n%s", out, err, testenv.InstallCC, b))
 		}
 	}
 	src := func(name, content string) string {

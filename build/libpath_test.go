@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -14,10 +15,7 @@ import (
 // it that nothing needs does not. Built with the system's C compiler.
 func TestIdentityPreloadRunpath(t *testing.T) {
 	t.Parallel()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		testenv.Missing(t, "no C compiler (cc) on PATH: install gcc or clang to run this test")
-	}
+	cc := testenv.Need(t, "cc", testenv.InstallCC)
 	dir := idNodeProject(t)
 	for _, tags := range []string{"--enable-new-dtags", "--disable-new-dtags"} { // RUNPATH, RPATH
 		rp := idTempDir(t)
@@ -26,7 +24,7 @@ func TestIdentityPreloadRunpath(t *testing.T) {
 			idWrite(t, rp, idFile{path: name + ".c", content: content})
 			args = append([]string{"-shared", "-fPIC", "-o", filepath.Join(rp, "lib"+name+".so"), filepath.Join(rp, name+".c")}, args...)
 			if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-				t.Skipf("cc cannot build lib%s.so: %v\n%s", name, err, b)
+				testenv.Missing(t, fmt.Sprintf("cc cannot build lib%s.so (%v): %s\n%s", name, err, testenv.InstallCC, b))
 			}
 		}
 		build("deep", "int deep(void) { return 1; }\n")

@@ -1,10 +1,11 @@
 package build
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // npm start is followed through package.json's scripts.start to the node
@@ -13,14 +14,7 @@ import (
 // project code.
 func TestPackageScriptFollowed(t *testing.T) {
 	t.Parallel()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm not on PATH")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not on PATH")
-	}
+	node, npm := testenv.LookNode(t)
 	dir := idTempDir(t)
 	idWrite(t, dir,
 		idFile{path: "package.json", content: `{"scripts": {"start": "node --watch server.mjs", "dev": "tsc && node server.mjs"}}`},

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +12,13 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// wrapperNeeds skips the test when a program the kernel or a shell script
-// needs is missing.
+// wrapperNeeds ends the test with testenv.Missing when a program the
+// kernel or a shell script needs is missing.
 func wrapperNeeds(t *testing.T, paths ...string) {
 	t.Helper()
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s is needed by this test: %v", p, err)
+			testenv.Missing(t, fmt.Sprintf("%s is needed by this test (%v): install it (apt-get install coreutils dash)", p, err))
 		}
 	}
 }

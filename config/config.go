@@ -3,36 +3,12 @@
 //
 // Every key is optional; command-line flags win over the file. Unknown keys
 // are errors, so a misspelt key is reported instead of silently ignored.
-//
-//	label     = "inventory-local"            # server label shown to people
-//	command   = ["node", "dist/server.js"]   # launch command
-//	entry     = "dist/server.js"             # entry file (else inferred)
-//	lockfiles = ["package-lock.json"]        # lockfiles (else detected)
-//	code      = ["dist", "lib"]              # the project's own code trees (else the entry's, e.g. dist)
-//	deps      = ["node_modules"]             # dependency trees (else node_modules, .venv detected)
-//	env       = ["INVENTORY_MODE"]           # more variables whose value digests join the identity
-//	env_files = [".env"]                     # files whose content joins the identity
-//
-//	[host]
-//	grace   = "5s"    # how long a stopping server gets before SIGKILL
-//	restart = "keep"  # keep | close | manual
-//	first_start_wait = "3m"  # how long a client's initialize waits for a first build
-//
-//	[grants]
-//	exempt = ["inventory_lookup", "debug_*"]  # tools that need no grant (doublestar globs)
-//	proof  = ["presence"]                     # what counts as a person's approval (see Grants.Proof)
-//	approval_wait = "50s"                     # how long a call waits for an approval asked through the client
-//	attestation = "required"                  # only FIDO-attested authenticators count as presence (default "optional")
-//
-//	[credentials.inventory-api-staging]       # a credential scope
-//	tools    = ["inventory_adjust"]           # tools that use it (globs)
-//	per_call = false                          # true: every call needs a fresh approval
-//	proof    = ["presence"]                   # a stricter proof for grants that name it
-//	env      = "INVENTORY_TOKEN"              # where the secret is: one of env, file, command
-//	deliver  = "broker"                       # broker (default) | env, with as = "VAR"
-//
 // By default every tool needs a grant (seed: "authorization follows the
 // execution epoch"); annotations such as readOnlyHint never exempt one.
+//
+// The format, key by key with its defaults, is described once, in
+// docs/formats.md ("mcpepoch.toml"); Config, Host, Grants and Credential
+// are its Go form, and their fields' docs say how each value is read.
 package config
 
 import (

@@ -8,7 +8,6 @@ package host_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -72,10 +71,9 @@ func gConnectVia(t *testing.T, p *project, prefix []string, env ...string) *gSes
 }
 
 func TestApproveThroughWrapper(t *testing.T) {
+	t.Parallel()
 	needTerminalTools(t)
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
+	testenv.LookNode(t)
 	for _, c := range []struct {
 		name   string
 		prefix []string

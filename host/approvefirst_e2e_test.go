@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -24,6 +24,7 @@ import (
 // presence counts.
 func TestApproveRefusesAtOnceWhatCannotCount(t *testing.T) {
 	t.Parallel()
+	testenv.Need(t, "script", testenv.InstallUtilLinux)
 	p, env := newDefaultProofProject(t)
 	s := gConnect(t, p, env...)
 	s.list()
@@ -63,12 +64,10 @@ func TestApproveRefusesAtOnceWhatCannotCount(t *testing.T) {
 		strings.Contains(out.Stdout, "catalog") {
 		t.Errorf("approve --yes where only presence counts: exit %d, want 4 before any review\n%s", code, out)
 	}
-	if _, err := exec.LookPath("script"); err == nil {
-		out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN `+approveArgs(s.run)+`" /dev/null`)
-		if code == 0 || !strings.Contains(out.Combined, "an approval at a terminal proves only terminal, and this project counts only presence") ||
-			strings.Contains(out.Combined, "catalog") || strings.Contains(out.Combined, "[y/N]") {
-			t.Errorf("approve at a terminal where only presence counts: exit %d, want a refusal before the review and the question\n%s", code, out)
-		}
+	out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN `+approveArgs(s.run)+`" /dev/null`)
+	if code == 0 || !strings.Contains(out.Combined, "an approval at a terminal proves only terminal, and this project counts only presence") ||
+		strings.Contains(out.Combined, "catalog") || strings.Contains(out.Combined, "[y/N]") {
+		t.Errorf("approve at a terminal where only presence counts: exit %d, want a refusal before the review and the question\n%s", code, out)
 	}
 	out, code = p.runCLI(env, "approve", "--web", "--no-open", "--run", s.run, "--tools", "slow_write")
 	if code == 0 || !strings.Contains(out.Stderr, "only ssh keys: approve with mcpepoch approve --ssh KEY") {

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,9 +82,8 @@ func approveArgs(run string) string {
 
 func TestApproveByAgentRefusedAtDefaultProof(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("script(1) not installed: the faked terminal cases need it")
-	}
+	testenv.Need(t, "script", testenv.InstallUtilLinux) // the faked terminal cases
+	testenv.Need(t, "setsid", testenv.InstallUtilLinux) // case 2
 	needProc(t)
 	p, env := newDefaultProofProject(t)
 	// The server starts a faked-terminal approval of its own once the

@@ -3,12 +3,12 @@ package host_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // lazyServer is a stdio MCP server in plain Python, run as
@@ -47,9 +47,7 @@ for line in sys.stdin:
 // a person can approve.
 func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Need(t, "python3", testenv.InstallPython)
 	p := newProject(t, nil)
 	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // pycPlant is a Python program that writes, for the source file argv[1],
@@ -28,9 +29,7 @@ with open(out, "wb") as f:
 // grant-covered call before it reaches the bytecode.
 func TestBytecodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Need(t, "python3", testenv.InstallPython)
 	p := newProject(t, nil)
 	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
 		t.Fatal(err)

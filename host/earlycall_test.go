@@ -2,11 +2,11 @@ package host_test
 
 import (
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // earlyCall initializes a raw client declaring form elicitation and sends
@@ -105,9 +105,7 @@ for line in sys.stdin:
 // sent after it is.
 func TestEarlyCallCancelled(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Need(t, "python3", testenv.InstallPython)
 	p := newProject(t, nil)
 	p.write("srv.py", slowListServer)
 	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")

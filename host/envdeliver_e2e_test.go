@@ -83,6 +83,7 @@ func hashed(v string) string {
 // approval starts it again, same epoch, with it; after a rebuild the new
 // epoch's process lacks it until approved again.
 func TestEnvDeliveryFollowsApproval(t *testing.T) {
+	t.Parallel()
 	p := newEnvProject(t)
 	s := gConnect(t, p.project, "API_TOKEN=from-the-client-config")
 	if got := p.launches(1); got[0] != "rev=A api=none" {

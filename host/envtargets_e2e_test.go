@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,13 +146,8 @@ func TestNodePathModuleEditedUnderHost(t *testing.T) {
 // mcpepoch identity explains both.
 func TestPreloadLibraryAndPythonPathUnderHost(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) to build a preload library")
-	}
+	testenv.Need(t, "python3", testenv.InstallPython)
+	cc := testenv.Need(t, "cc", testenv.InstallCC)
 	libs, pp := t.TempDir(), t.TempDir()
 	lib := filepath.Join(libs, "libtag.so")
 	buildLib := func(tag string) {
@@ -159,7 +155,7 @@ func TestPreloadLibraryAndPythonPathUnderHost(t *testing.T) {
 		src := filepath.Join(libs, "tag.c")
 		writeOutside(t, libs, "tag.c", "#include <stdlib.h>\n__attribute__((constructor)) static void tag(void) { setenv(\"PRELOAD_TAG\", \""+tag+"\", 1); }\n")
 		if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib+".tmp", src).CombinedOutput(); err != nil {
-			t.Skipf("cc cannot build a shared library: %v\n%s", err, out)
+			testenv.Missing(t, fmt.Sprintf("cc cannot build a shared library (%v): %s\n%s", err, testenv.InstallCC, out))
 		}
 		if err := os.Rename(lib+".tmp", lib); err != nil {
 			t.Fatal(err)

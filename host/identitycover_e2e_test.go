@@ -2,12 +2,12 @@ package host_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // nodeServer is a stdio MCP server in plain node, server.mjs, whose tool
@@ -30,9 +30,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
 // mcpepoch.toml's command set to command.
 func newNodeProject(t *testing.T, command string) *project {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not on PATH")
-	}
+	testenv.LookNode(t)
 	p := newProject(t, nil)
 	if err := os.Mkdir(p.path("lib"), 0o755); err != nil {
 		t.Fatal(err)
@@ -74,9 +72,7 @@ func TestRootEntryImportedModuleDrifts(t *testing.T) {
 // answers under the epoch of npm's own script.
 func TestNpmStartEditDrifts(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm not on PATH")
-	}
+	testenv.LookNode(t)
 	p := newNodeProject(t, `["npm", "start", "--silent"]`)
 	p.write("package.json", `{"name": "srv", "private": true, "scripts": {"start": "node server.mjs"}}`+"\n")
 	c := startRaw(t, p, nil, "npm", "start", "--silent")
@@ -91,9 +87,7 @@ func TestNpmStartEditDrifts(t *testing.T) {
 // as the same command line is.
 func TestNpmStartSelfReloadRefused(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm not on PATH")
-	}
+	testenv.LookNode(t)
 	p := newNodeProject(t, `["npm", "start"]`)
 	p.write("package.json", `{"name": "srv", "private": true, "scripts": {"start": "node --watch server.mjs"}}`+"\n")
 	out, code := p.runCLI(nil, p.hostArgs(nil, "npm", "start")...)

@@ -120,6 +120,7 @@ func TestEnvDeliveryHeldCallWaitsForRelaunch(t *testing.T) {
 // with the variable and runs there, as with mcpepoch approve; it is not
 // sent to the process being stopped (server_restarted).
 func TestEnvDeliveryPageApprovalWaitsForRelaunch(t *testing.T) {
+	t.Parallel()
 	ctx := chromiumTab(t)
 	p := newEnvProject(t)
 	p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]\n", "", 1))

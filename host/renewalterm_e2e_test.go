@@ -34,11 +34,9 @@ type terminal struct {
 func needTerminalTools(t *testing.T) {
 	t.Helper()
 	needProc(t)
-	for _, tool := range []string{"script", "setsid", "mkfifo"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	testenv.Need(t, "script", testenv.InstallUtilLinux)
+	testenv.Need(t, "setsid", testenv.InstallUtilLinux)
+	testenv.Need(t, "mkfifo", testenv.InstallCoreutils)
 }
 
 // startTerminal runs command (a shell command line; $MCPEPOCH_BIN is the

@@ -8,7 +8,6 @@ package host_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,17 +23,15 @@ func TestApproveThroughUnlistedWrapperRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name, tool string
-		prefix     []string
+		name, tool, install string
+		prefix              []string
 	}{
-		{"sh script", "sh", []string{"sh", script}},
-		{"flock", "flock", []string{"flock", filepath.Join(dir, "lock")}},
-		{"env in sh script", "env", []string{"sh", script, "env", "A=1"}},
+		{"sh script", "sh", "install a POSIX shell (apt-get install dash)", []string{"sh", script}},
+		{"flock", "flock", testenv.InstallUtilLinux, []string{"flock", filepath.Join(dir, "lock")}},
+		{"env in sh script", "env", testenv.InstallCoreutils, []string{"sh", script, "env", "A=1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.tool); err != nil {
-				t.Skipf("%s not installed", c.tool)
-			}
+			testenv.Need(t, c.tool, c.install)
 			t.Parallel()
 			p, env := newDefaultProofProject(t)
 			s := gConnectVia(t, p, append(c.prefix, testenv.Mcpepoch(t)), env...)

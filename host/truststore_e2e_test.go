@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	"github.com/mcpepoch/mcpepoch/sshsig"
@@ -169,9 +169,7 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 // and its registration becomes the root, marked as enrolled at a terminal.
 func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 	needTerminalTools(t)
-	if _, err := exec.LookPath("timeout"); err != nil {
-		t.Skip("timeout not installed")
-	}
+	testenv.Need(t, "timeout", testenv.InstallCoreutils)
 	t.Parallel()
 	ctx := chromiumTab(t)
 	p, env := newDefaultProofProject(t)
@@ -223,9 +221,7 @@ func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 // SIGTERM (here timeout's), not only on a typed line.
 func TestInterruptAtTheRootQuestion(t *testing.T) {
 	needTerminalTools(t)
-	if _, err := exec.LookPath("timeout"); err != nil {
-		t.Skip("timeout not installed")
-	}
+	testenv.Need(t, "timeout", testenv.InstallCoreutils)
 	t.Parallel()
 	p, env := newDefaultProofProject(t)
 	enroll := "$MCPEPOCH_BIN enroll --web --no-open --name person"

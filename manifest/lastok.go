@@ -11,14 +11,7 @@ import (
 // before it, by its entry and code, so that a host can tell a server
 // running what that build produced (a Go compile error or a type-only tsc
 // error leaves the entry byte-identical) from one running what the failed
-// build left behind.
-//
-//	[last_ok]
-//	id        = "01JQ7R9KQ6K2Y8W4JH0M3T5V7X"
-//	completed = 2026-07-22T14:31:08Z
-//	[[last_ok.artifact]]                     # entry and code only; changed is always false
-//	role = "entry"
-//	…
+// build left behind: the manifest's [last_ok] table (docs/formats.md).
 type LastOK struct {
 	ID        epoch.BuildID `toml:"id" json:"id"`
 	Completed time.Time     `toml:"completed" json:"completed"`

@@ -8,34 +8,8 @@
 // and so two hooks, at once. A manifest that fails to parse or validate is
 // reported as a *CorruptError and never overwritten.
 //
-// Format, schema 1:
-//
-//	schema   = 1
-//	label    = "inventory-local"
-//	command  = ["node", "dist/server.js"]
-//	dir      = "/home/me/inventory"          # absolute working directory
-//	inferred = ["lockfile package-lock.json detected in /home/me/inventory"]
-//
-//	[build]
-//	id        = "01JQ7R9KQ6K2Y8W4JH0M3T5V7X"  # ULID, one per hook run
-//	completed = 2026-07-22T14:31:08Z
-//	status    = "ok"                         # "ok" or "failed"
-//	exit_code = 0                            # the build's own exit status
-//
-//	[[artifact]]                             # entry, code, lockfiles, runtime, wrappers, deps, env files, env
-//	role    = "entry"                        # entry | code | lockfile | runtime | wrapper | deps | env-file | env
-//	path    = "dist/server.js"               # relative to dir, or absolute outside it
-//	digest  = "sha256:9e4c…"                 # empty when missing; for env, of the value (never stored)
-//	size    = 10240                          # bytes
-//	version = ""                             # runtime only: "v20.20.2"
-//	missing = false                          # true: the file was absent (failed builds), or the variable unset
-//	files   = 0                              # trees (deps, code) only: regular files in the tree
-//	native  = 0                              # trees (deps, code) only: native addons (*.node) in the tree
-//	changed = true                           # digest differs from the previous build's
-//
-//	[[gone]]                                 # an input the previous build had and this one lacks
-//	role    = "lockfile"
-//	path    = "package-lock.json"
+// The format (schema 1), key by key, is described once, in docs/formats.md
+// ("The run manifest"); File, Artifact, Gone and LastOK are its Go form.
 package manifest
 
 import (

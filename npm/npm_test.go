@@ -110,14 +110,27 @@ func install(t *testing.T) *installed {
 	}
 }
 
+// TestPackages installs the packages once; its checks share the install,
+// which none of them changes, and run side by side, each in an example
+// project of its own.
 func TestPackages(t *testing.T) {
 	in := install(t)
-	t.Run("version", func(t *testing.T) { testVersion(t, in) })
-	t.Run("exit status", func(t *testing.T) { testExitStatus(t, in) })
-	t.Run("byte for byte", func(t *testing.T) { testBytes(t, in) })
-	t.Run("through a restart", func(t *testing.T) { testRestart(t, in) })
-	t.Run("signal", func(t *testing.T) { testSignal(t, in) })
-	t.Run("credentials module", func(t *testing.T) { testCredentialsModule(t, in) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, *installed)
+	}{
+		{"version", testVersion},
+		{"exit status", testExitStatus},
+		{"byte for byte", testBytes},
+		{"through a restart", testRestart},
+		{"signal", testSignal},
+		{"credentials module", testCredentialsModule},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, in)
+		})
+	}
 }
 
 // testCredentialsModule: an installed project imports mcpepoch/credentials

@@ -43,18 +43,42 @@ platforms=(
 	"darwin arm64 darwin arm64"
 )
 
-for p in "${platforms[@]}"; do
-	read -r npmos npmcpu goos goarch <<<"$p"
-	name="$npmos-$npmcpu"
-	if [ -n "${NPM_PACK_PLATFORMS:-}" ] && [[ " $NPM_PACK_PLATFORMS " != *" $name "* ]]; then
-		continue
-	fi
-	dir="$stage/$name"
+# selected prints the platforms to build, one "npmos npmcpu goos goarch" a
+# line.
+selected() {
+	for p in "${platforms[@]}"; do
+		read -r npmos npmcpu _ _ <<<"$p"
+		if [ -n "${NPM_PACK_PLATFORMS:-}" ] && [[ " $NPM_PACK_PLATFORMS " != *" $npmos-$npmcpu "* ]]; then
+			continue
+		fi
+		echo "$p"
+	done
+}
+
+# The binaries are built at once, side by side: each link is one process,
+# so on a machine with cores to spare the four take little longer than one.
+pids=()
+while read -r npmos npmcpu goos goarch; do
+	dir="$stage/$npmos-$npmcpu"
 	mkdir -p "$dir/bin"
 	echo "build $goos/$goarch"
 	(cd "$root" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto \
 		-ldflags "-s -w -X github.com/mcpepoch/mcpepoch/internal/cli.releaseVersion=$version" \
-		-o "$dir/bin/" ./cmd/mcpepoch)
+		-o "$dir/bin/" ./cmd/mcpepoch) &
+	pids+=($!)
+done < <(selected)
+failed=0
+for pid in "${pids[@]}"; do
+	wait "$pid" || failed=1
+done
+if [ "$failed" -ne 0 ]; then
+	echo "npm-pack.sh: go build failed (above)" >&2
+	exit 1
+fi
+
+while read -r npmos npmcpu _ _; do
+	name="$npmos-$npmcpu"
+	dir="$stage/$name"
 	cat >"$dir/package.json" <<JSON
 {
   "name": "@mcpepoch/$name",
@@ -73,7 +97,7 @@ The \`mcpepoch\` binary for $npmos on $npmcpu. Install the \`mcpepoch\`
 package, which selects this one on this platform.
 MD
 	(cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
-done
+done < <(selected)
 
 main="$stage/mcpepoch"
 cp -R "$root/npm/mcpepoch" "$main"

@@ -71,6 +71,7 @@ func TestCodeTreeChangeRestartsServer(t *testing.T) {
 // restarts onto the new identity, and the audit log's records of the build
 // and of the replacement say so.
 func TestLockfileGoneReported(t *testing.T) {
+	t.Parallel()
 	p := newProject(t)
 	p.host()
 	p.record()

@@ -343,11 +343,9 @@ func TestRecordNodeExample(t *testing.T) {
 	stderr := p.record()
 	wantLine(t, stderr, "no host reachable over the socket; hosts watching the manifest will see this build")
 
-	node, err := exec.LookPath("node")
+	node, _ := testenv.LookNode(t)
+	node, err := filepath.EvalSymlinks(node)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if node, err = filepath.EvalSymlinks(node); err != nil {
 		t.Fatal(err)
 	}
 	nodeVersion, err := exec.Command(node, "--version").Output()

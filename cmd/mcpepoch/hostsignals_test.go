@@ -62,6 +62,8 @@ func TestHostStopsProcessThatLeftTheGroup(t *testing.T) {
 		t.Skip("child subreapers are Linux only; elsewhere such a process outlives the host (README)")
 	}
 	t.Parallel()
+	testenv.Need(t, "setsid", testenv.InstallUtilLinux)
+	testenv.Need(t, "ps", testenv.InstallProcps) // killPIDFile
 	p := newProject(t)
 	h := startRawHost(t, p, "sh", "-c", `(setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' &); exec node dist/server.js`)
 	t.Cleanup(func() { killPIDFile(t, p.path("escaped.pid")) })

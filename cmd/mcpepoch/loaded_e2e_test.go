@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,12 +48,10 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
 `
 
-// pyLookPython skips the test without python3.
+// pyLookPython ends the test with testenv.Missing without python3.
 func pyLookPython(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
-	}
+	testenv.Need(t, "python3", testenv.InstallPython)
 }
 
 // pyCall calls the tool "lib" (of pyServer or nodeLibServer) and returns
@@ -372,7 +371,7 @@ func TestPythonBytecodeInDependencyTree(t *testing.T) {
 	pyLookPython(t)
 	dir := ideTempDir(t)
 	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", filepath.Join(dir, ".venv")).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, fmt.Sprintf("python3 -m venv failed (%v): %s\n%s", err, testenv.InstallPython, out))
 	}
 	m, _ := filepath.Glob(filepath.Join(dir, ".venv", "lib", "python*", "site-packages"))
 	if len(m) != 1 {

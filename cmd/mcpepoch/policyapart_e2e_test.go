@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -15,11 +14,8 @@ import (
 // refusal names enroll.
 func TestPolicyAcceptWithoutHostNeedsPresence(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"script", "setsid"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	testenv.Need(t, "script", testenv.InstallUtilLinux)
+	testenv.Need(t, "setsid", testenv.InstallUtilLinux)
 	p, c := floorProject(t)
 	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
 	c.Close() // the agent can end the host

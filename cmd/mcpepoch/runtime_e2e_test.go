@@ -5,6 +5,7 @@ package main
 // client's environment (the host's) finds the one on the test's PATH.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // The host runs the python3 of its own PATH and says so: record's answer
@@ -26,7 +28,7 @@ func TestPythonRuntimeNotTheBuilds(t *testing.T) {
 	// --copies: the venv's python3 is a file of its own, not a link that
 	// resolves to the interpreter on PATH.
 	if out, err := exec.Command("python3", "-m", "venv", "--copies", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, fmt.Sprintf("python3 -m venv failed (%v): %s\n%s", err, testenv.InstallPython, out))
 	}
 	ideWrite(t, dir, "server.py", strings.Replace(pyServer, "%s", "lib", 1), 0o644)
 	ideWrite(t, dir, "lib.py", "X = 'good'\n", 0o644)

@@ -25,6 +25,8 @@ const stopBound = 5 * time.Second
 
 func TestClientCloseStopsServerGroup(t *testing.T) {
 	t.Parallel()
+	testenv.Need(t, "setsid", testenv.InstallUtilLinux)
+	testenv.Need(t, "ps", testenv.InstallProcps) // killPIDFile
 	for _, tc := range []struct {
 		name    string
 		command []string
@@ -88,6 +90,7 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 }
 
 // killPIDFile kills the process whose pid is in file name, if there is one
+// (the test needs ps: testenv.Need before the cleanup is registered)
 // and it is still the `sleep` the test started. The process is usually gone
 // by then (stopping it is what the tests check), and pids are reused fast
 // on a busy machine: killing whatever has that pid now would kill another

@@ -36,13 +36,41 @@ func Missing(t testing.TB, why string) {
 	t.Skip(why)
 }
 
+// Need returns the path of the program prog on PATH. When PATH has none it
+// ends the test with [Missing], naming prog and install, how to get it
+// (for instance [InstallPython]).
+//
+// A program that is there but cannot do what the test needs (python3
+// without its venv module, a cc that cannot link a shared library) is
+// missing as well: call [Missing] with what failed and how to install
+// what it lacks.
+func Need(t testing.TB, prog, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		Missing(t, fmt.Sprintf("%s is not on PATH: %s to run this test", prog, install))
+	}
+	return p
+}
+
+// How to install the programs several packages' tests [Need]. Each names
+// the Debian package CI installs (.ci/run) and the macOS way.
+const (
+	// InstallPython: python3 and its venv module.
+	InstallPython = "install Python 3 (apt-get install python3 python3-venv, or brew install python)"
+	// InstallCC: a C compiler that links shared libraries.
+	InstallCC = "install a C compiler (apt-get install gcc, or Xcode's command line tools)"
+	// InstallUtilLinux: script, setsid and flock.
+	InstallUtilLinux = "install util-linux (apt-get install util-linux bsdutils; on macOS brew install util-linux)"
+	// InstallCoreutils: env, mkfifo, timeout.
+	InstallCoreutils = "install coreutils (apt-get install coreutils, or brew install coreutils)"
+	// InstallProcps: ps.
+	InstallProcps = "install procps (apt-get install procps)"
+)
+
 // Make returns the path of make on PATH; without one it ends the test
 // with [Missing].
 func Make(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("make")
-	if err != nil {
-		Missing(t, "make is not on PATH: install make (apt-get install make, or Xcode's command line tools) to run this test")
-	}
-	return p
+	return Need(t, "make", "install make (apt-get install make, or Xcode's command line tools)")
 }

@@ -275,6 +275,35 @@ func TestMissingFailsInCI(t *testing.T) {
 	}
 }
 
+// TestNeed: a program on PATH is returned; one that is not ends the test
+// (run in a child test process) with a skip, or a failure under CI, that
+// names the program and how to install it.
+func TestNeed(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("TESTENV_NEED_CHILD") == "1" {
+		Need(t, "mcpepoch-frobnicate", "apt-get install frobnicate")
+		t.Fatal("Need returned")
+	}
+	if p := Need(t, "sh", "install a shell"); !filepath.IsAbs(p) {
+		t.Errorf("Need(sh) = %q, want an absolute path", p)
+	}
+	for _, tc := range []struct {
+		ci, want string
+		fails    bool
+	}{
+		{"true", "--- FAIL: TestNeed", true},
+		{"", "--- SKIP: TestNeed", false},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeed$", "-test.v")
+		cmd.Env = append(Environ(), "TESTENV_NEED_CHILD=1", "CI="+tc.ci)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != tc.fails || !strings.Contains(string(out), tc.want) ||
+			!strings.Contains(string(out), "mcpepoch-frobnicate is not on PATH: apt-get install frobnicate to run this test") {
+			t.Errorf("CI=%q: exit %v, want failure %v and %q naming the program and how to install it\n%s", tc.ci, err, tc.fails, tc.want, out)
+		}
+	}
+}
+
 // npmLockHeld holds the lock NPM takes for dir until the test ends.
 func npmLockHeld(t *testing.T, dir string) {
 	t.Helper()
