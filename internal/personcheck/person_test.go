@@ -1,6 +1,11 @@
 package personcheck
 
-import "testing"
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
 
 // TestIsHostProcess: a host is recognised by its command (host or dev)
 // run by this executable, or by a binary named mcpepoch (another
@@ -24,5 +29,29 @@ func TestIsHostProcess(t *testing.T) {
 		if got := isHostProcess(c.exe, c.argv, me); got != c.want {
 			t.Errorf("isHostProcess(%q, %q) = %v, want %v", c.exe, c.argv, got, c.want)
 		}
+	}
+}
+
+// TestBelowLaunchSide: a process below a host's launching side stands
+// apart from it neither as an approver nor as a client; one of that side
+// stands apart only as a client (one that runs several hosts).
+func TestBelowLaunchSide(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc: Linux only")
+	}
+	self, parent := os.Getpid(), os.Getppid()
+	side := launchSide{host: 1 << 30, session: []int{parent}}
+	if err := side.below(self, true); err == nil || !strings.Contains(err.Error(), "within its session") {
+		t.Errorf("a client below the side's session ancestor: %v, want refused", err)
+	}
+	if err := side.below(parent, true); err != nil {
+		t.Errorf("a client that is the side's session ancestor: %v, want apart", err)
+	}
+	if err := side.below(parent, false); err == nil {
+		t.Error("an approver that is the side's session ancestor: apart, want refused")
+	}
+	side = launchSide{host: 1 << 30, chain: []ancestor{{pid: parent}}}
+	if err := side.below(self, true); err == nil {
+		t.Error("a client below the side's client: apart, want refused")
 	}
 }
