@@ -80,33 +80,37 @@ func (l Launch) ClientApart() (refusal, unverified string) {
 }
 
 // TellsApart reports why this process, though at a terminal, cannot be
-// told apart from an agent's for a weakening of the policy floor: that
-// takes a running mcpepoch host that identified its MCP client (its
-// session can be walked, package doc of Launch), with this process
-// descending from none of the hosts, their clients or their ancestors
-// within their sessions (PersonAtTerminal). With no host running the agent
-// may have ended it, and nothing says where the agent's side is; it then
-// returns an error, as it does for a host that cannot identify its client.
-// It returns nil when the process can be told apart.
-func TellsApart() error {
-	if err := PersonAtTerminal(); err != nil {
-		return err
+// told apart from an agent's for a weakening of the policy floor of a
+// project whose running hosts are the processes hosts (as the caller
+// found them: the kernel's word on who listens on the project's sockets,
+// never a file's). That takes at least one of them, each an mcpepoch host
+// that identified its MCP client (its session can be walked: Launch), and
+// this process standing for a person at a terminal (PersonAtTerminal:
+// apart from every running host, these included). With no host of the
+// project running the agent may have ended it, and a host of another
+// project says nothing of where this project's agent is; with one that
+// cannot identify its client, nothing says where its agent's side is. It
+// returns nil when the process can be told apart.
+func TellsApart(hosts []int) error {
+	if len(hosts) == 0 {
+		return errors.New("no host of this project is running, so nothing tells this terminal from an agent's")
 	}
-	sides, err := hostsBut(0)
-	if err != nil {
-		return err
-	}
-	for _, s := range sides {
-		ppid, _, err := proctree.Parent(s.host)
+	me, _ := os.Executable()
+	for _, pid := range hosts {
+		exe, argv, err := proctree.Args(pid)
 		if err != nil {
-			return fmt.Errorf("an mcpepoch host (pid %d) cannot be examined: %v", s.host, err)
+			return fmt.Errorf("the project's host (pid %d) cannot be examined: %v", pid, err)
 		}
-		if _, unknown := sessionAncestors(s.host, ppid); unknown != "" {
-			return fmt.Errorf("an mcpepoch host (pid %d) cannot identify its MCP client: %s", s.host, unknown)
+		if !isHostProcess(exe, argv, me) {
+			return fmt.Errorf("the process listening on a socket of the project (pid %d) is not an mcpepoch host", pid)
+		}
+		ppid, _, err := proctree.Parent(pid)
+		if err != nil {
+			return fmt.Errorf("the project's host (pid %d) cannot be examined: %v", pid, err)
+		}
+		if _, unknown := sessionAncestors(pid, ppid); unknown != "" {
+			return fmt.Errorf("the project's host (pid %d) cannot identify its MCP client: %s", pid, unknown)
 		}
 	}
-	if len(sides) == 0 {
-		return errors.New("no mcpepoch host is running, so nothing tells this terminal from an agent's")
-	}
-	return nil
+	return PersonAtTerminal()
 }
