@@ -2,7 +2,8 @@
 // to mcpepoch: the build hook (missing, dropped by go-task, or after the
 // build command), the build's sources (reaching .mcpepoch/, missing
 // mcpepoch.toml), client configs (launching the server directly, or
-// mcpepoch without an absolute path), the launch command (an entry that
+// mcpepoch without an absolute path, or with an env that leaves the host
+// no usable config directory), the launch command (an entry that
 // does not exist, a server run from source, a console script of the
 // project's virtualenv with no code tree hashed, code trees beside the
 // project, noted), tsc without noEmitOnError,
