@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/mcpepoch/mcpepoch/internal/proctree"
 )
@@ -60,12 +61,26 @@ func hostsBut(skip int) ([]launchSide, error) {
 		}
 		side := launchSide{host: pid}
 		if ppid, _, err := proctree.Parent(pid); err == nil {
+			if forkOf(ppid, exe, argv) {
+				continue
+			}
 			side.chain = clientChain(ppid, "")
 			side.session, _ = sessionAncestors(pid, ppid)
 		}
 		out = append(out, side)
 	}
 	return out, nil
+}
+
+// forkOf says whether a process running exe with argv, whose parent is
+// ppid, is a copy of its parent between fork and exec (a host or mcpepoch
+// dev starting a server or a build): the parent runs the same executable
+// with the same arguments. Such a process is no host of its own, and
+// leaving it out loses nothing: its parent is one, whose launching side
+// holds all that the copy's would.
+func forkOf(ppid int, exe string, argv []string) bool {
+	pexe, pargv, err := proctree.Args(ppid)
+	return err == nil && pexe == exe && slices.Equal(pargv, argv)
 }
 
 // isHostProcess says whether a process running exe with argv is an
