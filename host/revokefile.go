@@ -28,7 +28,7 @@ import (
 // (grant_revoked, via "request_file") and removes the request. A request
 // that does not read as one (another user's file, a link, not the
 // RevokeFile format, another grant's id) is refused once, audited
-// (revoke_request_refused) and left where it is for a person to look at;
+// (revoke_refused) and left where it is for a person to look at;
 // the grant stays.
 //
 // What the file does not stop: a program that can write .mcpepoch can

@@ -145,13 +145,13 @@ func TestRevokeRequestFileChecked(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"v": 1, "grant": "01J00000000000000000000000"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.waitRecords("a revoke_request_refused record", func(rs []audit.Record) bool {
+	p.waitRecords("a revoke_refused record", func(rs []audit.Record) bool {
 		return len(filterType(rs, audit.TypeRevokeRefused)) > 0
 	})
 	time.Sleep(600 * time.Millisecond) // two more looks: said once
 	recs := filterType(p.records(), audit.TypeRevokeRefused)
 	if len(recs) != 1 || recs[0].Fields["file"] != path || !strings.Contains(fmt.Sprint(recs[0].Fields["error"]), "field grant") {
-		t.Fatalf("revoke_request_refused records: %+v, want one naming the file and the field", recs)
+		t.Fatalf("revoke_refused records: %+v, want one naming the file and the field", recs)
 	}
 	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err != nil {
 		t.Fatalf("call under the grant after a malformed request: %v", err)
