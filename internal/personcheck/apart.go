@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mcpepoch/mcpepoch/internal/proctree"
 )
@@ -117,9 +118,13 @@ func (s launchSide) below(pid int, client bool) error {
 		return fmt.Errorf("process %d descends from an mcpepoch host (pid %d) or the server it runs", pid, s.host)
 	}
 	for _, a := range s.chain {
-		if proctree.IsAncestor(pid, a.pid) {
-			return fmt.Errorf("process %d descends from process %d, the MCP client or a wrapper that launched an mcpepoch host (pid %d)", pid, a.pid, s.host)
+		if !proctree.IsAncestor(pid, a.pid) {
+			continue
 		}
+		if a.what == "" {
+			return fmt.Errorf("process %d descends from the MCP client that launched an mcpepoch host (pid %d): process %d", pid, s.host, a.pid)
+		}
+		return fmt.Errorf("process %d descends from a wrapper (%s) that launched an mcpepoch host (pid %d): process %d", pid, strings.TrimPrefix(a.what, "wrapper: "), s.host, a.pid)
 	}
 	for _, a := range s.session {
 		if proctree.IsAncestor(pid, a) {
