@@ -11,6 +11,7 @@ const (
 	TypeApprovalGranted     = "approval_granted"     // a human approved a grant scope
 	TypeApprovalRefused     = "approval_refused"     // an approval did not prove what the project counts as a person
 	TypeGrantRevoked        = "grant_revoked"        // a grant was revoked
+	TypeRevokeRefused       = "revoke_refused"       // a revoke request file named a live grant but did not read as a person's request: left where it is, the grant stays
 	TypeRenewalPrepared     = "renewal_prepared"     // an epoch change revoked grants: the same scopes were prepared for the new epoch
 	TypeTrustStoreChanged   = "trust_store_changed"  // the trust store differs from the one the host pinned at start
 	TypeTrustPinned         = "trust_pinned"         // the trust store the host pinned at start: digest, entries, the root and whether it is attested
@@ -45,7 +46,7 @@ const (
 func Types() []string {
 	return []string{
 		TypeServerStarted, TypeCatalogPublished, TypeBuildRecorded, TypeServerReplaced, TypeIdentityDrift,
-		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRenewalPrepared, TypeTrustStoreChanged,
+		TypeApprovalGranted, TypeApprovalRefused, TypeGrantRevoked, TypeRevokeRefused, TypeRenewalPrepared, TypeTrustStoreChanged,
 		TypeTrustPinned, TypePolicyNotApplied, TypePolicyRaised, TypePolicyAccepted, TypePolicyFloorMissing, TypePolicyFloorRefused, TypePolicyFloorHeld, TypeTrustStoreMissing,
 		TypeApprovalAsked, TypeApprovalAnswered, TypeApprovalWaitEnded,
 		TypeToolCalled, TypeToolResult, TypeRequestForwarded, TypeRequestResult, TypeAuthorizationDenied, TypeCallAborted,

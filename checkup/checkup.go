@@ -2,8 +2,9 @@
 // to mcpepoch: the build hook (missing, dropped by go-task, or after the
 // build command), the build's sources (reaching .mcpepoch/, missing
 // mcpepoch.toml), client configs (launching the server directly,
-// mcpepoch without an absolute path, or a host --dir that is not a
-// directory or not this project), the launch command (an entry that
+// mcpepoch without an absolute path, a host --dir that is not a directory
+// or not this project, or an env that leaves the host no usable config
+// directory), the launch command (an entry that
 // does not exist, a server run from source, a console script of the
 // project's virtualenv with no code tree hashed, code trees beside the
 // project, noted), tsc without noEmitOnError,

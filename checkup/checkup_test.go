@@ -185,6 +185,14 @@ func TestEachProblemNamed(t *testing.T) {
 				writeFile(t, filepath.Join(dir, "userconfig", "Claude", "claude_desktop_config.json"),
 					`{"mcpServers": {"gone": {"command": "/opt/mcpepoch", "args": ["host", "--dir=/nonexistent/project"]}}}`)
 			}},
+		{name: "config dir relative", where: ".mcp.json: server weather", what: "no usable config directory (path in $XDG_CONFIG_HOME is relative",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_CONFIG_HOME": "config"}, "args": [`)
+			}},
+		{name: "config dir empty", where: filepath.Join(".cursor", "mcp.json") + ": server weather", what: "no usable config directory",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"args": [`, `"env": {"HOME": "", "XDG_CONFIG_HOME": ""}, "args": [`)
+			}},
 		{name: "entry missing", where: "mcpepoch.toml", what: "does not exist",
 			break_: func(t *testing.T, dir string) {
 				recordBuild(t, dir)

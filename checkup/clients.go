@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/project"
+	"github.com/mcpepoch/mcpepoch/trust"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
 
@@ -111,6 +113,33 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	case !viaHost && ours:
 		c.problem(where, "launches the server directly, not through mcpepoch host: rebuilds reach the client as a dead server",
 			"run "+selfcmd.Name()+" init, which rewrites the entry to launch mcpepoch host")
+	}
+	if viaHost || npx {
+		c.configDir(where, s)
+	}
+}
+
+// configDir reports an entry whose env leaves the host it starts no usable
+// config directory (trust.DirIn: XDG_CONFIG_HOME relative, or HOME and
+// XDG_CONFIG_HOME empty). That host finds no policy floor, trust store or
+// acceptance of the person's, and holds the strictest policy, as for a
+// floor that went missing (docs/policy-floor.md); an agent that can edit
+// the client's config can write such an env. The client's own
+// environment, which the entry's is laid over, is taken to be doctor's.
+func (c *check) configDir(where string, s server) {
+	getenv := func(k string) string {
+		if v, ok := s.Env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	if _, err := trust.DirIn(runtime.GOOS, getenv); err != nil {
+		fix := "remove XDG_CONFIG_HOME and HOME from the entry's env, or set XDG_CONFIG_HOME to an absolute path"
+		if d, err := trust.DefaultDir(); err == nil {
+			fix += " (yours is " + filepath.Dir(d) + ")"
+		}
+		c.problem(where, "its env leaves mcpepoch host no usable config directory ("+strings.TrimPrefix(err.Error(), "trust store: ")+
+			"): the host finds no policy floor or trust store of yours and holds the strictest policy (presence only, nothing exempt)", fix)
 	}
 }
 

@@ -90,8 +90,7 @@ func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request
 
 // serveRestart answers mcpepoch restart: a new epoch now.
 func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request) notify.Response {
-	h.rereadConfig() // a policy a person accepted since is in force in the new epoch
-	out, err := h.restart(ctx, "mcpepoch restart", restartManual)
+	out, err := h.restart(ctx, "mcpepoch restart", restartManual) // reads the config first (replace)
 	return h.outcome(out, err)
 }
 

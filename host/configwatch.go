@@ -65,7 +65,9 @@ func newConfigState(dir string) configState {
 }
 
 // rereadConfig reads mcpepoch.toml again when it changed since it was last
-// read, on a build signal (onBuild: the socket's or the manifest's). The
+// read: before every restart but a credential relaunch (replace), which
+// every build signal makes (onBuild: the socket's or the manifest's), and
+// on a failed build's signal. The
 // approval settings are re-read, held at the policy floor: [grants]
 // (exempt, proof, approval_wait) and each credential scope's tools,
 // per_call and proof. A stricter policy is in force at once; any other

@@ -6,6 +6,7 @@ package host_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,4 +65,55 @@ func TestElicitFormFromAnotherHostsSession(t *testing.T) {
 			t.Fatalf("call approved in the form of a client running two hosts: %v", err)
 		}
 	})
+}
+
+// TestElicitFormBehindUnlistedWrapper: the real MCP client (the test
+// process) runs a host through a program that is not a known wrapper (a
+// shell running a script file, a lock wrapper, env inside a script), so
+// the host takes that program for its client. An agent's own host, whose
+// fake client the real client started, still gets no proof client: the
+// fake client descends from the first host's ancestors within its
+// session.
+func TestElicitFormBehindUnlistedWrapper(t *testing.T) {
+	needProc(t)
+	dir := t.TempDir()
+	launch := filepath.Join(dir, "launch.sh")
+	fake := filepath.Join(dir, "fake-client.sh")
+	for _, f := range []string{launch, fake} {
+		if err := os.WriteFile(f, []byte("\"$@\"\nexit $?\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, tool string
+		prefix     []string
+	}{
+		{"sh script", "sh", []string{"sh", launch}},
+		{"flock", "flock", []string{"flock", filepath.Join(dir, "lock")}},
+		{"env in sh script", "env", []string{"sh", launch, "env", "A=1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				testenv.Missing(t, c.tool+" is not on PATH: install util-linux (flock) and coreutils (env) to run this test")
+			}
+			t.Parallel()
+			first := newGrantsProject(t, nil)
+			cmd := first.command(c.prefix[0], append(append(c.prefix[1:], testenv.Mcpepoch(t)), first.hostArgs(nil)...)...)
+			eConnectCmd(t, first, cmd, newAsker(approveForm).options(false), "2025-11-25")
+
+			p := newGrantsProject(t, nil)
+			p.write("mcpepoch.toml", strings.Replace(p.read("mcpepoch.toml"), "proof = [\"same-user\"]", "proof = [\"client\"]\napproval_wait = \"30s\"", 1))
+			agent := p.command("sh", append([]string{fake, testenv.Mcpepoch(t)}, p.hostArgs(nil)...)...)
+			s := eConnectCmd(t, p, agent, newAsker(approveForm).options(false), "2025-11-25")
+			wantHeldRefusal(t, wantDone(t, callAsync(s, t.Context(), "f")), "failed")
+			if gs := p.grants(); len(gs) != 0 {
+				t.Fatalf("grants after a fake client's accept: %+v", gs)
+			}
+			refused := p.auditRecords("approval_refused")
+			if len(refused) != 1 || refused[0].Fields["proof"] != "same-user" ||
+				!strings.Contains(refused[0].Fields["reason"].(string), "within its session") {
+				t.Fatalf("approval_refused records: %+v, want one of proof same-user naming the first host's session", refused)
+			}
+		})
+	}
 }

@@ -203,8 +203,14 @@ func (h *Host) dropPendingLocked(tools []string) {
 	h.pending = left
 }
 
-// revoke ends one live grant by id.
+// revoke ends one live grant by id, for the socket's peer.
 func (h *Host) revoke(peer notify.Peer, id epoch.GrantID) (*grant.Grant, error) {
+	return h.revokeBy(id, userName(peer), "socket")
+}
+
+// revokeBy ends one live grant by id, a person's revoke that came through
+// via ("socket", or "request_file": revokefile.go) from the OS user by.
+func (h *Host) revokeBy(id epoch.GrantID, by, via string) (*grant.Grant, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.grants.Revoke(id, grant.RevokedByUser, time.Now()) {
@@ -213,7 +219,7 @@ func (h *Host) revoke(peer notify.Peer, id epoch.GrantID) (*grant.Grant, error) 
 	h.saveGrantsLocked()
 	for _, g := range h.grants.Grants {
 		if g.ID == id {
-			h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": id, "reason": grant.RevokedByUser, "revoked_by": userName(peer)})
+			h.audit.event(audit.TypeGrantRevoked, g.ExecutionEpoch, h.run, map[string]any{"grant": id, "reason": grant.RevokedByUser, "revoked_by": by, "via": via})
 			return g, nil
 		}
 	}
@@ -225,7 +231,12 @@ func userName(peer notify.Peer) string {
 	if !peer.Checked {
 		peer.UID = os.Getuid() // no peer credentials here: the socket's 0600 mode admits only our uid
 	}
-	uid := strconv.Itoa(peer.UID)
+	return uidName(peer.UID)
+}
+
+// uidName names the OS user with uid, "uid N" if unknown.
+func uidName(n int) string {
+	uid := strconv.Itoa(n)
 	if u, err := user.LookupId(uid); err == nil {
 		return u.Username
 	}

@@ -54,6 +54,7 @@ const minParallel = 4
 // the trust store's config directory, removed at the end, and runs more
 // tests at once than there are cores.
 func TestMain(m *testing.M) {
+	testenv.OwnSession() // the person checks see other packages' hosts
 	testenv.WidenParallel(minParallel)
 	remove := testenv.UserConfig()
 	code := m.Run()

@@ -35,8 +35,9 @@ package host
 //     returned before it stops the child: every socket request finishes
 //     before the audit writer closes.
 //     The manifest watch (manifestwatch.go) starts with it: a new build
-//     id in the run manifest is a build signal. Run waits for it to end
-//     with h.ctx, before the child is stopped.
+//     id in the run manifest is a build signal. So does the revoke watch
+//     (revokefile.go): a request file for a live grant ends it. Run waits
+//     for both to end with h.ctx, before the child is stopped.
 //     The tree watcher (trees.go, package treewatch) starts before the
 //     first child and reads file notifications on the identity's trees;
 //     Run closes it after the socket server's handlers returned.

@@ -90,8 +90,10 @@ func (b *buildSignals) seen(id string) bool {
 }
 
 // onBuild acts on a build signal: recorded in the audit log as the hook's
-// claim (via says how it came), mcpepoch.toml's approval settings re-read,
-// then, for build_complete, a restart if the identity changed.
+// claim (via says how it came), then, for build_complete, a restart if
+// the identity changed, which reads the project's config first whether
+// it replaces the server or not (replace); for build_failed, the config
+// is read here.
 func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (restartOutcome, error) {
 	var ahead func() (*build.Identity, error)
 	if req.Type != localapi.TypeBuildFailed {
@@ -104,10 +106,11 @@ func (h *Host) onBuild(ctx context.Context, req notify.Request, via string) (res
 	h.buildFailed = req.Type == localapi.TypeBuildFailed
 	h.mu.Unlock()
 	h.audit.event(audit.TypeBuildRecorded, "", h.run, fields)
-	raised := h.rereadConfig()
 	var out restartOutcome
 	var err error
+	raised := 0
 	if req.Type == localapi.TypeBuildFailed {
+		raised = h.rereadConfig()
 		out, err = h.current()
 	} else {
 		why := "build " + req.Build

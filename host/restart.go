@@ -98,9 +98,18 @@ func (h *Host) restart(ctx context.Context, why string, t trigger) (restartOutco
 
 // restartFrom is restart with ahead, when not nil, the wait for the
 // identity computed since the build signal arrived (identityAhead), while
-// the signal was recorded and mcpepoch.toml re-read. It stands for the
-// identity only when no restart holds restartMu by then: a signal that
-// comes during one recomputes after it, as restart says.
+// the signal was recorded. It stands for the identity only when no
+// restart holds restartMu by then: a signal that comes during one
+// recomputes after it, as restart says.
+//
+// Every restart but a credential relaunch (the same epoch) reads the
+// project's config first, under restartMu (rereadConfig): whatever starts
+// a new epoch (a build signal, mcpepoch restart, crash recovery, an idle
+// wake, a change seen while down, an in-process reload), a floor a person
+// accepted since and mcpepoch.toml are read the one way, so that what
+// waits for the next epoch is in force in it, and a build signal that
+// replaces nothing still reads them. Grants a stricter policy revoked
+// count in the outcome's GrantsRevoked.
 func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead func() (*build.Identity, error)) (restartOutcome, error) {
 	h.mu.Lock()
 	h.preemptRefreshLocked() // a re-list waiting on a silent server must not hold this back
@@ -127,7 +136,12 @@ func (h *Host) restartFrom(ctx context.Context, why string, t trigger, ahead fun
 	if h.ctx.Err() != nil {
 		return restartOutcome{}, errShuttingDown // stopChild ran or is waiting to: no new child
 	}
+	raised := 0
+	if t != restartCredential {
+		raised = h.rereadConfig()
+	}
 	out, err := h.restartLocked(ctx, why, t, ahead)
+	out.GrantsRevoked += raised
 	if err != nil {
 		err = h.afterFailedStart(t, err)
 	}

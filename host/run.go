@@ -76,7 +76,9 @@ func (h *Host) Run(ctx context.Context) error {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		// A person's revoke and status get through every slot taken.
+		// A person's revoke and status get through every slot taken
+		// with valid requests; a revoke, also when the overflow lane is
+		// held too (revokefile.go).
 		ln.Reserve(localapi.TypeRevoke, localapi.TypeStatus)
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
@@ -94,6 +96,11 @@ func (h *Host) Run(ctx context.Context) error {
 		defer close(drifted)
 		h.watchDrift(h.ctx) // code changed under a running epoch (drift.go)
 	}()
+	revokes := make(chan struct{})
+	go func() {
+		defer close(revokes)
+		h.watchRevokes(h.ctx) // a revoke no socket slot can hold back (revokefile.go)
+	}()
 
 	go func() {
 		in := pollableReader(h.opts.Stdin)
@@ -104,6 +111,7 @@ func (h *Host) Run(ctx context.Context) error {
 	<-h.ctx.Done()
 	<-watched
 	<-drifted
+	<-revokes
 	return h.shutdown(served)
 }
 

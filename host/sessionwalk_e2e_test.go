@@ -7,11 +7,14 @@ package host_test
 // says so at start and in status, and counts no approval as terminal.
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
@@ -72,4 +75,67 @@ func TestHostLeadingItsSessionCountsNoTerminal(t *testing.T) {
 		t.Fatalf("approval counted under a host that cannot identify its client:\n%s", term.screen())
 	}
 	wantApprovalRefused(t, p, s, 1, "cannot identify its MCP client")
+}
+
+// TestApproveAgentsOwnHostFromBelowClient: an agent runs a host of its own
+// that no wrapper or session ties to the real MCP client (a detached
+// shell starts it, reading a FIFO the agent writes), and approves it from
+// a faked terminal of its own. The approver stands below the launching
+// side of the real client's host (the test process is that client): it
+// proves only same-user at the agent's host too.
+func TestApproveAgentsOwnHostFromBelowClient(t *testing.T) {
+	needTerminalTools(t)
+	t.Parallel()
+	first := newGrantsProject(t, nil)
+	gConnect(t, first).list()
+
+	p, env := newDefaultProofProject(t)
+	fifo := p.path("client.in")
+	if out, err := exec.Command("mkfifo", fifo).CombinedOutput(); err != nil {
+		t.Fatalf("mkfifo: %v\n%s", err, out)
+	}
+	detached := exec.Command("setsid", "-f", "sh", "-c", `"$MCPEPOCH_BIN" host --dir "$PWD" -- sh ./server.sh <client.in >client.out 2>host.err; exit $?`)
+	detached.Dir, detached.Env = p.dir, testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t))...)
+	if err := detached.Run(); err != nil { // no output captured: the shell it leaves running would hold the pipe
+		t.Fatalf("setsid -f: %v", err)
+	}
+	in, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until the host's shell opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() }) // the host reads the end of its input and exits
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the agent's host: stderr:\n%s\nstdout:\n%s", p.read("host.err"), p.read("client.out"))
+		}
+	})
+	// The agent's client: initialize, then (once answered) initialized.
+	send := func(line string) {
+		if _, err := in.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}`)
+	waitFor(t, waitLong, "the answer to initialize", func() bool { return strings.Contains(p.read("client.out"), `"id":1,`) })
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	waitFor(t, waitLong, "the agent's host to report its agent run", func() bool { return listeningRe.MatchString(p.read("host.err")) })
+	run := listeningRe.FindStringSubmatch(p.read("host.err"))[1]
+	p.ready(run)
+	if st := p.statusOf(run); st.ClientUnknown != "" {
+		t.Fatalf("the agent's host cannot identify its client (%s): the test needs one that can", st.ClientUnknown)
+	}
+
+	out, code := p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN `+approveArgs(run)+`" /dev/null`)
+	if code == 0 || !strings.Contains(out.Combined, "proves only same-user") {
+		t.Fatalf("approval of the agent's own host through script -qc: exit %d\n%s", code, out)
+	}
+	recs := p.waitRecords("an approval_refused record", func(rs []audit.Record) bool {
+		return len(filterType(rs, audit.TypeApprovalRefused)) > 0
+	})
+	if r := filterType(recs, audit.TypeApprovalRefused)[0]; !strings.Contains(fmt.Sprint(r.Fields["reason"]), "below another host's launch") {
+		t.Errorf("approval_refused: %v, want the reason to name the other host's launch", r.Fields)
+	}
+	if got := filterType(recs, audit.TypeApprovalGranted); len(got) != 0 {
+		t.Fatalf("approval_granted records: %v", got)
+	}
 }

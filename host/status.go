@@ -9,6 +9,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/manifest"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // Status is what mcpepoch status shows of a host.
@@ -37,6 +38,9 @@ func (h *Host) status(now *build.Identity) Status {
 	h.noteAcceptedFloor()
 	s.PolicyNotApplied = h.policyNotApplied()
 	s.ClientUnknown = h.clientUnknown()
+	if h.opts.Dir != "" {
+		s.Root = trust.FloorRoot(h.opts.Dir)
+	}
 	h.mu.Lock()
 	s.PolicyFloorMissing = h.floor.missing
 	h.mu.Unlock()

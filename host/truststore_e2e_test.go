@@ -134,7 +134,7 @@ func TestAgentCannotEnrollTheFirstAuthenticator(t *testing.T) {
 		t.Fatalf("enroll with no terminal: exit %d\n%s", code, out)
 	}
 	out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN enroll --ssh softkey.pub --name agent" /dev/null`)
-	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched this host") {
+	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched an mcpepoch host") {
 		t.Fatalf("enroll through script -qc: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
@@ -183,7 +183,7 @@ func TestFirstWebEnrollmentNeedsAPerson(t *testing.T) {
 		t.Fatalf("enroll --web with no terminal: exit %d\n%s", code, out)
 	}
 	out, code = p.shell(env, `printf 'y\n' | script -qec "$MCPEPOCH_BIN enroll --web --no-open --name agent" /dev/null`)
-	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched this host") || strings.Contains(out.Combined, "http://") {
+	if code == 0 || !strings.Contains(out.Combined, "descends from the MCP client that launched an mcpepoch host") || strings.Contains(out.Combined, "http://") {
 		t.Fatalf("enroll --web through script -qc: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, trust.FileName)); !errors.Is(err, os.ErrNotExist) {

@@ -82,8 +82,13 @@ type ExecutionRecord struct {
 // Status is the payload of a host's answer to [TypeStatus]: what
 // mcpepoch status shows of a host.
 type Status struct {
-	AgentRun     epoch.RunID      `json:"agentRun"`
-	Label        string           `json:"label"`
+	AgentRun epoch.RunID `json:"agentRun"`
+	Label    string      `json:"label"`
+	// Root is the project root the host serves, absolute with symlinks
+	// resolved (as the policy floor names it: trust.FloorRoot); "" for a
+	// host of no project directory. mcpepoch policy accept tells a host
+	// of its own project by it.
+	Root         string           `json:"root,omitempty"`
 	State        State            `json:"state"`
 	SinceSeconds float64          `json:"secondsInState"`
 	Reason       string           `json:"reason,omitempty"`

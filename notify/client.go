@@ -61,6 +61,17 @@ func dial(ctx context.Context, path string, retryFor time.Duration) (*Conn, erro
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
 
+// Peer returns the credentials of the process listening on the socket, as
+// the kernel recorded them when it listened (Peer's rules): the one fact
+// about a host that no file and no answer on the socket can forge.
+func (c *Conn) Peer() (Peer, error) {
+	uc, ok := c.c.(*net.UnixConn)
+	if !ok {
+		return Peer{UID: -1}, fmt.Errorf("%s: not a unix socket", c.path)
+	}
+	return peerCred(uc)
+}
+
 // AnswerWait is how long a client waits for a host's first line to a
 // request that asks for an acknowledgement (Request.Ack): a host acks such
 // a request as soon as it has read it, before it does any of the work, so a
@@ -297,6 +308,9 @@ type Result struct {
 	// Err is the error from Conn.Do, or a dial error other than
 	// ECONNREFUSED and ENOENT.
 	Err error
+	// Peer is the process listening on Socket (Conn.Peer), when the dial
+	// succeeded; its Checked is false when the kernel does not say.
+	Peer Peer
 }
 
 // Broadcast sends req to every host of the project concurrently and returns
@@ -350,6 +364,7 @@ func sendOnce(ctx context.Context, path string, req Request) (r Result, live boo
 		return r, live
 	}
 	defer c.Close()
+	r.Peer, _ = c.Peer()
 	r.Response, r.Err = c.Do(ctx, req)
 	return r, true
 }

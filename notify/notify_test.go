@@ -673,6 +673,10 @@ func TestBroadcastRemovesDeadHost(t *testing.T) {
 		results[0].Response.Run != name || results[0].Response.PID != cmd.Process.Pid {
 		t.Fatalf("Broadcast to host process %d = %+v", cmd.Process.Pid, results)
 	}
+	kernelSays := runtime.GOOS == "linux" || runtime.GOOS == "darwin"
+	if peer := results[0].Peer; peer.Checked != kernelSays || kernelSays && (peer.PID != cmd.Process.Pid || peer.UID != os.Geteuid()) {
+		t.Errorf("Broadcast's peer of host process %d = %+v, want the kernel's word on the listener", cmd.Process.Pid, peer)
+	}
 
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -69,9 +69,11 @@ type Listener struct {
 // (that one request, then closed); any other gets CodeBusy. A program of
 // the user that holds every slot with valid requests then still cannot
 // keep a person's revoke or status out. It cannot hold the overflow lane
-// with valid requests either: each is answered at once and closed; only
+// with valid requests either: each is answered at once and closed; but
 // MaxConns more connections each dribbling half a line, renewed every
-// second, fill it. Call it before Serve.
+// second, fill it, so the lane is best effort: what must get through
+// needs a way besides the socket (the host's revoke request file,
+// host/revokefile.go). Call it before Serve.
 func (l *Listener) Reserve(types ...string) {
 	l.reserved = map[string]bool{}
 	for _, t := range types {

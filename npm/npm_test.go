@@ -26,6 +26,7 @@ import (
 // TestMain gives the packages' hosts a config directory of their own
 // (trust store, policy floors), never the user's.
 func TestMain(m *testing.M) {
+	testenv.OwnSession() // the person checks see other packages' hosts
 	remove := testenv.UserConfig()
 	code := m.Run()
 	remove()

@@ -37,6 +37,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -241,11 +242,35 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 
 // DefaultDir returns os.UserConfigDir()/mcpepoch: $XDG_CONFIG_HOME/mcpepoch
 // or ~/.config/mcpepoch on Linux, ~/Library/Application Support/mcpepoch on
-// macOS.
+// macOS (DirIn with this process's environment).
 func DefaultDir() (string, error) {
-	d, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("trust store: %w", err)
+	return DirIn(runtime.GOOS, os.Getenv)
+}
+
+// DirIn is DefaultDir for a process on goos whose environment getenv
+// reads, by os.UserConfigDir's rules: on macOS $HOME/Library/Application
+// Support, elsewhere $XDG_CONFIG_HOME when set (it must be absolute), else
+// $HOME/.config. The error says which variable leaves no usable directory:
+// XDG_CONFIG_HOME relative, or HOME empty (with XDG_CONFIG_HOME empty).
+// mcpepoch doctor asks it for the environment a client config gives a
+// host.
+func DirIn(goos string, getenv func(string) string) (string, error) {
+	var d string
+	switch {
+	case goos == "darwin":
+		if d = getenv("HOME"); d == "" {
+			return "", errors.New("trust store: $HOME is not defined")
+		}
+		d = filepath.Join(d, "Library", "Application Support")
+	case getenv("XDG_CONFIG_HOME") != "":
+		if d = getenv("XDG_CONFIG_HOME"); !filepath.IsAbs(d) {
+			return "", fmt.Errorf("trust store: path in $XDG_CONFIG_HOME is relative (%q)", d)
+		}
+	default:
+		if d = getenv("HOME"); d == "" {
+			return "", errors.New("trust store: neither $XDG_CONFIG_HOME nor $HOME are defined")
+		}
+		d = filepath.Join(d, ".config")
 	}
 	return filepath.Join(d, "mcpepoch"), nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -27,5 +29,16 @@ func TestNoConfigDirIsMissingFloor(t *testing.T) {
 	}
 	if out, _ := p.mcpepoch("audit", "show", "--type", "policy_floor_missing"); strings.Count(out.Stdout, "policy_floor_missing") != 1 {
 		t.Errorf("audit show --type policy_floor_missing: want one record\n%s", out)
+	}
+	// The client's entry that gives the host that environment is a
+	// problem doctor names, run from the person's own environment.
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"inventory": map[string]any{
+		"command": p.bin, "args": []string{"host", "--dir", p.dir},
+		"env": map[string]string{"XDG_CONFIG_HOME": "relative/config", "HOME": ""}}}})
+	if err := os.WriteFile(p.path(".mcp.json"), entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := p.mcpepoch("doctor"); code == 0 || !strings.Contains(out.Combined, ".mcp.json: server inventory: its env leaves mcpepoch host no usable config directory") {
+		t.Errorf("doctor with the entry that leaves the host no config directory: exit %d\n%s", code, out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -163,7 +166,13 @@ func unvouched(vouched map[string]map[epoch.GrantID][]byte, g *grant.Grant) stri
 	return ""
 }
 
-// runRevoke ends one grant: the host that holds it revokes it.
+// runRevoke ends one grant: the host that holds it revokes it. The
+// request goes two ways: a request file (host.RevokeFile), written first,
+// which the host that holds the grant reads within a quarter second
+// whatever holds its socket, and the socket request. When no host
+// confirms over the socket and one could not take the request (busy,
+// unreachable or failing: it may hold the grant), revoke waits up to
+// revokeWait for the grant's file to show it ended.
 func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlags("revoke", stdio.Err, "GRANT-ID (or a unique prefix)")
 	dirFlag := fs.String("dir", ".", "a directory of the project: its root is the nearest of it and its parents with mcpepoch.toml or .mcpepoch/")
@@ -181,10 +190,16 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	file := layout.RevokeRequest(root, id)
+	werr := writeRevokeRequest(root, id)
+	if werr != nil {
+		fmt.Fprintf(stdio.Err, "revoke request file: %v (asking over the socket only)\n", werr)
+	}
 	payload, _ := json.Marshal(localapi.RevokeRequest{ID: id})
 	unanswered := 0
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
+			os.Remove(file)
 			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(string(id)), printable(r.Response.Run))
 			return nil
 		}
@@ -194,13 +209,70 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 			unanswered++
 		}
 	}
-	if unanswered > 0 {
-		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live; try again", printable(string(id)), unanswered, printable(root))
+	if unanswered > 0 && werr != nil {
+		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live, and the request file could not be written; try again", printable(string(id)), unanswered, printable(root))
 	}
+	if unanswered > 0 {
+		g, err := waitRevoked(ctx, root, id, revokeWait)
+		if g == nil {
+			waited := fmt.Sprintf("within %s", revokeWait)
+			if err != nil {
+				waited = fmt.Sprintf("before the wait ended (%v)", err)
+			}
+			return fmt.Errorf("grant %s not confirmed revoked: %d host(s) of the project at %s could not take the request over the socket (busy, unreachable or failing), and the grant's file does not show it ended %s of the request file %s; the request file stays, and the host that holds the grant ends it when it reads it: check with %s",
+				printable(string(id)), unanswered, printable(root), waited, printable(file), selfcmd.Cmd("grants"))
+		}
+		fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s) through the request file: %d host(s) could not take the request over the socket\n",
+			printable(string(id)), printable(string(g.AgentRun)), unanswered)
+		return nil
+	}
+	os.Remove(file)
 	if !inFile {
 		return usageError("no grant with that id (%s) at any host of the project at %s: see "+selfcmd.Name()+" grants", printable(string(id)), printable(root))
 	}
 	return usageError("grant %s is not live at any host of the project at %s: its host is gone, and a grant ends with its host", printable(string(id)), printable(root))
+}
+
+// revokeWait is how long revoke waits for the host to act on its request
+// file when no host confirmed over the socket.
+const revokeWait = 10 * time.Second
+
+// writeRevokeRequest writes the request file for grant id (host.RevokeFile)
+// in one piece, mode 0600.
+func writeRevokeRequest(root string, id epoch.GrantID) error {
+	if err := layout.MkdirAll(layout.Revokes(root)); err != nil {
+		return err
+	}
+	b, err := json.Marshal(host.RevokeFile{V: 1, Grant: id, RequestedAt: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(layout.RevokeRequest(root, id), append(b, '\n'), 0o600)
+}
+
+// waitRevoked waits up to limit for grant id to show revoked in the
+// project's grant files, and returns it; nil when it did not (with ctx's
+// error when ctx ended first).
+func waitRevoked(ctx context.Context, root string, id epoch.GrantID, limit time.Duration) (*grant.Grant, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		stores, _ := grant.ReadAll(layout.Grants(root))
+		for _, s := range stores {
+			for _, g := range s.Grants {
+				if g.ID == id && g.RevokedAt != nil {
+					return g, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // resolveGrant returns the whole id of the one grant of the project whose

@@ -33,6 +33,7 @@ func (w wideParallel) Run() int {
 	// The trust store and the policy floors live in the user's config
 	// directory: the tests and the processes they start get one of their
 	// own, never the user's.
+	testenv.OwnSession() // the person checks see other packages' hosts
 	defer testenv.UserConfig()()
 	testenv.WidenParallel(minParallel)
 	return w.m.Run()

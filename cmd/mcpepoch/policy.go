@@ -337,8 +337,8 @@ type acceptProof struct {
 // FIDO ssh key's signature over d, or an enrolled WebAuthn authenticator's
 // assertion on a page (presence, which always counts), else
 // an answer at this process's terminal where the floor counts terminal and
-// a running host tells it from the agent's (personcheck.TellsApart, then
-// [y/N] on /dev/tty), else --yes where it
+// a running host of the project tells it from the agent's (apartFromAgent,
+// then [y/N] on /dev/tty), else --yes where it
 // counts same-user. Nothing else accepts.
 func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, with acceptWith, stdio Stdio) (acceptProof, error) {
 	need := floorProof(st.floor, st.enrolled)
@@ -353,8 +353,8 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 		}
 		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
 	case need.Counts(grant.ProofTerminal):
-		if err := apartFromAgent(); err != nil {
-			return acceptProof{}, notAccepted("%v; a weakening of the floor is accepted at a terminal only while a running host that identified its MCP client tells this terminal from the agent's, else it needs presence: a person runs %s enroll, then %s policy accept --web (or --ssh KEY) and touches it",
+		if err := apartFromAgent(ctx, st); err != nil {
+			return acceptProof{}, notAccepted("%v; a weakening of the floor is accepted at a terminal only while a running host of this project that identified its MCP client tells this terminal from the agent's, else it needs presence: a person runs %s enroll, then %s policy accept --web (or --ssh KEY) and touches it",
 				err, selfcmd.Name(), selfcmd.Name())
 		}
 		if _, err := askAtTerminal(ctx, fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
@@ -365,13 +365,29 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 	return acceptProof{}, notAccepted("this floor counts only %s: %s", need, acceptHow(need))
 }
 
-// apartFromAgent is personcheck.TellsApart, or nil where the test build's
-// stand-in for a person answers (testBuildPerson).
-func apartFromAgent() error {
+// apartFromAgent reports why this process cannot be told apart from the
+// agent's for a weakening of st's floor (personcheck.TellsApart), or nil
+// where the test build's stand-in for a person answers (testBuildPerson).
+// The project's running hosts are the processes listening on its sockets,
+// by the kernel's word (notify.Result.Peer), that answer status as hosts
+// of this very project root (a socket file can be linked in from another
+// project; a real host names its own root); a host busy, silent or
+// unreachable is not one.
+func apartFromAgent(ctx context.Context, st *policyState) error {
 	if testBuildPerson != nil && testBuildPerson() {
 		return nil
 	}
-	return personcheck.TellsApart()
+	var hosts []int
+	for _, r := range askHosts(ctx, st.dir, 2*time.Second, notify.Request{Type: localapi.TypeStatus}) {
+		if r.Err != nil || !r.Peer.Checked || r.Peer.PID <= 0 {
+			continue
+		}
+		s, err := localapi.DecodePayload[localapi.Status](r.Response.Payload)
+		if err == nil && s.Root != "" && s.Root == st.root {
+			hosts = append(hosts, r.Peer.PID)
+		}
+	}
+	return personcheck.TellsApart(hosts)
 }
 
 func notAccepted(format string, args ...any) error {

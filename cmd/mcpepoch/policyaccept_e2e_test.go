@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -94,5 +96,35 @@ func TestPolicyAcceptedSaidUntilNextEpoch(t *testing.T) {
 	if !strings.Contains(got, "accepted by a person (mcpepoch policy accept), in force from the next epoch (mcpepoch restart)") ||
 		strings.Contains(got, "only a person can accept the change") {
 		t.Errorf("refusal after the accept: %s", got)
+	}
+}
+
+// TestPolicyAcceptedInForceAfterCrash: a weakening accepted with
+// mcpepoch policy accept is in force from the next epoch, whatever starts
+// it: here crash recovery, with no build signal and no mcpepoch restart
+// between the acceptance and the crash.
+func TestPolicyAcceptedInForceAfterCrash(t *testing.T) {
+	t.Parallel()
+	p, c := floorProject(t)
+	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
+	if out, code := testenv.Run(t, p.dir, []string{"MCPEPOCH_TEST_PERSON=1"}, p.bin, "policy", "accept"); code != 0 {
+		t.Fatalf("accept at a terminal: exit %d\n%s", code, out)
+	}
+	refused(t, c, "in the epoch that was running")
+	st := p.status()
+	if len(st) != 1 || st[0].Execution == nil {
+		t.Fatalf("status: %+v, want one host with a running server", st)
+	}
+	if err := syscall.Kill(st[0].Execution.ProcessID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitListChanged(1, 30*time.Second); err != nil {
+		t.Fatalf("no list_changed after crash recovery: %v\n%s", err, c.Stderr())
+	}
+	if got := call(t, c, "inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); !strings.Contains(got, "quantity=1") {
+		t.Errorf("adjust in the epoch crash recovery started, exempt as accepted: %q", got)
+	}
+	if !strings.Contains(c.Stderr(), "policy floor: accepted by a person (terminal") {
+		t.Errorf("host log does not say it read the accepted floor:\n%s", c.Stderr())
 	}
 }

@@ -9,8 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
+
+func TestMain(m *testing.M) {
+	testenv.OwnSession() // the person checks see other packages' hosts
+	os.Exit(m.Run())
+}
 
 // TestDemo runs the whole demo in both protocol eras: it builds mcpepoch
 // and the example server, drives a real MCP client through a real host

@@ -17,6 +17,8 @@
 //	                               the host's socket directory (CredentialSocket)
 //	  hosts/<run>.json             each live host's execution record
 //	  grants/<run>.json            each agent run's grants
+//	  revoke/<grant>               a person's request to end a grant, read by
+//	                               the host that holds it (RevokeRequest)
 //	  cache/                       stat and file-digest caches
 //
 // Directories are created with [MkdirAll], mode 0700, whichever command
@@ -94,6 +96,16 @@ func Hosts(root string) string { return filepath.Join(root, DirName, "hosts") }
 // <root>/.mcpepoch/hosts/<run>.json.
 func HostRecord(root string, run epoch.RunID) string {
 	return filepath.Join(Hosts(root), string(run)+".json")
+}
+
+// Revokes returns the directory of revoke requests, <root>/.mcpepoch/revoke.
+func Revokes(root string) string { return filepath.Join(root, DirName, "revoke") }
+
+// RevokeRequest returns the request file that asks the host holding grant
+// id to end it, <root>/.mcpepoch/revoke/<id>: mcpepoch revoke writes it
+// beside its socket request, for a host whose socket it cannot reach.
+func RevokeRequest(root string, id epoch.GrantID) string {
+	return filepath.Join(Revokes(root), string(id))
 }
 
 // Grants returns the grant stores' directory, <root>/.mcpepoch/grants.

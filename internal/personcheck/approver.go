@@ -18,7 +18,9 @@ import (
 // descendants) and the wrappers between it and the host (launch.go), nor
 // from any other ancestor of the host within the host's session: an
 // unlisted program between the client and the host does not shorten what
-// is refused. A host that cannot identify its client (Launch.Unknown)
+// is refused. The same goes for every other running host (apart.go): an
+// agent that runs a host of its own approves it from below the real
+// client's. A host that cannot identify its client (Launch.Unknown)
 // counts no approval as terminal. Anything else proves same-user. This is a guard against an agent
 // approving by accident or by a pasted command, not against a determined
 // program: one can open a pseudo-terminal (script(1)) in a process it
@@ -64,6 +66,9 @@ func (l Launch) AtTerminal(pid, server int) string {
 				return fmt.Sprintf("an ancestor (pid %d) of the approving process cannot be examined: %v", p, err)
 			}
 		}
+	}
+	if err := apartFromHosts(pid, false); err != nil {
+		return "the approving process stands below another host's launch: " + err.Error()
 	}
 	return ""
 }
