@@ -207,9 +207,12 @@ func TestIdentityDepsAddedFileAndExplicitRoots(t *testing.T) {
 	idWrite(t, dir, idFile{path: "node_modules/foo/extra.js", content: "x\n"})
 	idWantChanges(t, before, idCompute(t, spec), "node_modules")
 
-	// Deps named explicitly replace the detected ones.
+	// Deps named explicitly replace the detected ones. (The node_modules
+	// inside a code tree is one the runtime resolves from whatever deps
+	// says: the code is named so that the root's is not inside it.)
 	idWrite(t, dir, idFile{path: "vendor/lib/a.js", content: "a\n"})
 	spec.Deps = []string{"vendor"}
+	spec.Code = []string{"dist"}
 	id := idCompute(t, spec)
 	if len(id.Deps) != 1 || id.Deps[0].Path != "vendor" || id.Deps[0].Files != 1 {
 		t.Fatalf("deps %+v, want vendor only", id.Deps)
@@ -292,9 +295,10 @@ func TestIdentityPnpmWorkspaceLinkOutsideTree(t *testing.T) {
 	spec := idSpec(dir, idFakeBin(t, "a"))
 	before := idCompute(t, spec)
 	// The workspace package lies outside node_modules; the runtime loads
-	// it through the link, so its content counts.
+	// it through the link, so its content counts, in the dependency tree
+	// and in the project tree, the code of a script entry.
 	idRewrite(t, filepath.Join(dir, "packages/ws/index.js"), "module.exports = 'WS';\n")
-	idWantChanges(t, before, idCompute(t, spec), "node_modules")
+	idWantChanges(t, before, idCompute(t, spec), ".", "node_modules")
 }
 
 func TestIdentityNodeOptions(t *testing.T) {
@@ -302,8 +306,11 @@ func TestIdentityNodeOptions(t *testing.T) {
 	dir := idNodeProject(t)
 	bin := idFakeBin(t, "a")
 	cache := filepath.Join(dir, ".mcpepoch", "cache")
-	const value = "--require ./preload-5b1e9c.cjs"
-	idWrite(t, dir, idFile{path: "preload-5b1e9c.cjs", content: "globalThis.x = 1;\n"})
+	// The preload lies outside the project, whose files the code tree
+	// lists by name.
+	outside := idTempDir(t)
+	value := "--require " + filepath.Join(outside, "preload-5b1e9c.cjs")
+	idWrite(t, outside, idFile{path: "preload-5b1e9c.cjs", content: "globalThis.x = 1;\n"})
 
 	spec := idSpec(dir, bin)
 	spec.CacheDir = cache
@@ -321,7 +328,7 @@ func TestIdentityNodeOptions(t *testing.T) {
 		t.Fatalf("NODE_OPTIONS not recorded: %+v", with.Env)
 	}
 	a := with.Env[i]
-	if a.Role != RoleEnv || a.Digest != DigestBytes(envFilesInput(value, []string{filepath.Join(dir, "preload-5b1e9c.cjs")})) || a.Missing {
+	if a.Role != RoleEnv || a.Digest != DigestBytes(envFilesInput(value, []string{filepath.Join(outside, "preload-5b1e9c.cjs")})) || a.Missing {
 		t.Errorf("NODE_OPTIONS artifact %+v, want role env and the digest of the value and the file it names", a)
 	}
 	if a.Size != 0 {

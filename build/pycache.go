@@ -3,6 +3,7 @@ package build
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
@@ -32,8 +34,7 @@ const maxPyc = 64 << 20
 //     rewritten "cpython-312-pytest-8.3.2", are never loaded;
 //   - a .pyc in __pycache__ without its x.py beside the directory is never
 //     loaded (a sourceless module is x.pyc beside the other sources, with
-//     no x.py: a code tree hashes it as a file, and rootCode counts one
-//     at the project root);
+//     no x.py: a code tree hashes it as a file);
 //   - a timestamp-based .pyc is loaded only when its header's mtime and
 //     size are the source's; a hash-based one (PEP 552) whenever present
 //     (unchecked) or when its source hash matches (checked, not computed
@@ -206,6 +207,15 @@ func bytecodeArtifact(dir, full string, r *pycRules) (a Artifact, ok bool, err e
 		err = filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {
 			switch {
 			case err != nil:
+				return err
+			case d.Name() == "__pycache__" && d.Type()&fs.ModeSymlink != 0:
+				// Python reads a linked __pycache__ as a directory; the
+				// code tree leaves the link out.
+				f, err := r.loaded(full, p)
+				files = append(files, f...)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+					return nil
+				}
 				return err
 			case !d.IsDir():
 				return nil

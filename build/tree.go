@@ -67,9 +67,10 @@ type TreeOptions struct {
 	// directory and file; Cache is still updated.
 	Rehash bool
 	// SkipDirs names directories left out of the listing, and not read,
-	// wherever they occur (a link to a directory is not skipped). Callers
-	// use it for caches a runtime writes into the tree itself, such as
-	// Python's "__pycache__".
+	// wherever they occur, and symbolic links by those names, which are
+	// neither listed nor followed. Callers use it for caches a runtime
+	// writes into the tree itself, such as Python's "__pycache__", and for
+	// the dependency trees a code tree leaves to be hashed as such.
 	SkipDirs []string
 	// SkipFiles names regular files, by slash path relative to root, left
 	// out of the listing: a code tree leaves out the entry, which is an

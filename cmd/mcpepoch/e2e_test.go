@@ -411,11 +411,14 @@ func TestRecordNodeExample(t *testing.T) {
 		t.Errorf("two hook runs share build id %s", first.Build.ID)
 	}
 
+	// The source edited and the entry built from it: the project tree
+	// (the code of a script entry, .ts files included, which node loads
+	// too) and the entry.
 	p.setRevision("B")
 	p.build()
 	stderr = p.record()
-	wantLine(t, stderr, "build complete: dist/server.js changed")
-	check(p.manifest(), func(path string) bool { return path == "dist/server.js" })
+	wantLine(t, stderr, "build complete: dist/server.js, . changed")
+	check(p.manifest(), func(path string) bool { return path == "dist/server.js" || path == "." })
 }
 
 // TestHostRestartSeenByClient changes the server's code under a connected
@@ -441,7 +444,7 @@ func TestHostRestartSeenByClient(t *testing.T) {
 	p.addPingTool()
 	p.build()
 	stderr := p.record()
-	wantLine(t, stderr, "build complete: dist/server.js changed")
+	wantLine(t, stderr, "build complete: dist/server.js, . changed")
 	rs := restarts(stderr)
 	if len(rs) != 1 {
 		t.Fatalf("%d restart lines, want 1:\n%s", len(rs), stderr)

@@ -41,6 +41,7 @@ package treewatch
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -428,7 +429,7 @@ func (w *Watcher) drainLocked() string {
 func (w *Watcher) eventLocked(name string, made bool) {
 	for _, e := range w.trees {
 		rel, ok := relPath(e.root, name)
-		if !ok || skipped(rel, e.opt) {
+		if !ok || skipped(rel, e.opt) || unlisted(name, e.opt) {
 			continue
 		}
 		e.dirty = true
@@ -455,6 +456,22 @@ func relPath(root, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(p[len(root)+1:]), true
+}
+
+// unlisted reports whether the path p is a regular file the tree does not
+// list (build.TreeOptions.OnlyFiles): the data a server writes beside its
+// code is no change of the tree. A path that is gone, or any other kind
+// of entry, counts.
+func unlisted(p string, opt build.TreeOptions) bool {
+	if len(opt.OnlyFiles) == 0 {
+		return false
+	}
+	name := filepath.Base(p)
+	if slices.Contains(opt.OnlyFiles, name) || slices.Contains(opt.OnlyFiles, strings.ToLower(filepath.Ext(name))) {
+		return false
+	}
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // skipped reports whether rel is left out of the tree: under a directory
