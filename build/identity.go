@@ -112,6 +112,14 @@ type Identity struct {
 	// command, a package.json script), for checks of what runs (the
 	// host's self-reload check). Not an input, not recorded.
 	Runs [][]string `json:"-"`
+	// Scripted lists every simple command of the shell lines and scripts
+	// the launch goes through (a package.json script, sh -c's line, a
+	// shell script, and the scripts they run in turn), parsed, whether or
+	// not the launch could be followed through them ("tsc && node --watch
+	// dist/server.js" gives both commands): for the same checks, which
+	// must see what a script runs even where its code cannot be told.
+	// Not an input, not recorded.
+	Scripted [][]string `json:"-"`
 
 	// unfollowed, when set, says what the launch runs that could not be
 	// followed to its code (a shell line with syntax, a package.json

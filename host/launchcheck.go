@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,10 +33,11 @@ const maxLaunchRaces = 3
 // checkLaunch refuses, at host start, a launch whose identity cannot
 // vouch for what it runs: one that hashes no file of the project
 // (build.UncoveredError: an edit of its code would change no epoch), or
-// one that reaches a self-reloading tool through a wrapper the identity
-// followed (a package.json script "node --watch server.mjs", a shell
-// script's last command), as checkSelfReload refuses it on the command
-// line itself.
+// one that reaches a self-reloading tool through a wrapper (a
+// package.json script "node --watch server.mjs" or "tsc && node --watch
+// dist/server.js", any command of a shell script, followed or not:
+// build.Identity.Runs and Scripted), as checkSelfReload refuses it on the
+// command line itself.
 func (h *Host) checkLaunch(id *build.Identity) error {
 	if err := id.Uncovered(); err != nil {
 		return err
@@ -43,7 +45,7 @@ func (h *Host) checkLaunch(id *build.Identity) error {
 	if h.opts.AllowSelfReload {
 		return nil
 	}
-	for _, words := range id.Runs {
+	for _, words := range append(slices.Clip(id.Runs), id.Scripted...) {
 		if err := checkSelfReload(words); err != nil {
 			var sr *SelfReloadError
 			if errors.As(err, &sr) {
