@@ -197,7 +197,9 @@ func TestProjectCodeWholeTree(t *testing.T) {
 			idWrite(t, dir, files...)
 			spec := Spec{Dir: dir, Command: tc.command, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a", "python3", "ruby")}}
 			prev := idCompute(t, spec)
-			if !slices.ContainsFunc(prev.Code, func(a Artifact) bool { return a.Path == "." && strings.Contains(a.Why, "the project the entry lies in") }) {
+			if !slices.ContainsFunc(prev.Code, func(a Artifact) bool {
+				return a.Path == "." && strings.Contains(a.Why, "the project the entry lies in")
+			}) {
 				t.Fatalf("code %+v, want the project tree with why it is hashed", prev.Code)
 			}
 			for _, f := range tc.constant {
