@@ -66,6 +66,10 @@ type child struct {
 	// driftRevoked counts the grants the drift revoked: the replacement's
 	// outcome counts them with its own (h.mu).
 	driftRevoked int
+	// verified is the tree watcher's Generation read before the last
+	// identity computed for it that matched its own: when the Generation
+	// differs, its identity is unverified (h.mu; drift.go).
+	verified uint64
 }
 
 // startChild launches command in dir in a new process group (so a stop

@@ -59,13 +59,20 @@ func (h *Host) checkLaunch(id *build.Identity) error {
 
 // launchCheck computes the identity again after child c, launched with
 // identity want, came up, and returns it with what differs from want
-// (build.Changes; empty when nothing did).
+// (build.Changes; empty when nothing did). When nothing did, c is
+// verified up to the tree watcher's generation read before (drift.go).
 func (h *Host) launchCheck(c *child, want *build.Identity) (*build.Identity, []string, error) {
-	now, err := h.identity()
+	now, gen, err := h.identityAt()
 	if err != nil {
 		return nil, nil, fmt.Errorf("epoch %s: computing the identity again after the server started: %w", c.epoch, err)
 	}
-	return now, build.Changes(want, now), nil
+	changed := build.Changes(want, now)
+	if len(changed) == 0 {
+		h.mu.Lock()
+		c.verified = gen
+		h.mu.Unlock()
+	}
+	return now, changed, nil
 }
 
 // credentialRecheck computes the identity again right before a

@@ -294,6 +294,7 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	h.pendingManual = false
 	h.setState(StateIdentityPending)
 	h.child = nil
+	h.releaseVerifiedLocked() // calls held for old's identity wait for the new epoch (drift.go)
 	// The errors of the calls this restart ends follow its
 	// list_changed; those calls themselves are answered once old has
 	// drained (drain.go).

@@ -146,7 +146,7 @@ func (h *Host) closeWriters() {
 
 // startFirst starts the session's first epoch.
 func (h *Host) startFirst() error {
-	id, err := h.identity()
+	id, gen, err := h.identityAt()
 	if err != nil {
 		return err
 	}
@@ -177,6 +177,7 @@ func (h *Host) startFirst() error {
 	// nothing has changed yet that a call could have been prepared against.
 	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
+	c.verified = gen
 	h.adoptLocked(c)
 	h.mu.Unlock()
 	return nil

@@ -63,6 +63,7 @@ type Watcher struct {
 	logf    func(string, ...any)
 	done    chan struct{}
 	changes chan struct{} // Changes; holds at most one signal
+	gen     uint64        // Generation; read and written under mu
 
 	mu     sync.Mutex
 	trees  map[string]*entry
@@ -160,8 +161,29 @@ func (w *Watcher) Changes() <-chan struct{} {
 	return w.changes
 }
 
-// changedLocked signals Changes without waiting.
+// Generation returns a count that grows whenever a notification marks a
+// tree changed (or every tree, after the kernel's queue overflowed or the
+// mount table changed), once every notification the kernel queued before
+// the call was handled, without waiting (one read(2) when none is
+// queued): a change made before the call returned, such as a write that
+// returned before a request arrived, is counted. A caller that noted it
+// before computing what the trees hold knows, when it differs later, that
+// something under them changed since. It is 0 and never changes when w
+// does not watch (a nil Watcher, a platform without notifications).
+func (w *Watcher) Generation() uint64 {
+	if !w.Watching() {
+		return 0
+	}
+	w.sync()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gen
+}
+
+// changedLocked counts a change (Generation) and signals Changes without
+// waiting.
 func (w *Watcher) changedLocked() {
+	w.gen++
 	select {
 	case w.changes <- struct{}{}:
 	default:
@@ -349,6 +371,7 @@ func (w *Watcher) sync() {
 // are watched anew at its next walk (after an overflow, directories made
 // meanwhile may lack a watch).
 func (w *Watcher) markAllLocked(rewatch bool) {
+	w.gen++
 	for _, e := range w.trees {
 		e.dirty = true
 		if rewatch {

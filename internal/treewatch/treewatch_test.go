@@ -467,3 +467,28 @@ func TestOnlyFilesSignals(t *testing.T) {
 	}
 	tr.step("lib/a.js rewritten", func() { tr.write("lib/a.js", "a2") })
 }
+
+// TestGenerationCountsAtOnce: a write that returned before Generation is
+// counted by it, with no wait for the event loop; a write in a skipped
+// directory is not.
+func TestGenerationCountsAtOnce(t *testing.T) {
+	tr := newTree(t)
+	tr.digest()
+	g0 := tr.w.Generation()
+	tr.write(".cache/x", "x")
+	if g := tr.w.Generation(); g != g0 {
+		t.Fatalf("a write in a skipped directory moved the generation: %d → %d", g0, g)
+	}
+	for i := range 50 {
+		tr.write("lib/a.js", fmt.Sprint("a", i))
+		g := tr.w.Generation()
+		if g == g0 {
+			t.Fatalf("write %d: Generation did not count the write that returned before it", i)
+		}
+		g0 = g
+	}
+	var nilW *Watcher
+	if nilW.Generation() != 0 {
+		t.Error("a nil Watcher's generation is not 0")
+	}
+}
