@@ -70,6 +70,12 @@ type child struct {
 	// identity computed for it that matched its own: when the Generation
 	// differs, its identity is unverified (h.mu; drift.go).
 	verified uint64
+	// image is its process image read after its first message (imaged
+	// set then, when the platform gives one); reloaded says how it
+	// changed since, once a granted call found it did (h.mu; image.go).
+	image    procImage
+	imaged   bool
+	reloaded string
 }
 
 // startChild launches command in dir in a new process group (so a stop

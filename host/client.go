@@ -439,6 +439,9 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				return
 			}
 			refusal, g := h.authorizeLocked(m, &p)
+			if refusal == nil && g != nil {
+				refusal = h.imageCheckLocked(m, p.Name) // an exec in place (image.go)
+			}
 			if refusal == nil && g != nil && h.unverifiedLocked() {
 				h.holdUnverifiedLocked(m, line) // a change not hashed yet (drift.go)
 				return
