@@ -272,7 +272,7 @@ func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *I
 	if err != nil {
 		return Artifact{}, Tree{}, &InputError{Field: string(role), Path: display(dir, full), Err: err}
 	}
-	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
+	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons), stamp: t.Stamp}, t, nil
 }
 
 // walkTree is TreeDigest of full with the stat cache spec.Caches keeps for

@@ -452,3 +452,37 @@ func TestIdentityCommandNotFound(t *testing.T) {
 		t.Errorf("error %q says PATH more than once", err)
 	}
 }
+
+// A file swapped and put back between two identities has the same digest
+// but another stamp: Touched names it (an entry, and a file of a tree
+// walked through the host's in-memory caches), and Changes does not.
+func TestIdentityTouched(t *testing.T) {
+	t.Parallel()
+	dir := idNodeProject(t)
+	idWrite(t, dir, idFile{path: "lib/x.js", content: "module.exports = 1;\n"})
+	spec := idSpec(dir, idFakeBin(t, "a"))
+	spec.Caches = NewCaches()
+	prev := idCompute(t, spec)
+	if got := Touched(prev, idCompute(t, spec)); len(got) != 0 {
+		t.Fatalf("nothing touched: Touched = %q", got)
+	}
+	swap := func(rel string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.Rename(p, p+".orig"); err != nil {
+			t.Fatal(err)
+		}
+		idWrite(t, dir, idFile{path: rel, content: "evil();\n"})
+		if err := os.Rename(p+".orig", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // a ctime of its own
+	swap("dist/server.js")
+	swap("lib/x.js")
+	next := idCompute(t, spec)
+	idWantChanges(t, prev, next)
+	if got := Touched(prev, next); !slices.Equal(got, []string{"dist/server.js", "."}) {
+		t.Errorf("Touched = %q, want the entry and the project tree", got)
+	}
+}

@@ -120,6 +120,7 @@ type pycFile struct {
 	rel    string
 	digest Digest
 	size   int64
+	stamp  Digest // fileStamp, for Artifact.stamp
 }
 
 // loaded returns the .pyc files of the __pycache__ directory pc that
@@ -151,7 +152,7 @@ func (r *pycRules) loaded(root, pc string) ([]pycFile, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, p)
-		out = append(out, pycFile{rel: filepath.ToSlash(rel), digest: DigestBytes(b[16:]), size: int64(len(b))})
+		out = append(out, pycFile{rel: filepath.ToSlash(rel), digest: DigestBytes(b[16:]), size: int64(len(b)), stamp: fileStamp(p)})
 	}
 	return out, nil
 }
@@ -239,13 +240,14 @@ func bytecodeArtifact(dir, full string, r *pycRules) (a Artifact, ok bool, err e
 		return Artifact{}, false, nil
 	}
 	slices.SortFunc(files, func(x, y pycFile) int { return strings.Compare(x.rel, y.rel) })
-	h := sha256.New()
+	h, st := sha256.New(), sha256.New()
 	fmt.Fprintln(h, pycFormat)
 	a = Artifact{Role: RoleCode, Files: len(files)}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.rel, f.digest)
+		fmt.Fprintf(st, "%s %s\n", f.rel, f.stamp)
 		a.Size += f.size
 	}
-	a.Digest = NewDigest(h)
+	a.Digest, a.stamp = NewDigest(h), NewDigest(st)
 	return a, true, nil
 }

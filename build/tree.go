@@ -2,6 +2,8 @@ package build
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,6 +46,13 @@ type Tree struct {
 	// Listing is the exact text the Digest was computed over, kept only when
 	// TreeOptions.KeepListing is set.
 	Listing []byte
+	// Stamp, set when TreeOptions.Stamp is, is the SHA-256 of the device,
+	// inode and ctime of every entry listed, as the walk saw them: no
+	// input (the Digest is), but a file replaced and put back, whose
+	// content and Digest are the same again, has another (the kernel sets
+	// ctime at every write, rename and chmod, and a process cannot set it
+	// back).
+	Stamp Digest
 }
 
 // TreeFile is one regular file of a Tree.
@@ -84,6 +93,9 @@ type TreeOptions struct {
 	OnlyFiles []string
 	// KeepListing makes TreeDigest return the listing in Tree.Listing.
 	KeepListing bool
+	// Stamp makes TreeDigest set Tree.Stamp. It changes no listing and no
+	// cache key.
+	Stamp bool
 }
 
 // TreeDigest walks the directory root and returns the digest of its listing.
@@ -163,6 +175,9 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 
 	dirs, hashed, reused := w.collect(ws)
 	t := Tree{Root: real, Hashed: hashed}
+	if opt.Stamp {
+		t.Stamp = stampDirs(dirs)
+	}
 	unchanged := reused && t.Hashed == 0 && c.summary != nil
 	if unchanged && !opt.KeepListing {
 		s := c.summary
@@ -333,4 +348,27 @@ type treeWalk struct {
 // trusted reports whether cached stat data old may stand for st.
 func (w *treeWalk) trusted(old statKey, st fileStat) bool {
 	return old == st.key && old.mtime < w.racyFrom && old.ctime < w.racyFrom
+}
+
+// stampDirs is Tree.Stamp of the directory records dirs: the SHA-256 of
+// one line per directory and entry, sorted, with its device, inode and
+// ctime (and those of the file outside a link reaches).
+func stampDirs(dirs map[string]*dirRecord) Digest {
+	rels := slices.Sorted(maps.Keys(dirs))
+	h := sha256.New()
+	var b []byte
+	for _, rel := range rels {
+		r := dirs[rel]
+		b = fmt.Appendf(b[:0], "d %d %d %d %s\n", r.key.dev, r.key.ino, r.key.ctime, rel)
+		h.Write(b)
+		for i := range r.kids {
+			k := &r.kids[i]
+			b = fmt.Appendf(b[:0], "%c %d %d %d %s\n", k.kind, k.key.dev, k.key.ino, k.key.ctime, k.name)
+			if k.ext != nil {
+				b = fmt.Appendf(b[:len(b)-1], " -> %d %d %d\n", k.ext.key.dev, k.ext.key.ino, k.ext.key.ctime)
+			}
+			h.Write(b)
+		}
+	}
+	return NewDigest(h)
 }

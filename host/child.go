@@ -76,6 +76,10 @@ type child struct {
 	image    procImage
 	imaged   bool
 	reloaded string
+	// launchChecked: the first epoch's launch check ran (only
+	// fetchFirstCatalogLocked's goroutine, under restartMu, reads and
+	// sets it; launchcheck.go).
+	launchChecked bool
 }
 
 // startChild launches command in dir in a new process group (so a stop

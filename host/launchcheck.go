@@ -24,7 +24,13 @@ import (
 // that epoch is not used: its grants are revoked, the audit log records
 // the replacement (server_replaced, reason "identity changed while the
 // server started"), and the server is started again under a new epoch, at
-// most maxLaunchRaces times in a row; then the host is down.
+// most maxLaunchRaces times in a row; then the host is down. A swap put
+// back before the check leaves the digests as they were: so the check
+// also compares the device, inode and ctime of every hashed file with what
+// they were when the launch's identity was computed (build.Touched), and
+// a file replaced or rewritten in between is a change too. The first
+// epoch of a session is checked the same way before its first catalog is
+// set (firstLaunchCheck).
 
 // maxLaunchRaces bounds the launches of one restart whose identity changed
 // while they started.
@@ -59,20 +65,41 @@ func (h *Host) checkLaunch(id *build.Identity) error {
 
 // launchCheck computes the identity again after child c, launched with
 // identity want, came up, and returns it with what differs from want
-// (build.Changes; empty when nothing did). When nothing did, c is
-// verified up to the tree watcher's generation read before (drift.go).
+// (build.Changes, then what was replaced or rewritten with the same
+// content, build.Touched, marked so; empty when nothing did). When
+// nothing did, c is verified up to the tree watcher's generation read
+// before (drift.go).
 func (h *Host) launchCheck(c *child, want *build.Identity) (*build.Identity, []string, error) {
 	now, gen, err := h.identityAt()
 	if err != nil {
 		return nil, nil, fmt.Errorf("epoch %s: computing the identity again after the server started: %w", c.epoch, err)
 	}
 	changed := build.Changes(want, now)
+	for _, p := range build.Touched(want, now) {
+		changed = append(changed, p+" (replaced or rewritten while the server started)")
+	}
 	if len(changed) == 0 {
 		h.mu.Lock()
 		c.verified = gen
 		h.mu.Unlock()
 	}
 	return now, changed, nil
+}
+
+// firstLaunchCheck is launchCheck for the session's first epoch c, which
+// starts ready: it runs once, before its first catalog is set
+// (fetchFirstCatalogLocked), and returns why c cannot be used (what
+// changed, in words), "" when it can.
+func (h *Host) firstLaunchCheck(c *child) string {
+	_, changed, err := h.launchCheck(c, c.identity)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(changed) > 0:
+		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
+		return "identity changed while the server started (" + strings.Join(changed, ", ") + ")"
+	}
+	return ""
 }
 
 // credentialRecheck computes the identity again right before a
