@@ -486,3 +486,24 @@ func TestIdentityTouched(t *testing.T) {
 		t.Errorf("Touched = %q, want the entry and the project tree", got)
 	}
 }
+
+// A file made and removed beside the code (a server's own temporary
+// file), which changes a directory's ctime and no code, is not a touch.
+func TestIdentityTouchedNotByDirectory(t *testing.T) {
+	t.Parallel()
+	dir := idNodeProject(t)
+	idWrite(t, dir, idFile{path: "lib/x.js", content: "module.exports = 1;\n"})
+	spec := idSpec(dir, idFakeBin(t, "a"))
+	spec.Caches = NewCaches()
+	prev := idCompute(t, spec)
+	time.Sleep(10 * time.Millisecond)
+	idWrite(t, dir, idFile{path: "lib/state.json.tmp", content: "{}\n"})
+	if err := os.Rename(filepath.Join(dir, "lib/state.json.tmp"), filepath.Join(dir, "lib/state.json")); err != nil {
+		t.Fatal(err)
+	}
+	next := idCompute(t, spec)
+	idWantChanges(t, prev, next)
+	if got := Touched(prev, next); len(got) != 0 {
+		t.Errorf("Touched = %q after a data file was written beside the code", got)
+	}
+}

@@ -351,19 +351,22 @@ func (w *treeWalk) trusted(old statKey, st fileStat) bool {
 }
 
 // stampDirs is Tree.Stamp of the directory records dirs: the SHA-256 of
-// one line per directory and entry, sorted, with its device, inode and
-// ctime (and those of the file outside a link reaches).
+// one line per regular file and symbolic link, sorted, with its device,
+// inode and ctime (and those of the file outside a link reaches).
+// Directories are left out: a file made and removed in one (a server's
+// temporary file, an editor's) sets its ctime, and changes no code.
 func stampDirs(dirs map[string]*dirRecord) Digest {
 	rels := slices.Sorted(maps.Keys(dirs))
 	h := sha256.New()
 	var b []byte
 	for _, rel := range rels {
 		r := dirs[rel]
-		b = fmt.Appendf(b[:0], "d %d %d %d %s\n", r.key.dev, r.key.ino, r.key.ctime, rel)
-		h.Write(b)
 		for i := range r.kids {
 			k := &r.kids[i]
-			b = fmt.Appendf(b[:0], "%c %d %d %d %s\n", k.kind, k.key.dev, k.key.ino, k.key.ctime, k.name)
+			if k.kind != 'f' && k.kind != 'l' {
+				continue
+			}
+			b = fmt.Appendf(b[:0], "%c %d %d %d %s/%s\n", k.kind, k.key.dev, k.key.ino, k.key.ctime, rel, k.name)
 			if k.ext != nil {
 				b = fmt.Appendf(b[:len(b)-1], " -> %d %d %d\n", k.ext.key.dev, k.ext.key.ino, k.ext.key.ctime)
 			}
