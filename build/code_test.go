@@ -168,8 +168,8 @@ func TestChangesAbsentIsNotGone(t *testing.T) {
 // entry lies (projectCode): node src/server.mjs imports ../lib/x.mjs,
 // Python imports a namespace package (no __init__.py) from a directory on
 // its path. For a runtime whose language is known, only the files it
-// loads as code are listed, so the server's own data is no input; for
-// another runtime every file is.
+// loads as code are listed, so the server's own data (and a directory it
+// makes for it) is no input; for another runtime every file is.
 func TestProjectCodeWholeTree(t *testing.T) {
 	t.Parallel()
 	files := []idFile{
@@ -186,9 +186,9 @@ func TestProjectCodeWholeTree(t *testing.T) {
 		changes  []string // files whose edit changes the identity
 		constant []string // files whose edit does not
 	}{
-		{[]string{"node", "src/server.mjs"}, []string{"lib/x.mjs"}, []string{"ns/mod.py", "data/state.json"}},
-		{[]string{"python3", "app/main.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json"}},
-		{[]string{"python3", "srv.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json"}},
+		{[]string{"node", "src/server.mjs"}, []string{"lib/x.mjs"}, []string{"ns/mod.py", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"python3", "app/main.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"python3", "srv.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
 		{[]string{"ruby", "server.rb"}, []string{"lib/x.mjs", "ns/mod.py", "data/state.json"}, nil},
 	} {
 		t.Run(strings.Join(tc.command, " "), func(t *testing.T) {
@@ -243,4 +243,37 @@ func TestProjectCodeLinkedDeps(t *testing.T) {
 	idWantChanges(t, prev, next, "node_modules")
 	idWrite(t, nested, idFile{path: "bar/index.js", content: "module.exports = 'two';\n"})
 	idWantChanges(t, next, idCompute(t, spec), "lib/node_modules")
+}
+
+// node loads .ts modules when its version strips types by default, or an
+// option asks it to: then they are in a node entry's project tree, else
+// a saved TypeScript source is no change of what runs.
+func TestNodeStripsTypes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version string
+		args    []string
+		env     string
+		want    bool
+	}{
+		{"v20.20.2", nil, "", false},
+		{"v22.17.0", nil, "", false},
+		{"v22.17.0", []string{"--experimental-strip-types", "dist/server.js"}, "", true},
+		{"v22.17.0", nil, "--experimental-transform-types", true},
+		{"v22.5.0", []string{"--experimental-strip-types", "dist/server.js"}, "", false},
+		{"v22.18.0", nil, "", true},
+		{"v23.5.0", nil, "", false},
+		{"v23.6.0", nil, "", true},
+		{"v24.1.0", []string{"--no-experimental-strip-types", "dist/server.js"}, "", false},
+		{"v24.1.0", []string{"dist/server.js", "--no-experimental-strip-types"}, "", true}, // the server's own argument
+		{"", nil, "", true}, // unknown: fail closed
+	} {
+		spec := Spec{Environ: []string{"PATH=/bin"}}
+		if tc.env != "" {
+			spec.Environ = append(spec.Environ, "NODE_OPTIONS="+tc.env)
+		}
+		if got := nodeStripsTypes(spec, launchArgs{args: tc.args}, tc.version); got != tc.want {
+			t.Errorf("node %s %q NODE_OPTIONS=%q: strips types %v, want %v", tc.version, tc.args, tc.env, got, tc.want)
+		}
+	}
 }

@@ -6,23 +6,27 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // nodeCodeFiles are the files node loads as code from a project: modules
-// (.js, .mjs, .cjs, and .ts, .mts, .cts, which node runs by stripping
-// their types, by default since node 22.18 and 23.6), native addons and
-// WebAssembly, and the package.json files whose "type", "imports" and
-// "exports" change how a module is loaded. JSON data (a server's own
-// state) is left out: node can require it, but it is data the server
-// reads, like any file.
-var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".node", ".wasm", "package.json"}
+// (.js, .mjs, .cjs), native addons and WebAssembly, and the package.json
+// files whose "type", "imports" and "exports" change how a module is
+// loaded. JSON data (a server's own state) is left out: node can require
+// it, but it is data the server reads, like any file.
+var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".node", ".wasm", "package.json"}
+
+// nodeTypeFiles are nodeCodeFiles with the TypeScript modules a node that
+// strips types loads too (nodeStripsTypes).
+var nodeTypeFiles = append(slices.Clip(nodeCodeFiles), ".ts", ".mts", ".cts")
 
 // sourceCodeFiles are the files a runtime that compiles TypeScript and JSX
 // as it loads them (bun, deno, tsx, ts-node; a server run from source)
-// loads as code: node's, the JSX and TSX sources, and tsconfig.json, whose
-// "paths" change what an import resolves to.
-var sourceCodeFiles = append(slices.Clip(nodeCodeFiles), ".tsx", ".jsx", "tsconfig.json")
+// loads as code: node's with its TypeScript modules, the JSX and TSX
+// sources, and tsconfig.json, whose "paths" change what an import
+// resolves to.
+var sourceCodeFiles = append(slices.Clip(nodeTypeFiles), ".tsx", ".jsx", "tsconfig.json")
 
 // pythonCodeFiles are the files Python imports from a directory on its
 // path (importlib's FileFinder: source, sourceless bytecode and extension
@@ -62,6 +66,9 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 		return codeInput{}, false
 	}
 	lang, only := scriptLang(full, l, runtime, source)
+	if lang == "node" && nodeStripsTypes(spec, l, id.Runtime.Version) {
+		only = nodeTypeFiles
+	}
 	files := "every file"
 	if only != nil {
 		files = "its " + strings.Join(only, ", ") + " files"
@@ -97,6 +104,47 @@ func scriptLang(full string, l launchArgs, runtime string, source bool) (string,
 		return "node", nodeCodeFiles
 	}
 	return "", nil
+}
+
+// nodeStripsTypes reports whether node, at version (its --version, "v22.18.0"),
+// loads .ts, .mts and .cts modules: by default from 22.18 on the 22 line
+// and from 23.6 on, unless --no-experimental-strip-types is given; from
+// 22.6 with --experimental-strip-types or --experimental-transform-types.
+// The options count on its command line (before the script) and in
+// NODE_OPTIONS. An unknown version strips types: what it loads cannot be
+// told otherwise.
+func nodeStripsTypes(spec Spec, l launchArgs, version string) bool {
+	opts := l.args
+	if i := slices.IndexFunc(opts, func(a string) bool { return !strings.HasPrefix(a, "-") }); i >= 0 {
+		opts = opts[:i]
+	}
+	if v, ok := lookupEnvOK(spec, "NODE_OPTIONS"); ok {
+		opts = append(slices.Clip(opts), strings.Fields(v)...)
+	}
+	has := func(flag string) bool { return slices.Contains(opts, flag) }
+	major, minor, ok := nodeVersion(version)
+	switch {
+	case !ok:
+		return true
+	case has("--no-experimental-strip-types"):
+		return false
+	case major > 23 || major == 23 && minor >= 6 || major == 22 && minor >= 18:
+		return true
+	case major > 22 || major == 22 && minor >= 6:
+		return has("--experimental-strip-types") || has("--experimental-transform-types")
+	}
+	return false
+}
+
+// nodeVersion reads "vMAJOR.MINOR.PATCH", node's --version.
+func nodeVersion(v string) (major, minor int, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	if len(parts) < 2 || !strings.HasPrefix(v, "v") {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return major, minor, err1 == nil && err2 == nil
 }
 
 // givenTo reports whether one of the runtime's arguments args names the

@@ -87,9 +87,11 @@ type TreeOptions struct {
 	SkipFiles []string
 	// OnlyFiles, when not empty, lists the regular files the tree holds:
 	// a file is listed only when its extension (".mjs", lower case) or its
-	// name ("package.json") is among them. A project root walked as the
-	// code of a node entry lists the files node loads as code, not the
-	// data a server writes beside it.
+	// name ("package.json") is among them. Sockets, named pipes and devices
+	// and the directories that hold no listed entry are not listed then
+	// either. A project walked as the code of a script entry lists the
+	// files its runtime loads as code, not the data (nor the directories
+	// of data, nor a socket) a server or a tool writes beside it.
 	OnlyFiles []string
 	// KeepListing makes TreeDigest return the listing in Tree.Listing.
 	KeepListing bool
@@ -125,7 +127,8 @@ type TreeOptions struct {
 // which case it too is written as a Go double-quoted string. Directories
 // are implied by the entries below them; an empty directory is listed
 // because it can change module resolution (an empty node_modules/x shadows
-// x further up).
+// x further up), except in a tree of opt.OnlyFiles (a project walked as
+// code), where a directory of data would be listed too.
 //
 // Symbolic links are listed, never silently followed:
 //   - A link whose target resolves inside root is only listed: the bytes it
@@ -162,9 +165,11 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 	}
 	skipKey := skipKey(opt.SkipDirs, opt.SkipFiles)
 	if len(opt.OnlyFiles) > 0 {
+		// "2": such a tree lists no empty directory and no socket (a
+		// cache of a tree listed otherwise is not used).
 		o := slices.Clone(opt.OnlyFiles)
 		slices.Sort(o)
-		skipKey += "\x00\x00\x00" + strings.Join(slices.Compact(o), "\x00")
+		skipKey += "\x00\x00\x002\x00" + strings.Join(slices.Compact(o), "\x00")
 	}
 	c := opt.Cache
 	w := newTreeWalk(opt, real, skipKey)
@@ -186,7 +191,7 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		t.NativeAddons = slices.Clone(s.natives)
 		return t, nil
 	}
-	sum := t.list(dirs, opt.KeepListing)
+	sum := t.list(dirs, opt.KeepListing, len(opt.OnlyFiles) == 0)
 	if c != nil && !unchanged {
 		c.root, c.skip, c.stamp, c.dirs, c.dirty = real, skipKey, start.UnixNano(), dirs, true
 		c.summary = &treeSummary{digest: sum, files: t.Files, bytes: t.Bytes, symlinks: t.Symlinks, natives: slices.Clone(t.NativeAddons)}
@@ -276,11 +281,12 @@ func (w *treeWalk) collect(ws []*treeWorker) (dirs map[string]*dirRecord, hashed
 	return dirs, hashed, w.old != nil && same && n == len(w.old)
 }
 
-// list sets t's Digest, counts and NativeAddons from the listing of dirs,
-// and t.Listing to the listing if keep is set. It returns the SHA-256 of
-// the listing.
-func (t *Tree) list(dirs map[string]*dirRecord, keep bool) [sha256.Size]byte {
-	lines := listDirs(dirs)
+// list sets t's Digest, counts and NativeAddons from the listing of dirs
+// (with the directories holding no listed entry when empties is set), and
+// t.Listing to the listing if keep is set. It returns the SHA-256 of the
+// listing.
+func (t *Tree) list(dirs map[string]*dirRecord, keep, empties bool) [sha256.Size]byte {
+	lines := listDirs(dirs, empties)
 	var sum [sha256.Size]byte
 	sum, t.Listing = writeListing(lines, keep)
 	t.Digest = sumDigest(sum)

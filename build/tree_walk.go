@@ -104,6 +104,9 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 		if st.kind == 'f' && w.only != nil && !w.only[name] && !w.only[strings.ToLower(filepath.Ext(name))] {
 			continue
 		}
+		if st.kind == 'o' && w.only != nil {
+			continue // a socket or a pipe is no code
+		}
 		var k kidRecord
 		var fresh bool
 		if k, sub, fresh, err = wk.kid(t, d, opened, name, st, prev, sub); err != nil {
