@@ -228,12 +228,13 @@ func (h *Host) fetchFirstCatalogLocked() {
 		current := h.child == c && h.catalog == nil
 		tools := c.caps.tools
 		h.mu.Unlock()
-		if current && !c.launchChecked {
+		if current && c.first && !c.launchChecked {
 			// What runs must be what was hashed (launchcheck.go): when
 			// not, a new epoch replaces c, and the calls held for this
 			// catalog go to it.
 			c.launchChecked = true
-			if why := h.firstLaunchCheck(c); why != "" {
+			h.startFirstCheck(c)
+			if why := <-c.firstDone; why != "" {
 				h.mu.Lock()
 				h.fetching = false
 				h.mu.Unlock()

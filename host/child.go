@@ -76,9 +76,14 @@ type child struct {
 	image    procImage
 	imaged   bool
 	reloaded string
-	// launchChecked: the first epoch's launch check ran (only
-	// fetchFirstCatalogLocked's goroutine, under restartMu, reads and
-	// sets it; launchcheck.go).
+	// first is set for the session's first epoch, whose launch check
+	// (launchcheck.go firstLaunchCheck) runs once, from its first message
+	// or its first catalog, whichever comes first: firstOnce starts it,
+	// firstDone receives its answer, and launchChecked is set once
+	// fetchFirstCatalogLocked's goroutine (under restartMu) took it.
+	first         bool
+	firstOnce     sync.Once
+	firstDone     chan string
 	launchChecked bool
 }
 

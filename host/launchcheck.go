@@ -86,6 +86,16 @@ func (h *Host) launchCheck(c *child, want *build.Identity) (*build.Identity, []s
 	return now, changed, nil
 }
 
+// startFirstCheck starts the launch check of the session's first epoch c
+// (firstLaunchCheck), once: from its first message (observeOnce), so that
+// it runs while the client initializes, or from its first catalog, which
+// waits for its answer (fetchFirstCatalogLocked).
+func (h *Host) startFirstCheck(c *child) {
+	c.firstOnce.Do(func() {
+		go func() { c.firstDone <- h.firstLaunchCheck(c) }()
+	})
+}
+
 // firstLaunchCheck is launchCheck for the session's first epoch c, which
 // starts ready: it runs once, before its first catalog is set
 // (fetchFirstCatalogLocked), and returns why c cannot be used (what

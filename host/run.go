@@ -178,8 +178,13 @@ func (h *Host) startFirst() error {
 	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
 	c.verified = gen
+	c.first, c.firstDone = true, make(chan string, 1)
+	looked := c.looked
 	h.adoptLocked(c)
 	h.mu.Unlock()
+	if looked {
+		h.startFirstCheck(c) // its first message came already (launchcheck.go)
+	}
 	return nil
 }
 

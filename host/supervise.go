@@ -185,7 +185,11 @@ func (h *Host) observeOnce(c *child) {
 	im, err := readImage(c.pid)
 	h.mu.Lock()
 	c.image, c.imaged = im, err == nil
+	isFirst := c.first
 	h.mu.Unlock()
+	if isFirst {
+		h.startFirstCheck(c) // while the client initializes (launchcheck.go)
+	}
 	switch {
 	case err == nil && !im.hasAuxv && im.dev != 0:
 		h.logf("epoch %s: the auxiliary vector of pid %d cannot be read: an exec of the same program with the same arguments in place is not seen", c.epoch, c.pid)
