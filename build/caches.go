@@ -73,6 +73,7 @@ func (c *Caches) walk(full string, role Role, opt TreeOptions) (Tree, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	opt.Cache = t.cache
+	opt.Stamp = true // the host compares stamps after a launch (Touched)
 	return TreeDigest(full, opt)
 }
 

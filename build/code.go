@@ -30,23 +30,35 @@ type codeInput struct {
 	// it is recorded missing rather than an error (a deleted file is a
 	// change, reported as gone).
 	named bool
-	// only is the tree's TreeOptions.OnlyFiles (nodeCodeFiles for a root
-	// node entry's project); nil: every file.
+	// only is the tree's TreeOptions.OnlyFiles (the files a script's
+	// runtime loads as code, see projectCode); nil: every file.
 	only []string
 }
 
-// nodeCodeFiles are the files node loads as code from a project root:
-// modules (.js, .mjs, .cjs), native addons and WebAssembly, and the
-// package.json files whose "type", "imports" and "exports" change how a
-// module is loaded. JSON data (a server's own state) is left out: node
-// can require it, but it is data the server reads, like any file.
-var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".node", ".wasm", "package.json"}
+// lists reports whether the tree c lists the regular file full: it lies
+// in it, below no directory a code tree leaves out (CodeSkipDirs), and
+// c.only lists its extension or name. A file that does not exist is not
+// listed, so that a missing preload is named as itself.
+func (c codeInput) lists(full string) bool {
+	if !inside(c.path, full) || !isRegular(full) {
+		return false
+	}
+	rel, _ := filepath.Rel(c.path, full)
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+		if slices.Contains(CodeSkipDirs, part) {
+			return false
+		}
+	}
+	name := filepath.Base(full)
+	return c.only == nil || slices.Contains(c.only, name) || slices.Contains(c.only, strings.ToLower(filepath.Ext(name)))
+}
 
 // inferCode returns the project's own code the runtime loads besides the
 // entry (seed: "if the runtime loads code the lockfile does not cover,
-// include the resolved tree"): spec.Code when set; else the source a
-// "go run" compiles (its module), or the code tree the entry belongs to,
-// and the files node preloads. It notes in id what it inferred, and sets
+// include the resolved tree"): spec.Code when set; else the whole project
+// when what the launch runs cannot be followed, the source a "go run"
+// compiles (its module), or the project tree a script entry can load code
+// from (projectCode), and the files node preloads. It notes in id what it inferred, and sets
 // id.Source for a server that runs from source.
 func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity) []codeInput {
 	if spec.Code != nil {
@@ -65,25 +77,13 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 	}
 	var out []codeInput
 	source := entry != "" && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(entry)))
-	if tree, why := codeTree(spec, dir, entry, runtime, l, source, id); tree != "" {
-		out = append(out, codeInput{path: tree, why: why})
+	if c, ok := projectCode(spec, dir, entry, runtime, l, source, id); ok {
+		out = append(out, c)
 		if source {
-			id.Source = fmt.Sprintf("the server runs from source (%s): the source tree %s is hashed, not a build output", entry, display(dir, tree))
+			id.Source = fmt.Sprintf("the server runs from source (%s): the project's source files are hashed, not a build output", entry)
 		}
 	} else if source {
 		id.Source = fmt.Sprintf("the server runs from source (%s): only that file is hashed (name the tree it imports in code in mcpepoch.toml)", entry)
-	} else if e := abs(dir, entry); entry != "" && e != runtime && !l.unbuilt && inside(dir, e) && !inDeps(spec, dir, e) {
-		if lang := rootLang(e, l, runtime); filepath.Dir(e) == dir && lang == "node" {
-			// Node resolves a relative import anywhere under the root
-			// (./lib/helper.mjs): the whole tree is code, generated and
-			// git-ignored files too, less dependency trees, .git and
-			// .mcpepoch (CodeSkipDirs).
-			out = append(out, codeInput{path: dir, only: nodeCodeFiles, why: "the project root the entry lies in: its " + strings.Join(nodeCodeFiles, ", ") + " files, since " + lang + " loads code from anywhere below it"})
-			id.Inferred = append(id.Inferred, "code: "+entry+" lies in the project root: the whole tree under it is code (name the code in code in mcpepoch.toml)")
-		} else if root, note := rootCode(dir, entry, l, runtime); note != "" {
-			out = append(out, root...)
-			id.Inferred = append(id.Inferred, note)
-		}
 	}
 	for _, p := range l.preloads {
 		if !isPathSpec(p.spec) {
@@ -91,68 +91,13 @@ func inferCode(spec Spec, dir, entry, runtime string, l launchArgs, id *Identity
 			continue
 		}
 		full := abs(dir, strings.TrimPrefix(p.spec, "file://"))
-		if slices.ContainsFunc(out, func(c codeInput) bool { return inside(c.path, full) }) {
+		if slices.ContainsFunc(out, func(c codeInput) bool { return c.lists(full) }) {
 			id.Inferred = append(id.Inferred, fmt.Sprintf("preload %s %s: inside the code tree already hashed", p.flag, p.spec))
 			continue
 		}
 		out = append(out, codeInput{path: full, why: fmt.Sprintf("a module %s loads before the entry (%s)", l.runtime, p.flag)})
 	}
 	return out
-}
-
-// codeTree returns the first-party code tree the entry belongs to: for a
-// Python entry its outermost package directory (else its own directory),
-// for others the top directory of the entry below its package (the
-// nearest directory with a package.json, else the project root): dist for
-// dist/server.js. Never the project root itself, unless the server runs
-// from source (source). Empty when the entry is a compiled executable, lies
-// outside the project or in a dependency tree.
-func codeTree(spec Spec, dir, entry, runtime string, l launchArgs, source bool, id *Identity) (string, string) {
-	if entry == "" {
-		return "", ""
-	}
-	full := abs(dir, entry)
-	switch {
-	case full == runtime, l.unbuilt:
-		return "", "" // a compiled executable carries its own code
-	case !inside(dir, full):
-		id.Inferred = append(id.Inferred, "code: the entry lies outside "+dir+", no code tree inferred (name one in code in mcpepoch.toml)")
-		return "", ""
-	case inDeps(spec, dir, full):
-		return "", ""
-	}
-	if l.runtime == "python" || strings.EqualFold(filepath.Ext(full), ".py") {
-		pkg := filepath.Dir(full)
-		for d := pkg; d != dir && inside(dir, d); d = filepath.Dir(d) {
-			if isRegular(filepath.Join(d, "__init__.py")) {
-				pkg = d
-			}
-		}
-		if pkg == dir {
-			return "", "" // rootCode
-		}
-		id.Inferred = append(id.Inferred, "code "+display(dir, pkg)+": the package directory of "+entry)
-		return pkg, "the package the entry belongs to: the project's own code, which no lockfile covers"
-	}
-	base := dir
-	for d := filepath.Dir(full); d != dir && inside(dir, d); d = filepath.Dir(d) {
-		if isRegular(filepath.Join(d, "package.json")) {
-			base = d
-			break
-		}
-	}
-	tree := base
-	if rel, _ := filepath.Rel(base, full); strings.Contains(rel, string(filepath.Separator)) {
-		tree = filepath.Join(base, strings.Split(rel, string(filepath.Separator))[0])
-	}
-	if tree == dir && !source {
-		return "", "" // rootCode
-	}
-	id.Inferred = append(id.Inferred, "code "+display(dir, tree)+": the directory "+entry+" belongs to")
-	if source {
-		return tree, "the source tree the server runs: compiled as it is loaded"
-	}
-	return tree, "the code tree the entry belongs to: the project's own code, which no lockfile covers"
 }
 
 // goRunSource returns the module "go run" compiles: the directory holding
@@ -262,7 +207,7 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 		a.Why = c.why
 		addCode(id, a)
 		if py != nil && fi != nil && fi.IsDir() {
-			watchPycache(spec, c.path, skip, id)
+			watchPycache(spec, c.path, skip, c.only, id)
 			if err := hashBytecode(dir, c, py, id); err != nil {
 				return err
 			}
@@ -276,13 +221,14 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 // directories, so that a .pyc written while an epoch runs, in a
 // __pycache__ that exists or one made then, marks the identity to be
 // computed again (host drift) as a saved source does. The tree's digest
-// is not an input: the bytecode Python loads is (hashBytecode). A hook
+// is not an input: the bytecode Python loads is (hashBytecode). only is
+// the code tree's OnlyFiles (pythonCodeFiles has .pyc). A hook
 // (no spec.Caches) does not walk it.
-func watchPycache(spec Spec, full string, skip []string, id *Identity) {
+func watchPycache(spec Spec, full string, skip, only []string, id *Identity) {
 	if spec.Trees == nil || spec.Caches == nil {
 		return
 	}
-	opt := TreeOptions{SkipDirs: CodeSkipDirs, SkipFiles: skip}
+	opt := TreeOptions{SkipDirs: CodeSkipDirs, SkipFiles: skip, OnlyFiles: only}
 	_, _ = spec.Trees(full, opt, func() (Tree, error) { return walkTree(spec, full, RoleCode, opt, id) })
 }
 
@@ -326,7 +272,7 @@ func treeArtifact(spec Spec, dir, full string, role Role, opt TreeOptions, id *I
 	if err != nil {
 		return Artifact{}, Tree{}, &InputError{Field: string(role), Path: display(dir, full), Err: err}
 	}
-	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons)}, t, nil
+	return Artifact{Role: role, Path: display(dir, full), Digest: t.Digest, Size: t.Bytes, Files: t.Files, Native: len(t.NativeAddons), stamp: t.Stamp}, t, nil
 }
 
 // walkTree is TreeDigest of full with the stat cache spec.Caches keeps for

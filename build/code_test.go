@@ -39,6 +39,9 @@ func TestCodeInferred(t *testing.T) {
 		{path: "packages/api/package.json", content: "{}\n"},
 		{path: "packages/api/dist/main.js", content: "1;\n"},
 		{path: "packages/web/dist/main.js", content: "2;\n"},
+		{path: ".cache/hook.cjs", content: "3;\n"},
+		{path: "server.rb", content: "puts 1\n"},
+		{path: "bin/srv", content: "\x7fELF srv\n", mode: 0o755},
 	}
 	for _, tc := range []struct {
 		name    string
@@ -47,27 +50,32 @@ func TestCodeInferred(t *testing.T) {
 		code    []string
 		source  string // substring of Identity.Source; empty: not from source
 	}{
-		{"node script", []string{"node", "dist/server.js"}, "dist/server.js", []string{"dist"}, ""},
-		{"node preload", []string{"node", "-r", "./preload.cjs", "--title", "x", "dist/server.js"}, "dist/server.js", []string{"dist", "preload.cjs"}, ""},
-		{"node --require=", []string{"node", "--require=./preload.cjs", "dist/server.js"}, "dist/server.js", []string{"dist", "preload.cjs"}, ""},
-		{"node preload inside the tree", []string{"node", "--import", "./dist/lib/tool.js", "dist/server.js"}, "dist/server.js", []string{"dist"}, ""},
-		{"node without extension", []string{"node", "dist/server"}, "dist/server.js", []string{"dist"}, ""},
-		{"node directory", []string{"node", "dist"}, "dist/index.js", []string{"dist"}, ""},
+		// A script's code is the whole project (projectCode): node can
+		// import ../lib/x.mjs, Python anything on a sys.path it extends.
+		{"node script", []string{"node", "dist/server.js"}, "dist/server.js", []string{"."}, ""},
+		{"node preload", []string{"node", "-r", "./preload.cjs", "--title", "x", "dist/server.js"}, "dist/server.js", []string{"."}, ""},
+		{"node --require=", []string{"node", "--require=./preload.cjs", "dist/server.js"}, "dist/server.js", []string{"."}, ""},
+		{"node preload inside the tree", []string{"node", "--import", "./dist/lib/tool.js", "dist/server.js"}, "dist/server.js", []string{"."}, ""},
+		{"node preload the tree leaves out", []string{"node", "-r", "./.cache/hook.cjs", "dist/server.js"}, "dist/server.js", []string{".", ".cache/hook.cjs"}, ""},
+		{"node without extension", []string{"node", "dist/server"}, "dist/server.js", []string{"."}, ""},
+		{"node directory", []string{"node", "dist"}, "dist/index.js", []string{"."}, ""},
 		{"node in the root", []string{"node", "server.js"}, "server.js", []string{"."}, ""},
-		{"package below the root", []string{"node", "packages/api/dist/main.js"}, "packages/api/dist/main.js", []string{"packages/api/dist"}, ""},
-		{"no package.json", []string{"node", "packages/web/dist/main.js"}, "packages/web/dist/main.js", []string{"packages"}, ""},
-		{"python -m", []string{"python3", "-u", "-m", "pkg.server"}, "pkg/server/__main__.py", []string{"pkg"}, ""},
-		{"python package file", []string{"python3", "-X", "dev", "pkg/server/tools.py"}, "pkg/server/tools.py", []string{"pkg"}, ""},
-		{"python script directory", []string{"python3", "scripts/serve.py"}, "scripts/serve.py", []string{"scripts"}, ""},
-		{"bun from source", []string{"bun", "run", "src/server.ts"}, "src/server.ts", []string{"src"}, "runs from source (src/server.ts): the source tree src"},
-		{"node type stripping", []string{"node", "--experimental-strip-types", "src/server.ts"}, "src/server.ts", []string{"src"}, "runs from source"},
+		{"package below the root", []string{"node", "packages/api/dist/main.js"}, "packages/api/dist/main.js", []string{"."}, ""},
+		{"no package.json", []string{"node", "packages/web/dist/main.js"}, "packages/web/dist/main.js", []string{"."}, ""},
+		{"python -m", []string{"python3", "-u", "-m", "pkg.server"}, "pkg/server/__main__.py", []string{"."}, ""},
+		{"python package file", []string{"python3", "-X", "dev", "pkg/server/tools.py"}, "pkg/server/tools.py", []string{"."}, ""},
+		{"python script directory", []string{"python3", "scripts/serve.py"}, "scripts/serve.py", []string{"."}, ""},
+		{"bun from source", []string{"bun", "run", "src/server.ts"}, "src/server.ts", []string{"."}, "runs from source (src/server.ts): the project's source files are hashed"},
+		{"node type stripping", []string{"node", "--experimental-strip-types", "src/server.ts"}, "src/server.ts", []string{"."}, "runs from source"},
+		{"another runtime", []string{"ruby", "server.rb"}, "server.rb", []string{"."}, ""},
+		{"a launcher of a compiled program", []string{"valgrind", "bin/srv"}, "bin/srv", nil, ""},
 		{"go run", []string{"go", "run", "-tags", "x", "./cmd/srv"}, "", []string{"."}, "runs from source (go run ./cmd/srv): the module ."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := idTempDir(t)
 			idWrite(t, dir, files...)
-			bin := idFakeBin(t, "a", "python3", "bun", "go")
+			bin := idFakeBin(t, "a", "python3", "bun", "go", "ruby", "valgrind")
 			id, err := Compute(Spec{Dir: dir, Command: tc.command, Versions: idVersions, Environ: []string{"PATH=" + bin}})
 			if err != nil {
 				t.Fatal(err)
@@ -154,4 +162,118 @@ func TestChangesAbsentIsNotGone(t *testing.T) {
 	next.Code = []Artifact{{Role: RoleCode, Path: "lib", Digest: "sha256:bb"}}
 	idWantChanges(t, prev, next, "lib")
 	idWantChanges(t, next, prev, "lib (gone)")
+}
+
+// The code of a script entry is the whole project tree, wherever the
+// entry lies (projectCode): node src/server.mjs imports ../lib/x.mjs,
+// Python imports a namespace package (no __init__.py) from a directory on
+// its path. For a runtime whose language is known, only the files it
+// loads as code are listed, so the server's own data (and a directory it
+// makes for it) is no input; for another runtime every file is.
+func TestProjectCodeWholeTree(t *testing.T) {
+	t.Parallel()
+	files := []idFile{
+		{path: "src/server.mjs", content: "import '../lib/x.mjs';\n"},
+		{path: "lib/x.mjs", content: "export const x = 1;\n"},
+		{path: "app/main.py", content: "import ns.mod\n"},
+		{path: "srv.py", content: "import ns.mod\n"},
+		{path: "ns/mod.py", content: "X = 1\n"},
+		{path: "server.rb", content: "puts 1\n"},
+		{path: "data/state.json", content: "{\"n\": 1}\n"},
+	}
+	for _, tc := range []struct {
+		command  []string
+		changes  []string // files whose edit changes the identity
+		constant []string // files whose edit does not
+	}{
+		{[]string{"node", "src/server.mjs"}, []string{"lib/x.mjs"}, []string{"ns/mod.py", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"python3", "app/main.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"python3", "srv.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"ruby", "server.rb"}, []string{"lib/x.mjs", "ns/mod.py", "data/state.json"}, nil},
+	} {
+		t.Run(strings.Join(tc.command, " "), func(t *testing.T) {
+			t.Parallel()
+			dir := idTempDir(t)
+			idWrite(t, dir, files...)
+			spec := Spec{Dir: dir, Command: tc.command, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a", "python3", "ruby")}}
+			prev := idCompute(t, spec)
+			if !slices.ContainsFunc(prev.Code, func(a Artifact) bool {
+				return a.Path == "." && strings.Contains(a.Why, "the project the entry lies in")
+			}) {
+				t.Fatalf("code %+v, want the project tree with why it is hashed", prev.Code)
+			}
+			for _, f := range tc.constant {
+				idWrite(t, dir, idFile{path: f, content: "edited " + f + "\n"})
+				next := idCompute(t, spec)
+				idWantChanges(t, prev, next)
+				prev = next
+			}
+			for _, f := range tc.changes {
+				idWrite(t, dir, idFile{path: f, content: "edited again " + f + "\n"})
+				next := idCompute(t, spec)
+				idWantChanges(t, prev, next, ".")
+				prev = next
+			}
+		})
+	}
+}
+
+// A node_modules linked to a shared install is a dependency tree, hashed
+// as such (and one inside the project's code is found as well), never
+// walked again as part of the project tree: a change there is named as
+// the dependency tree alone.
+func TestProjectCodeLinkedDeps(t *testing.T) {
+	t.Parallel()
+	dir, shared, nested := idTempDir(t), idTempDir(t), idTempDir(t)
+	idWrite(t, shared, idFile{path: "foo/index.js", content: "module.exports = 1;\n"})
+	idWrite(t, nested, idFile{path: "bar/index.js", content: "module.exports = 2;\n"})
+	idWrite(t, dir,
+		idFile{path: "server.js", content: "require('foo');\n"},
+		idFile{path: "node_modules", link: shared},
+		idFile{path: "lib/node_modules", link: nested},
+		idFile{path: "lib/x.js", content: "require('bar');\n"},
+	)
+	spec := Spec{Dir: dir, Command: []string{"node", "server.js"}, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a")}}
+	prev := idCompute(t, spec)
+	if got := codePaths(prev); !slices.Equal(got, []string{"."}) || prev.Code[0].Files != 1 {
+		t.Fatalf("code %q (%+v), want the project tree with lib/x.js alone", got, prev.Code)
+	}
+	idWrite(t, shared, idFile{path: "foo/index.js", content: "module.exports = 'one';\n"})
+	next := idCompute(t, spec)
+	idWantChanges(t, prev, next, "node_modules")
+	idWrite(t, nested, idFile{path: "bar/index.js", content: "module.exports = 'two';\n"})
+	idWantChanges(t, next, idCompute(t, spec), "lib/node_modules")
+}
+
+// node loads .ts modules when its version strips types by default, or an
+// option asks it to: then they are in a node entry's project tree, else
+// a saved TypeScript source is no change of what runs.
+func TestNodeStripsTypes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version string
+		args    []string
+		env     string
+		want    bool
+	}{
+		{"v20.20.2", nil, "", false},
+		{"v22.17.0", nil, "", false},
+		{"v22.17.0", []string{"--experimental-strip-types", "dist/server.js"}, "", true},
+		{"v22.17.0", nil, "--experimental-transform-types", true},
+		{"v22.5.0", []string{"--experimental-strip-types", "dist/server.js"}, "", false},
+		{"v22.18.0", nil, "", true},
+		{"v23.5.0", nil, "", false},
+		{"v23.6.0", nil, "", true},
+		{"v24.1.0", []string{"--no-experimental-strip-types", "dist/server.js"}, "", false},
+		{"v24.1.0", []string{"dist/server.js", "--no-experimental-strip-types"}, "", true}, // the server's own argument
+		{"", nil, "", true}, // unknown: fail closed
+	} {
+		spec := Spec{Environ: []string{"PATH=/bin"}}
+		if tc.env != "" {
+			spec.Environ = append(spec.Environ, "NODE_OPTIONS="+tc.env)
+		}
+		if got := nodeStripsTypes(spec, launchArgs{args: tc.args}, tc.version); got != tc.want {
+			t.Errorf("node %s %q NODE_OPTIONS=%q: strips types %v, want %v", tc.version, tc.args, tc.env, got, tc.want)
+		}
+	}
 }

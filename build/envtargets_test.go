@@ -35,7 +35,7 @@ func TestIdentityEnvNamedLibraries(t *testing.T) {
 	dir := idNodeProject(t)
 	libs := idTempDir(t)
 	idWrite(t, libs, idFile{path: "libhook.so", content: "\x7fELF hook one\n"}, idFile{path: "libother.so", content: "\x7fELF other one\n"})
-	idWrite(t, dir, idFile{path: "preload/p.ts", content: "console.log('one');\n"})
+	idWrite(t, libs, idFile{path: "preload/p.ts", content: "console.log('one');\n"}) // outside the project, whose .ts files are code
 	hook, other := filepath.Join(libs, "libhook.so"), filepath.Join(libs, "libother.so")
 	for _, c := range []struct {
 		env     []string
@@ -49,7 +49,7 @@ func TestIdentityEnvNamedLibraries(t *testing.T) {
 		{[]string{"LD_PRELOAD=libhook.so", "LD_LIBRARY_PATH=/nonexistent-dir:" + libs}, "LD_PRELOAD", hook, "libraries"},
 		{[]string{"LD_AUDIT=" + other + ":" + hook}, "LD_AUDIT", hook, "audit libraries"},
 		{[]string{"DYLD_INSERT_LIBRARIES=" + hook}, "DYLD_INSERT_LIBRARIES", hook, "libraries"},
-		{[]string{"BUN_OPTIONS=--preload ./preload/p.ts --smol"}, "BUN_OPTIONS", filepath.Join(dir, "preload", "p.ts"), "files it names are loaded before the entry"},
+		{[]string{"BUN_OPTIONS=--preload " + filepath.Join(libs, "preload", "p.ts") + " --smol"}, "BUN_OPTIONS", filepath.Join(libs, "preload", "p.ts"), "files it names are loaded before the entry"},
 		{[]string{"BUN_OPTIONS=-r=" + hook}, "BUN_OPTIONS", hook, "files it names"},
 		{[]string{"BUN_OPTIONS=--import\t" + hook}, "BUN_OPTIONS", hook, "files it names"},
 	} {

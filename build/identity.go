@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mcpepoch/mcpepoch/audit"
 )
 
@@ -60,6 +62,12 @@ type Artifact struct {
 	Native int `json:"native,omitempty"`
 	// Why says, for people, why this input is part of the identity.
 	Why string `json:"why,omitempty"`
+
+	// stamp, when Compute recorded one, is the SHA-256 of the device,
+	// inode and ctime of the file (or of every file of the tree) as it
+	// was hashed: not an input and not recorded, but what Touched
+	// compares.
+	stamp Digest
 }
 
 // GoInfo is what a Go binary says of its own build (debug/buildinfo).
@@ -112,6 +120,14 @@ type Identity struct {
 	// command, a package.json script), for checks of what runs (the
 	// host's self-reload check). Not an input, not recorded.
 	Runs [][]string `json:"-"`
+	// Scripted lists every simple command of the shell lines and scripts
+	// the launch goes through (a package.json script, sh -c's line, a
+	// shell script, and the scripts they run in turn), parsed, whether or
+	// not the launch could be followed through them ("tsc && node --watch
+	// dist/server.js" gives both commands): for the same checks, which
+	// must see what a script runs even where its code cannot be told.
+	// Not an input, not recorded.
+	Scripted [][]string `json:"-"`
 
 	// unfollowed, when set, says what the launch runs that could not be
 	// followed to its code (a shell line with syntax, a package.json
@@ -376,7 +392,49 @@ func artifact(fc *FileCache, role Role, dir, p string, bestEffort bool) (Artifac
 		return Artifact{}, &InputError{Field: string(role), Path: a.Path, Err: err}
 	}
 	a.Digest, a.Size = d, n
+	a.stamp = fileStamp(full)
 	return a, nil
+}
+
+// fileStamp is Artifact.stamp of the file at full (symbolic links
+// followed): the SHA-256 of its device, inode and ctime now, "" when it
+// cannot be stat'ed.
+func fileStamp(full string) Digest {
+	var st unix.Stat_t
+	if unix.Stat(full, &st) != nil {
+		return ""
+	}
+	k := statOf(&st).key
+	return DigestBytes(fmt.Appendf(nil, "%d %d %d", k.dev, k.ino, k.ctime))
+}
+
+// Touched returns the paths of the artifacts of next that have the same
+// digest as in prev but were replaced or rewritten since prev was
+// computed: their stamp (device, inode, ctime of the file, or of every
+// file of a tree) differs. Such a file may have held other content in
+// between (a swap put back): whatever loaded it then is not vouched for
+// by either identity. Artifacts without a stamp on either side are not
+// compared.
+func Touched(prev, next *Identity) []string {
+	if prev == nil || next == nil {
+		return nil
+	}
+	type key struct {
+		r Role
+		p string
+	}
+	old := map[key]Artifact{}
+	for _, a := range prev.Artifacts() {
+		old[key{a.Role, a.Path}] = a
+	}
+	var out []string
+	for _, a := range next.Artifacts() {
+		o, ok := old[key{a.Role, a.Path}]
+		if ok && o.Digest == a.Digest && o.stamp != "" && a.stamp != "" && o.stamp != a.stamp && !slices.Contains(out, a.Path) {
+			out = append(out, a.Path)
+		}
+	}
+	return out
 }
 
 // display returns p relative to dir with slashes when it lies inside dir,

@@ -207,9 +207,12 @@ func TestIdentityDepsAddedFileAndExplicitRoots(t *testing.T) {
 	idWrite(t, dir, idFile{path: "node_modules/foo/extra.js", content: "x\n"})
 	idWantChanges(t, before, idCompute(t, spec), "node_modules")
 
-	// Deps named explicitly replace the detected ones.
+	// Deps named explicitly replace the detected ones. (The node_modules
+	// inside a code tree is one the runtime resolves from whatever deps
+	// says: the code is named so that the root's is not inside it.)
 	idWrite(t, dir, idFile{path: "vendor/lib/a.js", content: "a\n"})
 	spec.Deps = []string{"vendor"}
+	spec.Code = []string{"dist"}
 	id := idCompute(t, spec)
 	if len(id.Deps) != 1 || id.Deps[0].Path != "vendor" || id.Deps[0].Files != 1 {
 		t.Fatalf("deps %+v, want vendor only", id.Deps)
@@ -292,9 +295,10 @@ func TestIdentityPnpmWorkspaceLinkOutsideTree(t *testing.T) {
 	spec := idSpec(dir, idFakeBin(t, "a"))
 	before := idCompute(t, spec)
 	// The workspace package lies outside node_modules; the runtime loads
-	// it through the link, so its content counts.
+	// it through the link, so its content counts, in the dependency tree
+	// and in the project tree, the code of a script entry.
 	idRewrite(t, filepath.Join(dir, "packages/ws/index.js"), "module.exports = 'WS';\n")
-	idWantChanges(t, before, idCompute(t, spec), "node_modules")
+	idWantChanges(t, before, idCompute(t, spec), ".", "node_modules")
 }
 
 func TestIdentityNodeOptions(t *testing.T) {
@@ -302,8 +306,11 @@ func TestIdentityNodeOptions(t *testing.T) {
 	dir := idNodeProject(t)
 	bin := idFakeBin(t, "a")
 	cache := filepath.Join(dir, ".mcpepoch", "cache")
-	const value = "--require ./preload-5b1e9c.cjs"
-	idWrite(t, dir, idFile{path: "preload-5b1e9c.cjs", content: "globalThis.x = 1;\n"})
+	// The preload lies outside the project, whose files the code tree
+	// lists by name.
+	outside := idTempDir(t)
+	value := "--require " + filepath.Join(outside, "preload-5b1e9c.cjs")
+	idWrite(t, outside, idFile{path: "preload-5b1e9c.cjs", content: "globalThis.x = 1;\n"})
 
 	spec := idSpec(dir, bin)
 	spec.CacheDir = cache
@@ -321,7 +328,7 @@ func TestIdentityNodeOptions(t *testing.T) {
 		t.Fatalf("NODE_OPTIONS not recorded: %+v", with.Env)
 	}
 	a := with.Env[i]
-	if a.Role != RoleEnv || a.Digest != DigestBytes(envFilesInput(value, []string{filepath.Join(dir, "preload-5b1e9c.cjs")})) || a.Missing {
+	if a.Role != RoleEnv || a.Digest != DigestBytes(envFilesInput(value, []string{filepath.Join(outside, "preload-5b1e9c.cjs")})) || a.Missing {
 		t.Errorf("NODE_OPTIONS artifact %+v, want role env and the digest of the value and the file it names", a)
 	}
 	if a.Size != 0 {
@@ -443,5 +450,60 @@ func TestIdentityCommandNotFound(t *testing.T) {
 	// exec.ErrNotFound already says "in $PATH".
 	if strings.Count(err.Error(), "PATH") != 1 {
 		t.Errorf("error %q says PATH more than once", err)
+	}
+}
+
+// A file swapped and put back between two identities has the same digest
+// but another stamp: Touched names it (an entry, and a file of a tree
+// walked through the host's in-memory caches), and Changes does not.
+func TestIdentityTouched(t *testing.T) {
+	t.Parallel()
+	dir := idNodeProject(t)
+	idWrite(t, dir, idFile{path: "lib/x.js", content: "module.exports = 1;\n"})
+	spec := idSpec(dir, idFakeBin(t, "a"))
+	spec.Caches = NewCaches()
+	prev := idCompute(t, spec)
+	if got := Touched(prev, idCompute(t, spec)); len(got) != 0 {
+		t.Fatalf("nothing touched: Touched = %q", got)
+	}
+	swap := func(rel string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.Rename(p, p+".orig"); err != nil {
+			t.Fatal(err)
+		}
+		idWrite(t, dir, idFile{path: rel, content: "evil();\n"})
+		if err := os.Rename(p+".orig", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // a ctime of its own
+	swap("dist/server.js")
+	swap("lib/x.js")
+	next := idCompute(t, spec)
+	idWantChanges(t, prev, next)
+	if got := Touched(prev, next); !slices.Equal(got, []string{"dist/server.js", "."}) {
+		t.Errorf("Touched = %q, want the entry and the project tree", got)
+	}
+}
+
+// A file made and removed beside the code (a server's own temporary
+// file), which changes a directory's ctime and no code, is not a touch.
+func TestIdentityTouchedNotByDirectory(t *testing.T) {
+	t.Parallel()
+	dir := idNodeProject(t)
+	idWrite(t, dir, idFile{path: "lib/x.js", content: "module.exports = 1;\n"})
+	spec := idSpec(dir, idFakeBin(t, "a"))
+	spec.Caches = NewCaches()
+	prev := idCompute(t, spec)
+	time.Sleep(10 * time.Millisecond)
+	idWrite(t, dir, idFile{path: "lib/state.json.tmp", content: "{}\n"})
+	if err := os.Rename(filepath.Join(dir, "lib/state.json.tmp"), filepath.Join(dir, "lib/state.json")); err != nil {
+		t.Fatal(err)
+	}
+	next := idCompute(t, spec)
+	idWantChanges(t, prev, next)
+	if got := Touched(prev, next); len(got) != 0 {
+		t.Errorf("Touched = %q after a data file was written beside the code", got)
 	}
 }

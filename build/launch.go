@@ -37,6 +37,9 @@ type launchArgs struct {
 	ignoreEnv     bool
 	pycachePrefix bool
 	dontWrite     bool
+	// args are the arguments the runtime is given, as written (after a
+	// wrapper the launch was followed through: its last command's).
+	args []string
 	// unbuilt is set when the launch command is a binary the build has
 	// not written yet (Spec.Unbuilt): the entry, with no code tree, as a
 	// compiled executable has none.

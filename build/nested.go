@@ -26,7 +26,17 @@ func nestedDeps(dir, entry string, l launchArgs, code []codeInput) []depRoot {
 	for _, c := range code {
 		root := c.path
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
+			if err != nil {
+				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A linked node_modules or .venv (a shared install) is
+				// one the runtime resolves from too: the code tree
+				// leaves the link out (CodeSkipDirs).
+				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+					return nil
+				}
+			} else if !d.IsDir() {
 				return nil
 			}
 			switch d.Name() {

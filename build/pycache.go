@@ -3,6 +3,7 @@ package build
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
@@ -32,8 +34,7 @@ const maxPyc = 64 << 20
 //     rewritten "cpython-312-pytest-8.3.2", are never loaded;
 //   - a .pyc in __pycache__ without its x.py beside the directory is never
 //     loaded (a sourceless module is x.pyc beside the other sources, with
-//     no x.py: a code tree hashes it as a file, and rootCode counts one
-//     at the project root);
+//     no x.py: a code tree hashes it as a file);
 //   - a timestamp-based .pyc is loaded only when its header's mtime and
 //     size are the source's; a hash-based one (PEP 552) whenever present
 //     (unchecked) or when its source hash matches (checked, not computed
@@ -119,6 +120,7 @@ type pycFile struct {
 	rel    string
 	digest Digest
 	size   int64
+	stamp  Digest // fileStamp, for Artifact.stamp
 }
 
 // loaded returns the .pyc files of the __pycache__ directory pc that
@@ -150,7 +152,7 @@ func (r *pycRules) loaded(root, pc string) ([]pycFile, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, p)
-		out = append(out, pycFile{rel: filepath.ToSlash(rel), digest: DigestBytes(b[16:]), size: int64(len(b))})
+		out = append(out, pycFile{rel: filepath.ToSlash(rel), digest: DigestBytes(b[16:]), size: int64(len(b)), stamp: fileStamp(p)})
 	}
 	return out, nil
 }
@@ -207,6 +209,15 @@ func bytecodeArtifact(dir, full string, r *pycRules) (a Artifact, ok bool, err e
 			switch {
 			case err != nil:
 				return err
+			case d.Name() == "__pycache__" && d.Type()&fs.ModeSymlink != 0:
+				// Python reads a linked __pycache__ as a directory; the
+				// code tree leaves the link out.
+				f, err := r.loaded(full, p)
+				files = append(files, f...)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+					return nil
+				}
+				return err
 			case !d.IsDir():
 				return nil
 			case d.Name() == "__pycache__":
@@ -229,13 +240,14 @@ func bytecodeArtifact(dir, full string, r *pycRules) (a Artifact, ok bool, err e
 		return Artifact{}, false, nil
 	}
 	slices.SortFunc(files, func(x, y pycFile) int { return strings.Compare(x.rel, y.rel) })
-	h := sha256.New()
+	h, st := sha256.New(), sha256.New()
 	fmt.Fprintln(h, pycFormat)
 	a = Artifact{Role: RoleCode, Files: len(files)}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s %s\n", f.rel, f.digest)
+		fmt.Fprintf(st, "%s %s\n", f.rel, f.stamp)
 		a.Size += f.size
 	}
-	a.Digest = NewDigest(h)
+	a.Digest, a.stamp = NewDigest(h), NewDigest(st)
 	return a, true, nil
 }

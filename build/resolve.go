@@ -51,11 +51,13 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 	switch {
 	case direct:
 		launch = parseLaunch(rt, rtArgs)
+		launch.args = rtArgs
 	default:
 		// A shim named for its runtime (pyenv's python3, a version
 		// manager's node) passes its arguments on: read them as that
 		// runtime would.
 		launch = parseLaunch(spec.Command[0], spec.Command[1:])
+		launch.args = spec.Command[1:]
 	}
 	if entry == "" {
 		entry = inferEntry(spec, dir, launch, id)

@@ -2,6 +2,8 @@ package build
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,6 +46,13 @@ type Tree struct {
 	// Listing is the exact text the Digest was computed over, kept only when
 	// TreeOptions.KeepListing is set.
 	Listing []byte
+	// Stamp, set when TreeOptions.Stamp is, is the SHA-256 of the device,
+	// inode and ctime of every entry listed, as the walk saw them: no
+	// input (the Digest is), but a file replaced and put back, whose
+	// content and Digest are the same again, has another (the kernel sets
+	// ctime at every write, rename and chmod, and a process cannot set it
+	// back).
+	Stamp Digest
 }
 
 // TreeFile is one regular file of a Tree.
@@ -67,9 +76,10 @@ type TreeOptions struct {
 	// directory and file; Cache is still updated.
 	Rehash bool
 	// SkipDirs names directories left out of the listing, and not read,
-	// wherever they occur (a link to a directory is not skipped). Callers
-	// use it for caches a runtime writes into the tree itself, such as
-	// Python's "__pycache__".
+	// wherever they occur, and symbolic links by those names, which are
+	// neither listed nor followed. Callers use it for caches a runtime
+	// writes into the tree itself, such as Python's "__pycache__", and for
+	// the dependency trees a code tree leaves to be hashed as such.
 	SkipDirs []string
 	// SkipFiles names regular files, by slash path relative to root, left
 	// out of the listing: a code tree leaves out the entry, which is an
@@ -77,12 +87,17 @@ type TreeOptions struct {
 	SkipFiles []string
 	// OnlyFiles, when not empty, lists the regular files the tree holds:
 	// a file is listed only when its extension (".mjs", lower case) or its
-	// name ("package.json") is among them. A project root walked as the
-	// code of a node entry lists the files node loads as code, not the
-	// data a server writes beside it.
+	// name ("package.json") is among them. Sockets, named pipes and devices
+	// and the directories that hold no listed entry are not listed then
+	// either. A project walked as the code of a script entry lists the
+	// files its runtime loads as code, not the data (nor the directories
+	// of data, nor a socket) a server or a tool writes beside it.
 	OnlyFiles []string
 	// KeepListing makes TreeDigest return the listing in Tree.Listing.
 	KeepListing bool
+	// Stamp makes TreeDigest set Tree.Stamp. It changes no listing and no
+	// cache key.
+	Stamp bool
 }
 
 // TreeDigest walks the directory root and returns the digest of its listing.
@@ -112,7 +127,8 @@ type TreeOptions struct {
 // which case it too is written as a Go double-quoted string. Directories
 // are implied by the entries below them; an empty directory is listed
 // because it can change module resolution (an empty node_modules/x shadows
-// x further up).
+// x further up), except in a tree of opt.OnlyFiles (a project walked as
+// code), where a directory of data would be listed too.
 //
 // Symbolic links are listed, never silently followed:
 //   - A link whose target resolves inside root is only listed: the bytes it
@@ -149,9 +165,11 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 	}
 	skipKey := skipKey(opt.SkipDirs, opt.SkipFiles)
 	if len(opt.OnlyFiles) > 0 {
+		// "2": such a tree lists no empty directory and no socket (a
+		// cache of a tree listed otherwise is not used).
 		o := slices.Clone(opt.OnlyFiles)
 		slices.Sort(o)
-		skipKey += "\x00\x00\x00" + strings.Join(slices.Compact(o), "\x00")
+		skipKey += "\x00\x00\x002\x00" + strings.Join(slices.Compact(o), "\x00")
 	}
 	c := opt.Cache
 	w := newTreeWalk(opt, real, skipKey)
@@ -162,6 +180,9 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 
 	dirs, hashed, reused := w.collect(ws)
 	t := Tree{Root: real, Hashed: hashed}
+	if opt.Stamp {
+		t.Stamp = stampDirs(dirs)
+	}
 	unchanged := reused && t.Hashed == 0 && c.summary != nil
 	if unchanged && !opt.KeepListing {
 		s := c.summary
@@ -170,7 +191,7 @@ func TreeDigest(root string, opt TreeOptions) (Tree, error) {
 		t.NativeAddons = slices.Clone(s.natives)
 		return t, nil
 	}
-	sum := t.list(dirs, opt.KeepListing)
+	sum := t.list(dirs, opt.KeepListing, len(opt.OnlyFiles) == 0)
 	if c != nil && !unchanged {
 		c.root, c.skip, c.stamp, c.dirs, c.dirty = real, skipKey, start.UnixNano(), dirs, true
 		c.summary = &treeSummary{digest: sum, files: t.Files, bytes: t.Bytes, symlinks: t.Symlinks, natives: slices.Clone(t.NativeAddons)}
@@ -260,11 +281,12 @@ func (w *treeWalk) collect(ws []*treeWorker) (dirs map[string]*dirRecord, hashed
 	return dirs, hashed, w.old != nil && same && n == len(w.old)
 }
 
-// list sets t's Digest, counts and NativeAddons from the listing of dirs,
-// and t.Listing to the listing if keep is set. It returns the SHA-256 of
-// the listing.
-func (t *Tree) list(dirs map[string]*dirRecord, keep bool) [sha256.Size]byte {
-	lines := listDirs(dirs)
+// list sets t's Digest, counts and NativeAddons from the listing of dirs
+// (with the directories holding no listed entry when empties is set), and
+// t.Listing to the listing if keep is set. It returns the SHA-256 of the
+// listing.
+func (t *Tree) list(dirs map[string]*dirRecord, keep, empties bool) [sha256.Size]byte {
+	lines := listDirs(dirs, empties)
 	var sum [sha256.Size]byte
 	sum, t.Listing = writeListing(lines, keep)
 	t.Digest = sumDigest(sum)
@@ -332,4 +354,30 @@ type treeWalk struct {
 // trusted reports whether cached stat data old may stand for st.
 func (w *treeWalk) trusted(old statKey, st fileStat) bool {
 	return old == st.key && old.mtime < w.racyFrom && old.ctime < w.racyFrom
+}
+
+// stampDirs is Tree.Stamp of the directory records dirs: the SHA-256 of
+// one line per regular file and symbolic link, sorted, with its device,
+// inode and ctime (and those of the file outside a link reaches).
+// Directories are left out: a file made and removed in one (a server's
+// temporary file, an editor's) sets its ctime, and changes no code.
+func stampDirs(dirs map[string]*dirRecord) Digest {
+	rels := slices.Sorted(maps.Keys(dirs))
+	h := sha256.New()
+	var b []byte
+	for _, rel := range rels {
+		r := dirs[rel]
+		for i := range r.kids {
+			k := &r.kids[i]
+			if k.kind != 'f' && k.kind != 'l' {
+				continue
+			}
+			b = fmt.Appendf(b[:0], "%c %d %d %d %s/%s\n", k.kind, k.key.dev, k.key.ino, k.key.ctime, rel, k.name)
+			if k.ext != nil {
+				b = fmt.Appendf(b[:len(b)-1], " -> %d %d %d\n", k.ext.key.dev, k.ext.key.ino, k.ext.key.ctime)
+			}
+			h.Write(b)
+		}
+	}
+	return NewDigest(h)
 }

@@ -26,8 +26,9 @@ type treeLine struct {
 }
 
 // listDirs returns the lines of the listing of the walked directories,
-// sorted.
-func listDirs(dirs map[string]*dirRecord) []*treeLine {
+// sorted; empties lists the directories with no entry listed (not for a
+// tree of TreeOptions.OnlyFiles).
+func listDirs(dirs map[string]*dirRecord, empties bool) []*treeLine {
 	var lines []*treeLine
 	var visit func(rel string)
 	visit = func(rel string) {
@@ -35,7 +36,7 @@ func listDirs(dirs map[string]*dirRecord) []*treeLine {
 		if d == nil {
 			return
 		}
-		if len(d.kids) == 0 && rel != "" {
+		if empties && len(d.kids) == 0 && rel != "" {
 			lines = append(lines, &treeLine{path: rel, kind: 'd'})
 		}
 		for i := range d.kids {

@@ -83,7 +83,10 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 		if err != nil {
 			return nil, err
 		}
-		if st.kind == 'd' && w.skip[name] {
+		if (st.kind == 'd' || st.kind == 'l') && w.skip[name] {
+			// A link by a skipped name is left out as the directory is
+			// (a node_modules linked to a shared install is a dependency
+			// tree of its own, not code to walk again).
 			continue
 		}
 		var prev *kidRecord
@@ -100,6 +103,9 @@ func (wk *treeWorker) dir(t dirTask) ([]dirTask, error) {
 		}
 		if st.kind == 'f' && w.only != nil && !w.only[name] && !w.only[strings.ToLower(filepath.Ext(name))] {
 			continue
+		}
+		if st.kind == 'o' && w.only != nil {
+			continue // a socket or a pipe is no code
 		}
 		var k kidRecord
 		var fresh bool

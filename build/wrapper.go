@@ -76,6 +76,8 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 	if err != nil {
 		return "", "", nil, nil, false, err
 	}
+	// Every command the scripts on the way run, followed or not.
+	scriptCallsOf(command, dir, 0, map[string]bool{}, id)
 	args, direct = command[1:], true
 	name := filepath.Base(command[0]) // the program as the launch names it
 	if filepath.Base(command[0]) == "npx" {

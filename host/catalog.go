@@ -216,13 +216,39 @@ func (h *Host) fetchFirstCatalogLocked() {
 	c := h.child
 	go func() {
 		h.restartMu.Lock()
-		defer h.restartMu.Unlock()
+		unlocked := false
+		defer func() {
+			if !unlocked {
+				h.restartMu.Unlock()
+			}
+		}()
 		var cat *Catalog
 		var err error
 		h.mu.Lock()
 		current := h.child == c && h.catalog == nil
 		tools := c.caps.tools
 		h.mu.Unlock()
+		if current && c.first && !c.launchChecked {
+			// What runs must be what was hashed (launchcheck.go): when
+			// not, a new epoch replaces c, and the calls held for this
+			// catalog go to it.
+			c.launchChecked = true
+			h.startFirstCheck(c)
+			if why := <-c.firstDone; why != "" {
+				h.mu.Lock()
+				h.fetching = false
+				h.mu.Unlock()
+				h.restartMu.Unlock()
+				unlocked = true
+				if _, err := h.restart(h.ctx, why, restartRaced); err != nil {
+					h.logf("restart after the first launch check: %v", err)
+				}
+				h.mu.Lock()
+				h.releaseEarlyLocked(c, err)
+				h.mu.Unlock()
+				return
+			}
+		}
 		if current && tools {
 			cat, err = h.fetchCatalog(h.ctx, c)
 		}

@@ -66,6 +66,25 @@ type child struct {
 	// driftRevoked counts the grants the drift revoked: the replacement's
 	// outcome counts them with its own (h.mu).
 	driftRevoked int
+	// verified is the tree watcher's Generation read before the last
+	// identity computed for it that matched its own: when the Generation
+	// differs, its identity is unverified (h.mu; drift.go).
+	verified uint64
+	// image is its process image read after its first message (imaged
+	// set then, when the platform gives one); reloaded says how it
+	// changed since, once a granted call found it did (h.mu; image.go).
+	image    procImage
+	imaged   bool
+	reloaded string
+	// first is set for the session's first epoch, whose launch check
+	// (launchcheck.go firstLaunchCheck) runs once, from its first message
+	// or its first catalog, whichever comes first: firstOnce starts it,
+	// firstDone receives its answer, and launchChecked is set once
+	// fetchFirstCatalogLocked's goroutine (under restartMu) took it.
+	first         bool
+	firstOnce     sync.Once
+	firstDone     chan string
+	launchChecked bool
 }
 
 // startChild launches command in dir in a new process group (so a stop

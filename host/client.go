@@ -202,6 +202,20 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 		}
 		return
 	}
+	h.dispatchLocked(m, line)
+	// The session's first catalog is fetched once the client has
+	// initialized: on its notification, or on any later request from a
+	// client that skipped it.
+	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
+		h.fetchFirstCatalogLocked()
+	}
+	return
+}
+
+// dispatchLocked sends the client message m (line as received) where the
+// host's state says: forwarded when ready, held while a server starts or
+// recovers, refused while it is down. h.mu is held.
+func (h *Host) dispatchLocked(m *jsonrpc.Message, line []byte) {
 	switch {
 	case h.state == StateReady:
 		h.forwardLocked(m, line)
@@ -219,13 +233,6 @@ func (h *Host) handleClient(line []byte, over *overflow, more bool) (staged []*l
 	default:
 		h.held = append(h.held, line)
 	}
-	// The session's first catalog is fetched once the client has
-	// initialized: on its notification, or on any later request from a
-	// client that skipped it.
-	if m.Method == "notifications/initialized" || (h.initParams != nil && m.IsRequest() && m.Method != "initialize") {
-		h.fetchFirstCatalogLocked()
-	}
-	return
 }
 
 // inFlightLocked reports whether a client request under id key is not
@@ -252,6 +259,11 @@ func (h *Host) inFlightLocked(key string) bool {
 	}
 	for _, l := range h.held {
 		if m, err := jsonrpc.Parse(l); err == nil && m.IsRequest() && jsonrpc.IDKey(m.ID) == key {
+			return true
+		}
+	}
+	for _, w := range h.verifying {
+		if jsonrpc.IDKey(w.m.ID) == key {
 			return true
 		}
 	}
@@ -443,6 +455,13 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				return
 			}
 			refusal, g := h.authorizeLocked(m, &p)
+			if refusal == nil && g != nil {
+				refusal = h.imageCheckLocked(m, p.Name) // an exec in place (image.go)
+			}
+			if refusal == nil && g != nil && h.unverifiedLocked() {
+				h.holdUnverifiedLocked(m, line) // a change not hashed yet (drift.go)
+				return
+			}
 			if refusal == nil {
 				refusal = h.checkCallLocked(m, &p)
 			}

@@ -54,7 +54,13 @@
 //     reviewed: a tool the server redefined within the epoch since the
 //     approval is -31010 with error.data.definitionChanged. error.data.action
 //     says what a person should do, never a command that approves. The check runs under the lock that switches
-//     epochs, so a restart cannot slip a call past it.
+//     epochs, so a restart cannot slip a call past it. A call a grant
+//     covers is checked further: the server's process image against the
+//     one read after its first message (image.go: an exec in place →
+//     -31011 in_process_reload and a new epoch), then held while a change
+//     under a hashed tree leaves the epoch's identity unverified, until it
+//     is computed again (drift.go: drifted → -31011 identity_drift; not
+//     decided within 5 s → -31011 identity_unverified).
 //  3. Catalog: an unknown tool → -32602 (the spec's code, as servers
 //     answer) with reason unknown_tool in error.data, once a re-list of
 //     the server (which may add tools at runtime) does not show it; a tool

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -28,13 +30,50 @@ import (
 // grants end either way, and a call in between never runs the new code
 // under the old approval.
 
+// A change is not waited out. The first notification of a change under a
+// hashed tree makes the running epoch "identity unverified" at once: its
+// identity was computed before the change (child.verified is the tree
+// watcher's Generation then), so the code on disk may no longer be the
+// code it names. A call that needs a grant and has one is then held, not
+// forwarded (holdUnverifiedLocked), until the identity is computed again:
+// drifted, the call is refused authorization_stale (identity_drift) as
+// every later one is; unchanged, it is forwarded. The host waits for a
+// burst of changes to settle (driftSettle after the last one) before it
+// computes, but never longer than driftSettleMax after the first, so no
+// stream of events, a file rewritten every 50 ms or a build writing for
+// seconds, can postpone the decision; a call held longer than
+// verifyHoldMax (changes keep coming and keep the identity unverified) is
+// refused authorization_stale (identity_unverified) and did not run.
+// Exempt tools are not held. Generation syncs with the kernel's queue, so
+// a write that returned before the call arrived is always seen, at the
+// cost of one read(2) per granted call when nothing changed. Where the
+// host has no notifications (macOS, a tree walked at every build: see
+// treewatch), no change is seen between identity checks.
+
 // driftSettle is how long the host waits after a change notification for
 // more of them (an editor's save, a build writing many files) before it
 // computes the identity again.
 const driftSettle = 200 * time.Millisecond
 
+// driftSettleMax caps the wait of driftSettle from the first notification
+// of a burst: no stream of notifications extends it.
+const driftSettleMax = time.Second
+
+// verifyHoldMax bounds how long a granted call is held while the running
+// epoch's identity is unverified.
+const verifyHoldMax = 5 * time.Second
+
+// verifyWait is a granted tools/call held while its epoch's identity is
+// unverified.
+type verifyWait struct {
+	m     *jsonrpc.Message
+	line  []byte
+	since time.Time
+}
+
 // watchDrift checks the running epoch's identity after every change the
-// tree watcher signals, until ctx is done.
+// tree watcher signals, and when a held call asks for it (h.verifyKick),
+// until ctx is done.
 func (h *Host) watchDrift(ctx context.Context) {
 	changes := h.trees.Changes()
 	for {
@@ -42,28 +81,146 @@ func (h *Host) watchDrift(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-changes:
+		case <-h.verifyKick:
 		}
 		settle := time.NewTimer(driftSettle)
+		bound := time.NewTimer(driftSettleMax)
 	settling:
 		for {
 			select {
 			case <-ctx.Done():
 				settle.Stop()
+				bound.Stop()
 				return
 			case <-changes:
 				settle.Reset(driftSettle)
 			case <-settle.C:
 				break settling
+			case <-bound.C:
+				break settling
 			}
 		}
-		h.mu.Lock()
-		c := h.child
-		h.mu.Unlock()
-		if c != nil {
-			h.codeDrift(c, nil)
-		}
+		settle.Stop()
+		bound.Stop()
+		h.verify()
 	}
 }
+
+// verify computes the running epoch's identity again: when it changed,
+// the epoch has drifted (codeDrift); when not, the epoch is verified up to
+// the tree watcher's generation read before the computation. Either way
+// the calls held for it are decided (releaseVerifiedLocked).
+func (h *Host) verify() {
+	h.mu.Lock()
+	c := h.child
+	h.mu.Unlock()
+	if c == nil {
+		return
+	}
+	now, gen, err := h.identityAt()
+	if err != nil {
+		h.logf("epoch %s: computing the identity after a change: %v: calls that need a grant wait for the next change, at most %s", c.epoch, err, verifyHoldMax)
+		h.mu.Lock()
+		h.verifyErr = err
+		h.mu.Unlock()
+		return
+	}
+	if changed := build.Changes(c.identity, now); len(changed) > 0 {
+		h.codeDrift(c, now)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.verifyErr = nil
+	if h.child == c && c.drift == nil && gen > c.verified {
+		c.verified = gen
+	}
+	h.releaseVerifiedLocked()
+}
+
+// unverifiedLocked reports whether the current child's identity is
+// unverified: the tree watcher counted a change since the identity that
+// vouches for it was computed. h.mu is held.
+func (h *Host) unverifiedLocked() bool {
+	return h.child != nil && h.trees.Generation() != h.child.verified
+}
+
+// holdUnverifiedLocked holds the granted tools/call m (line as received)
+// while the current epoch's identity is unverified, and asks watchDrift
+// to compute it. The first hold of a burst is logged. h.mu is held.
+func (h *Host) holdUnverifiedLocked(m *jsonrpc.Message, line []byte) {
+	if len(h.verifying) == 0 {
+		h.logf("epoch %s: a hashed file changed: the identity is unverified, and calls that need a grant wait (at most %s) until it is computed again", h.child.epoch, verifyHoldMax)
+		time.AfterFunc(verifyHoldMax, h.expireVerifying)
+	}
+	h.verifying = append(h.verifying, &verifyWait{m: m, line: line, since: time.Now()})
+	select {
+	case h.verifyKick <- struct{}{}:
+	default:
+	}
+}
+
+// releaseVerifiedLocked decides the held calls once nothing keeps the
+// identity unverified: the epoch drifted (each is then refused), it was
+// replaced or ended (each goes the way of a call that arrives now: held
+// for the restart, then refused as stale, or refused while the server is
+// down), or it is verified (each is forwarded, its grant checked again).
+// While changes keep it unverified they stay, up to verifyHoldMax. h.mu
+// is held.
+func (h *Host) releaseVerifiedLocked() {
+	if len(h.verifying) == 0 || h.state == StateReady && h.child != nil && h.child.drift == nil && h.unverifiedLocked() {
+		return
+	}
+	held := h.verifying
+	h.verifying = nil
+	for _, w := range held {
+		h.dispatchLocked(w.m, w.line)
+	}
+}
+
+// expireVerifying refuses the held calls that waited verifyHoldMax, and
+// waits again for the oldest left.
+func (h *Host) expireVerifying() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var left []*verifyWait
+	for _, w := range h.verifying {
+		if time.Since(w.since) < verifyHoldMax {
+			left = append(left, w)
+			continue
+		}
+		h.toClient(h.unverifiedRefusalLocked(w.m))
+	}
+	h.verifying = left
+	if len(left) > 0 {
+		time.AfterFunc(verifyHoldMax-time.Since(left[0].since), h.expireVerifying)
+	}
+}
+
+// unverifiedRefusalLocked is the refusal of a granted tools/call held
+// verifyHoldMax while files under the hashed trees kept changing. h.mu is
+// held.
+func (h *Host) unverifiedRefusalLocked(m *jsonrpc.Message) []byte {
+	ep := epoch.Epoch("")
+	if h.child != nil {
+		ep = h.child.epoch
+	}
+	h.audit.event(audit.TypeAuthorizationDenied, ep, h.run, map[string]any{
+		"reason": reasonIdentityUnverified, audit.FieldTool: m.Tool, "current_epoch": string(ep)})
+	why := fmt.Sprintf("files under the code execution epoch %s was hashed from kept changing for %s, so the code on disk could not be checked against it; the call did not run: retry once the files are quiet (a build, "+selfcmd.Name()+" record, ends the wait)", ep, verifyHoldMax)
+	if h.verifyErr != nil {
+		why = fmt.Sprintf("after a change under the code execution epoch %s was hashed from, its identity could not be computed again (%v), so the code on disk could not be checked against it; the call did not run: fix that, or rebuild ("+selfcmd.Name()+" record)", ep, h.verifyErr)
+	}
+	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale, "authorization_stale: identity_unverified: "+why,
+		map[string]any{
+			"error": grant.AuthorizationStale, "reason": reasonIdentityUnverified,
+			"currentEpoch": ep, "tool": m.Tool,
+			"retry": "retry once the files are quiet, or rebuild (" + selfcmd.Name() + " record)",
+		})
+}
+
+// reasonIdentityUnverified is the reason of a call refused because the
+// epoch's identity could not be verified in time (verifyHoldMax).
+const reasonIdentityUnverified = "identity_unverified"
 
 // noteDriftLocked marks child c's epoch drifted with changed
 // (build.Changes), once: it logs, audits identity_drift and revokes the

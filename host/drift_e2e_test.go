@@ -68,7 +68,7 @@ func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	drift := p.waitRecords("identity_drift record", func(rs []audit.Record) bool {
 		return len(recordsOf(rs, audit.TypeIdentityDrift)) == 1
 	})
-	if d := recordsOf(drift, audit.TypeIdentityDrift)[0]; !strings.Contains(fieldJSON(d, "changed"), "app") {
+	if d := recordsOf(drift, audit.TypeIdentityDrift)[0]; !strings.Contains(fieldJSON(d, "changed"), `"."`) { // the project tree, the code of a script entry
 		t.Errorf("identity_drift record does not say what changed: %+v", d.Fields)
 	}
 	if rs := recordsOf(drift, audit.TypeGrantRevoked); len(rs) != 1 || rs[0].Fields["reason"] != "identity_drift" {

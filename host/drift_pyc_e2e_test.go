@@ -54,7 +54,7 @@ func TestBytecodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	drift := p.waitRecords("identity_drift record", func(rs []audit.Record) bool {
 		return len(recordsOf(rs, audit.TypeIdentityDrift)) == 1
 	})
-	if d := recordsOf(drift, audit.TypeIdentityDrift)[0]; !strings.Contains(fieldJSON(d, "changed"), "app/**/__pycache__") {
+	if d := recordsOf(drift, audit.TypeIdentityDrift)[0]; !strings.Contains(fieldJSON(d, "changed"), `"**/__pycache__"`) {
 		t.Errorf("identity_drift record does not name the bytecode: %+v", d.Fields)
 	}
 	wantError(t, c.callWait("read", nil), host.CodeAuthorizationStale, "authorization_stale: identity_drift:")

@@ -214,15 +214,20 @@ type Host struct {
 
 	// The client side (client.go): requests in flight and held, and what
 	// the session needs replayed to each new child.
-	inflight    map[string]*call // client request id → call
-	relisting   map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
-	held        [][]byte         // client messages waiting for ready
-	initParams  json.RawMessage  // the client's initialize params, replayed to new children
-	initLine    []byte           // the client's initialize request as sent
-	initDone    bool             // the client received its initialize result
-	initialized bool             // the client sent notifications/initialized
-	protocol    string           // protocolVersion negotiated in the legacy era
-	stateless   bool             // server/discover succeeded: MCP 2026-07-28
+	inflight  map[string]*call // client request id → call
+	relisting map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
+	held      [][]byte         // client messages waiting for ready
+	// verifying are granted tools/calls held while the epoch's identity
+	// is unverified; verifyKick asks watchDrift to compute it (drift.go).
+	verifying   []*verifyWait
+	verifyKick  chan struct{}
+	verifyErr   error           // why the last computation after a change failed, nil once one succeeds
+	initParams  json.RawMessage // the client's initialize params, replayed to new children
+	initLine    []byte          // the client's initialize request as sent
+	initDone    bool            // the client received its initialize result
+	initialized bool            // the client sent notifications/initialized
+	protocol    string          // protocolVersion negotiated in the legacy era
+	stateless   bool            // server/discover succeeded: MCP 2026-07-28
 	// handshakeEra: the server answered server/discover with an error or
 	// exited on it; the host answers the probe itself (protocol.go).
 	handshakeEra bool
@@ -327,6 +332,7 @@ func New(opts Options) *Host {
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: personcheck.LaunchOf(os.Getppid(), personcheck.LaunchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
+		verifyKick: make(chan struct{}, 1),
 	}
 	h.log = newLogSink(opts.Stderr, logSinkMax)
 	h.openCredentials()

@@ -116,3 +116,53 @@ func TestUncoveredLaunchRefused(t *testing.T) {
 		t.Errorf("doctor does not report the uncovered launch:\n%s%s", out.Stdout, out.Stderr)
 	}
 }
+
+// A self-reloading tool is refused wherever a script the launch goes
+// through runs it, also where the launch cannot be followed to its code:
+// a package.json script with shell syntax, a shell script whose last line
+// is no exec (run in the background, or not last), a script it runs by
+// path in turn.
+func TestScriptSelfReloadRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		command []string
+	}{
+		{"package.json script with &&", map[string]string{
+			"package.json": `{"name": "srv", "private": true, "scripts": {"start": "tsc && node --watch dist/server.js"}}` + "\n"},
+			[]string{"npm", "start"}},
+		{"package.json prestart", map[string]string{
+			"package.json": `{"name": "srv", "private": true, "scripts": {"prestart": "node --watch server.mjs &", "start": "node server.mjs"}}` + "\n"},
+			[]string{"npm", "start"}},
+		{"shell script without exec", map[string]string{
+			"run.sh": "#!/bin/sh\nset -e\nnode --watch server.mjs\n"},
+			[]string{"sh", "run.sh"}},
+		{"shell script in the background", map[string]string{
+			"run.sh": "#!/bin/sh\nnode --watch server.mjs &\nwait\n"},
+			[]string{"sh", "run.sh"}},
+		{"script a script runs", map[string]string{
+			"run.sh": "#!/bin/sh\n./dev.sh\necho done\n", "dev.sh": "#!/bin/sh\nexec node --watch server.mjs\n"},
+			[]string{"sh", "run.sh"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath(tc.command[0]); err != nil {
+				testenv.Missing(t, tc.command[0]+" is not on PATH: install node and npm to run this test")
+			}
+			p := newNodeProject(t, `["`+strings.Join(tc.command, `", "`)+`"]`)
+			for name, content := range tc.files {
+				p.write(name, content)
+				if strings.HasSuffix(name, ".sh") {
+					if err := os.Chmod(p.path(name), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out, code := p.runCLI(nil, p.hostArgs(nil, tc.command...)...)
+			if code == 0 || !strings.Contains(out.Stderr, "reloads code in-process (node --watch)") || !strings.Contains(out.Stderr, tc.command[0]) {
+				t.Fatalf("mcpepoch host -- %q: exit %d, want a refusal naming node --watch\n%s", tc.command, code, out.Stderr)
+			}
+		})
+	}
+}

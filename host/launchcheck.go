@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,13 @@ import (
 // that epoch is not used: its grants are revoked, the audit log records
 // the replacement (server_replaced, reason "identity changed while the
 // server started"), and the server is started again under a new epoch, at
-// most maxLaunchRaces times in a row; then the host is down.
+// most maxLaunchRaces times in a row; then the host is down. A swap put
+// back before the check leaves the digests as they were: so the check
+// also compares the device, inode and ctime of every hashed file with what
+// they were when the launch's identity was computed (build.Touched), and
+// a file replaced or rewritten in between is a change too. The first
+// epoch of a session is checked the same way before its first catalog is
+// set (firstLaunchCheck).
 
 // maxLaunchRaces bounds the launches of one restart whose identity changed
 // while they started.
@@ -32,10 +39,11 @@ const maxLaunchRaces = 3
 // checkLaunch refuses, at host start, a launch whose identity cannot
 // vouch for what it runs: one that hashes no file of the project
 // (build.UncoveredError: an edit of its code would change no epoch), or
-// one that reaches a self-reloading tool through a wrapper the identity
-// followed (a package.json script "node --watch server.mjs", a shell
-// script's last command), as checkSelfReload refuses it on the command
-// line itself.
+// one that reaches a self-reloading tool through a wrapper (a
+// package.json script "node --watch server.mjs" or "tsc && node --watch
+// dist/server.js", any command of a shell script, followed or not:
+// build.Identity.Runs and Scripted), as checkSelfReload refuses it on the
+// command line itself.
 func (h *Host) checkLaunch(id *build.Identity) error {
 	if err := id.Uncovered(); err != nil {
 		return err
@@ -43,7 +51,7 @@ func (h *Host) checkLaunch(id *build.Identity) error {
 	if h.opts.AllowSelfReload {
 		return nil
 	}
-	for _, words := range id.Runs {
+	for _, words := range append(slices.Clip(id.Runs), id.Scripted...) {
 		if err := checkSelfReload(words); err != nil {
 			var sr *SelfReloadError
 			if errors.As(err, &sr) {
@@ -57,13 +65,51 @@ func (h *Host) checkLaunch(id *build.Identity) error {
 
 // launchCheck computes the identity again after child c, launched with
 // identity want, came up, and returns it with what differs from want
-// (build.Changes; empty when nothing did).
+// (build.Changes, then what was replaced or rewritten with the same
+// content, build.Touched, marked so; empty when nothing did). When
+// nothing did, c is verified up to the tree watcher's generation read
+// before (drift.go).
 func (h *Host) launchCheck(c *child, want *build.Identity) (*build.Identity, []string, error) {
-	now, err := h.identity()
+	now, gen, err := h.identityAt()
 	if err != nil {
 		return nil, nil, fmt.Errorf("epoch %s: computing the identity again after the server started: %w", c.epoch, err)
 	}
-	return now, build.Changes(want, now), nil
+	changed := build.Changes(want, now)
+	for _, p := range build.Touched(want, now) {
+		changed = append(changed, p+" (replaced or rewritten while the server started)")
+	}
+	if len(changed) == 0 {
+		h.mu.Lock()
+		c.verified = gen
+		h.mu.Unlock()
+	}
+	return now, changed, nil
+}
+
+// startFirstCheck starts the launch check of the session's first epoch c
+// (firstLaunchCheck), once: from its first message (observeOnce), so that
+// it runs while the client initializes, or from its first catalog, which
+// waits for its answer (fetchFirstCatalogLocked).
+func (h *Host) startFirstCheck(c *child) {
+	c.firstOnce.Do(func() {
+		go func() { c.firstDone <- h.firstLaunchCheck(c) }()
+	})
+}
+
+// firstLaunchCheck is launchCheck for the session's first epoch c, which
+// starts ready: it runs once, before its first catalog is set
+// (fetchFirstCatalogLocked), and returns why c cannot be used (what
+// changed, in words), "" when it can.
+func (h *Host) firstLaunchCheck(c *child) string {
+	_, changed, err := h.launchCheck(c, c.identity)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(changed) > 0:
+		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
+		return "identity changed while the server started (" + strings.Join(changed, ", ") + ")"
+	}
+	return ""
 }
 
 // credentialRecheck computes the identity again right before a

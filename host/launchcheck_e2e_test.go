@@ -159,6 +159,7 @@ func TestLaunchCheckDriftWithoutBuildSignal(t *testing.T) {
 	p := newEnvProject(t)
 	gConnect(t, p.project)
 	p.launches(1)
+	p.waitCatalog() // the first epoch's launch check is done: what changes now is drift
 	p.revision("B")
 	st := p.status()
 	if !strings.Contains(strings.Join(st.Drift, "\n"), "changed on disk since epoch "+string(st.Execution.Epoch)) {

@@ -61,7 +61,8 @@ func (h *Host) adoptLocked(c *child) {
 func (h *Host) exitedLocked(c *child) {
 	h.child = nil
 	h.ended = c
-	go c.endGroup(h.opts.Grace) // what the server left in its group runs no epoch
+	defer h.releaseVerifiedLocked() // calls held for its identity: as if they came now (drift.go)
+	go c.endGroup(h.opts.Grace)     // what the server left in its group runs no epoch
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)
 	probe := h.probeExitLocked(c)

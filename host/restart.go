@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -192,7 +193,7 @@ func (h *Host) restartLocked(ctx context.Context, why string, t trigger, ahead f
 			return total, nil
 		}
 		if attempt >= maxLaunchRaces {
-			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or "+selfcmd.Name()+" restart", attempt, changed))
+			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or "+selfcmd.Name()+" restart (a server that writes into the files its identity hashes cannot be vouched for: name its code in code = [...] in "+config.FileName+")", attempt, changed))
 		}
 		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
 		next, why, t = now, "identity changed while the server started ("+strings.Join(changed, ", ")+")", restartRaced
@@ -308,6 +309,7 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	h.pendingManual = false
 	h.setState(StateIdentityPending)
 	h.child = nil
+	h.releaseVerifiedLocked() // calls held for old's identity wait for the new epoch (drift.go)
 	// The errors of the calls this restart ends follow its
 	// list_changed; those calls themselves are answered once old has
 	// drained (drain.go).

@@ -154,7 +154,7 @@ func (h *Host) closeWriters() {
 
 // startFirst starts the session's first epoch.
 func (h *Host) startFirst() error {
-	id, err := h.identity()
+	id, gen, err := h.identityAt()
 	if err != nil {
 		return err
 	}
@@ -185,8 +185,14 @@ func (h *Host) startFirst() error {
 	// nothing has changed yet that a call could have been prepared against.
 	// The catalog is fetched once the client has initialized.
 	h.setState(StateReady)
+	c.verified = gen
+	c.first, c.firstDone = true, make(chan string, 1)
+	looked := c.looked
 	h.adoptLocked(c)
 	h.mu.Unlock()
+	if looked {
+		h.startFirstCheck(c) // its first message came already (launchcheck.go)
+	}
 	return nil
 }
 

@@ -177,7 +177,8 @@ func (h *Host) goDownLocked(reason string) {
 }
 
 // observeOnce reads /proc for child c after its first message (Linux): by
-// then a wrapper has exec'd what really runs.
+// then a wrapper has exec'd what really runs. The process image, which
+// every granted call is checked against (image.go), is read at once.
 func (h *Host) observeOnce(c *child) {
 	h.mu.Lock()
 	first := !c.looked
@@ -185,6 +186,20 @@ func (h *Host) observeOnce(c *child) {
 	h.mu.Unlock()
 	if !first {
 		return
+	}
+	im, err := readImage(c.pid)
+	h.mu.Lock()
+	c.image, c.imaged = im, err == nil
+	isFirst := c.first
+	h.mu.Unlock()
+	if isFirst {
+		h.startFirstCheck(c) // while the client initializes (launchcheck.go)
+	}
+	switch {
+	case err == nil && !im.hasAuxv && im.dev != 0:
+		h.logf("epoch %s: the auxiliary vector of pid %d cannot be read: an exec of the same program with the same arguments in place is not seen", c.epoch, c.pid)
+	case err != nil && err != errNoImage:
+		h.logf("epoch %s: the process image of pid %d cannot be read (%v): an exec of new code in place is not seen", c.epoch, c.pid, err)
 	}
 	go func() {
 		o := observe(c.pid, true)

@@ -31,6 +31,15 @@ func (h *Host) identity() (*build.Identity, error) {
 	return id, err
 }
 
+// identityAt is identity with the tree watcher's Generation read before
+// it: a later Generation that differs says a tree changed since the
+// identity was computed (unverifiedLocked).
+func (h *Host) identityAt() (*build.Identity, uint64, error) {
+	gen := h.trees.Generation()
+	id, err := h.identity()
+	return id, gen, err
+}
+
 // identityAhead starts computing the identity on a goroutine of its own,
 // at once, and returns the wait for its result, which may be called again:
 // a build signal's identity is hashed while the signal is recorded and

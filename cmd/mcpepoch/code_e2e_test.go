@@ -35,8 +35,9 @@ func (p *project) setLibRevision(rev string) {
 }
 
 // A rebuild that changes only dist/lib/revision.js, not the entry
-// dist/server.js, is new code: the hook names dist as changed, the host
-// restarts the server, and the client is answered by the new code.
+// dist/server.js, is new code: the hook names the project tree (the code
+// of a script entry) as changed, the host restarts the server, and the
+// client is answered by the new code.
 func TestCodeTreeChangeRestartsServer(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
@@ -55,7 +56,7 @@ func TestCodeTreeChangeRestartsServer(t *testing.T) {
 		t.Fatal("the rebuild changed dist/server.js: this test needs the entry byte-identical")
 	}
 	stderr := p.record()
-	wantLine(t, stderr, "build complete: dist changed")
+	wantLine(t, stderr, "build complete: . changed")
 	if rs := restarts(stderr); len(rs) != 1 {
 		t.Fatalf("%d restart lines, want 1:\n%s", len(rs), stderr)
 	}

@@ -267,6 +267,30 @@ func hasLine(text, line string) bool {
 	return slices.Contains(strings.Split(ansiEscape.ReplaceAllString(text, ""), "\n"), line)
 }
 
+// nodeLoadsTS reports whether the node on PATH loads TypeScript modules
+// by itself (type stripping, process.features.typescript): then a saved
+// .ts source of the example is code of its running epoch, in the project
+// tree, and a record after it names "." too.
+func nodeLoadsTS(t *testing.T) bool {
+	t.Helper()
+	out, err := exec.Command("node", "-p", "Boolean(process.features.typescript)").Output()
+	if err != nil {
+		t.Fatalf("node -p process.features.typescript: %v", err)
+	}
+	return strings.TrimSpace(string(out)) == "true"
+}
+
+// sourceEditChanged is the record line after an edit of the example's
+// TypeScript source and its build: the entry, and the project tree when
+// node loads TypeScript itself (nodeLoadsTS).
+func sourceEditChanged(t *testing.T) string {
+	t.Helper()
+	if nodeLoadsTS(t) {
+		return "build complete: dist/server.js, . changed"
+	}
+	return "build complete: dist/server.js changed"
+}
+
 // wantLine fails the test unless text has line as one whole line.
 func wantLine(t *testing.T, text, line string) {
 	t.Helper()
@@ -409,11 +433,14 @@ func TestRecordNodeExample(t *testing.T) {
 		t.Errorf("two hook runs share build id %s", first.Build.ID)
 	}
 
+	// The source edited and the entry built from it: the entry, and the
+	// project tree when node loads the .ts source itself.
 	p.setRevision("B")
 	p.build()
 	stderr = p.record()
-	wantLine(t, stderr, "build complete: dist/server.js changed")
-	check(p.manifest(), func(path string) bool { return path == "dist/server.js" })
+	wantLine(t, stderr, sourceEditChanged(t))
+	ts := nodeLoadsTS(t)
+	check(p.manifest(), func(path string) bool { return path == "dist/server.js" || ts && path == "." })
 }
 
 // TestHostRestartSeenByClient changes the server's code under a connected
@@ -439,7 +466,7 @@ func TestHostRestartSeenByClient(t *testing.T) {
 	p.addPingTool()
 	p.build()
 	stderr := p.record()
-	wantLine(t, stderr, "build complete: dist/server.js changed")
+	wantLine(t, stderr, sourceEditChanged(t))
 	rs := restarts(stderr)
 	if len(rs) != 1 {
 		t.Fatalf("%d restart lines, want 1:\n%s", len(rs), stderr)

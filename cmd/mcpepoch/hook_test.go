@@ -47,7 +47,7 @@ func testBuildHook(t *testing.T, build func(p *project) (testenv.Output, int)) {
 	if code != 0 {
 		t.Fatalf("build B failed: exit %d", code)
 	}
-	wantLine(t, out.Stderr, "build complete: dist/server.js changed")
+	wantLine(t, out.Stderr, sourceEditChanged(t))
 	rs := restarts(out.Stderr)
 	if len(rs) != 1 || rs[0].oldEpoch != first.Execution.Epoch || rs[0].oldPID != first.Execution.ProcessID {
 		t.Fatalf("restart lines %+v, want one from epoch %s pid %d", rs, first.Execution.Epoch, first.Execution.ProcessID)

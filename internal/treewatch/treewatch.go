@@ -41,6 +41,7 @@ package treewatch
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,6 +63,7 @@ type Watcher struct {
 	logf    func(string, ...any)
 	done    chan struct{}
 	changes chan struct{} // Changes; holds at most one signal
+	gen     uint64        // Generation; read and written under mu
 
 	mu     sync.Mutex
 	trees  map[string]*entry
@@ -159,8 +161,29 @@ func (w *Watcher) Changes() <-chan struct{} {
 	return w.changes
 }
 
-// changedLocked signals Changes without waiting.
+// Generation returns a count that grows whenever a notification marks a
+// tree changed (or every tree, after the kernel's queue overflowed or the
+// mount table changed), once every notification the kernel queued before
+// the call was handled, without waiting (one read(2) when none is
+// queued): a change made before the call returned, such as a write that
+// returned before a request arrived, is counted. A caller that noted it
+// before computing what the trees hold knows, when it differs later, that
+// something under them changed since. It is 0 and never changes when w
+// does not watch (a nil Watcher, a platform without notifications).
+func (w *Watcher) Generation() uint64 {
+	if !w.Watching() {
+		return 0
+	}
+	w.sync()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gen
+}
+
+// changedLocked counts a change (Generation) and signals Changes without
+// waiting.
 func (w *Watcher) changedLocked() {
+	w.gen++
 	select {
 	case w.changes <- struct{}{}:
 	default:
@@ -348,6 +371,7 @@ func (w *Watcher) sync() {
 // are watched anew at its next walk (after an overflow, directories made
 // meanwhile may lack a watch).
 func (w *Watcher) markAllLocked(rewatch bool) {
+	w.gen++
 	for _, e := range w.trees {
 		e.dirty = true
 		if rewatch {
@@ -428,7 +452,7 @@ func (w *Watcher) drainLocked() string {
 func (w *Watcher) eventLocked(name string, made, _ bool) {
 	for _, e := range w.trees {
 		rel, ok := relPath(e.root, name)
-		if !ok || skipped(rel, e.opt) {
+		if !ok || skipped(rel, e.opt) || unlisted(name, e.opt) {
 			continue
 		}
 		e.dirty = true
@@ -455,6 +479,22 @@ func relPath(root, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(p[len(root)+1:]), true
+}
+
+// unlisted reports whether the path p is a regular file the tree does not
+// list (build.TreeOptions.OnlyFiles): the data a server writes beside its
+// code is no change of the tree. A path that is gone, or any other kind
+// of entry, counts.
+func unlisted(p string, opt build.TreeOptions) bool {
+	if len(opt.OnlyFiles) == 0 {
+		return false
+	}
+	name := filepath.Base(p)
+	if slices.Contains(opt.OnlyFiles, name) || slices.Contains(opt.OnlyFiles, strings.ToLower(filepath.Ext(name))) {
+		return false
+	}
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // skipped reports whether rel is left out of the tree: under a directory

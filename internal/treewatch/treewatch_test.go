@@ -431,3 +431,64 @@ func TestSyncReadsTheQueueItself(t *testing.T) {
 		t.Errorf("%d walks, want 1", n)
 	}
 }
+
+// TestOnlyFilesSignals: in a tree that lists only some files (a project
+// walked as a script's code), a write of a file it does not list (a
+// server's own data) neither signals a change nor makes Digest walk; a
+// write of a listed file does. A link by a skipped name that leads out of
+// the tree (a node_modules linked to a shared install) is not walked, and
+// the tree is still watched.
+func TestOnlyFilesSignals(t *testing.T) {
+	tr := newTree(t)
+	tr.opt = build.TreeOptions{SkipDirs: []string{"node_modules"}, OnlyFiles: []string{".js"}}
+	shared := filepath.Join(tr.parent, "shared")
+	if err := os.MkdirAll(filepath.Join(shared, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, filepath.Join(tr.root, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	tr.digest()
+	if _, walked := tr.digest(); walked {
+		t.Fatal("Digest walked again with nothing changed: the tree is not watched")
+	}
+	select {
+	case <-tr.w.Changes():
+	default:
+	}
+	tr.write("state.json", "{}")
+	select {
+	case <-tr.w.Changes():
+		t.Fatal("a write of a file the tree does not list signalled a change")
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, walked := tr.digest(); walked {
+		t.Fatal("Digest walked after a write of a file the tree does not list")
+	}
+	tr.step("lib/a.js rewritten", func() { tr.write("lib/a.js", "a2") })
+}
+
+// TestGenerationCountsAtOnce: a write that returned before Generation is
+// counted by it, with no wait for the event loop; a write in a skipped
+// directory is not.
+func TestGenerationCountsAtOnce(t *testing.T) {
+	tr := newTree(t)
+	tr.digest()
+	g0 := tr.w.Generation()
+	tr.write(".cache/x", "x")
+	if g := tr.w.Generation(); g != g0 {
+		t.Fatalf("a write in a skipped directory moved the generation: %d → %d", g0, g)
+	}
+	for i := range 50 {
+		tr.write("lib/a.js", fmt.Sprint("a", i))
+		g := tr.w.Generation()
+		if g == g0 {
+			t.Fatalf("write %d: Generation did not count the write that returned before it", i)
+		}
+		g0 = g
+	}
+	var nilW *Watcher
+	if nilW.Generation() != 0 {
+		t.Error("a nil Watcher's generation is not 0")
+	}
+}

@@ -67,6 +67,9 @@ func (w *Watcher) addTreeLocked(e *entry, dir string) string {
 		rel, _ := relPath(e.root, p)
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
+			if skipped(rel, e.opt) {
+				return nil // a link by a skipped name is not walked (build.TreeOptions.SkipDirs)
+			}
 			if !linkInside(e.root, p) {
 				why = "the symbolic link " + rel + " leads outside it"
 				return filepath.SkipAll
