@@ -1,8 +1,9 @@
 package host_test
 
 import (
-	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"os/exec"
+
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 
 	"os"
 	"strings"

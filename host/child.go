@@ -18,6 +18,8 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/credbroker"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
+	"github.com/mcpepoch/mcpepoch/internal/pipes"
 )
 
 // child is one server process: one execution epoch.
@@ -37,7 +39,7 @@ type child struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
 
-	guard *guard // kills the group if the host dies without stopping it; nil if it could not start
+	guard *childproc.Guard // kills the group if the host dies without stopping it; nil if it could not start
 	// broker is the epoch's credentials broker (credentials.go); nil when
 	// the project declares no scope or it could not listen.
 	broker *credbroker.Broker
@@ -73,7 +75,7 @@ type child struct {
 	// image is its process image read after its first message (imaged
 	// set then, when the platform gives one); reloaded says how it
 	// changed since, once a granted call found it did (h.mu; image.go).
-	image    procImage
+	image    childproc.Image
 	imaged   bool
 	reloaded string
 	// first is set for the session's first epoch, whose launch check
@@ -90,7 +92,7 @@ type child struct {
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
 // environment, with a guard that kills the group if the host dies without
-// stopping it (guard.go). The server's stderr is a pipe of the host's,
+// stopping it (childproc.Guard). The server's stderr is a pipe of the host's,
 // copied into stderr (the host's log sink, which never blocks). env
 // is the child's environment; nil means the host's own.
 func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
@@ -105,7 +107,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		env = append(slices.Clip(env), id.LaunchEnv...)
 	}
 	cmd.Env = env
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.ProcAttr()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 	defer errW.Close() // the server has its own copy once started
 	// The server's stdin is a pipe of the host's own (not StdinPipe's
 	// wrapper), so that its queue can write small lines at once
-	// (tryWriter).
+	// (pipes.TryWriter).
 	stdinR, stdin, err := os.Pipe()
 	if err != nil {
 		errR.Close()
@@ -129,9 +131,9 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		return nil, err
 	}
 	if f, ok := stdout.(*os.File); ok {
-		growPipe(f)
+		pipes.Grow(f)
 	}
-	if err := startOwn(cmd); err != nil {
+	if err := childproc.StartOwn(cmd); err != nil {
 		stdin.Close()
 		errR.Close()
 		return nil, err
@@ -142,7 +144,7 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		passStderr(errR, stderr, c.tail)
 		close(c.errDone)
 	}()
-	if c.guard, err = startGuard(c.pid); err != nil {
+	if c.guard, err = childproc.StartGuard(c.pid); err != nil {
 		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
 	}
 	c.in = newOwnPipeQueue(stdin, func(error) { stdin.Close() })
@@ -166,7 +168,7 @@ func (c *child) run(max int, fn func(line []byte, over *overflow, more bool), ex
 		close(readDone)
 	}()
 	state, err := c.cmd.Process.Wait()
-	forgetChild(c.pid)
+	childproc.Forget(c.pid)
 	switch {
 	case err != nil:
 		c.waitErr = err
@@ -214,7 +216,7 @@ const stdinWait = 500 * time.Millisecond
 // returns once the leader is reaped and no process of the group is left
 // (bounded: a group member the host cannot reap, a zombie say, is waited
 // for at most grace more), and, on Linux, once the orphans reparented to
-// the host are killed (killOrphans).
+// the host are killed (childproc.KillOrphans).
 func (c *child) stop(grace time.Duration) {
 	c.closeStdin()
 	pgid := c.pid
@@ -230,14 +232,14 @@ func (c *child) stop(grace time.Duration) {
 		}
 	}
 	c.endGroup(grace)
-	killOrphans()
+	childproc.KillOrphans()
 }
 
 // endGroup stops what is left of the group once its leader is reaped (a
 // shell's children, a background job): SIGTERM, then SIGKILL after
 // grace; then it releases the guard. Bounded by twice grace.
 func (c *child) endGroup(grace time.Duration) {
-	defer c.guard.release()
+	defer c.guard.Release()
 	pgid := c.pid
 	if !groupAlive(pgid) {
 		return
@@ -262,13 +264,13 @@ func signalGroup(pgid int, sig syscall.Signal) {
 
 // groupAlive reports whether any process of group pgid still exists and
 // is not a zombie: a zombie runs nothing, and its reaping is up to its new
-// parent, which may never do it (see groupHasLive).
+// parent, which may never do it (see childproc.GroupHasLive).
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	if !(err == nil || errors.Is(err, syscall.EPERM)) {
 		return false
 	}
-	return groupHasLive(pgid)
+	return childproc.GroupHasLive(pgid)
 }
 
 // exitStatus describes how the process ended, e.g. "exit status 7".

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credwire"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/proctree"
@@ -79,8 +80,8 @@ func (h *Host) openCredentials() {
 	// source's value (credenv took them out of the host's own).
 	s.SetStarter(func(cmd *exec.Cmd) error {
 		cmd.Env = h.childEnv(nil)
-		return startOwn(cmd)
-	}, forgetChild)
+		return childproc.StartOwn(cmd)
+	}, childproc.Forget)
 	h.creds = s
 	for _, scope := range s.Scopes() {
 		src := s.Source(scope)
@@ -231,7 +232,7 @@ func (h *Host) credential(ctx context.Context, c *child, peer notify.Peer, req c
 	return credbroker.Issue(secret)
 }
 
-// checkPeer refuses a peer that is not child c or one of its descendants,
+// checkPeer refuses a peer that is not child c or one of its childproc.Descendants,
 // as the kernel reported it.
 func (h *Host) checkPeer(c *child, peer notify.Peer) (code, msg string) {
 	switch {

@@ -121,7 +121,7 @@ type Options struct {
 }
 
 // Host is one gateway: one client connection (agent run), one child at a
-// time. Fields are grouped by the file that owns them; lock.go says which
+// time. Fields are grouped by the file that owns them; doc.go says which
 // lock guards which group.
 type Host struct {
 	// Set by New and Run before any goroutine starts; read-only after.
@@ -150,7 +150,7 @@ type Host struct {
 	// safe to use under h.mu, they never block.
 	out *lineQueue // the client's stdout
 	// ownOut is the host's own descriptor of its stdout pipe, which out
-	// writes (pollableWriter); nil when out writes Options.Stdout itself.
+	// writes (pipes.PollableWriter); nil when out writes Options.Stdout itself.
 	ownOut *os.File
 	log    *logSink // the host's stderr: log lines and the server's stderr (logsink.go)
 	audit  *auditor // the project's audit log

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/pipes"
 )
 
 // logSinkMax is how many bytes of log lines and server stderr the host
@@ -33,7 +35,7 @@ type logSink struct {
 	done    chan struct{}
 	// try writes at once when that cannot block (a pipe with room),
 	// returning what it could not write; nil for a writer that is not a
-	// pipe (trywrite_unix.go). A writer that is no *os.File is memory
+	// pipe (pipes.TryWriter). A writer that is no *os.File is memory
 	// (a test's buffer) and is written inline when nothing is queued.
 	try func(p []byte) (rest []byte, done bool)
 }
@@ -43,7 +45,7 @@ func newLogSink(w io.Writer, max int) *logSink {
 	s := &logSink{w: w, max: max, done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	if f, ok := w.(*os.File); ok {
-		s.try = tryWriter(f)
+		s.try = pipes.TryWriter(f)
 	} else {
 		s.try = func(p []byte) ([]byte, bool) {
 			w.Write(p)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/pipes"
 )
 
 // batchQueue is an unbounded FIFO from goroutines that must never block
@@ -111,7 +113,7 @@ type lineQueue struct {
 	done  chan struct{}
 	// try writes lines at once when that cannot block (a pipe with room),
 	// in one writev(2), returning how many bytes it wrote; nil when w
-	// allows no such write (trywrite_unix.go).
+	// allows no such write (pipes.TryWriterV).
 	try func(bufs [][]byte) int
 	// staged holds the lines stage queued, under q.mu: the next flush,
 	// push or pushGated writes them first.
@@ -138,7 +140,7 @@ func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 
 // newOwnPipeQueue is newLineQueue for the write end of a pipe the host
 // made and alone holds (the server's stdin): its mode is read once
-// (tryWriterV).
+// (pipes.TryWriterV).
 func newOwnPipeQueue(f *os.File, onErr func(error)) *lineQueue {
 	return startLineQueue(f, onErr, true)
 }
@@ -146,7 +148,7 @@ func newOwnPipeQueue(f *os.File, onErr func(error)) *lineQueue {
 func startLineQueue(w io.Writer, onErr func(error), own bool) *lineQueue {
 	l := &lineQueue{w: w, onErr: onErr, q: newBatchQueue[outLine](), done: make(chan struct{})}
 	if f, ok := w.(*os.File); ok {
-		l.try = tryWriterV(f, own)
+		l.try = pipes.TryWriterV(f, own)
 	}
 	go l.loop()
 	return l
@@ -221,7 +223,7 @@ func (l *lineQueue) flushLocked() {
 	}
 	staged, k := all, 0 // staged[:k] can be written now
 	if l.try != nil && !q.active && len(q.items) == 0 {
-		for k < len(staged) && k < maxIovecs && (staged[k].gate == nil || staged[k].ready != nil && staged[k].ready()) {
+		for k < len(staged) && k < pipes.MaxIovecs && (staged[k].gate == nil || staged[k].ready != nil && staged[k].ready()) {
 			k++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/pipes"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -26,7 +27,7 @@ import (
 // command, socket trouble) or when it closed the connection on purpose
 // (ModeClose, a protocol version mismatch).
 //
-// Run starts the host's goroutines in the order lock.go lists and stops
+// Run starts the host's goroutines in the order doc.go lists (Goroutines and locks) and stops
 // them in the reverse order: the client reader is left to end with
 // stdin; the socket server's requests finish; the child is stopped; the
 // run's grants are revoked; the client writer and, last, the audit writer
@@ -103,7 +104,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 
 	go func() {
-		in := pollableReader(h.opts.Stdin)
+		in := pipes.PollableReader(h.opts.Stdin)
 		defer in.Close()
 		readLinesMore(in, h.opts.MaxLine, h.fromClient)
 		h.cancel(nil)
@@ -120,8 +121,8 @@ func (h *Host) Run(ctx context.Context) error {
 func (h *Host) openWriters() error {
 	out := h.opts.Stdout
 	if f, ok := out.(*os.File); ok {
-		growPipe(f)
-		if h.ownOut = pollableWriter(f); h.ownOut != nil {
+		pipes.Grow(f)
+		if h.ownOut = pipes.PollableWriter(f); h.ownOut != nil {
 			out = h.ownOut
 		}
 	}

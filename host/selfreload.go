@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
@@ -137,7 +139,7 @@ const treeInterval = 250 * time.Millisecond
 // the old one. Outside Linux there is no process tree to read: the host
 // says so once and cannot see such reloads.
 func (h *Host) watchTree(c *child) {
-	prev, ok := descendants(c.pid)
+	prev, ok := childproc.Descendants(c.pid)
 	stable, ended := map[int]string{}, map[string]time.Time{}
 	if !ok {
 		h.logf("epoch %s: allow_self_reload: this platform gives no view of the server's process tree; an in-process reload is not seen and keeps the epoch", c.epoch)
@@ -153,7 +155,7 @@ func (h *Host) watchTree(c *child) {
 			return
 		case <-t.C:
 		}
-		cur, _ := descendants(c.pid)
+		cur, _ := childproc.Descendants(c.pid)
 		replaced := replacedProcess(stable, prev, cur, ended, time.Now())
 		stable = map[int]string{} // seen at two looks in a row
 		for p, comm := range cur {
@@ -172,7 +174,7 @@ func (h *Host) watchTree(c *child) {
 			return
 		}
 		h.logf("epoch %s: a process under pid %d was replaced (an in-process reload): new code runs, so a new epoch begins", c.epoch, c.pid)
-		if _, err := h.restart(h.ctx, "in-process reload under pid "+itoa(c.pid), restartManual); err != nil {
+		if _, err := h.restart(h.ctx, "in-process reload under pid "+strconv.Itoa(c.pid), restartManual); err != nil {
 			h.logf("restart after an in-process reload: %v", err)
 		}
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -187,7 +188,7 @@ func (h *Host) observeOnce(c *child) {
 	if !first {
 		return
 	}
-	im, err := readImage(c.pid)
+	im, err := childproc.ReadImage(c.pid)
 	h.mu.Lock()
 	c.image, c.imaged = im, err == nil
 	isFirst := c.first
@@ -196,13 +197,13 @@ func (h *Host) observeOnce(c *child) {
 		h.startFirstCheck(c) // while the client initializes (launchcheck.go)
 	}
 	switch {
-	case err == nil && !im.hasAuxv && im.dev != 0:
+	case err == nil && im.AuxvUnread():
 		h.logf("epoch %s: the auxiliary vector of pid %d cannot be read: an exec of the same program with the same arguments in place is not seen", c.epoch, c.pid)
-	case err != nil && err != errNoImage:
+	case err != nil && err != childproc.ErrNoImage:
 		h.logf("epoch %s: the process image of pid %d cannot be read (%v): an exec of new code in place is not seen", c.epoch, c.pid, err)
 	}
 	go func() {
-		o := observe(c.pid, true)
+		o := childproc.Observe(c.pid, true)
 		h.mu.Lock()
 		c.observed = o
 		h.mu.Unlock()

@@ -36,14 +36,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 func main() { os.Exit(main1()) }
 
 // becomeSubreaper makes a process that runs mcpepoch host a child
-// subreaper (host.BecomeSubreaper), so that what the server started and
+// subreaper (childproc.BecomeSubreaper), so that what the server started and
 // left behind is reparented to it and stopped with it. It is
 // process-wide, so it is done here, where the process is known to be the
 // host's alone, never in Run, which tests call inside a process that has
@@ -52,7 +52,7 @@ func becomeSubreaper(args []string) {
 	if len(args) == 0 || args[0] != "host" {
 		return
 	}
-	if err := host.BecomeSubreaper(); err != nil {
+	if err := childproc.BecomeSubreaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpepoch host: note: %v\n", err)
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package childproc
 
 import (
 	"os"
@@ -30,7 +30,7 @@ import (
 // paths; but once the host is killed with SIGKILL it is reparented to
 // PID 1 and survives. On macOS there is no subreaper, and a process that
 // left the group survives the host whatever way it ends.
-type guard struct {
+type Guard struct {
 	cmd  *exec.Cmd
 	w    *os.File // the write end: closing it, or the host's death, fires the guard
 	once sync.Once
@@ -39,10 +39,10 @@ type guard struct {
 // guardScript waits for EOF on stdin, then kills the group named by $0.
 const guardScript = `trap '' HUP INT TERM QUIT; read _; kill -s KILL -- -"$0" 2>/dev/null`
 
-// startGuard starts the guard of process group pgid. It returns nil when
+// StartGuard starts the guard of process group pgid. It returns nil when
 // the guard cannot start (no /bin/sh): the host logs that and carries on,
 // stopping the group itself on every exit path it controls.
-func startGuard(pgid int) (*guard, error) {
+func StartGuard(pgid int) (*Guard, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -55,19 +55,19 @@ func startGuard(pgid int) (*guard, error) {
 	cmd.Env = []string{}
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = startOwn(cmd)
+	err = StartOwn(cmd)
 	r.Close()
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	return &guard{cmd: cmd, w: w}, nil
+	return &Guard{cmd: cmd, w: w}, nil
 }
 
 // release ends the guard without firing it: the host has stopped the
 // group itself. It kills the guard first, so that a group id reused later
 // can never be signalled, then reaps it.
-func (g *guard) release() {
+func (g *Guard) Release() {
 	if g == nil {
 		return
 	}
@@ -75,6 +75,6 @@ func (g *guard) release() {
 		g.cmd.Process.Kill()
 		g.w.Close()
 		g.cmd.Wait()
-		forgetChild(g.cmd.Process.Pid)
+		Forget(g.cmd.Process.Pid)
 	})
 }

@@ -1,4 +1,4 @@
-package host
+package childproc
 
 import (
 	"crypto/sha256"
@@ -7,23 +7,23 @@ import (
 	"syscall"
 )
 
-// readImage reads the process image of pid (image.go): the device and
+// ReadImage reads the process image of pid (image.go): the device and
 // inode of /proc/PID/exe, its command line and the SHA-256 of its
 // auxiliary vector. An auxv the process keeps from being read (it made
 // itself undumpable) is left out; an exe or command line that cannot be
 // read is an error.
-func readImage(pid int) (procImage, error) {
+func ReadImage(pid int) (Image, error) {
 	p := "/proc/" + strconv.Itoa(pid)
 	var st syscall.Stat_t
 	if err := syscall.Stat(p+"/exe", &st); err != nil {
-		return procImage{}, err
+		return Image{}, err
 	}
 	var buf [4096]byte
 	args, err := readSmall(p+"/cmdline", buf[:])
 	if err != nil {
-		return procImage{}, err
+		return Image{}, err
 	}
-	im := procImage{dev: uint64(st.Dev), ino: st.Ino, args: strings.TrimRight(string(args), "\x00")}
+	im := Image{dev: uint64(st.Dev), ino: st.Ino, args: strings.TrimRight(string(args), "\x00")}
 	if aux, err := readSmall(p+"/auxv", buf[:]); err == nil {
 		im.auxv, im.hasAuxv = sha256.Sum256(aux), true
 	}

@@ -1,4 +1,4 @@
-package host
+package pipes
 
 import (
 	"os"
@@ -6,18 +6,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipeAtomic is PIPE_BUF on Linux and macOS: a write of at most this many
+// Atomic is PIPE_BUF on Linux and macOS: a write of at most this many
 // bytes to a pipe that polls writable completes without blocking (one free
 // buffer slot holds it).
-const pipeAtomic = 4096
+const Atomic = 4096
 
-// tryWriter returns a write that never blocks for the pipe f, or nil when
+// TryWriter returns a write that never blocks for the pipe f, or nil when
 // f is not a pipe. On a non-blocking descriptor (the server's stdin) any
 // line is written as far as the pipe takes it; on a blocking one (the
 // host's own stdout, as the client opened it) only a line of at most
-// pipeAtomic bytes, and only when poll says the pipe has room. The rest,
+// Atomic bytes, and only when poll says the pipe has room. The rest,
 // and any error, is left to the writer goroutine, which reports errors.
-func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
+func TryWriter(f *os.File) func([]byte) ([]byte, bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil
@@ -40,7 +40,7 @@ func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
 				return true
 			}
 			if fl&unix.O_NONBLOCK == 0 {
-				if len(line) > pipeAtomic {
+				if len(line) > Atomic {
 					return true
 				}
 				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
@@ -57,24 +57,24 @@ func tryWriter(f *os.File) func([]byte) ([]byte, bool) {
 	}
 }
 
-// tryWriterV returns tryWriter's write for several lines at once, one
+// TryWriterV returns TryWriter's write for several lines at once, one
 // writev(2) of them all: it returns how many bytes were written (0 when
 // the pipe had no room or on an error, which the writer goroutine then
 // meets and reports). On a blocking descriptor it writes only when the
-// lines together are at most pipeAtomic bytes; nil when f is not a pipe.
+// lines together are at most Atomic bytes; nil when f is not a pipe.
 //
 // The mode is read once, here, when own says the host made the pipe and
 // alone holds this end of it (the server's stdin: nothing else can change
 // its mode, and nothing in the host calls File.Fd on it, which would make
 // it blocking), or when the descriptor is blocking (the host's stdout as
 // a client opens it): a blocking descriptor's write path, poll first and
-// at most pipeAtomic bytes, never blocks on a non-blocking one either, so
+// at most Atomic bytes, never blocks on a non-blocking one either, so
 // whoever shares it may change its mode. Only a shared non-blocking
 // descriptor has its mode read before every write, as it may turn
 // blocking.
-func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
+func TryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 	rc, err := f.SyscallConn()
-	if err != nil || tryWriter(f) == nil {
+	if err != nil || TryWriter(f) == nil {
 		return nil
 	}
 	fixed := -1 // the descriptor's flags, when read once
@@ -98,7 +98,7 @@ func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 				for _, b := range bufs {
 					total += len(b)
 				}
-				if total > pipeAtomic {
+				if total > Atomic {
 					return true
 				}
 				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
@@ -111,7 +111,7 @@ func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 			if len(bufs) == 1 {
 				k, err = unix.Write(int(fd), bufs[0])
 			} else {
-				k, err = unix.Writev(int(fd), bufs[:min(len(bufs), maxIovecs)])
+				k, err = unix.Writev(int(fd), bufs[:min(len(bufs), MaxIovecs)])
 			}
 			if err == nil {
 				n = k
@@ -122,6 +122,6 @@ func tryWriterV(f *os.File, own bool) func(bufs [][]byte) int {
 	}
 }
 
-// maxIovecs bounds the lines of one writev(2) (IOV_MAX is 1024 on Linux
+// MaxIovecs bounds the lines of one writev(2) (IOV_MAX is 1024 on Linux
 // and macOS).
-const maxIovecs = 1024
+const MaxIovecs = 1024

@@ -1,4 +1,4 @@
-package host
+package childproc
 
 import (
 	"os"
@@ -18,7 +18,7 @@ import (
 // its parent, a daemon that forked twice and called setsid say, is
 // reparented to the host instead of PID 1. The host reaps such orphans as
 // they exit and kills those still running whenever it stops an epoch and
-// when it ends (killOrphans). It is process-wide, so mcpepoch host calls
+// when it ends (KillOrphans). It is process-wide, so mcpepoch host calls
 // it once, before Run; a process that embeds several hosts should not.
 func BecomeSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -46,11 +46,11 @@ var reaper struct {
 	own map[int]bool
 }
 
-// startOwn starts cmd as a child the host reaps itself (through os/exec),
+// StartOwn starts cmd as a child the host reaps itself (through os/exec),
 // under the reaper's lock, so that reapOrphans cannot take its exit
-// status even when it exits at once. forgetChild ends that once it is
+// status even when it exits at once. Forget ends that once it is
 // reaped.
-func startOwn(cmd *exec.Cmd) error {
+func StartOwn(cmd *exec.Cmd) error {
 	reaper.Lock()
 	defer reaper.Unlock()
 	if err := cmd.Start(); err != nil {
@@ -63,7 +63,7 @@ func startOwn(cmd *exec.Cmd) error {
 	return nil
 }
 
-func forgetChild(pid int) {
+func Forget(pid int) {
 	reaper.Lock()
 	delete(reaper.own, pid)
 	reaper.Unlock()
@@ -126,11 +126,11 @@ func reapOrphans() {
 	}
 }
 
-// killOrphans sends SIGKILL to every orphan reparented to the host and to
-// its descendants, and reaps them, for up to a second: a process that
+// KillOrphans sends SIGKILL to every orphan reparented to the host and to
+// its Descendants, and reaps them, for up to a second: a process that
 // left the server's group is stopped with it. It does nothing unless the
 // host is a subreaper.
-func killOrphans() {
+func KillOrphans() {
 	reaper.Lock()
 	on := reaper.on
 	reaper.Unlock()
@@ -154,9 +154,9 @@ func killOrphans() {
 	}
 }
 
-// descendants returns every live process under pid (not pid itself), pid
+// Descendants returns every live process under pid (not pid itself), pid
 // → its comm; ok is false when /proc cannot be read.
-func descendants(pid int) (map[int]string, bool) {
+func Descendants(pid int) (map[int]string, bool) {
 	all := procs()
 	if all == nil {
 		return nil, false

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package host
+package childproc
 
 import (
 	"errors"
@@ -15,9 +15,9 @@ func BecomeSubreaper() error {
 	return errors.New("no child subreaper on this system: processes that leave the server's process group outlive the host")
 }
 
-func startOwn(cmd *exec.Cmd) error { return cmd.Start() }
-func forgetChild(int)              {}
-func killOrphans()                 {}
+func StartOwn(cmd *exec.Cmd) error { return cmd.Start() }
+func Forget(int)                   {}
+func KillOrphans()                 {}
 
-// descendants has no process tree to read outside Linux.
-func descendants(int) (map[int]string, bool) { return nil, false }
+// Descendants has no process tree to read outside Linux.
+func Descendants(int) (map[int]string, bool) { return nil, false }

@@ -1,4 +1,4 @@
-package host
+package childproc
 
 import (
 	"encoding/binary"
@@ -23,24 +23,24 @@ func TestParseProcargs2(t *testing.T) {
 	}
 }
 
-// readImage of a running process reads the same image twice; where the
+// ReadImage of a running process reads the same image twice; where the
 // platform gives none it says so.
 func TestReadImageStable(t *testing.T) {
-	a, err := readImage(os.Getpid())
+	a, err := ReadImage(os.Getpid())
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		if err != errNoImage {
-			t.Fatalf("readImage on %s: %v, want errNoImage", runtime.GOOS, err)
+		if err != ErrNoImage {
+			t.Fatalf("ReadImage on %s: %v, want ErrNoImage", runtime.GOOS, err)
 		}
 		return
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := readImage(os.Getpid())
+	b, err := ReadImage(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := imageChange(a, b); d != "" {
+	if d := ImageChange(a, b); d != "" {
 		t.Errorf("two reads of one process image differ: %s", d)
 	}
 	if runtime.GOOS == "linux" && (a.ino == 0 || a.args == "" || !a.hasAuxv) {
@@ -52,15 +52,15 @@ func TestReadImageStable(t *testing.T) {
 // image costs (image.go): one read of the image and its comparison.
 func BenchmarkReadImage(b *testing.B) {
 	pid := os.Getpid()
-	was, err := readImage(pid)
+	was, err := ReadImage(pid)
 	if err != nil {
 		b.Skip(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		now, err := readImage(pid)
-		if err != nil || imageChange(was, now) != "" {
-			b.Fatal(err, imageChange(was, now))
+		now, err := ReadImage(pid)
+		if err != nil || ImageChange(was, now) != "" {
+			b.Fatal(err, ImageChange(was, now))
 		}
 	}
 }

@@ -1,12 +1,12 @@
 //go:build unix && !linux
 
-package host
+package childproc
 
 import "syscall"
 
-// procAttr puts the server in its own process group. There is no Pdeathsig
+// ProcAttr puts the server in its own process group. There is no Pdeathsig
 // outside Linux: if the host is killed, the server sees its stdin close and
 // is expected to exit, as the MCP stdio transport requires.
-func procAttr() *syscall.SysProcAttr {
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -1,4 +1,4 @@
-package host
+package childproc
 
 import (
 	"crypto/sha256"
@@ -9,18 +9,19 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
-// observe reads /proc/<pid>: the executable image (hashed through
+// Observe reads /proc/<pid>: the executable image (hashed through
 // /proc/<pid>/exe, which works even when the file was deleted), the command
 // line and the working directory. withDigest=false skips the hash.
-func observe(pid int, withDigest bool) *Observed {
+func Observe(pid int, withDigest bool) *localapi.Observed {
 	p := "/proc/" + strconv.Itoa(pid)
 	exe, err := os.Readlink(p + "/exe")
 	if err != nil {
 		return nil
 	}
-	o := &Observed{Exe: exe, At: time.Now()}
+	o := &localapi.Observed{Exe: exe, At: time.Now()}
 	if strings.HasSuffix(exe, " (deleted)") {
 		o.ExeDeleted = true
 	}

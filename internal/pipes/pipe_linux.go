@@ -1,4 +1,4 @@
-package host
+package pipes
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ import (
 // 1 MiB per host.
 const pipeSize = 1 << 20
 
-// growPipe raises the buffer of the pipe f to pipeSize
+// Grow raises the buffer of the pipe f to pipeSize
 // (fcntl F_SETPIPE_SZ), or leaves it as it is when f is not a pipe or the
 // size is not allowed (/proc/sys/fs/pipe-max-size): only speed depends on
 // it. The descriptor keeps its mode (File.Fd would make it blocking).
-func growPipe(f *os.File) {
+func Grow(f *os.File) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return
@@ -33,7 +33,7 @@ func growPipe(f *os.File) {
 	})
 }
 
-// pollableReader returns a reader of the pipe r (the client's stdin)
+// PollableReader returns a reader of the pipe r (the client's stdin)
 // that waits in the runtime's poller: the pipe opened anew through
 // /proc/self/fd, non-blocking, a descriptor of the host's own, so that the
 // mode of the one it was given, shared with whoever opened it, is left
@@ -41,7 +41,7 @@ func growPipe(f *os.File) {
 // the runtime's monitor then wakes every 20 µs to hand its processor on.
 // For anything but a pipe, or when it cannot be opened again, r itself;
 // closing the reader returned closes only what this opened.
-func pollableReader(r io.Reader) io.ReadCloser {
+func PollableReader(r io.Reader) io.ReadCloser {
 	if f, ok := r.(*os.File); ok {
 		if own := ownPipe(f, unix.O_RDONLY); own != nil {
 			return own
@@ -50,14 +50,14 @@ func pollableReader(r io.Reader) io.ReadCloser {
 	return io.NopCloser(r)
 }
 
-// pollableWriter returns the pipe f (the host's stdout, the client's
-// stdin) opened anew for writing as pollableReader opens the client's
+// PollableWriter returns the pipe f (the host's stdout, the client's
+// stdin) opened anew for writing as PollableReader opens the client's
 // stdin, or nil for anything but a blocking pipe or when it cannot be
 // opened again. The host writes an answer on its own non-blocking
 // descriptor at once, however long, as far as the pipe takes it, with no
 // poll(2) before; what is left waits in the runtime's poller, not in a
 // thread blocked in the kernel. The caller closes it.
-func pollableWriter(f *os.File) *os.File { return ownPipe(f, unix.O_WRONLY) }
+func PollableWriter(f *os.File) *os.File { return ownPipe(f, unix.O_WRONLY) }
 
 // ownPipe opens the blocking pipe f anew through /proc/self/fd with mode
 // (O_RDONLY or O_WRONLY), non-blocking and close-on-exec: a descriptor of

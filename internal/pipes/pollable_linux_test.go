@@ -1,4 +1,4 @@
-package host
+package pipes
 
 import (
 	"io"
@@ -19,10 +19,10 @@ func TestPollableReaderOwnsItsDescriptor(t *testing.T) {
 	}
 	defer r.Close()
 	fd := r.Fd() // blocking, as a client's pipe is
-	in := pollableReader(r)
+	in := PollableReader(r)
 	f, ok := in.(*os.File)
 	if !ok || f == r {
-		t.Fatalf("pollableReader gave %T, not a descriptor of its own", in)
+		t.Fatalf("PollableReader gave %T, not a descriptor of its own", in)
 	}
 	rc, _ := f.SyscallConn()
 	rc.Control(func(own uintptr) {
@@ -57,9 +57,9 @@ func TestPollableWriterOwnsItsDescriptor(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	fd := w.Fd() // blocking, as a client's pipe is
-	own := pollableWriter(w)
+	own := PollableWriter(w)
 	if own == nil || own == w {
-		t.Fatalf("pollableWriter gave %v, not a descriptor of its own", own)
+		t.Fatalf("PollableWriter gave %v, not a descriptor of its own", own)
 	}
 	defer own.Close()
 	rc, _ := own.SyscallConn()
@@ -75,7 +75,7 @@ func TestPollableWriterOwnsItsDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	try := tryWriterV(own, true)
+	try := TryWriterV(own, true)
 	if try == nil {
 		t.Fatal("no direct write for the host's own descriptor")
 	}

@@ -1,9 +1,9 @@
-package host
+package childproc
 
 import "syscall"
 
-// procAttr puts the server in its own process group and has the kernel kill
+// ProcAttr puts the server in its own process group and has the kernel kill
 // it if the host dies (Pdeathsig), so a crashed host leaves no server behind.
-func procAttr() *syscall.SysProcAttr {
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
