@@ -10,8 +10,8 @@ import (
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -27,7 +27,7 @@ type floorState struct {
 	// weak lists what the file says that is not in force, as last read.
 	weak []trust.Weakening
 	// missing: why the floor or the trust root an earlier host ran with
-	// is not found (floormissing.go); "" when nothing went missing.
+	// is not found (floor.MissingNote); "" when nothing went missing.
 	missing string
 	// refused: the digest of the floor file last refused
 	// (policy_floor_refused), so that it is said once; refusedAtStart
@@ -36,7 +36,7 @@ type floorState struct {
 	refusedAtStart map[string]any
 	// storeGone: what the audit log says of the trust root that went
 	// missing while the floor was found (trust_store_missing); nil else.
-	storeGone *priorPin
+	storeGone *floor.Prior
 	// heldAtStart is the last floor the audit log says a host held, when
 	// storeMissing read it in the same pass as the prior pins (heldRead),
 	// for checkStartFloor, which else reads it itself.
@@ -50,24 +50,6 @@ type floorState struct {
 	// (noteAcceptedFloor); reset whenever the floor or the weakenings
 	// held change.
 	accepted bool
-}
-
-// strictestFloor is the floor used when the project's floor file cannot
-// be read or went missing: strictest in every field — presence only, by
-// an attested authenticator (attestation = "required"), nothing exempt,
-// no self-reload, and each credential scope of cfg per call with
-// presence, delivered through the broker — so that a damaged or deleted
-// file never opens the policy.
-func strictestFloor(root string, cfg *config.Config) trust.Floor {
-	presence := []string{string(grant.ProofPresence)}
-	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}, Attestation: config.AttestationRequired}
-	for name, c := range cfg.Credentials {
-		if f.Credentials == nil {
-			f.Credentials = map[string]trust.CredentialFloor{}
-		}
-		f.Credentials[name] = trust.CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: true, Proof: presence, Deliver: config.DeliverBroker}
-	}
-	return f
 }
 
 // applyFloor reads the project's floor at start, after openTrust, and
@@ -97,7 +79,7 @@ func (h *Host) applyFloor() {
 	case h.pres.dir == "":
 		// No config directory to hold the floor (XDG_CONFIG_HOME relative,
 		// HOME and XDG_CONFIG_HOME empty): as a floor that went missing.
-		s := strictestFloor(root, cfg)
+		s := floor.Strictest(root, cfg)
 		f = &s
 		_, derr := trust.DefaultDir()
 		h.floor.missing = fmt.Sprintf("policy floor missing: this host has no usable config directory to hold it (%v): "+
@@ -107,10 +89,10 @@ func (h *Host) applyFloor() {
 		h.logf("%s", h.floor.missing)
 	case err != nil:
 		h.logf("policy floor: %v: until it is fixed, only presence counts, nothing is exempt, self-reload is off and every credential scope needs an approval per call and is delivered through the broker", err)
-		s := strictestFloor(root, cfg)
+		s := floor.Strictest(root, cfg)
 		f = &s
 	case f == nil && h.floorMissing():
-		s := strictestFloor(root, cfg)
+		s := floor.Strictest(root, cfg)
 		f = &s
 	case f == nil:
 		if f, h.floor.save = h.firstUse(root, cfg); f == nil {
@@ -148,7 +130,7 @@ func (h *Host) firstUse(root string, cfg *config.Config) (*trust.Floor, bool) {
 	switch f, err := trust.LoadFloor(h.pres.dir, root); {
 	case err != nil:
 		h.logf("policy floor: %v: until it is fixed, the strictest floor is in force", err)
-		s := strictestFloor(root, cfg)
+		s := floor.Strictest(root, cfg)
 		return &s, false
 	case f != nil:
 		return f, true
@@ -164,12 +146,12 @@ func (h *Host) firstUse(root string, cfg *config.Config) (*trust.Floor, bool) {
 
 // floorMissing compares what this host found, no floor file (and
 // perhaps no authenticator), with what the project's audit log says
-// earlier hosts ran with (floormissing.go). When the floor went missing
+// earlier hosts ran with (floor.MissingNote). When the floor went missing
 // it logs it, keeps it for status and the policy_floor_missing record,
 // makes presence the default proof, and reports true. The log is read
 // only here, when no floor is found. Runs before any goroutine.
 func (h *Host) floorMissing() bool {
-	note := MissingNote(h.opts.Dir, h.pres.dir, false, h.enrolled)
+	note := floor.MissingNote(h.opts.Dir, h.pres.dir, false, h.enrolled)
 	if note == "" {
 		return false
 	}
@@ -200,7 +182,7 @@ func (h *Host) raiseFloorLocked(next trust.Floor) {
 		// and what differs from it is only how the file says the same.
 		return
 	}
-	h.logf("policy floor: raised by %s: %s", config.FileName, floorText(next, h.enrolled))
+	h.logf("policy floor: raised by %s: %s", config.FileName, floor.Text(next, h.enrolled))
 	if h.floor.save {
 		if unlock, err := trust.LockFloors(h.pres.dir); err != nil {
 			h.logf("%v", err)
@@ -250,7 +232,7 @@ func (h *Host) adoptAcceptedFloor() bool {
 	h.floor.floor, h.floor.accepted = f, false
 	h.floorHeldLocked()
 	h.logf("policy floor: accepted by a person (%s, %s): %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
-		f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
+		f.UpdatedAt.Local().Format(time.DateTime), floor.Text(*f, h.enrolled))
 	return true
 }
 
@@ -343,18 +325,6 @@ func (h *Host) auditWeakLocked(when string) {
 	})
 }
 
-// weakNote is the one line that names what is not in force, for the log,
-// status and refusals. The command it names lifts nothing by itself:
-// mcpepoch policy accept takes a person, proven at the floor's level.
-func weakNote(weak []trust.Weakening) string {
-	s := make([]string, len(weak))
-	for i, w := range weak {
-		s[i] = w.String()
-	}
-	return config.FileName + " weakens the project's policy floor, not applied: " + strings.Join(s, "; ") +
-		"; only a person can accept the change, with " + selfcmd.Name() + " policy accept"
-}
-
 // policyNotApplied returns the weakenings held, for status.
 func (h *Host) policyNotApplied() []localapi.PolicyWeakening {
 	h.mu.Lock()
@@ -362,22 +332,6 @@ func (h *Host) policyNotApplied() []localapi.PolicyWeakening {
 	var out []localapi.PolicyWeakening
 	for _, w := range h.floor.weak {
 		out = append(out, localapi.PolicyWeakening{Setting: w.Setting, File: w.File, InForce: w.Floor, Accepted: h.floor.accepted})
-	}
-	return out
-}
-
-func floorText(f trust.Floor, enrolled bool) string {
-	proof := grant.DefaultProofText(enrolled)
-	if f.Proof != nil {
-		proof = grant.Proofs(toProofList(f.Proof)).String()
-	}
-	return "proof " + proof + ", exempt [" + strings.Join(f.Exempt, ", ") + "]"
-}
-
-func toProofList(l []string) []grant.Proof {
-	out := make([]grant.Proof, len(l))
-	for i, s := range l {
-		out[i] = grant.Proof(s)
 	}
 	return out
 }

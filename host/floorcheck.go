@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/sshsig"
@@ -107,14 +108,14 @@ func (h *Host) refuseFloorLocked(f trust.Floor, why error) {
 		h.floor.refusedAtStart = rec // audited with trust_pinned, once the log is open
 	}
 	h.logf("policy floor: %s was refused (%v): the floor in force stays %s; only "+selfcmd.Name()+" policy accept, by a person, weakens it",
-		path, why, floorText(*h.floor.floor, h.enrolled))
+		path, why, floor.Text(*h.floor.floor, h.enrolled))
 	unlock, err := trust.LockFloors(h.pres.dir)
 	if err != nil {
 		h.logf("%v", err)
 		return
 	}
 	defer unlock()
-	if fileDigest(path) != digest {
+	if floor.FileDigest(path) != digest {
 		return // written again since, by policy accept or another host: left to the next read
 	}
 	held := *h.floor.floor
@@ -151,7 +152,7 @@ func (h *Host) floorHeldLocked() {
 func (h *Host) checkStartFloor(f *trust.Floor) *trust.Floor {
 	last := h.floor.heldAtStart
 	if !h.floor.heldRead {
-		last = lastHeldFloor(h.opts.Dir)
+		last = floor.LastHeld(h.opts.Dir)
 	}
 	if last == nil || last.Root != f.Root || last.Digest() == f.Digest() {
 		return f
@@ -163,7 +164,7 @@ func (h *Host) checkStartFloor(f *trust.Floor) *trust.Floor {
 	why := h.checkAcceptance(*last, *f)
 	if why == nil {
 		h.logf("policy floor: accepted by a person (%s, %s) while no host ran: %s", strings.TrimPrefix(f.UpdatedBy, trust.AcceptedBy),
-			f.UpdatedAt.Local().Format(time.DateTime), floorText(*f, h.enrolled))
+			f.UpdatedAt.Local().Format(time.DateTime), floor.Text(*f, h.enrolled))
 		return f
 	}
 	if !strings.HasPrefix(f.UpdatedBy, trust.AcceptedBy) {

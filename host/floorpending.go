@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -41,7 +42,7 @@ func (h *Host) noteAcceptedFloor() {
 	h.mu.Unlock()
 }
 
-// weakNoteLocked is weakNote, or, when a person accepted the weakenings
+// weakNoteLocked is floor.WeakNote, or, when a person accepted the weakenings
 // since (noteAcceptedFloor), the line that says so and when they are in
 // force.
 func (h *Host) weakNoteLocked(weak []trust.Weakening) string {
@@ -55,7 +56,7 @@ func (h *Host) weakNoteLocked(weak []trust.Weakening) string {
 		return "not in force while no policy floor is found (the strictest policy stands in for it, whatever " + config.FileName + " says): " + strings.Join(s, "; ")
 	}
 	if !h.floor.accepted {
-		return weakNote(weak)
+		return floor.WeakNote(weak)
 	}
 	return config.FileName + " weakens the project's policy floor: " + strings.Join(s, "; ") +
 		"; accepted by a person (" + selfcmd.Name() + " policy accept), in force from the next epoch (" + selfcmd.Name() + " restart)"

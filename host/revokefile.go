@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
+	"github.com/mcpepoch/mcpepoch/localapi"
 )
 
 // A person's revoke reaches the host two ways: the socket (serveRevoke),
@@ -41,14 +42,6 @@ const revokePoll = 250 * time.Millisecond
 
 // maxRevokeFile bounds a revoke request's size.
 const maxRevokeFile = 4 << 10
-
-// RevokeFile is the content of a revoke request file: {"v": 1, "grant":
-// "<id>", "requestedAt": "<RFC 3339>"}. Grant must be the file's name.
-type RevokeFile struct {
-	V           int           `json:"v"`
-	Grant       epoch.GrantID `json:"grant"`
-	RequestedAt time.Time     `json:"requestedAt"`
-}
 
 // watchRevokes acts on revoke request files until ctx ends.
 func (h *Host) watchRevokes(ctx context.Context) {
@@ -100,7 +93,7 @@ func (h *Host) watchRevokes(ctx context.Context) {
 
 // readRevokeFile checks the request at path (fi its lstat) for grant id
 // and returns its owner's uid: a regular file of this user, at most
-// maxRevokeFile bytes, holding a RevokeFile (no other member) of version
+// maxRevokeFile bytes, holding a localapi.RevokeFile (no other member) of version
 // 1 for id. The error names the file and the field at fault.
 func readRevokeFile(path string, id epoch.GrantID, fi os.FileInfo) (int, error) {
 	if !fi.Mode().IsRegular() {
@@ -114,7 +107,7 @@ func readRevokeFile(path string, id epoch.GrantID, fi os.FileInfo) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("revoke request %s: %w", path, err)
 	}
-	var r RevokeFile
+	var r localapi.RevokeFile
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {

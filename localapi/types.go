@@ -416,3 +416,14 @@ func (r *Renewal) Request(include []string, channel string) ApproveRequest {
 	slices.Sort(req.Credentials)
 	return req
 }
+
+// RevokeFile is the content of a revoke request file,
+// .mcpepoch/revoke/<grant id>: the local API's second channel for revoke,
+// which needs only a file write (mcpepoch revoke writes it before it tries
+// the socket; a host acts on it within a second): {"v": 1, "grant":
+// "<id>", "requestedAt": "<RFC 3339>"}. Grant must be the file's name.
+type RevokeFile struct {
+	V           int           `json:"v"`
+	Grant       epoch.GrantID `json:"grant"`
+	RequestedAt time.Time     `json:"requestedAt"`
+}

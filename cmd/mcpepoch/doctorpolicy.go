@@ -2,15 +2,15 @@ package main
 
 import (
 	"github.com/mcpepoch/mcpepoch/checkup"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // policyProblems is what doctor says of the project's approval policy as
 // a host would find it at start (loadPolicy, which reads the audit log
-// with host.MissingNote): the policy floor or the trust root gone missing,
+// with floor.MissingNote): the policy floor or the trust root gone missing,
 // and a policy that counts only presence while no authenticator is
 // enrolled, so that every approval would be refused. A floor or store
 // that cannot be read is left to the host and mcpepoch policy, which say
@@ -25,8 +25,8 @@ func policyProblems(root string) []checkup.Problem {
 		out = append(out, checkup.Problem{Where: trust.FloorPath(st.store.Dir(), st.root), What: st.missing,
 			Fix: "restore the config directory, or accept the policy as a person: " + acceptHow(grant.Proofs{grant.ProofPresence})})
 	}
-	if len(st.store.Authenticators) == 0 && (onlyPresence(st.floor, st.enrolled) || host.OnlyPresence(proofOf(st.cfg.Grants.Proof))) {
-		out = append(out, checkup.Problem{Where: "[grants] proof", What: host.NoAuthenticatorNote(),
+	if len(st.store.Authenticators) == 0 && (onlyPresence(st.floor, st.enrolled) || floor.OnlyPresence(proofOf(st.cfg.Grants.Proof))) {
+		out = append(out, checkup.Problem{Where: "[grants] proof", What: floor.NoAuthenticatorNote(),
 			Fix: "a person runs " + selfcmd.Name() + " enroll --ssh KEY.pub (or --web) in their own terminal"})
 	}
 	return out
@@ -35,7 +35,7 @@ func policyProblems(root string) []checkup.Problem {
 // onlyPresence reports whether the floor f (nil: none yet) counts only
 // presence.
 func onlyPresence(f *trust.Floor, enrolled bool) bool {
-	return f != nil && host.OnlyPresence(floorProof(f, enrolled))
+	return f != nil && floor.OnlyPresence(floorProof(f, enrolled))
 }
 
 func proofOf(l []string) grant.Proofs {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpepoch/mcpepoch/host"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -61,7 +61,7 @@ func TestFloorMissingWayOut(t *testing.T) {
 			t.Errorf("the host does not say the floor is missing and the way out:\n%s", where)
 		}
 	}
-	if !strings.Contains(c.Stderr(), host.NoAuthenticatorNote()) {
+	if !strings.Contains(c.Stderr(), floor.NoAuthenticatorNote()) {
 		t.Errorf("host log does not say presence cannot be given:\n%s", c.Stderr())
 	}
 	out, _ := testenv.Run(t, p.dir, env, p.bin, "policy")
@@ -70,7 +70,7 @@ func TestFloorMissingWayOut(t *testing.T) {
 		t.Errorf("mcpepoch policy does not show the state the host is in:\n%s", out)
 	}
 	out, code := testenv.Run(t, p.dir, env, p.bin, "doctor")
-	if code == 0 || !strings.Contains(out.Stdout, gone) || !strings.Contains(out.Stdout, host.NoAuthenticatorNote()) {
+	if code == 0 || !strings.Contains(out.Stdout, gone) || !strings.Contains(out.Stdout, floor.NoAuthenticatorNote()) {
 		t.Errorf("doctor: exit %d, does not flag the missing floor and presence with nothing enrolled:\n%s", code, out)
 	}
 	person := append(env, "MCPEPOCH_TEST_PERSON=1")
@@ -157,20 +157,20 @@ func TestRecordSaysPolicyNotApplied(t *testing.T) {
 	env, _, _, _ := ownConfig(t)
 	c := testenv.Driver(t, p.dir, env, p.bin, "host", "--", "node", "dist/server.js")
 	refused(t, c, "at first use")
-	if !strings.Contains(c.Stderr(), host.NoAuthenticatorNote()) {
+	if !strings.Contains(c.Stderr(), floor.NoAuthenticatorNote()) {
 		t.Errorf("host log does not say presence cannot be given:\n%s", c.Stderr())
 	}
 	p.editToml(`exempt = ["inventory_lookup"]`, `exempt = ["inventory_lookup", "inventory_adjust"]`)
 	out := p.record()
 	if !strings.Contains(out, "policy: mcpepoch.toml weakens the project's policy floor, not applied: grants.exempt") ||
-		!strings.Contains(out, "mcpepoch policy accept") || !strings.Contains(out, "policy: "+host.NoAuthenticatorNote()) {
+		!strings.Contains(out, "mcpepoch policy accept") || !strings.Contains(out, "policy: "+floor.NoAuthenticatorNote()) {
 		t.Errorf("record does not say what of the policy is not applied:\n%s", out)
 	}
 	_, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 1})
 	if rerr == nil || !strings.Contains(rerr.Error(), "not applied") || strings.Contains(rerr.Error(), "lists it under [grants] exempt") {
 		t.Errorf("refusal with the exempt weakening not applied: %v", rerr)
 	}
-	if out, code := testenv.Run(t, p.dir, env, p.bin, "doctor"); code == 0 || !strings.Contains(out.Stdout, host.NoAuthenticatorNote()) {
+	if out, code := testenv.Run(t, p.dir, env, p.bin, "doctor"); code == 0 || !strings.Contains(out.Stdout, floor.NoAuthenticatorNote()) {
 		t.Errorf("doctor: exit %d, does not flag presence with nothing enrolled:\n%s", code, out)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -167,7 +166,7 @@ func unvouched(vouched map[string]map[epoch.GrantID][]byte, g *grant.Grant) stri
 }
 
 // runRevoke ends one grant: the host that holds it revokes it. The
-// request goes two ways: a request file (host.RevokeFile), written first,
+// request goes two ways: a request file (localapi.RevokeFile), written first,
 // which the host that holds the grant reads within a quarter second
 // whatever holds its socket, and the socket request. When no host
 // confirms over the socket and one could not take the request (busy,
@@ -237,13 +236,13 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 // file when no host confirmed over the socket.
 const revokeWait = 10 * time.Second
 
-// writeRevokeRequest writes the request file for grant id (host.RevokeFile)
+// writeRevokeRequest writes the request file for grant id (localapi.RevokeFile)
 // in one piece, mode 0600.
 func writeRevokeRequest(root string, id epoch.GrantID) error {
 	if err := layout.MkdirAll(layout.Revokes(root)); err != nil {
 		return err
 	}
-	b, err := json.Marshal(host.RevokeFile{V: 1, Grant: id, RequestedAt: time.Now().UTC()})
+	b, err := json.Marshal(localapi.RevokeFile{V: 1, Grant: id, RequestedAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -33,25 +33,25 @@ type policyState struct {
 	store    *trust.Store
 	enrolled bool
 	floor    *trust.Floor // nil: no host has seen the project yet
-	// missing: what a host would find gone (host.MissingNote): the floor
+	// missing: what a host would find gone (floor.MissingNote): the floor
 	// (floor is then the strictest, which a host puts in force) or the
 	// trust root (enrolled is then true: presence is the default proof).
 	missing string
 	// from is the floor an acceptance names as the one it replaces: floor,
 	// or where the floor is missing the last floor a host held
-	// (host.Prior.LastHeldFloor), which a host that starts checks the file
+	// (floor.Prior.LastHeldFloor), which a host that starts checks the file
 	// against; nil: floor.
 	from *trust.Floor
 	// prior is what the audit log says of earlier hosts, read once when
 	// first needed (priorLog).
-	prior *host.Prior
+	prior *floor.Prior
 }
 
 // priorLog returns what the project's audit log says of earlier hosts,
 // reading it on the first call only.
-func (st *policyState) priorLog() *host.Prior {
+func (st *policyState) priorLog() *floor.Prior {
 	if st.prior == nil {
-		st.prior = host.ReadPrior(st.dir)
+		st.prior = floor.ReadPrior(st.dir)
 	}
 	return st.prior
 }
@@ -135,7 +135,7 @@ func loadPolicy(dir string) (*policyState, error) {
 	if st.missing != "" {
 		st.enrolled = true
 		if st.floor == nil {
-			s := host.StrictestFloor(st.root, st.cfg)
+			s := floor.Strictest(st.root, st.cfg)
 			st.floor = &s
 			if last := st.priorLog().LastHeldFloor(); last != nil && last.Root == st.root {
 				st.from = last

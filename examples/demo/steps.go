@@ -9,11 +9,17 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpepoch/mcpepoch/host"
 )
 
 // useRevisionA is step 4.
+// The JSON-RPC error codes of a refused authorization, as docs/host.md
+// lists them: no grant covers the call, or the grant names an older
+// execution epoch.
+const (
+	codeAuthorizationRequired = -31010
+	codeAuthorizationStale    = -31011
+)
+
 func (d *demo) useRevisionA(ctx context.Context, s *mcp.ClientSession) error {
 	d.heading("4. The client uses revision A, once a person approves")
 	names, err := d.listTools(ctx, s)
@@ -24,7 +30,7 @@ func (d *demo) useRevisionA(ctx context.Context, s *mcp.ClientSession) error {
 		return d.fail("tools = %v, want %v", names, want)
 	}
 	args := map[string]any{"sku": "widget", "delta": 5}
-	if err := d.refused(ctx, s, "inventory_adjust", args, host.CodeAuthorizationRequired); err != nil {
+	if err := d.refused(ctx, s, "inventory_adjust", args, codeAuthorizationRequired); err != nil {
 		return err
 	}
 	if _, err := d.approve(ctx); err != nil {
@@ -106,7 +112,7 @@ func (d *demo) useRevisionB(ctx context.Context, s *mcp.ClientSession) error {
 		return d.fail("tools = %v, want %v", names, want)
 	}
 	lookup := map[string]any{"sku": "widget"}
-	if err := d.refused(ctx, s, "inventory_lookup", lookup, host.CodeAuthorizationStale); err != nil {
+	if err := d.refused(ctx, s, "inventory_lookup", lookup, codeAuthorizationStale); err != nil {
 		return err
 	}
 	if _, err := d.approve(ctx); err != nil {

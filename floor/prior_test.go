@@ -1,4 +1,4 @@
-package host
+package floor
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func smallProject(t *testing.T) (dir, log string) {
 func onePassAgrees(t *testing.T, dir string) (priorPin, string) {
 	t.Helper()
 	p, held := readPrior(dir, true)
-	alone, heldAlone := readPriorPin(dir), lastHeldFloor(dir)
+	alone, heldAlone := readPriorPin(dir), LastHeld(dir)
 	if !reflect.DeepEqual(p, alone) || !reflect.DeepEqual(held, heldAlone) {
 		t.Fatalf("one pass: %+v, %+v; apart: %+v, %+v", p, held, alone, heldAlone)
 	}

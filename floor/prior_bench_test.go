@@ -1,4 +1,4 @@
-package host
+package floor
 
 import (
 	"os"
@@ -78,7 +78,7 @@ func BenchmarkLastHeldFloor(b *testing.B) {
 	dir := benchProject(b)
 	done := audittest.CPU(b)
 	for b.Loop() {
-		if f := lastHeldFloor(dir); f == nil || f.UpdatedBy != "held-last" {
+		if f := LastHeld(dir); f == nil || f.UpdatedBy != "held-last" {
 			b.Fatalf("floor %+v", f)
 		}
 	}
