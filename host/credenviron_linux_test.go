@@ -47,6 +47,7 @@ tools = ["write_secret"]
 command = ["sh", "-c", %q]
 `, "cat /proc/$$/environ > "+environ+"; cat "+filepath.Join(p.secrets, "vault.token")))
 	s := gConnect(t, p.project, "CRED_TEST_ENV_SECRET="+secret)
+	s.list() // the catalog, which an approval reviews
 	p.approve(s.run, "--tools", "write_secret", "--credential", "envsrc", "--credential", "vault")
 	wantAnswer(t, s.text("write_secret", map[string]any{"scope": "envsrc"}), issued(secret))
 	wantAnswer(t, s.text("write_secret", map[string]any{"scope": "vault"}), issued(cVaultSecret))

@@ -49,7 +49,13 @@ func TestRequestsAudited(t *testing.T) {
 	}
 	first := string(p.status().Execution.Epoch)
 
-	// The log's lock held by another writer: the request is refused.
+	// The log's lock held by another writer: the request is refused. The
+	// first catalog's record is written first, as the host writes it in
+	// the background: a record the lock kept out would be lost, and
+	// verify would say so.
+	waitFor(t, waitLong, "the first catalog's record", func() bool {
+		return strings.Contains(p.read(".mcpepoch/audit.jsonl"), `"type":"catalog_published"`)
+	})
 	lk, err := os.OpenFile(p.path(".mcpepoch/audit.lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)

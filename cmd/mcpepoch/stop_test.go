@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,13 +43,18 @@ func TestClientCloseStopsServerGroup(t *testing.T) {
 		// spawn with detached: true does) that keeps the server's stdout
 		// and stderr open. It is out of the group's reach and may outlive
 		// the host, but it must not keep the host from stopping.
-		{"detached process holding stdout", []string{"sh", "-c", "setsid sleep 300 & echo $! > detached.pid; exec node dist/server.js"}, []string{"node"}},
+		// Its pid file lies outside the project: a command line the host
+		// cannot follow makes the whole project code.
+		{"detached process holding stdout", []string{"sh", "-c", "setsid sleep 300 & echo $! > PIDFILE; exec node dist/server.js"}, []string{"node"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := newProject(t)
-			h := startRawHost(t, p, tc.command...)
-			t.Cleanup(func() { killPIDFile(t, p.path("detached.pid")) }) // before the host's cleanup
+			pidFile := filepath.Join(t.TempDir(), "detached.pid")
+			command := slices.Clone(tc.command)
+			command[len(command)-1] = strings.Replace(command[len(command)-1], "PIDFILE", pidFile, 1)
+			h := startRawHost(t, p, command...)
+			t.Cleanup(func() { killPIDFile(t, pidFile) }) // before the host's cleanup
 			h.handshake()
 			pgid := p.onlyHost().Execution.ProcessID
 			seenGone := killGroupOnCleanup(t, pgid)
