@@ -223,7 +223,7 @@ type ApproveRequest = localapi.ApproveRequest
 func (h *Host) reviewLocked() Review {
 	r := Review{AgentRun: h.run, Label: h.opts.Label, State: h.state, Tools: []json.RawMessage{},
 		Coverage: h.policy.Review(nil, nil, nil), Pending: h.pending, Grants: h.grants.Live(time.Now()),
-		Renewal: h.currentRenewalLocked()}
+		Renewal: h.currentRenewalLocked(), CatalogPending: h.fetching && h.catalog == nil}
 	if r.Pending == nil {
 		r.Pending = []*Pending{}
 	}

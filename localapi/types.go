@@ -186,15 +186,19 @@ type IdentityLine struct {
 // Review is the payload of a host's answer to [TypeReview]: what
 // mcpepoch approve shows a person before they approve.
 type Review struct {
-	AgentRun        epoch.RunID       `json:"agentRun"`
-	Label           string            `json:"label"`
-	State           State             `json:"state"`
-	Epoch           epoch.Epoch       `json:"epoch"`
-	PID             int               `json:"pid"`
-	ApprovedEpoch   epoch.Epoch       `json:"lastApprovedEpoch,omitempty"`
-	Identity        []IdentityLine    `json:"identity"`
-	CatalogRevision Revision          `json:"catalogRevision,omitempty"`
-	Tools           []json.RawMessage `json:"tools"`
+	AgentRun        epoch.RunID    `json:"agentRun"`
+	Label           string         `json:"label"`
+	State           State          `json:"state"`
+	Epoch           epoch.Epoch    `json:"epoch"`
+	PID             int            `json:"pid"`
+	ApprovedEpoch   epoch.Epoch    `json:"lastApprovedEpoch,omitempty"`
+	Identity        []IdentityLine `json:"identity"`
+	CatalogRevision Revision       `json:"catalogRevision,omitempty"`
+	// CatalogPending: the host is fetching the server's first catalog
+	// (after its first launch check), which the review then lacks;
+	// mcpepoch approve waits for it rather than show an empty catalog.
+	CatalogPending bool              `json:"catalogPending,omitempty"`
+	Tools          []json.RawMessage `json:"tools"`
 	// Coverage is what the review covers of the catalog: its changes since
 	// the last approval (catalogChanges), each tool's credential scopes
 	// (credentials), the per-call scopes (perCallScopes) and the exempt

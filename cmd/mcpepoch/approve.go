@@ -389,6 +389,7 @@ func runReviews(ctx context.Context, errw io.Writer, root, run string, results [
 	sockets := map[epoch.RunID]string{} // agent run → the socket its review came from
 	for i, rv := range got {
 		if strings.HasPrefix(string(rv.AgentRun), run) {
+			rv = awaitCatalog(ctx, errw, from[i].Socket, rv)
 			full, err := completeReview(ctx, from[i].Socket, rv)
 			if err != nil {
 				return nil, nil, &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: review: %w", rv.AgentRun, err)}
@@ -402,6 +403,43 @@ func runReviews(ctx context.Context, errw io.Writer, root, run string, results [
 		return nil, nil, &exitError{code: exitHostError, err: errors.New("no host answered with a review: nothing to approve")}
 	}
 	return reviews, sockets, nil
+}
+
+// catalogWait bounds how long approve waits for a host to learn its
+// server's first catalog, which it fetches after the server's first
+// launch check (a re-hash of what runs).
+const catalogWait = 15 * time.Second
+
+// awaitCatalog returns rv, or, while the host at socket is fetching the
+// first catalog (rv.CatalogPending), the first review that has it, asking
+// again every 100 ms for up to catalogWait; the last review it got when
+// the wait ends or a request fails (the approval then says the catalog is
+// not known). It says once on errw that it waits.
+func awaitCatalog(ctx context.Context, errw io.Writer, socket string, rv localapi.Review) localapi.Review {
+	if !rv.CatalogPending {
+		return rv
+	}
+	fmt.Fprintf(errw, "agent run %s: waiting for the server's tool catalog, which the host is listing\n", printable(string(rv.AgentRun)))
+	deadline := time.Now().Add(catalogWait)
+	for rv.CatalogPending && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return rv
+		case <-time.After(100 * time.Millisecond):
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := notify.Send(cctx, socket, notify.Request{Type: localapi.TypeReview})
+		cancel()
+		if err != nil {
+			return rv
+		}
+		next, err := localapi.DecodePayload[localapi.Review](resp.Payload)
+		if err != nil {
+			return rv
+		}
+		rv = next
+	}
+	return rv
 }
 
 // completeReview asks the host at socket for the pages of review rv after
