@@ -267,6 +267,11 @@ func (h *Host) fetchFirstCatalogLocked() {
 			h.logf("epoch %s: catalog not known: %v; tools/call is refused until a listing succeeds", c.epoch, err)
 		case cat != nil && h.child == c && h.catalog == nil:
 			h.setCatalogLocked(c, cat)
+		case current && !tools && c.caps.tools && h.child == c:
+			// The server's answer declaring tools came while this
+			// listing looked: list again, the early calls still held.
+			h.fetchFirstCatalogLocked()
+			return
 		}
 		h.releaseEarlyLocked(c, err)
 	}()

@@ -52,3 +52,24 @@ func TestHandshakeNoAnswer(t *testing.T) {
 		t.Errorf("status says %q, exit %d; want starting, exit 4", s.State, code)
 	}
 }
+
+// A client that sends notifications/initialized before the answer to its
+// initialize (as a client that pipelines does) still has the host list
+// the server's catalog once the server has answered: the listing the
+// notification asked for found no capabilities yet.
+func TestInitializedBeforeAnswerListsCatalog(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, nil)
+	p.server("sleep 0.5\n", nil) // the notification reaches the host before the server answers
+	c := startRaw(t, p, nil)
+	id := c.request("initialize", map[string]any{
+		"protocolVersion": legacyVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "pipelining", "version": "0"},
+	})
+	c.notify("notifications/initialized", nil)
+	if r := c.response(id, waitLong); r.Error != nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	waitFor(t, waitLong, "the host to list the catalog", func() bool { return p.status().Catalog != "" })
+}

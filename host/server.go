@@ -278,6 +278,12 @@ func (h *Host) rewriteResultLocked(c *child, method string, line []byte) []byte 
 		h.caps, c.caps = caps, caps
 		if method == "initialize" {
 			h.protocol, h.initDone = version, true
+			if h.initialized {
+				// The client's notifications/initialized came before
+				// this answer, and its listing found no capabilities
+				// yet: list now that the server has said them.
+				h.fetchFirstCatalogLocked()
+			}
 		} else {
 			h.stateless = true
 			h.fetchFirstCatalogLocked()
