@@ -198,7 +198,14 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 			}
 		}
 	}
-	if len(watch) == 0 && slices.ContainsFunc(pl.Sources, func(s string) bool { return s != config.FileName && !slices.Contains(p.Lockfiles, s) }) {
+	// Sources that name no code (mcpepoch.toml, lockfiles: what init
+	// writes for a server with no build step) watch nothing a save
+	// changes: the server's code is then found as if none were named.
+	namesCode := func(s string) bool { return s != config.FileName && !slices.Contains(p.Lockfiles, s) }
+	if len(f.watch) == 0 && !slices.ContainsFunc(watch, namesCode) {
+		watch = nil
+	}
+	if len(watch) == 0 && slices.ContainsFunc(pl.Sources, namesCode) {
 		watch = pl.Sources
 		notes = append(notes, "watching the sources guessed from the build files: "+strings.Join(watch, " ")+" (pass --watch to choose)")
 	}

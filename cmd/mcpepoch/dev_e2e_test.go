@@ -283,3 +283,40 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A script server with no build step (python3 server.py): init names no
+// source that holds code (mcpepoch.toml only), and dev watches the
+// project instead, so that a save of a module the server imports is a
+// new epoch, as for a built server.
+func TestDevScriptServerSaveIsNewEpoch(t *testing.T) {
+	t.Parallel()
+	task := testenv.Task(t)
+	pyLookPython(t)
+	bin := testenv.Mcpepoch(t)
+	dir := ideTempDir(t)
+	env := []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + filepath.Dir(task) + string(os.PathListSeparator) + os.Getenv("PATH"), "NO_COLOR=1"}
+	ideWrite(t, dir, "server.py", strings.Replace(pyServer, "%s", "helper", 1), 0o644)
+	ideWrite(t, dir, "helper.py", "X = 'good'\n", 0o644)
+	if out, code := testenv.Run(t, dir, env, bin, "init", "--yes", "--command", "python3 server.py"); code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, out)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "mcpepoch.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n[grants]\nexempt = [\"lib\"]\n")
+	f.Close()
+	dev := startDev(t, dir, env, bin)
+	dev.waitFor(t, "build complete")
+	cs, _ := ideHost(t, dir, nil)
+	if got := pyCall(t, cs); got != "X=good" {
+		t.Fatalf("lib = %q, want X=good", got)
+	}
+	ideWrite(t, dir, "helper.py", "X = 'saved'\n", 0o644)
+	dev.waitFor(t, "build complete: . changed")
+	dev.waitFor(t, "server restarted")
+	if got := pyCall(t, cs); got != "X=saved" {
+		t.Errorf("lib after the save = %q, want X=saved\ndev:\n%s", got, dev.String())
+	}
+	dev.interrupt(t)
+}
