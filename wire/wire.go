@@ -245,7 +245,7 @@ func editConfig(old []byte, cfg *config.Config, pl project.Plan) []byte {
 		lines = append(lines, "code = ["+strings.Join(q, ", ")+"]")
 	}
 	if old == nil {
-		head := []string{"# mcpepoch settings: label and launch command of the server, read by", "# mcpepoch record, host and dev (see the README for every key)."}
+		head := []string{"# mcpepoch settings: label and launch command of the server, read by", "# mcpepoch record, host and dev (every key: docs/formats.md in the mcpepoch repository)."}
 		return []byte(strings.Join(append(head, lines...), "\n") + "\n")
 	}
 	if len(lines) == 0 {
