@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // Before the first start.
@@ -113,7 +115,8 @@ func (h *Host) notBuiltLocked(m *jsonrpc.Message) []byte {
 	if len(h.unbuilt) > 0 {
 		detail = strings.Join(h.unbuilt, ", ") + " not found; " + detail
 	}
-	msg := "not built yet: run your build (" + detail + "); no server of this host has started yet, so the request was not forwarded"
+	msg := "not built yet: run your build (" + detail + "); if it ran, the launch command in " + config.FileName +
+		" names another file than the one it writes (" + selfcmd.Cmd("doctor") + " says); no server of this host has started yet, so the request was not forwarded"
 	if m.Method == "initialize" {
 		msg += "; waited " + h.opts.FirstStartWait.String() + " (host.first_start_wait)"
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -344,6 +345,15 @@ func RecordError(err error) error {
 	if errors.As(err, &me) && errors.As(me.Err, &ce) {
 		return &ExitError{Code: ExitUsage, Err: err, Hints: []string{
 			"the manifest was left as it is; move it aside to start a new one: mv " + me.Path + " " + me.Path + ".bad",
+		}}
+	}
+	var in *build.InputError
+	if errors.As(err, &in) && in.Field == "entry" && errors.Is(in.Err, fs.ErrNotExist) {
+		// record runs after the build: an entry the build did not write
+		// is one the launch command names wrongly, or a build that wrote
+		// elsewhere.
+		return &ExitError{Code: ExitUsage, Err: err, Hints: []string{
+			"the build ran and " + in.Path + " is not there: check the launch command (command, entry) in " + config.FileName + " against what the build writes; " + selfcmd.Cmd("doctor") + " names it",
 		}}
 	}
 	var ie *hook.InterruptedError
