@@ -149,7 +149,7 @@ func (h *Host) unverifiedLocked() bool {
 // to compute it. The first hold of a burst is logged. h.mu is held.
 func (h *Host) holdUnverifiedLocked(m *jsonrpc.Message, line []byte) {
 	if len(h.verifying) == 0 {
-		h.logf("epoch %s: a hashed file changed: the identity is unverified, and calls that need a grant wait (at most %s) until it is computed again", h.child.epoch, verifyHoldMax)
+		h.logf("epoch %s: a watched tree may have changed (a file event, or the mount table): the identity is unverified, and calls that need a grant wait (at most %s) until it is computed again", h.child.epoch, verifyHoldMax)
 		time.AfterFunc(verifyHoldMax, h.expireVerifying)
 	}
 	h.verifying = append(h.verifying, &verifyWait{m: m, line: line, since: time.Now()})

@@ -20,7 +20,8 @@ func (w *Watcher) checkMountsLocked() {
 		return
 	}
 	if w.mountsRead && m != w.mounts {
-		w.logf("the mount table changed: the watched trees are walked again")
+		w.stats.Mounts++
+		w.logf("the mount table changed (a mount or unmount on this machine may cover a watched file): the watched trees are walked again")
 		w.markAllLocked(true)
 	}
 	w.mounts, w.mountsRead = m, true

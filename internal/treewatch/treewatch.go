@@ -91,6 +91,7 @@ type Stats struct {
 	Answered  int // Digest calls answered without a walk
 	Overflows int // kernel event queue overflows seen
 	Syncs     int // waits for the kernel's queue (Digest, Synced, Current)
+	Mounts    int // mount table changes, each of which marks every tree changed
 }
 
 // entry is one tree: a root with its skip lists.
