@@ -541,3 +541,27 @@ func renewalIncludeChangedTool(t *testing.T, answer string) {
 		t.Errorf("alpha after it was included: %v", err)
 	}
 }
+
+// TestDevShowsCallsWaitingForApproval: the first call of a session to a
+// tool that needs a grant is refused for lack of one; the dev window says
+// which tool waits and what a person runs to approve it.
+func TestDevShowsCallsWaitingForApproval(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
+		t.Fatal("slow_write ran without a grant")
+	}
+	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}

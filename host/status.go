@@ -1,6 +1,7 @@
 package host
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -80,6 +81,11 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 		HeldRestart:  h.pendingManual,
 		SinceSeconds: time.Since(h.stateSince).Seconds(), Protocol: h.protocol,
 		InFlight: len(h.inflight), Held: len(h.held), Crashes: h.crashes, GaveUp: h.gaveUp}
+	for _, pe := range h.pending {
+		if h.child != nil && pe.Epoch == h.child.epoch && !slices.Contains(s.Waiting, pe.Tool) {
+			s.Waiting = append(s.Waiting, pe.Tool)
+		}
+	}
 	switch {
 	case h.stateless:
 		s.Era = "2026-07-28 (stateless)"

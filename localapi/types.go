@@ -101,7 +101,12 @@ type Status struct {
 	Protocol     string           `json:"protocolVersion,omitempty"`
 	InFlight     int              `json:"inFlight"`
 	Held         int              `json:"held"`
-	Crashes      int              `json:"quickCrashes,omitempty"`
+	// Waiting names the tools whose calls of the running epoch were
+	// refused or are held for lack of a grant, each once, in the order
+	// first asked: what a person has yet to approve (mcpepoch approve
+	// lists them with their counts).
+	Waiting []string `json:"waitingForApproval,omitempty"`
+	Crashes int      `json:"quickCrashes,omitempty"`
 	// GaveUp says the host stopped restarting a server that kept exiting;
 	// Reason says what brings it back. mcpepoch status exits 4.
 	GaveUp bool `json:"gaveUp,omitempty"`

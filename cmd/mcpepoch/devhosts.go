@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,8 @@ type hostSeen struct {
 	state  localapi.State
 	reason string
 	gaveUp bool
+	// waiting names the tools whose calls wait for a person's approval.
+	waiting []string
 }
 
 // devHostPoll is how often dev asks the hosts for their status.
@@ -120,7 +123,7 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 			continue
 		}
 		run := string(s.AgentRun)
-		cur := hostSeen{state: s.State, reason: s.Reason, gaveUp: s.GaveUp}
+		cur := hostSeen{state: s.State, reason: s.Reason, gaveUp: s.GaveUp, waiting: s.Waiting}
 		if s.Execution != nil {
 			cur.epoch, cur.pid = string(s.Execution.Epoch), s.Execution.ProcessID
 		}
@@ -142,6 +145,9 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 			if ended {
 				renew = append(renew, run)
 			}
+		}
+		if l := newlyWaiting(w.out.p, run, prev, cur); l != "" {
+			lines = append(lines, l)
 		}
 	}
 	w.seen = now
@@ -178,6 +184,25 @@ func hostChange(p painter, run string, prev, cur hostSeen, s localapi.Status) (l
 		return p.ok(fmt.Sprintf("%s: the server runs again: epoch %s, pid %d", who, printable(cur.epoch), cur.pid)), true
 	}
 	return "", false
+}
+
+// newlyWaiting is the line that names the tools whose calls wait for a
+// person's approval on the host of agent run run and did not at the last
+// look (the first approval of a session, a tool the renewal did not
+// cover), "" for none: approval takes a person at their own terminal,
+// never a key in dev's window.
+func newlyWaiting(p painter, run string, prev, cur hostSeen) string {
+	var tools []string
+	for _, t := range cur.waiting {
+		if !slices.Contains(prev.waiting, t) {
+			tools = append(tools, t)
+		}
+	}
+	if len(tools) == 0 {
+		return ""
+	}
+	return p.warn(fmt.Sprintf("agent run %s: calls to %s wait for a person's approval: run %s in a terminal of your own",
+		printable(run), printable(strings.Join(tools, ", ")), selfcmd.Cmd("approve")))
 }
 
 // lastStderr is "; its last stderr: A | B" for the server's last stderr
