@@ -179,7 +179,7 @@
 // # Approvals: who proved what
 //
 // A grant counts only at a proof level mcpepoch.toml's [grants] proof
-// accepts (package grant, proof.go). The host decides the level itself:
+// accepts (package approval, rules.go). The host decides the level itself:
 // approver.go examines the socket's peer (terminal: a controlling terminal,
 // outside the process trees of the MCP client (found past the wrappers
 // that launched the host), the host and its server: package personcheck;

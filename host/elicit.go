@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -29,7 +30,7 @@ import (
 //     authenticator is enrolled and the proof list counts "client", as the
 //     page could then only say that none is): a form with the same message;
 //     its accept is an approval of proof level "client" only where the
-//     project's proof list counts it (grant.Proofs.Counts), otherwise the
+//     project's proof list counts it (approval.Proofs.Counts), otherwise the
 //     form says where to approve and its accept only keeps the call
 //     waiting;
 //   - in the 2026-07-28 era there is no server→client request: the call
@@ -160,7 +161,7 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 	a := &ask{id: fmt.Sprintf("%se%d", privatePrefix, h.nextPrivate), epoch: ep, tool: p.Name, creds: d.Credentials,
 		mrtr: h.stateless, waiters: []*waiter{w}, answers: make(chan elicitAnswer, 2), ended: make(chan struct{}),
 		begun: w.since, wait: wait}
-	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(grant.ProofClient)
+	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(approval.ProofClient)
 	a.mode = "form"
 	if url && !(form && a.counts && !h.enrolled) {
 		// With no authenticator enrolled the page cannot take a presence
@@ -282,9 +283,9 @@ func (h *Host) clientAnswered(a *ask, ans elicitAnswer) {
 		h.endAskLocked(a, askCancelled, "the approval request was dismissed in the MCP client")
 	case a.mode == "form" && a.counts && ans.Content["approve"] == true:
 		h.mu.Unlock()
-		pr := proven{proof: grant.ProofClient, channel: "client", why: "accepted in the MCP client " + client}
+		pr := proven{proof: approval.ProofClient, channel: "client", why: "accepted in the MCP client " + client}
 		if refusal, unverified := h.clients.ClientApart(); refusal != "" {
-			pr.proof, pr.why = grant.ProofSameUser, refusal
+			pr.proof, pr.why = approval.ProofSameUser, refusal
 		} else if unverified != "" {
 			pr.unverified = "client unverified: " + unverified
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -24,7 +25,7 @@ import (
 // proven is how an approval was proven, as the host itself established
 // it: never what a request claims.
 type proven struct {
-	proof   grant.Proof
+	proof   approval.Proof
 	channel string // localapi.ChannelTerminal, ChannelScript, "web", "ssh"
 	why     string // why it proves no more than proof (refusals, audit)
 	// unverified: why the rule behind proof could not be checked (audit).
@@ -122,7 +123,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		}
 	}
 	h.settleRenewalLocked(g, req.Renewal, fields)
-	if g.Proof == grant.ProofSameUser {
+	if g.Proof == approval.ProofSameUser {
 		fields["unverified"] = "no person was proven: " + pr.why
 	} else if pr.unverified != "" {
 		fields["unverified"] = pr.unverified

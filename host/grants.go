@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
@@ -265,7 +266,7 @@ func (h *Host) reviewLocked() Review {
 			// at a time).
 			if p := h.policy.Proof([]string{c}, h.enrolled); !slices.Equal(p, r.Proof) {
 				if r.ScopeProof == nil {
-					r.ScopeProof = map[string]grant.Proofs{}
+					r.ScopeProof = map[string]approval.Proofs{}
 				}
 				r.ScopeProof[c] = p
 			}

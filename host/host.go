@@ -108,7 +108,7 @@ type Options struct {
 	CredentialEnv []string
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
-	// the default proof level (grant.DefaultProof).
+	// the default proof level (approval.DefaultProof).
 	TrustDir string
 
 	Stdin  io.Reader

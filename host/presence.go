@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -232,7 +233,7 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 		wa.err = fmt.Errorf("the approval page ended: %s", d.Outcome)
 		return
 	}
-	pr := proven{proof: grant.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount,
+	pr := proven{proof: approval.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount,
 		digest: d.Digest.String(), proposal: wa.proposal}
 	if d.Digest != wa.digest {
 		wa.err = errors.New("the page reported a signature over another digest")
@@ -243,7 +244,7 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 	}
 	if wa.err != nil {
 		h.audit.event(audit.TypeApprovalRefused, wa.req.Epoch, h.run, map[string]any{
-			"channel": "web", "proof": string(grant.ProofPresence), "authenticator": d.AuthenticatorID,
+			"channel": "web", "proof": string(approval.ProofPresence), "authenticator": d.AuthenticatorID,
 			"signed_digest": d.Digest.String(), "reason": wa.err.Error()})
 	}
 	wa.page.Settle(wa.err) // the page shows this verdict, not the signature's

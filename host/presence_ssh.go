@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -64,7 +65,7 @@ func (h *Host) approveSSH(peer notify.Peer, r localapi.SSHApproveRequest) (*gran
 	g, pr, err := h.verifySSH(peer, sp, r.Signature)
 	if err != nil {
 		h.audit.event(audit.TypeApprovalRefused, sp.req.Epoch, h.run, map[string]any{
-			"channel": "ssh", "proof": string(grant.ProofPresence), "authenticator": pr.authenticator,
+			"channel": "ssh", "proof": string(approval.ProofPresence), "authenticator": pr.authenticator,
 			"signed_digest": sp.digest.String(), "reason": err.Error()})
 	}
 	return g, err
@@ -73,7 +74,7 @@ func (h *Host) approveSSH(peer notify.Peer, r localapi.SSHApproveRequest) (*gran
 // verifySSH checks the signature, records its counter in the trust store
 // and makes the grant.
 func (h *Host) verifySSH(peer notify.Peer, sp *sshProposal, signature string) (*grant.Grant, proven, error) {
-	pr := proven{proof: grant.ProofPresence, channel: "ssh", digest: sp.digest.String(), proposal: sp.proposal, signature: signature}
+	pr := proven{proof: approval.ProofPresence, channel: "ssh", digest: sp.digest.String(), proposal: sp.proposal, signature: signature}
 	if err := h.checkPinned(); err != nil {
 		return nil, pr, err
 	}

@@ -3,14 +3,14 @@ package host
 import (
 	"fmt"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // openTrust reads the trust store once, at start: whether an authenticator
-// is enrolled sets the default proof list (grant.DefaultProof), and its
+// is enrolled sets the default proof list (approval.DefaultProof), and its
 // Digest is pinned (presence.go checkPinned). A store
 // that cannot be read (a wrong owner or mode, a corrupt file) counts as
 // enrolled, so the default is the strictest: no approval counts until it
@@ -65,7 +65,7 @@ func orUnknown(s string) string {
 // included, so a key made in software never proves presence there. The
 // caller audits the refusal.
 func (h *Host) checkAttestedLocked(pr proven) error {
-	if pr.proof != grant.ProofPresence || !h.policy.AttestationRequired() {
+	if pr.proof != approval.ProofPresence || !h.policy.AttestationRequired() {
 		return nil
 	}
 	var a *trust.Authenticator

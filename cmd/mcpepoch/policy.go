@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/floor"
@@ -205,10 +206,10 @@ func nonNilDiff(d []trust.Difference) []trust.Difference {
 }
 
 // floorProof is the proof list a change of the floor needs: its
-// grants.proof (grant.DefaultProof when unset) made stricter by each
+// grants.proof (approval.DefaultProof when unset) made stricter by each
 // credential scope's own (trust.Floor.AcceptanceProof), as the host
 // checks it.
-func floorProof(f *trust.Floor, enrolled bool) grant.Proofs {
+func floorProof(f *trust.Floor, enrolled bool) approval.Proofs {
 	return f.AcceptanceProof(enrolled)
 }
 
@@ -326,7 +327,7 @@ type acceptWith struct {
 
 // acceptProof is how the person who accepted was proven.
 type acceptProof struct {
-	proof                    grant.Proof
+	proof                    approval.Proof
 	channel                  string // "ssh", "web", "terminal", "script"
 	authenticator, signature string
 	signCount                uint32
@@ -348,11 +349,11 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 	case with.web:
 		return acceptOnPage(ctx, st, d, weak, with.noOpen, stdio)
 	case with.yes:
-		if !need.Counts(grant.ProofSameUser) {
+		if !need.Counts(approval.ProofSameUser) {
 			return acceptProof{}, notAccepted("--yes proves no person, and this floor counts only %s: %s", need, acceptHow(need))
 		}
-		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
-	case need.Counts(grant.ProofTerminal):
+		return acceptProof{proof: approval.ProofSameUser, channel: "script"}, nil
+	case need.Counts(approval.ProofTerminal):
 		if err := apartFromAgent(ctx, st); err != nil {
 			return acceptProof{}, notAccepted("%v; a weakening of the floor is accepted at a terminal only while a running host of this project that identified its MCP client tells this terminal from the agent's, else it needs presence: a person runs %s enroll, then %s policy accept --web (or --ssh KEY) and touches it",
 				err, selfcmd.Name(), selfcmd.Name())
@@ -360,7 +361,7 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 		if _, err := askAtTerminal(ctx, fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
 			return acceptProof{}, notAccepted("%v", err)
 		}
-		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
+		return acceptProof{proof: approval.ProofTerminal, channel: "terminal"}, nil
 	}
 	return acceptProof{}, notAccepted("this floor counts only %s: %s", need, acceptHow(need))
 }
@@ -395,8 +396,8 @@ func notAccepted(format string, args ...any) error {
 }
 
 // acceptHow says what a person does to accept at proof level need.
-func acceptHow(need grant.Proofs) string {
-	if need.Counts(grant.ProofTerminal) {
+func acceptHow(need approval.Proofs) string {
+	if need.Counts(approval.ProofTerminal) {
 		return "a person runs " + selfcmd.Name() + " policy accept in their own terminal"
 	}
 	return "a person runs " + selfcmd.Name() + " policy accept --web (an enrolled WebAuthn authenticator) or --ssh KEY (an enrolled FIDO key) and touches it"
@@ -435,7 +436,7 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 	if err := st.store.RecordUse(p.AuthenticatorID, p.SignCount); err != nil {
 		return acceptProof{}, notAccepted("%v", err)
 	}
-	return acceptProof{proof: grant.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
+	return acceptProof{proof: approval.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
 		signature: string(sig), signCount: p.SignCount}, nil
 }
 
@@ -508,7 +509,7 @@ func auditAccepted(st *policyState, weak []trust.Difference, d grant.Digest, pr 
 		fields["authenticator"], fields["sign_count"] = pr.authenticator, strconv.FormatUint(uint64(pr.signCount), 10)
 		fields["signature"] = pr.signature
 	}
-	if pr.proof == grant.ProofSameUser {
+	if pr.proof == approval.ProofSameUser {
 		fields["unverified"] = "no person was proven: --yes"
 	}
 	_, err = l.Append(audit.Event{Type: audit.TypePolicyAccepted, Fields: fields})

@@ -11,7 +11,7 @@ import (
 //
 // A request on a host's local socket comes from a process of the user;
 // the kernel's peer credentials name its pid. An approval asked at a
-// terminal counts as a person at a terminal (grant.ProofTerminal) only
+// terminal counts as a person at a terminal (approval.ProofTerminal) only
 // when that process has a controlling terminal and descends neither from
 // the server, nor from the host, nor from any process of the chain that
 // launched the host: the MCP client (the agent's own commands are its

@@ -33,7 +33,7 @@ func PersonAtTerminal() error {
 }
 
 // ClientApart says whether an accept in this host's MCP client can count
-// as grant.ProofClient. The client is the first process above the host
+// as approval.ProofClient. The client is the first process above the host
 // that is not a wrapper (launch.go), and it is judged by the rule of
 // apart.go as a client: it must not be, or descend from, another running
 // host, the server it runs, or a process of that host's launching side

@@ -1,4 +1,4 @@
-package grant
+package approval
 
 import (
 	"slices"
@@ -104,23 +104,6 @@ func DefaultProofText(enrolled bool) string {
 	return "[" + strings.Join(s, ", ") + "] (default: " + why + ")"
 }
 
-// Proof returns the proof list that applies to a grant of credential
-// scopes creds: grants.proof (or DefaultProof(enrolled) when unset) and
-// the proof list of each scope in creds that has one. The stricter wins: a
-// level counts only if every list that applies names it; when no level is
-// named by all of them, the list whose weakest level is strongest applies
-// alone (the scope's, on a tie).
-func (p *Policy) Proof(creds []string, enrolled bool) Proofs {
-	out := DefaultProof(enrolled)
-	if p.proof != nil {
-		out = p.proof
-	}
-	for _, c := range creds {
-		out = Stricter(out, toProofs(p.creds[c].Proof))
-	}
-	return slices.Clone(out)
-}
-
 // Stricter returns the proof list that applies where both a and b do (b
 // a credential scope's own list, nil for none): the levels both name, in
 // a's order; when they name none in common, the list whose weakest level
@@ -144,8 +127,10 @@ func Stricter(a, b Proofs) Proofs {
 	return a
 }
 
-// toProofs converts a validated list from mcpepoch.toml; nil stays nil.
-func toProofs(list []string) Proofs {
+// ParseProofs converts a proof list as mcpepoch.toml or a policy floor
+// spells it (validated by config.Load: each a level above); nil stays nil,
+// which every caller reads as "no list of its own".
+func ParseProofs(list []string) Proofs {
 	if list == nil {
 		return nil
 	}
