@@ -11,7 +11,7 @@ import (
 // when it is not approval.ProofTerminal, why not (for the refusal and the
 // audit log): an approval asked at a terminal (ApproveRequest.Channel
 // "terminal", as mcpepoch approve sends it when it asked a person) by a
-// process that stands for a person at a terminal by personcheck's rule
+// process that stands for a person at a terminal by approval's rule (terminal.go)
 // proves terminal; anything else same-user. server is the pid of the
 // running server (0: none). It reads the process table: never call it
 // under h.mu.

@@ -182,7 +182,7 @@
 // accepts (package approval, rules.go). The host decides the level itself:
 // approver.go examines the socket's peer (terminal: a controlling terminal,
 // outside the process trees of the MCP client (found past the wrappers
-// that launched the host), the host and its server: package personcheck;
+// that launched the host), the host and its server: package approval;
 // anything else same-user); presence.go serves the WebAuthn approval page
 // (package ceremony) on first need and presence_ssh.go verifies SSHSIGs of
 // FIDO ssh keys (package sshsig), both over a grant.Proposal's digest,

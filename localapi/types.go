@@ -129,7 +129,7 @@ type Status struct {
 	// earlier host ran with one: the strictest policy is in force.
 	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
 	// ClientUnknown, when set, says why this host cannot identify the MCP
-	// client that launched it (personcheck.Launch.Unknown): no approval
+	// client that launched it (approval.Launch.Unknown): no approval
 	// then counts as terminal or client, only an enrolled authenticator's.
 	ClientUnknown string `json:"clientUnknown,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
@@ -261,7 +261,7 @@ type ApproveRequest struct {
 	// empty (or ChannelScript) for --yes. The host decides itself what the
 	// approval proves (approval.Proof): a terminal approval counts as
 	// approval.ProofTerminal only when the approving process passes the
-	// host's checks (package personcheck, approver.go).
+	// host's checks (package approval, terminal.go).
 	Channel string `json:"channel,omitempty"`
 	// Renewal names the prepared renewal this approval answers
 	// (Renewal.ID); the host refuses it when that renewal is no longer the

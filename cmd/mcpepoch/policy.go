@@ -17,7 +17,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
-	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -367,7 +366,7 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 }
 
 // apartFromAgent reports why this process cannot be told apart from the
-// agent's for a weakening of st's floor (personcheck.TellsApart), or nil
+// agent's for a weakening of st's floor (approval.TellsApart), or nil
 // where the test build's stand-in for a person answers (testBuildPerson).
 // The project's running hosts are the processes listening on its sockets,
 // by the kernel's word (notify.Result.Peer), that answer status as hosts
@@ -388,7 +387,7 @@ func apartFromAgent(ctx context.Context, st *policyState) error {
 			hosts = append(hosts, r.Peer.PID)
 		}
 	}
-	return personcheck.TellsApart(hosts)
+	return approval.TellsApart(hosts)
 }
 
 func notAccepted(format string, args ...any) error {

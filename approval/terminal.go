@@ -1,6 +1,7 @@
-package personcheck
+package approval
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -71,4 +72,64 @@ func (l Launch) AtTerminal(pid, server int) string {
 		return "the approving process stands below another host's launch: " + err.Error()
 	}
 	return ""
+}
+
+// PersonAtTerminal reports why the calling process cannot stand for a
+// person at a terminal, by the rules of an approval at a terminal
+// (approver.go): it must have a controlling terminal and stand apart from
+// every running mcpepoch host's launching side (apart.go: the host, the
+// server it runs, its client and wrappers, its ancestors within its
+// session). It returns nil when it can; mcpepoch enroll asks it before
+// the first authenticator, which nothing signs, is trusted.
+//
+// Like the approval guard, it stops an agent that has no terminal of its
+// own, not a determined program: a pseudo-terminal opened by a process
+// detached with setsid and a double fork passes. It reads the process
+// table (Linux /proc, macOS sysctl or ps); elsewhere it always refuses.
+func PersonAtTerminal() error {
+	self := os.Getpid()
+	_, tty, err := proctree.Parent(self)
+	if err != nil {
+		return fmt.Errorf("this process cannot be examined: %v", err)
+	}
+	if !tty {
+		return errors.New("this process has no controlling terminal")
+	}
+	return apartFromHosts(self, false)
+}
+
+// TellsApart reports why this process, though at a terminal, cannot be
+// told apart from an agent's for a weakening of the policy floor of a
+// project whose running hosts are the processes hosts (as the caller
+// found them: the kernel's word on who listens on the project's sockets,
+// never a file's). That takes at least one of them, each an mcpepoch host
+// that identified its MCP client (its session can be walked: Launch), and
+// this process standing for a person at a terminal (PersonAtTerminal:
+// apart from every running host, these included). With no host of the
+// project running the agent may have ended it, and a host of another
+// project says nothing of where this project's agent is; with one that
+// cannot identify its client, nothing says where its agent's side is. It
+// returns nil when the process can be told apart.
+func TellsApart(hosts []int) error {
+	if len(hosts) == 0 {
+		return errors.New("no host of this project is running, so nothing tells this terminal from an agent's")
+	}
+	me, _ := os.Executable()
+	for _, pid := range hosts {
+		exe, argv, err := proctree.Args(pid)
+		if err != nil {
+			return fmt.Errorf("the project's host (pid %d) cannot be examined: %v", pid, err)
+		}
+		if !isHostProcess(exe, argv, me) {
+			return fmt.Errorf("the process listening on a socket of the project (pid %d) is not an mcpepoch host", pid)
+		}
+		ppid, _, err := proctree.Parent(pid)
+		if err != nil {
+			return fmt.Errorf("the project's host (pid %d) cannot be examined: %v", pid, err)
+		}
+		if _, unknown := sessionAncestors(pid, ppid); unknown != "" {
+			return fmt.Errorf("the project's host (pid %d) cannot identify its MCP client: %s", pid, unknown)
+		}
+	}
+	return PersonAtTerminal()
 }
