@@ -276,7 +276,7 @@ func (h *Host) revokeOutrankedLocked() []*grant.Grant {
 		why := h.policy.Outranks(g, h.enrolled)
 		if why == "" && g.Proof == approval.ProofPresence {
 			// Attestation is known here, not to grant.Policy: the pinned store.
-			if err := h.checkAttestedLocked(proven{proof: g.Proof, authenticator: g.Authenticator}); err != nil {
+			if err := h.checkAttestedLocked(approval.Proven{Proof: g.Proof, Authenticator: g.Authenticator}); err != nil {
 				why = "approved with presence by an authenticator that no longer counts: " + err.Error()
 			}
 		}

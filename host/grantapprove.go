@@ -22,30 +22,20 @@ import (
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
-// proven is how an approval was proven, as the host itself established
-// it: never what a request claims.
+// proven is how an approval was proven (approval.Proven, as the channel
+// of package approval decided it) and, for a presence signature, the
+// proposal that was signed: it goes to the audit log, where audit verify
+// checks it as a signed checkpoint.
 type proven struct {
-	proof   approval.Proof
-	channel string // localapi.ChannelTerminal, ChannelScript, "web", "ssh"
-	why     string // why it proves no more than proof (refusals, audit)
-	// unverified: why the rule behind proof could not be checked (audit).
-	unverified string
-	// A presence signature: the authenticator's id, its counter, the
-	// grant digest signed.
-	authenticator string
-	signCount     uint32
-	digest        string
-	// proposal is what was signed, and signature the signature itself
-	// when it can be checked again later (an SSHSIG): both go to the
-	// audit log, where audit verify checks them as a signed checkpoint.
-	proposal  *grant.Proposal
-	signature string
+	approval.Proven
+	proposal *grant.Proposal
 }
 
 // approve records an approval asked over the socket for the current
 // epoch. peer is who asked, as the socket's peer credentials say (never
-// what the request claims); what the approval proves is decided here
-// (approverProof) and must count under the project's proof list.
+// what the request claims); what the approval proves is decided by the
+// terminal channel's rule (approval.Launch.Terminal) and must count under
+// the project's proof list.
 func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, error) {
 	h.mu.Lock()
 	server := 0
@@ -53,11 +43,11 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 		server = h.child.pid
 	}
 	h.mu.Unlock()
-	pr := proven{channel: localapi.ChannelScript}
-	if req.Channel == localapi.ChannelTerminal {
-		pr.channel = localapi.ChannelTerminal
+	pid := 0
+	if peer.Checked {
+		pid = peer.PID
 	}
-	pr.proof, pr.why = h.approverProof(peer, req.Channel, server)
+	pr := proven{Proven: h.clients.Terminal(req.Channel == localapi.ChannelTerminal, pid, server)}
 	return h.grantFor(peer, req, pr)
 }
 
@@ -83,10 +73,10 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err := h.checkRenewalLocked(req.Renewal); err != nil {
 		return nil, err
 	}
-	if err := h.checkAttestedLocked(pr); err != nil {
+	if err := h.checkAttestedLocked(pr.Proven); err != nil {
 		return nil, err
 	}
-	if err := h.proofCountsLocked(peer, tools, creds, pr); err != nil {
+	if err := h.proofCountsLocked(peer, tools, creds, pr.Proven); err != nil {
 		return nil, err
 	}
 	now := time.Now()
@@ -95,7 +85,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
 		Definitions: h.definitionsLocked(tools),
-		Proof:       pr.proof, Channel: pr.channel, Authenticator: pr.authenticator, SignCount: pr.signCount, SignedDigest: pr.digest,
+		Proof:       pr.Proof, Channel: pr.Channel, Authenticator: pr.Authenticator, SignCount: pr.SignCount, SignedDigest: pr.Digest,
 	}
 	g.SetExpiry()
 	h.grants.Add(g)
@@ -118,15 +108,15 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if p := pr.proposal; p != nil {
 		fields["nonce"], fields["catalog_revision"] = p.Nonce, p.CatalogRevision
 		fields["audit_head_seq"], fields["audit_head_hash"] = strconv.FormatInt(p.AuditHead.Seq, 10), p.AuditHead.Hash
-		if pr.signature != "" {
-			fields["signature"] = pr.signature
+		if pr.Signature != "" {
+			fields["signature"] = pr.Signature
 		}
 	}
 	h.settleRenewalLocked(g, req.Renewal, fields)
 	if g.Proof == approval.ProofSameUser {
-		fields["unverified"] = "no person was proven: " + pr.why
-	} else if pr.unverified != "" {
-		fields["unverified"] = pr.unverified
+		fields["unverified"] = "no person was proven: " + pr.Why
+	} else if pr.Unverified != "" {
+		fields["unverified"] = pr.Unverified
 	}
 	if pr.proposal != nil {
 		h.audit.checkpoint(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
@@ -138,27 +128,22 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 }
 
 // proofCountsLocked reports whether pr counts under the proof list of the
-// credential scopes creds; a refusal is audited (approval_refused) and
-// says how a person approves instead.
-func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr proven) error {
+// credential scopes creds (approval.Proven.Shortfall); a refusal is
+// audited (approval_refused) and says how a person approves instead.
+func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr approval.Proven) error {
 	need := h.policy.Proof(creds, h.enrolled)
-	if need.Counts(pr.proof) {
+	refusal := pr.Shortfall(need)
+	if refusal == "" {
 		return nil
 	}
 	h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
-		"tool_scope": tools, "credential_scope": listField(creds), "channel": pr.channel, "proof": string(pr.proof),
-		"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
+		"tool_scope": tools, "credential_scope": listField(creds), "channel": pr.Channel, "proof": string(pr.Proof),
+		"reason": pr.Why, "required_proof": need.String(), "asked_by": userName(peer),
 	})
-	why := ""
-	if pr.why != "" {
-		why = " (" + pr.why + ")"
-	}
-	note := ""
 	if w := proofWeakenings(h.floor.weak); len(w) > 0 {
-		note = "; " + h.weakNoteLocked(w)
+		refusal += "; " + h.weakNoteLocked(w)
 	}
-	return fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
-		pr.proof, why, need, howToApprove(need), note)
+	return errors.New(refusal)
 }
 
 // definitionsLocked returns the digest of each tool's current definition,

@@ -58,7 +58,7 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 	h.notePendingLocked(p.Name, d, ep)
 	// What a person should do; never a command a program could run to
 	// approve by itself.
-	action := howToApprove(h.policy.Proof(d.Credentials, h.enrolled))
+	action := approval.HowToApprove(h.policy.Proof(d.Credentials, h.enrolled))
 	fields := map[string]any{"reason": d.Refusal, audit.FieldTool: p.Name, "current_epoch": string(ep)}
 	var line []byte
 	if d.Refusal == grant.AuthorizationStale {

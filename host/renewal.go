@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -161,7 +162,7 @@ func (h *Host) prepareRenewalLocked(c *child) {
 	r.Added = h.addedSinceApprovalLocked(b, changes)
 	slices.Sort(r.Credentials)
 	need := h.policy.Proof(r.Credentials, h.enrolled)
-	r.Proof, r.Action = need, howToApprove(need)
+	r.Proof, r.Action = need, approval.HowToApprove(need)
 	var shortest time.Duration
 	for _, t := range r.Tools {
 		if d := b.expiry[t]; d > 0 && (shortest == 0 || d < shortest) {

@@ -64,16 +64,16 @@ func orUnknown(s string) string {
 // attestation does not verify (trust.Authenticator.Attestation): the root
 // included, so a key made in software never proves presence there. The
 // caller audits the refusal.
-func (h *Host) checkAttestedLocked(pr proven) error {
-	if pr.proof != approval.ProofPresence || !h.policy.AttestationRequired() {
+func (h *Host) checkAttestedLocked(pr approval.Proven) error {
+	if pr.Proof != approval.ProofPresence || !h.policy.AttestationRequired() {
 		return nil
 	}
 	var a *trust.Authenticator
 	if s := h.pres.pinnedStore; s != nil {
-		a, _ = s.Lookup(pr.authenticator)
+		a, _ = s.Lookup(pr.Authenticator)
 	}
 	if a == nil {
-		return fmt.Errorf("authenticator %s is not in the trust store the host pinned", pr.authenticator)
+		return fmt.Errorf("authenticator %s is not in the trust store the host pinned", pr.Authenticator)
 	}
 	if v := a.Attestation(); !v.OK {
 		return fmt.Errorf("authenticator %q (%s) is %s, and this project's [grants] attestation = %q counts only attested authenticators as presence: approve with an attested security key",
