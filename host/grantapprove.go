@@ -3,6 +3,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -31,12 +32,14 @@ type proven struct {
 	proposal *grant.Proposal
 }
 
-// approve records an approval asked over the socket for the current
-// epoch. peer is who asked, as the socket's peer credentials say (never
-// what the request claims); what the approval proves is decided by the
-// terminal channel's rule (approval.Launch.Terminal) and must count under
-// the project's proof list.
-func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, error) {
+// proveApprover is the proof check of the approve route (a
+// localapi.PermitPerson route, run by the Mux before serveApprove): what
+// the sender proves by the terminal channel's rule
+// (approval.Launch.Terminal), from the socket's peer credentials (never
+// what the request claims; its channel only ever lowers what they prove).
+// It reads the process table outside h.mu.
+func (h *Host) proveApprover(_ context.Context, peer notify.Peer, req notify.Request) approval.Proven {
+	claim, _ := localapi.DecodePayload[ApproveRequest](req.Payload) // unreadable: nobody was asked, and the handler refuses it
 	h.mu.Lock()
 	server := 0
 	if h.child != nil {
@@ -47,8 +50,15 @@ func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, erro
 	if peer.Checked {
 		pid = peer.PID
 	}
-	pr := proven{Proven: h.clients.Terminal(req.Channel == localapi.ChannelTerminal, pid, server)}
-	return h.grantFor(peer, req, pr)
+	return h.clients.Terminal(claim.Channel == localapi.ChannelTerminal, pid, server)
+}
+
+// approve records an approval asked over the socket for the current
+// epoch, by peer (for the record: its OS user), proven as pr (the approve
+// route's proof check, proveApprover); pr must count under the project's
+// proof list.
+func (h *Host) approve(peer notify.Peer, req ApproveRequest, pr approval.Proven) (*grant.Grant, error) {
+	return h.grantFor(peer, req, proven{Proven: pr})
 }
 
 // grantFor makes the grant of an approval proven as pr, once the request

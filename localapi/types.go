@@ -261,7 +261,8 @@ type ApproveRequest struct {
 	// empty (or ChannelScript) for --yes. The host decides itself what the
 	// approval proves (approval.Proof): a terminal approval counts as
 	// approval.ProofTerminal only when the approving process passes the
-	// host's checks (package approval, terminal.go).
+	// host's proof check of the approve route (PermitPerson: package
+	// approval, terminal.go).
 	Channel string `json:"channel,omitempty"`
 	// Renewal names the prepared renewal this approval answers
 	// (Renewal.ID); the host refuses it when that renewal is no longer the
@@ -272,8 +273,8 @@ type ApproveRequest struct {
 
 // Values of ApproveRequest.Channel.
 const (
-	ChannelTerminal = "terminal" // mcpepoch approve asked a person at its terminal
-	ChannelScript   = "script"   // mcpepoch approve --yes: nobody was asked
+	ChannelTerminal = approval.ChannelTerminal // mcpepoch approve asked a person at its terminal
+	ChannelScript   = approval.ChannelScript   // mcpepoch approve --yes: nobody was asked
 )
 
 // RevokeRequest is the payload of a [TypeRevoke] request.

@@ -44,10 +44,12 @@ func confirmRoot(ctx context.Context, question string, stdio Stdio) (string, err
 	return trust.EnrolledTerminal, nil
 }
 
-// askAtTerminal is the one terminal person check (the first enrollment's
-// confirmRoot, mcpepoch policy accept at terminal): it refuses a process
-// that cannot stand for a person at a terminal (approval.PersonAtTerminal,
-// as a *notAtTerminalError), then asks question with [y/N] on /dev/tty
+// askAtTerminal is the one terminal person check of a command (the first
+// enrollment's confirmRoot, mcpepoch policy accept at terminal): it
+// refuses a process that cannot stand for a person at a terminal
+// (approval.PersonAtTerminal: the terminal rule approval.AtTerminal, the
+// one a host's approve route runs on its sender; as a
+// *notAtTerminalError), then asks question with [y/N] on /dev/tty
 // and returns an error unless the answer is y or yes. It stops waiting
 // for the answer when ctx is done (Ctrl-C, SIGTERM, SIGHUP: main's
 // signal context), with errInterrupted. In a binary built for the tests,
