@@ -89,8 +89,10 @@ type Route struct {
 // handler. revoke stays PermitSameUser on purpose: a revoke only narrows
 // access (a grant ends; nothing new runs), which an agent could do anyway
 // by not calling, or by ending its client's host; a person who wants a
-// grant gone at once must never be told to prove themselves first, and
-// the audit log names who revoked (grant_revoked: revoked_by, via).
+// grant gone at once must never be told to prove themselves first; and
+// its second way, the request file a host reads when every socket slot
+// is held (docs/approval.md), has no peer to prove. The audit log names
+// who revoked and how (grant_revoked: revoked_by, via).
 func Routes() []Route {
 	return []Route{
 		// A hint: the host recomputes the identity itself and trusts
