@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -23,9 +23,9 @@ func NoAuthenticatorNote() string {
 
 // OnlyPresence reports whether the proof list p counts presence and no
 // other level.
-func OnlyPresence(p grant.Proofs) bool {
+func OnlyPresence(p approval.Proofs) bool {
 	for _, l := range p {
-		if l != grant.ProofPresence {
+		if l != approval.ProofPresence {
 			return false
 		}
 	}
@@ -39,7 +39,7 @@ func OnlyPresence(p grant.Proofs) bool {
 // presence, delivered through the broker — so that a damaged or deleted
 // file never opens the policy.
 func Strictest(root string, cfg *config.Config) trust.Floor {
-	presence := []string{string(grant.ProofPresence)}
+	presence := []string{string(approval.ProofPresence)}
 	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}, Attestation: config.AttestationRequired}
 	for name, c := range cfg.Credentials {
 		if f.Credentials == nil {
@@ -65,17 +65,9 @@ func WeakNote(weak []trust.Weakening) string {
 // Text is f in words for the host's log: its proof list (the default
 // in force when it sets none) and what it exempts.
 func Text(f trust.Floor, enrolled bool) string {
-	proof := grant.DefaultProofText(enrolled)
+	proof := approval.DefaultProofText(enrolled)
 	if f.Proof != nil {
-		proof = grant.Proofs(toProofList(f.Proof)).String()
+		proof = approval.ParseProofs(f.Proof).String()
 	}
 	return "proof " + proof + ", exempt [" + strings.Join(f.Exempt, ", ") + "]"
-}
-
-func toProofList(l []string) []grant.Proof {
-	out := make([]grant.Proof, len(l))
-	for i, s := range l {
-		out[i] = grant.Proof(s)
-	}
-	return out
 }

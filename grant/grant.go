@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -78,9 +79,9 @@ type Grant struct {
 	// Grant.Reviewed). Nil in grants written before definitions were
 	// recorded.
 	Definitions map[string]string `json:"toolDefinitions,omitempty"`
-	// Proof is how the person was proven (ProofPresence …); empty in
+	// Proof is how the person was proven (approval.ProofPresence …); empty in
 	// grants written before proof levels were recorded.
-	Proof Proof `json:"proof,omitempty"`
+	Proof approval.Proof `json:"proof,omitempty"`
 	// Channel is where the approval was collected: "terminal" (mcpepoch
 	// approve asked), "script" (mcpepoch approve --yes), "web" (the
 	// approval page), "ssh" (mcpepoch approve --ssh).

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/approval"
 )
 
 // PerCall reports whether credential scope needs a person's decision for
@@ -17,7 +19,7 @@ func (p *Policy) PerCall(scope string) bool { return p.creds[scope].PerCall }
 // of q differ from p's: `exempt ["a"] → ["a", "b*"]`, `proof ["presence"]
 // (default: an authenticator is enrolled) → ["same-user"]`, `approval_wait
 // 5m0s → 0s`, `credentials.NAME.per_call false → true`. enrolled names the
-// default proof list (DefaultProofText). Empty when they are the same.
+// default proof list (approval.DefaultProofText). Empty when they are the same.
 func (p *Policy) GrantsChanges(q *Policy, enrolled bool) []string {
 	var out []string
 	if !slices.Equal(p.exempt, q.exempt) {
@@ -66,9 +68,9 @@ func quoted(list []string, empty string) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-func proofList(l Proofs, enrolled bool) string {
+func proofList(l approval.Proofs, enrolled bool) string {
 	if l == nil {
-		return DefaultProofText(enrolled)
+		return approval.DefaultProofText(enrolled)
 	}
 	s := make([]string, len(l))
 	for i, x := range l {

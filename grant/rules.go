@@ -9,6 +9,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 )
@@ -27,7 +28,7 @@ import (
 type Policy struct {
 	exempt []string
 	creds  map[string]config.Credential
-	proof  Proofs // grants.proof; nil: DefaultProof
+	proof  approval.Proofs // grants.proof; nil: approval.DefaultProof
 	wait   time.Duration
 	// waitSet: wait came from grants.approval_wait (the zero Policy
 	// waits config.DefaultApprovalWait).
@@ -52,13 +53,30 @@ func (p *Policy) ApprovalWait() time.Duration {
 
 // NewPolicy returns the policy of cfg (already validated by config.Load).
 func NewPolicy(cfg *config.Config) *Policy {
-	p := &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: toProofs(cfg.Grants.Proof),
+	p := &Policy{exempt: cfg.Grants.Exempt, creds: cfg.Credentials, proof: approval.ParseProofs(cfg.Grants.Proof),
 		attested: cfg.Grants.Attestation == config.AttestationRequired}
 	if cfg.Grants.ApprovalWait != "" {
 		p.wait, _ = cfg.ApprovalWait()
 		p.waitSet = true
 	}
 	return p
+}
+
+// Proof returns the proof list that applies to a grant of credential
+// scopes creds: grants.proof (or approval.DefaultProof(enrolled) when unset) and
+// the proof list of each scope in creds that has one. The stricter wins (approval.Stricter): a
+// level counts only if every list that applies names it; when no level is
+// named by all of them, the list whose weakest level is strongest applies
+// alone (the scope's, on a tie).
+func (p *Policy) Proof(creds []string, enrolled bool) approval.Proofs {
+	out := approval.DefaultProof(enrolled)
+	if p.proof != nil {
+		out = p.proof
+	}
+	for _, c := range creds {
+		out = approval.Stricter(out, approval.ParseProofs(p.creds[c].Proof))
+	}
+	return slices.Clone(out)
 }
 
 // Needs reports whether a call to tool needs a grant: every tool does,

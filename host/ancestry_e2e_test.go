@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
@@ -98,7 +98,7 @@ func TestApproveThroughWrapper(t *testing.T) {
 			// A person: a terminal session that does not descend from the client.
 			p.approveAtTerminal(t, env, s.run)
 			recs := p.waitRecords("approval_granted", func(rs []audit.Record) bool { return len(filterType(rs, audit.TypeApprovalGranted)) == 1 })
-			if f := filterType(recs, audit.TypeApprovalGranted)[0].Fields; f["proof"] != string(grant.ProofTerminal) {
+			if f := filterType(recs, audit.TypeApprovalGranted)[0].Fields; f["proof"] != string(approval.ProofTerminal) {
 				t.Errorf("approval_granted: %v, want proof terminal", f)
 			}
 			// The client named is this test, above the wrapper.

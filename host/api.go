@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -17,9 +18,11 @@ import (
 )
 
 // localAPI is the host's side of the local API: one handler per request
-// type of the dispatch table (localapi.Routes), which says who may send it.
+// type of the dispatch table (localapi.Routes), which says who may send it,
+// and the proof check of the route that needs a person (approve).
 func (h *Host) localAPI() *localapi.Mux {
 	m := localapi.NewMux(localapi.Routes())
+	m.Prove(localapi.TypeApprove, h.proveApprover)
 	m.Handle(localapi.TypeBuildComplete, h.serveBuild)
 	m.Handle(localapi.TypeBuildFailed, h.serveBuild)
 	m.Handle(localapi.TypeRestart, h.serveRestart)
@@ -94,13 +97,18 @@ func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request
 	return h.outcome(out, err)
 }
 
-// serveApprove records a person's approval and answers with the grant.
-func (h *Host) serveApprove(_ context.Context, peer notify.Peer, req notify.Request) notify.Response {
+// serveApprove records a person's approval, proven as the route's proof
+// check found (proveApprover), and answers with the grant.
+func (h *Host) serveApprove(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
 	a, err := localapi.DecodePayload[ApproveRequest](req.Payload)
 	if err != nil {
 		return h.fail(notify.CodeBadRequest, fmt.Errorf("approve payload: %v", err))
 	}
-	g, err := h.approve(peer, a)
+	pr, ok := localapi.ProvenFrom(ctx)
+	if !ok {
+		pr = approval.Proven{Proof: approval.ProofSameUser, Channel: approval.ChannelScript, Why: "no proof check ran"}
+	}
+	g, err := h.approve(peer, a, pr)
 	if err != nil {
 		return h.fail(localapi.CodeApprovalRefused, err)
 	}

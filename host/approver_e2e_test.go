@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -55,7 +55,7 @@ func wantApprovalRefused(t *testing.T, p *project, s *gSession, n int, why strin
 		return len(filterType(rs, audit.TypeApprovalRefused)) >= n
 	})
 	r := filterType(recs, audit.TypeApprovalRefused)[n-1]
-	if r.Fields["proof"] != string(grant.ProofSameUser) || !strings.Contains(fmt.Sprint(r.Fields["reason"]), why) ||
+	if r.Fields["proof"] != string(approval.ProofSameUser) || !strings.Contains(fmt.Sprint(r.Fields["reason"]), why) ||
 		r.Fields["required_proof"] != "terminal, client" {
 		t.Errorf("approval_refused %d: %v, want proof same-user, reason with %q, required terminal, client", n, r.Fields, why)
 	}
@@ -153,7 +153,7 @@ func TestApproveYesCountsWithSameUserProof(t *testing.T) {
 	s.list()
 	p.ready(s.run)
 	id, _, _ := p.approve(s.run, "--tools", "slow_write", "--credential", gStaging)
-	if g := p.grant(id); g.Proof != grant.ProofSameUser || g.Channel != localapi.ChannelScript {
+	if g := p.grant(id); g.Proof != approval.ProofSameUser || g.Channel != localapi.ChannelScript {
 		t.Errorf("grant %s: proof %q channel %q, want same-user, script", id, g.Proof, g.Channel)
 	}
 	s.text("slow_write", map[string]any{"key": "k", "delayMs": 0})

@@ -179,15 +179,16 @@
 // # Approvals: who proved what
 //
 // A grant counts only at a proof level mcpepoch.toml's [grants] proof
-// accepts (package grant, proof.go). The host decides the level itself:
-// approver.go examines the socket's peer (terminal: a controlling terminal,
-// outside the process trees of the MCP client (found past the wrappers
-// that launched the host), the host and its server: package personcheck;
-// anything else same-user); presence.go serves the WebAuthn approval page
-// (package ceremony) on first need and presence_ssh.go verifies SSHSIGs of
-// FIDO ssh keys (package sshsig), both over a grant.Proposal's digest,
-// which covers the audit head; trust.go reads the trust store at start and
-// pins its digest. grants.go grantFor makes every grant, so every channel
+// accepts. Package approval decides what each channel's answer proves
+// (its rules.go, and a file per channel: terminal.go for mcpepoch
+// approve, the socket's peer examined by the process table; client.go
+// for a form accepted in the MCP client; web.go and ssh.go for presence
+// signatures); the host keeps what needs a running host and calls it for
+// every decision: presence.go serves the WebAuthn approval page (package
+// ceremony) on first need and presence_ssh.go verifies SSHSIGs of FIDO
+// ssh keys (package sshsig), both over a grant.Proposal's digest, which
+// covers the audit head; trust.go reads the trust store at start and pins
+// its digest. grantapprove.go grantFor makes every grant, so every channel
 // meets the same checks (running epoch and catalog, scopes, proof) and
 // writes approval_granted or approval_refused. A call that needs a grant,
 // from a client that declared elicitation, is held while the host asks the

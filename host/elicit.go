@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -20,7 +21,9 @@ import (
 // client that declared elicitation, is held instead of refused: the host
 // opens the approval page (presence.go) for the grant the call needs, or
 // for the prepared renewal that covers it (renewalForLocked), and asks the
-// person through the client:
+// person through the client, in the mode approval.AskMode decides and
+// with a form accept proving what approval.Launch.Client decides (the
+// client channel's rules, approval/client.go):
 //
 //   - url mode (client capability elicitation.url): elicitation/create
 //     with mode "url", the page's URL, an elicitationId and a message
@@ -29,7 +32,7 @@ import (
 //     authenticator is enrolled and the proof list counts "client", as the
 //     page could then only say that none is): a form with the same message;
 //     its accept is an approval of proof level "client" only where the
-//     project's proof list counts it (grant.Proofs.Counts), otherwise the
+//     project's proof list counts it (approval.Proofs.Counts), otherwise the
 //     form says where to approve and its accept only keeps the call
 //     waiting;
 //   - in the 2026-07-28 era there is no server→client request: the call
@@ -59,7 +62,7 @@ type ask struct {
 	tool    string
 	creds   []string
 	req     ApproveRequest // what the page proposes
-	mode    string         // "url" or "form"
+	mode    string         // approval.ModeURL or ModeForm (approval.AskMode)
 	mrtr    bool           // asked through input_required (MCP 2026-07-28)
 	counts  bool           // a form accept counts as an approval (proof "client")
 	hid     json.RawMessage
@@ -160,14 +163,7 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 	a := &ask{id: fmt.Sprintf("%se%d", privatePrefix, h.nextPrivate), epoch: ep, tool: p.Name, creds: d.Credentials,
 		mrtr: h.stateless, waiters: []*waiter{w}, answers: make(chan elicitAnswer, 2), ended: make(chan struct{}),
 		begun: w.since, wait: wait}
-	a.counts = h.policy.Proof(d.Credentials, h.enrolled).Counts(grant.ProofClient)
-	a.mode = "form"
-	if url && !(form && a.counts && !h.enrolled) {
-		// With no authenticator enrolled the page cannot take a presence
-		// approval: a client that has both modes is asked by form, whose
-		// accept counts.
-		a.mode = "url"
-	}
+	a.mode, a.counts = approval.AskMode(form, url, h.policy.Proof(d.Credentials, h.enrolled), h.enrolled)
 	a.req = ApproveRequest{Epoch: ep, Tools: []string{p.Name}, Credentials: d.Credentials}
 	if d.PerCall {
 		a.req.Expires = grant.ExpiresPerCall
@@ -185,7 +181,7 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 // or ended by an epoch change or the client's cancellation.
 func (h *Host) runAsk(a *ask, wait time.Duration) {
 	open := h.openPage
-	if a.mode == "form" && a.counts {
+	if a.mode == approval.ModeForm && a.counts {
 		open = h.proposeOnly // the form's accept approves: no page
 	}
 	wa, cr, err := open(notify.Peer{}, a.req)
@@ -280,14 +276,9 @@ func (h *Host) clientAnswered(a *ask, ans elicitAnswer) {
 		h.endAskLocked(a, askDeclined, "the person declined in the MCP client")
 	case ans.Action != "accept":
 		h.endAskLocked(a, askCancelled, "the approval request was dismissed in the MCP client")
-	case a.mode == "form" && a.counts && ans.Content["approve"] == true:
+	case a.mode == approval.ModeForm && a.counts && ans.Content["approve"] == true:
 		h.mu.Unlock()
-		pr := proven{proof: grant.ProofClient, channel: "client", why: "accepted in the MCP client " + client}
-		if refusal, unverified := h.clients.ClientApart(); refusal != "" {
-			pr.proof, pr.why = grant.ProofSameUser, refusal
-		} else if unverified != "" {
-			pr.unverified = "client unverified: " + unverified
-		}
+		pr := proven{Proven: h.clients.Client(client)}
 		req := a.page.req
 		if _, err := h.grantFor(notify.Peer{}, req, pr); err != nil {
 			h.mu.Lock()
@@ -295,7 +286,7 @@ func (h *Host) clientAnswered(a *ask, ans elicitAnswer) {
 			h.mu.Unlock()
 		}
 		return
-	case a.mode == "form" && a.counts:
+	case a.mode == approval.ModeForm && a.counts:
 		h.endAskLocked(a, askDeclined, "the person did not approve in the MCP client")
 	}
 	h.mu.Unlock()
@@ -312,7 +303,7 @@ func (h *Host) finishAsk(a *ask) {
 			"requestId": a.hid, "reason": "approval request ended: " + a.outcome}))
 	}
 	delete(h.elicits, jsonrpc.IDKey(a.hid))
-	if a.mode == "url" && a.hid != nil && (a.outcome == askGranted || a.outcome == askDeclined) {
+	if a.mode == approval.ModeURL && a.hid != nil && (a.outcome == askGranted || a.outcome == askDeclined) {
 		h.toClient(jsonrpc.RequestLine(nil, "notifications/elicitation/complete", map[string]any{"elicitationId": a.id}))
 	}
 }
@@ -338,7 +329,7 @@ func (h *Host) endAskLocked(a *ask, outcome, why string) {
 // heldRefusalLocked is the authorization_required answer of a call held
 // for a, which ended without covering it.
 func (h *Host) heldRefusalLocked(a *ask, w *waiter, why string) []byte {
-	action := howToApprove(h.policy.Proof(a.creds, h.enrolled))
+	action := approval.HowToApprove(h.policy.Proof(a.creds, h.enrolled))
 	h.audit.event(audit.TypeAuthorizationDenied, a.epoch, h.run, map[string]any{
 		"reason": "approval_" + a.outcome, audit.FieldTool: a.tool, "current_epoch": string(a.epoch), "elicitation_id": a.id})
 	return jsonrpc.ErrorLine(w.m.ID, CodeAuthorizationRequired,

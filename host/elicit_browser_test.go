@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -103,7 +103,7 @@ func TestElicitURLInBrowser(t *testing.T) {
 		t.Errorf("approval_granted records: %v, want the second to be the renewal", gs)
 	}
 	for _, g := range p.grants() {
-		if g.Proof != grant.ProofPresence || g.Channel != "web" {
+		if g.Proof != approval.ProofPresence || g.Channel != "web" {
 			t.Fatalf("grant %+v: want presence through the page", g)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -276,7 +276,7 @@ func TestElicitFormClientProof(t *testing.T) {
 			t.Fatalf("form elicitation: %+v", e)
 		}
 		gs := p.grants()
-		if len(gs) != 1 || gs[0].Proof != grant.ProofClient || gs[0].Channel != "client" {
+		if len(gs) != 1 || gs[0].Proof != approval.ProofClient || gs[0].Channel != "client" {
 			t.Fatalf("grants: %+v, want one of proof client", gs)
 		}
 		if strings.Contains(s.stderr.String(), "approval pages on") {
@@ -344,7 +344,7 @@ func TestElicitInputRequiredForm(t *testing.T) {
 	if err := wantDone(t, callAsync(s, t.Context(), "r")); err != nil {
 		t.Fatalf("call approved in the form of an input request: %v", err)
 	}
-	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
+	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != approval.ProofClient {
 		t.Fatalf("grants: %+v, want one of proof client", gs)
 	}
 	if strings.Contains(s.stderr.String(), "approval pages on") {
@@ -375,7 +375,7 @@ func TestElicitBothModesNothingEnrolled(t *testing.T) {
 	if e := k.next(t); e.Mode == "url" || e.URL != "" {
 		t.Fatalf("elicitation with nothing enrolled: %+v, want a form", e)
 	}
-	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != grant.ProofClient {
+	if gs := p.grants(); len(gs) != 1 || gs[0].Proof != approval.ProofClient {
 		t.Fatalf("grants: %+v, want one of proof client", gs)
 	}
 }

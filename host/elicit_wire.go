@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
@@ -124,7 +125,7 @@ func (h *Host) sendAskLocked(a *ask) {
 		"elicitation_id": a.id, "channel": a.channel(), "asked": "the person at " + h.clientNameLocked(),
 		audit.FieldTool: a.tool, "tool_scope": a.page.req.Tools, "credential_scope": listField(a.page.req.Credentials),
 		"short_code": a.cr.Digest.ShortCode(), "signed_digest": a.cr.Digest.String(),
-		"client_accept_counts": fmt.Sprint(a.mode == "form" && a.counts), "calls": fmt.Sprint(len(a.waiters))})
+		"client_accept_counts": fmt.Sprint(a.mode == approval.ModeForm && a.counts), "calls": fmt.Sprint(len(a.waiters))})
 	if a.mrtr {
 		h.inputRequiredLocked(a)
 		return
@@ -163,7 +164,7 @@ func (h *Host) elicitParamsLocked(a *ask) map[string]any {
 	if p.Renewal != "" {
 		what += " It renews what the rebuild ended, the same tools and credential scopes on the new code."
 	}
-	if a.mode == "url" {
+	if a.mode == approval.ModeURL {
 		return map[string]any{"mode": "url", "elicitationId": a.id, "url": a.page.page.URL(),
 			"message": what + " Open the page, check the code, and approve there with your authenticator."}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -273,9 +274,9 @@ func (h *Host) revokeOutrankedLocked() []*grant.Grant {
 	var revoked []*grant.Grant
 	for _, g := range h.grants.Live(now) {
 		why := h.policy.Outranks(g, h.enrolled)
-		if why == "" && g.Proof == grant.ProofPresence {
+		if why == "" && g.Proof == approval.ProofPresence {
 			// Attestation is known here, not to grant.Policy: the pinned store.
-			if err := h.checkAttestedLocked(proven{proof: g.Proof, authenticator: g.Authenticator}); err != nil {
+			if err := h.checkAttestedLocked(approval.Proven{Proof: g.Proof, Authenticator: g.Authenticator}); err != nil {
 				why = "approved with presence by an authenticator that no longer counts: " + err.Error()
 			}
 		}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/floor"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/sshsig"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -31,7 +31,7 @@ func (h *Host) checkAcceptance(held, f trust.Floor) error {
 		return err
 	}
 	a := f.Accepted
-	if a.Proof != string(grant.ProofPresence) {
+	if a.Proof != string(approval.ProofPresence) {
 		return nil
 	}
 	store := h.pres.pinnedStore

@@ -3,6 +3,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -21,43 +23,42 @@ import (
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
-// proven is how an approval was proven, as the host itself established
-// it: never what a request claims.
+// proven is how an approval was proven (approval.Proven, as the channel
+// of package approval decided it) and, for a presence signature, the
+// proposal that was signed: it goes to the audit log, where audit verify
+// checks it as a signed checkpoint.
 type proven struct {
-	proof   grant.Proof
-	channel string // localapi.ChannelTerminal, ChannelScript, "web", "ssh"
-	why     string // why it proves no more than proof (refusals, audit)
-	// unverified: why the rule behind proof could not be checked (audit).
-	unverified string
-	// A presence signature: the authenticator's id, its counter, the
-	// grant digest signed.
-	authenticator string
-	signCount     uint32
-	digest        string
-	// proposal is what was signed, and signature the signature itself
-	// when it can be checked again later (an SSHSIG): both go to the
-	// audit log, where audit verify checks them as a signed checkpoint.
-	proposal  *grant.Proposal
-	signature string
+	approval.Proven
+	proposal *grant.Proposal
 }
 
-// approve records an approval asked over the socket for the current
-// epoch. peer is who asked, as the socket's peer credentials say (never
-// what the request claims); what the approval proves is decided here
-// (approverProof) and must count under the project's proof list.
-func (h *Host) approve(peer notify.Peer, req ApproveRequest) (*grant.Grant, error) {
+// proveApprover is the proof check of the approve route (a
+// localapi.PermitPerson route, run by the Mux before serveApprove): what
+// the sender proves by the terminal channel's rule
+// (approval.Launch.Terminal), from the socket's peer credentials (never
+// what the request claims; its channel only ever lowers what they prove).
+// It reads the process table outside h.mu.
+func (h *Host) proveApprover(_ context.Context, peer notify.Peer, req notify.Request) approval.Proven {
+	claim, _ := localapi.DecodePayload[ApproveRequest](req.Payload) // unreadable: nobody was asked, and the handler refuses it
 	h.mu.Lock()
 	server := 0
 	if h.child != nil {
 		server = h.child.pid
 	}
 	h.mu.Unlock()
-	pr := proven{channel: localapi.ChannelScript}
-	if req.Channel == localapi.ChannelTerminal {
-		pr.channel = localapi.ChannelTerminal
+	pid := 0
+	if peer.Checked {
+		pid = peer.PID
 	}
-	pr.proof, pr.why = h.approverProof(peer, req.Channel, server)
-	return h.grantFor(peer, req, pr)
+	return h.clients.Terminal(claim.Channel == localapi.ChannelTerminal, pid, server)
+}
+
+// approve records an approval asked over the socket for the current
+// epoch, by peer (for the record: its OS user), proven as pr (the approve
+// route's proof check, proveApprover); pr must count under the project's
+// proof list.
+func (h *Host) approve(peer notify.Peer, req ApproveRequest, pr approval.Proven) (*grant.Grant, error) {
+	return h.grantFor(peer, req, proven{Proven: pr})
 }
 
 // grantFor makes the grant of an approval proven as pr, once the request
@@ -82,10 +83,10 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if err := h.checkRenewalLocked(req.Renewal); err != nil {
 		return nil, err
 	}
-	if err := h.checkAttestedLocked(pr); err != nil {
+	if err := h.checkAttestedLocked(pr.Proven); err != nil {
 		return nil, err
 	}
-	if err := h.proofCountsLocked(peer, tools, creds, pr); err != nil {
+	if err := h.proofCountsLocked(peer, tools, creds, pr.Proven); err != nil {
 		return nil, err
 	}
 	now := time.Now()
@@ -94,7 +95,7 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 		ToolScope: tools, CredentialScope: creds, IssuedAt: now.UTC(), ExpiresWhen: req.Expires,
 		ApprovedBy: userName(peer), CatalogRevision: string(h.catalog.Revision),
 		Definitions: h.definitionsLocked(tools),
-		Proof:       pr.proof, Channel: pr.channel, Authenticator: pr.authenticator, SignCount: pr.signCount, SignedDigest: pr.digest,
+		Proof:       pr.Proof, Channel: pr.Channel, Authenticator: pr.Authenticator, SignCount: pr.SignCount, SignedDigest: pr.Digest,
 	}
 	g.SetExpiry()
 	h.grants.Add(g)
@@ -117,15 +118,15 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 	if p := pr.proposal; p != nil {
 		fields["nonce"], fields["catalog_revision"] = p.Nonce, p.CatalogRevision
 		fields["audit_head_seq"], fields["audit_head_hash"] = strconv.FormatInt(p.AuditHead.Seq, 10), p.AuditHead.Hash
-		if pr.signature != "" {
-			fields["signature"] = pr.signature
+		if pr.Signature != "" {
+			fields["signature"] = pr.Signature
 		}
 	}
 	h.settleRenewalLocked(g, req.Renewal, fields)
-	if g.Proof == grant.ProofSameUser {
-		fields["unverified"] = "no person was proven: " + pr.why
-	} else if pr.unverified != "" {
-		fields["unverified"] = pr.unverified
+	if g.Proof == approval.ProofSameUser {
+		fields["unverified"] = "no person was proven: " + pr.Why
+	} else if pr.Unverified != "" {
+		fields["unverified"] = pr.Unverified
 	}
 	if pr.proposal != nil {
 		h.audit.checkpoint(audit.TypeApprovalGranted, g.ExecutionEpoch, h.run, fields)
@@ -137,27 +138,22 @@ func (h *Host) grantFor(peer notify.Peer, req ApproveRequest, pr proven) (*grant
 }
 
 // proofCountsLocked reports whether pr counts under the proof list of the
-// credential scopes creds; a refusal is audited (approval_refused) and
-// says how a person approves instead.
-func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr proven) error {
+// credential scopes creds (approval.Proven.Shortfall); a refusal is
+// audited (approval_refused) and says how a person approves instead.
+func (h *Host) proofCountsLocked(peer notify.Peer, tools, creds []string, pr approval.Proven) error {
 	need := h.policy.Proof(creds, h.enrolled)
-	if need.Counts(pr.proof) {
+	refusal := pr.Shortfall(need)
+	if refusal == "" {
 		return nil
 	}
 	h.audit.event(audit.TypeApprovalRefused, h.child.epoch, h.run, map[string]any{
-		"tool_scope": tools, "credential_scope": listField(creds), "channel": pr.channel, "proof": string(pr.proof),
-		"reason": pr.why, "required_proof": need.String(), "asked_by": userName(peer),
+		"tool_scope": tools, "credential_scope": listField(creds), "channel": pr.Channel, "proof": string(pr.Proof),
+		"reason": pr.Why, "required_proof": need.String(), "asked_by": userName(peer),
 	})
-	why := ""
-	if pr.why != "" {
-		why = " (" + pr.why + ")"
-	}
-	note := ""
 	if w := proofWeakenings(h.floor.weak); len(w) > 0 {
-		note = "; " + h.weakNoteLocked(w)
+		refusal += "; " + h.weakNoteLocked(w)
 	}
-	return fmt.Errorf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s%s",
-		pr.proof, why, need, howToApprove(need), note)
+	return errors.New(refusal)
 }
 
 // definitionsLocked returns the digest of each tool's current definition,

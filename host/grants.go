@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
@@ -57,7 +58,7 @@ func (h *Host) authorizeLocked(m *jsonrpc.Message, p *callParams) ([]byte, *gran
 	h.notePendingLocked(p.Name, d, ep)
 	// What a person should do; never a command a program could run to
 	// approve by itself.
-	action := howToApprove(h.policy.Proof(d.Credentials, h.enrolled))
+	action := approval.HowToApprove(h.policy.Proof(d.Credentials, h.enrolled))
 	fields := map[string]any{"reason": d.Refusal, audit.FieldTool: p.Name, "current_epoch": string(ep)}
 	var line []byte
 	if d.Refusal == grant.AuthorizationStale {
@@ -265,7 +266,7 @@ func (h *Host) reviewLocked() Review {
 			// at a time).
 			if p := h.policy.Proof([]string{c}, h.enrolled); !slices.Equal(p, r.Proof) {
 				if r.ScopeProof == nil {
-					r.ScopeProof = map[string]grant.Proofs{}
+					r.ScopeProof = map[string]approval.Proofs{}
 				}
 				r.ScopeProof[c] = p
 			}

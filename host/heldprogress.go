@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 )
 
@@ -18,7 +19,7 @@ import (
 // is the seconds the approval has been waited for and total the seconds
 // grants.approval_wait allows, so progress only grows and reaches total
 // when the wait ends; message says what the call waits for and what a
-// person does (howToApprove).
+// person does (approval.HowToApprove).
 //
 // Why: a client's request timeout can be shorter than approval_wait (the
 // TypeScript SDK's is 60 s). A client that restarts that timeout on
@@ -56,7 +57,7 @@ func (h *Host) heldProgressLocked(a *ask) {
 	}
 	waited := time.Since(a.begun)
 	msg := fmt.Sprintf("mcpepoch: the call to %s waits for a person's approval (execution epoch %s, code %s), %s of grants.approval_wait left: %s",
-		a.tool, a.epoch, a.cr.Digest.ShortCode(), max(a.wait-waited, 0).Round(time.Second), howToApprove(h.policy.Proof(a.creds, h.enrolled)))
+		a.tool, a.epoch, a.cr.Digest.ShortCode(), max(a.wait-waited, 0).Round(time.Second), approval.HowToApprove(h.policy.Proof(a.creds, h.enrolled)))
 	total := a.wait.Seconds()
 	for _, w := range a.waiters {
 		if w.token == nil {

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/credsource"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -108,7 +108,7 @@ type Options struct {
 	CredentialEnv []string
 	// TrustDir is the trust store's directory (package trust); empty
 	// means trust.DefaultDir(). Whether an authenticator is enrolled sets
-	// the default proof level (grant.DefaultProof).
+	// the default proof level (approval.DefaultProof).
 	TrustDir string
 
 	Stdin  io.Reader
@@ -138,10 +138,10 @@ type Host struct {
 	// mcpepoch restart, which would start the code that failed (drift.go).
 	buildFailed bool
 	// clients is the chain that started the host: its parent, the
-	// wrappers above it and the MCP client (package personcheck); enrolled: the
+	// wrappers above it and the MCP client (package approval); enrolled: the
 	// trust store held an authenticator at
 	// start, or could not be read (trust.go).
-	clients  personcheck.Launch
+	clients  approval.Launch
 	enrolled bool
 	ctx      context.Context // done when the host ends (run.go)
 	cancel   context.CancelCauseFunc
@@ -330,7 +330,7 @@ func New(opts Options) *Host {
 		state: StateDown, stateSince: now, downReason: "not started",
 		inflight: map[string]*call{}, relisting: map[string]bool{}, serverReqs: map[string]*serverReq{}, private: map[string]chan []byte{},
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
-		policy: opts.Policy, clients: personcheck.LaunchOf(os.Getppid(), personcheck.LaunchHint()), config: newConfigState(opts.Dir),
+		policy: opts.Policy, clients: approval.LaunchOf(os.Getppid(), approval.LaunchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
 		verifyKick: make(chan struct{}, 1),
 	}

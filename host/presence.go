@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
-	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -23,10 +23,10 @@ import (
 // first need, on the loopback interface and a port of its own; each
 // approval is a grant.Proposal whose Digest is the WebAuthn challenge. The
 // grant is made only when the page reports a verified assertion over that
-// digest, the trust store still has the digest pinned at start, and the
-// proposal still names the running epoch and catalog (grantFor checks
-// them as for any approval): an approval for a superseded epoch is refused
-// and audited.
+// digest (approval.Web, the web channel's rule), the trust store still has
+// the digest pinned at start (approval.Pinned), and the proposal still
+// names the running epoch and catalog (grantFor checks them as for any
+// approval): an approval for a superseded epoch is refused and audited.
 
 // webApproval is one pending approval page.
 type webApproval struct {
@@ -232,18 +232,17 @@ func (h *Host) awaitPage(peer notify.Peer, wa *webApproval) {
 		wa.err = fmt.Errorf("the approval page ended: %s", d.Outcome)
 		return
 	}
-	pr := proven{proof: grant.ProofPresence, channel: "web", authenticator: d.AuthenticatorID, signCount: d.SignCount,
-		digest: d.Digest.String(), proposal: wa.proposal}
-	if d.Digest != wa.digest {
-		wa.err = errors.New("the page reported a signature over another digest")
+	web, err := approval.Web(d.Digest.String(), wa.digest.String(), d.AuthenticatorID, d.SignCount)
+	if err != nil {
+		wa.err = err
 	} else if err := h.checkPinned(); err != nil {
 		wa.err = err
 	} else {
-		wa.g, wa.err = h.grantFor(peer, wa.req, pr)
+		wa.g, wa.err = h.grantFor(peer, wa.req, proven{Proven: web, proposal: wa.proposal})
 	}
 	if wa.err != nil {
 		h.audit.event(audit.TypeApprovalRefused, wa.req.Epoch, h.run, map[string]any{
-			"channel": "web", "proof": string(grant.ProofPresence), "authenticator": d.AuthenticatorID,
+			"channel": approval.ChannelWeb, "proof": string(approval.ProofPresence), "authenticator": d.AuthenticatorID,
 			"signed_digest": d.Digest.String(), "reason": wa.err.Error()})
 	}
 	wa.page.Settle(wa.err) // the page shows this verdict, not the signature's
@@ -267,39 +266,30 @@ func (h *Host) waitWeb(ctx context.Context, digest string, wait time.Duration) (
 }
 
 // pageCanApprove reports why an approval page could not take a presence
-// signature the host counts, or nil.
+// signature the host counts (approval.WebCanApprove, checkPinned), or nil.
 func (h *Host) pageCanApprove() error {
 	s, err := trust.Open(h.pres.dir)
 	if err != nil {
 		return fmt.Errorf("the trust store cannot be read: %v", err)
 	}
-	ssh := 0
-	for _, a := range s.Authenticators {
-		switch a.Kind {
-		case trust.KindWebAuthn:
-			return h.checkPinned()
-		case trust.KindSSH:
-			ssh++
-		}
+	if err := approval.WebCanApprove(len(s.Kind(trust.KindWebAuthn)), len(s.Kind(trust.KindSSH))); err != nil {
+		return err
 	}
-	if ssh > 0 {
-		return errors.New("no WebAuthn authenticator is enrolled, only ssh keys: approve with " + selfcmd.Name() + " approve --ssh KEY, or enroll one with " + selfcmd.Name() + " enroll --web")
-	}
-	return errors.New("no authenticator enrolled: run " + selfcmd.Name() + " enroll --web or --ssh KEY.pub first, or approve at a terminal")
+	return h.checkPinned()
 }
 
 // checkPinned refuses presence when the trust store is not the one the
-// host read at start: an authenticator added or removed while it runs
-// (trust.Store.Digest) is audited (trust_store_changed) and counts for
-// nothing until the host restarts.
+// host read at start (approval.Pinned): an authenticator added or removed
+// while it runs (trust.Store.Digest) is audited (trust_store_changed) and
+// counts for nothing until the host restarts.
 func (h *Host) checkPinned() error {
 	s, err := trust.Open(h.pres.dir)
 	if err != nil {
 		return fmt.Errorf("the trust store cannot be read: %v", err)
 	}
-	if h.pres.pinned == "" || s.Digest() != h.pres.pinned {
+	if err := approval.Pinned(h.pres.pinned, s.Digest(), s.Path()); err != nil {
 		h.audit.event(audit.TypeTrustStoreChanged, "", h.run, map[string]any{"pinned": h.pres.pinned, "found": s.Digest(), "path": s.Path()})
-		return fmt.Errorf("the trust store %s changed since the host started (pinned %s, now %s): presence counts only with the store the host started with; restart the MCP client's server to take the change", s.Path(), h.pres.pinned, s.Digest())
+		return err
 	}
 	return nil
 }

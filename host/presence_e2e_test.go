@@ -15,8 +15,8 @@ import (
 	cdpwa "github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -230,7 +230,7 @@ func TestPresenceApprovalInBrowser(t *testing.T) {
 		t.Fatalf("slow_write after the approval: %q", got)
 	}
 	gs := p.grants()
-	if len(gs) != 1 || gs[0].Proof != grant.ProofPresence || gs[0].Channel != "web" || gs[0].Authenticator == "" || gs[0].SignedDigest == "" {
+	if len(gs) != 1 || gs[0].Proof != approval.ProofPresence || gs[0].Channel != "web" || gs[0].Authenticator == "" || gs[0].SignedDigest == "" {
 		t.Fatalf("grants: %+v, want one presence grant", gs)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -16,8 +17,9 @@ import (
 // host proposes (propose_ssh), the person's key signs the digest with
 // ssh-keygen -Y sign -n mcpepoch-grant@v1, a touch, and the host verifies
 // the SSHSIG (package sshsig: an enrolled sk key, the user-presence flag, a
-// growing counter) before it makes the grant (approve_ssh). A signature by
-// a key that is not an sk key never counts.
+// growing counter) before it makes the grant of what it proves
+// (approval.SSH, the ssh channel's rule; approve_ssh). A signature by a
+// key that is not an sk key never counts.
 
 // sshProposalTTL is how long a proposal waits for its signature.
 const sshProposalTTL = 10 * time.Minute
@@ -61,34 +63,35 @@ func (h *Host) approveSSH(peer notify.Peer, r localapi.SSHApproveRequest) (*gran
 	if sp == nil || time.Since(sp.at) > sshProposalTTL {
 		return nil, fmt.Errorf("no pending proposal with digest %s at this host: propose again", r.Digest)
 	}
-	g, pr, err := h.verifySSH(peer, sp, r.Signature)
+	g, authenticator, err := h.verifySSH(peer, sp, r.Signature)
 	if err != nil {
 		h.audit.event(audit.TypeApprovalRefused, sp.req.Epoch, h.run, map[string]any{
-			"channel": "ssh", "proof": string(grant.ProofPresence), "authenticator": pr.authenticator,
+			"channel": approval.ChannelSSH, "proof": string(approval.ProofPresence), "authenticator": authenticator,
 			"signed_digest": sp.digest.String(), "reason": err.Error()})
 	}
 	return g, err
 }
 
-// verifySSH checks the signature, records its counter in the trust store
-// and makes the grant.
-func (h *Host) verifySSH(peer notify.Peer, sp *sshProposal, signature string) (*grant.Grant, proven, error) {
-	pr := proven{proof: grant.ProofPresence, channel: "ssh", digest: sp.digest.String(), proposal: sp.proposal, signature: signature}
+// verifySSH checks the signature (sshsig, against the pinned trust
+// store), records its counter in the trust store and makes the grant of
+// what it proves (approval.SSH). It returns the authenticator that
+// signed, once verified, for the refusal's audit record.
+func (h *Host) verifySSH(peer notify.Peer, sp *sshProposal, signature string) (*grant.Grant, string, error) {
 	if err := h.checkPinned(); err != nil {
-		return nil, pr, err
+		return nil, "", err
 	}
 	store, err := trust.Open(h.pres.dir)
 	if err != nil {
-		return nil, pr, fmt.Errorf("the trust store cannot be read: %v", err)
+		return nil, "", fmt.Errorf("the trust store cannot be read: %v", err)
 	}
 	p, err := sshsig.VerifyPresence(store, []byte(signature), sp.digest, sshsig.GrantNamespace, false)
 	if err != nil {
-		return nil, pr, err
+		return nil, "", err
 	}
-	pr.authenticator, pr.signCount = p.AuthenticatorID, p.SignCount
 	if err := store.RecordUse(p.AuthenticatorID, p.SignCount); err != nil {
-		return nil, pr, err
+		return nil, p.AuthenticatorID, err
 	}
-	g, err := h.grantFor(peer, sp.req, pr)
-	return g, pr, err
+	pr := approval.SSH(sp.digest.String(), signature, p.AuthenticatorID, p.SignCount)
+	g, err := h.grantFor(peer, sp.req, proven{Proven: pr, proposal: sp.proposal})
+	return g, p.AuthenticatorID, err
 }

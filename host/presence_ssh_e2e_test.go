@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
@@ -63,7 +64,7 @@ func TestSSHPresenceApprovalIsASignedCheckpoint(t *testing.T) {
 		t.Fatalf("approve_ssh: %v", err)
 	}
 	g, _ := localapi.DecodePayload[grant.Grant](resp.Payload)
-	if g.Proof != grant.ProofPresence || g.Channel != "ssh" || g.SignedDigest != d.String() || g.SignCount != 2 {
+	if g.Proof != approval.ProofPresence || g.Channel != "ssh" || g.SignedDigest != d.String() || g.SignCount != 2 {
 		t.Fatalf("grant %+v", g)
 	}
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/softkey"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -34,7 +35,7 @@ func TestSSHProposalsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("signature for the newest proposal: %v", err)
 	}
-	if g, _ := localapi.DecodePayload[grant.Grant](resp.Payload); g.Proof != grant.ProofPresence || g.SignedDigest != last.String() {
+	if g, _ := localapi.DecodePayload[grant.Grant](resp.Payload); g.Proof != approval.ProofPresence || g.SignedDigest != last.String() {
 		t.Fatalf("grant %+v", g)
 	}
 }

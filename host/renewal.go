@@ -2,11 +2,12 @@ package host
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -20,7 +21,8 @@ import (
 // person approved does not have to be asked from scratch. When an epoch
 // change revokes grants, revokeEpochLocked keeps what they covered (a
 // renewalBase); once the new epoch's catalog is known, setCatalogLocked
-// prepares the renewal against it (prepareRenewalLocked): the tools whose
+// prepares the renewal against it (prepareRenewalLocked) by the rules of
+// package approval (renewal.go: approval.Covered.Offer): the tools whose
 // definitions are the approved ones are pre-selected, a changed tool is
 // offered but not selected, a vanished one is dropped and said so. The
 // renewal is a review like any other: approving it goes through grantFor
@@ -35,15 +37,12 @@ import (
 
 // renewalBase is what the revoked grants of one epoch covered.
 type renewalBase struct {
+	approval.Covered
 	from epoch.Epoch
 	// raised: grants of it were revoked by a stricter policy (in the
 	// running epoch, or before the epoch change that ended the rest).
 	raised bool
 	grants []epoch.GrantID
-	tools  []string                 // sorted
-	creds  []string                 // sorted
-	expiry map[string]time.Duration // tool → the shortest duration of its grants; absent: agent-run-ends
-	defs   map[string]string        // tool → the definition digest approved
 }
 
 // renewal is a prepared renewal and the proposal its ID is the digest of.
@@ -58,7 +57,7 @@ type renewal struct {
 // When ep holds none, an earlier base that no grant settled stays.
 func (h *Host) captureRenewalLocked(ep epoch.Epoch, now time.Time) {
 	h.renewal = nil
-	b := &renewalBase{from: ep, defs: map[string]string{}, expiry: map[string]time.Duration{}}
+	b := &renewalBase{from: ep}
 	for _, g := range h.grants.Grants {
 		if g.ExecutionEpoch == ep && g.Live(now) {
 			b.add(g)
@@ -83,7 +82,7 @@ func (h *Host) renewRaisedLocked(revoked []*grant.Grant) {
 	}
 	b := h.renewBase
 	if b == nil && len(revoked) > 0 {
-		b = &renewalBase{from: c.epoch, defs: map[string]string{}, expiry: map[string]time.Duration{}}
+		b = &renewalBase{from: c.epoch}
 	}
 	for _, g := range revoked {
 		b.add(g)
@@ -103,24 +102,7 @@ func (b *renewalBase) add(g *grant.Grant) {
 		return
 	}
 	b.grants = append(b.grants, g.ID)
-	for _, t := range g.ToolScope {
-		if !slices.Contains(b.tools, t) {
-			b.tools = append(b.tools, t)
-		}
-		if d, ok := g.Definitions[t]; ok {
-			b.defs[t] = d
-		}
-		if d, err := time.ParseDuration(g.ExpiresWhen); err == nil && (b.expiry[t] == 0 || d < b.expiry[t]) {
-			b.expiry[t] = d
-		}
-	}
-	for _, c := range g.CredentialScope {
-		if !slices.Contains(b.creds, c) {
-			b.creds = append(b.creds, c)
-		}
-	}
-	slices.Sort(b.tools)
-	slices.Sort(b.creds)
+	b.Add(g.ToolScope, g.CredentialScope, g.Definitions, g.ExpiresWhen)
 }
 
 // prepareRenewalLocked prepares the renewal of h.renewBase for child c,
@@ -139,37 +121,28 @@ func (h *Host) prepareRenewalLocked(c *child) {
 		Revoked: b.grants, PolicyRaised: b.raised, Expires: grant.ExpiresRunEnds, Tools: []string{}, Credentials: []string{},
 		Changed: []localapi.RenewalChange{}, Added: []localapi.RenewalChange{}, Dropped: []string{}}}
 	changes := h.changesSinceApprovalLocked()
-	for _, name := range b.tools {
+	catalog := map[string]approval.Offered{}
+	for _, name := range slices.Concat(b.Tools, slices.Collect(maps.Keys(changes))) {
 		t, offered := h.tools[name]
+		if !offered {
+			continue
+		}
 		scopes, perCall := h.policy.Credentials(name)
-		switch {
-		case !offered:
-			r.Dropped = append(r.Dropped, name)
-		case !h.policy.Needs(name) || perCall:
-			// exempt now, or per call: no grant of this kind covers it
-		case b.defs[name] != string(t.digest) || !subset(scopes, b.creds):
-			r.Changed = append(r.Changed, localapi.RenewalChange{Tool: name, Changes: changes[name], Credentials: nonNil(scopes)})
-		default:
-			r.Tools = append(r.Tools, name)
-			for _, s := range scopes {
-				if !slices.Contains(r.Credentials, s) {
-					r.Credentials = append(r.Credentials, s)
-				}
-			}
-		}
+		catalog[name] = approval.Offered{Definition: string(t.digest), Credentials: scopes, PerCall: perCall, Exempt: !h.policy.Needs(name),
+			New: slices.ContainsFunc(changes[name], func(c grant.Change) bool { return c.Kind == "tool_added" })}
 	}
-	r.Added = h.addedSinceApprovalLocked(b, changes)
-	slices.Sort(r.Credentials)
+	o := b.Offer(catalog)
+	r.Tools, r.Credentials, r.Dropped = nonNil(o.Tools), nonNil(o.Credentials), nonNil(o.Dropped)
+	for _, name := range o.Changed {
+		r.Changed = append(r.Changed, localapi.RenewalChange{Tool: name, Changes: changes[name], Credentials: nonNil(catalog[name].Credentials)})
+	}
+	for _, name := range o.Added {
+		r.Added = append(r.Added, localapi.RenewalChange{Tool: name, Changes: changes[name], Credentials: nonNil(catalog[name].Credentials)})
+	}
 	need := h.policy.Proof(r.Credentials, h.enrolled)
-	r.Proof, r.Action = need, howToApprove(need)
-	var shortest time.Duration
-	for _, t := range r.Tools {
-		if d := b.expiry[t]; d > 0 && (shortest == 0 || d < shortest) {
-			shortest = d
-		}
-	}
-	if shortest > 0 {
-		r.Expires = shortest.String()
+	r.Proof, r.Action = need, approval.HowToApprove(need)
+	if o.Expires > 0 {
+		r.Expires = o.Expires.String()
 	}
 	r.proposal, r.headOK = h.renewalProposalLocked(&r.Renewal)
 	if d, err := r.proposal.Digest(); err == nil {
@@ -188,26 +161,6 @@ func (h *Host) prepareRenewalLocked(c *child) {
 	})
 	h.logf("epoch %s: renewal %s prepared: tools %v; changed (not pre-selected) %v; new (not pre-selected) %v; dropped %v: a person approves it with "+selfcmd.Name()+" approve",
 		c.epoch, orDashCode(r.ShortCode), r.Tools, r.ChangedTools(), r.AddedTools(), r.Dropped)
-}
-
-// addedSinceApprovalLocked returns the tools of the catalog that are new
-// since the last approval (changes has their tool_added) and that a grant
-// must cover, with their credential scopes: a renewal offers them beside
-// what it renews, never pre-selected, so that the person who approves it
-// sees them and includes them by name. Sorted by name.
-func (h *Host) addedSinceApprovalLocked(b *renewalBase, changes map[string][]grant.Change) []localapi.RenewalChange {
-	out := []localapi.RenewalChange{}
-	for name, cs := range changes {
-		_, offered := h.tools[name]
-		scopes, perCall := h.policy.Credentials(name)
-		if !offered || slices.Contains(b.tools, name) || !h.policy.Needs(name) || perCall ||
-			!slices.ContainsFunc(cs, func(c grant.Change) bool { return c.Kind == "tool_added" }) {
-			continue
-		}
-		out = append(out, localapi.RenewalChange{Tool: name, Changes: cs, Credentials: nonNil(scopes)})
-	}
-	slices.SortFunc(out, func(a, b localapi.RenewalChange) int { return strings.Compare(a.Tool, b.Tool) })
-	return out
 }
 
 // renewalProposalLocked is the proposal of r's pre-selected scope; the

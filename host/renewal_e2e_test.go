@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
@@ -207,7 +208,7 @@ func TestRenewalThroughElicitation(t *testing.T) {
 	}
 	p.waitRecords("the renewal granted through the client", func(rs []audit.Record) bool {
 		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
-			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(grant.ProofClient) {
+			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(approval.ProofClient) {
 				return true
 			}
 		}

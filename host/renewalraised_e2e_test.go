@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
@@ -43,7 +44,7 @@ func (p *project) raiseProof(t *testing.T, run, old, list string) *localapi.Rene
 
 // wantRenewalGranted waits for the approval_granted record of renewal r
 // with proof.
-func (p *project) wantRenewalGranted(r *localapi.Renewal, proof grant.Proof) {
+func (p *project) wantRenewalGranted(r *localapi.Renewal, proof approval.Proof) {
 	p.t.Helper()
 	p.waitRecords("the renewal's approval_granted with proof "+string(proof), func(rs []audit.Record) bool {
 		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
@@ -76,7 +77,7 @@ func TestRenewalAfterPolicyRaisedOnPage(t *testing.T) {
 	s.text("slow_write", map[string]any{"key": "k"})
 
 	r := p.raiseProof(t, s.run, `["presence", "terminal"]`, `["presence"]`)
-	if !r.Counts(grant.ProofPresence) || r.Counts(grant.ProofTerminal) {
+	if !r.Counts(approval.ProofPresence) || r.Counts(approval.ProofTerminal) {
 		t.Errorf("renewal proof %v, want presence only", r.Proof)
 	}
 	data := s.rpcError("slow_write", map[string]any{"key": "k"}, host.CodeAuthorizationRequired, "authorization_required:")
@@ -107,7 +108,7 @@ func TestRenewalAfterPolicyRaisedOnPage(t *testing.T) {
 	if code := page.wait(t); code != 0 {
 		t.Fatalf("approve --web: exit %d\n%s", code, page.stderr)
 	}
-	p.wantRenewalGranted(r, grant.ProofPresence)
+	p.wantRenewalGranted(r, approval.ProofPresence)
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=2") {
 		t.Errorf("slow_write on the renewed grant: %q", got)
 	}
@@ -139,7 +140,7 @@ func TestRenewalAfterPolicyRaisedThroughClient(t *testing.T) {
 	if e := k.next(t); !strings.Contains(e.Message, r.ShortCode) {
 		t.Errorf("elicitation %q: want the renewal's code %s", e.Message, r.ShortCode)
 	}
-	p.wantRenewalGranted(r, grant.ProofClient)
+	p.wantRenewalGranted(r, approval.ProofClient)
 }
 
 // TestRenewalAfterPolicyRaisedAtTerminal: a grant accepted in the MCP
@@ -158,7 +159,7 @@ func TestRenewalAfterPolicyRaisedAtTerminal(t *testing.T) {
 		t.Fatalf("call approved in the form: %v", err)
 	}
 	r := p.raiseProof(t, s.run, "", `["terminal"]`)
-	if !r.Counts(grant.ProofTerminal) || r.Counts(grant.ProofClient) {
+	if !r.Counts(approval.ProofTerminal) || r.Counts(approval.ProofClient) {
 		t.Errorf("renewal proof %v, want terminal", r.Proof)
 	}
 	person := p.startTerminal(t, env, true, "person", "$MCPEPOCH_BIN approve --run "+s.run)
@@ -170,7 +171,7 @@ func TestRenewalAfterPolicyRaisedAtTerminal(t *testing.T) {
 	if rc := person.exit(); rc != "0" || !strings.Contains(person.screen(), "proof terminal") {
 		t.Fatalf("one key on the renewal: exit %s\n%s", rc, person.screen())
 	}
-	p.wantRenewalGranted(r, grant.ProofTerminal)
+	p.wantRenewalGranted(r, approval.ProofTerminal)
 	if got := s.text("slow_write", map[string]any{"key": "f"}); !strings.Contains(got, "count=2") {
 		t.Errorf("slow_write on the renewed grant: %q", got)
 	}
@@ -204,7 +205,7 @@ func TestRenewalAfterPolicyRaisedInDev(t *testing.T) {
 	}
 	term.press("y")
 	term.waitScreen("approved: grant")
-	p.wantRenewalGranted(r, grant.ProofTerminal)
+	p.wantRenewalGranted(r, approval.ProofTerminal)
 	term.press("\x03") // Ctrl-C
 	if rc := term.exit(); rc == "" {
 		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
@@ -247,7 +248,7 @@ func TestRenewalAfterPolicyRaisedWithSSHKey(t *testing.T) {
 		Signature: string(key.SSHSIG(sshsig.GrantNamespace, d[:], softkey.FlagUserPresent, 1))}); err != nil {
 		t.Fatalf("approve_ssh of the renewal: %v", err)
 	}
-	p.wantRenewalGranted(r, grant.ProofPresence)
+	p.wantRenewalGranted(r, approval.ProofPresence)
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=2") {
 		t.Errorf("slow_write on the renewed grant: %q", got)
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -213,7 +213,7 @@ func TestRenewalOneKeyAtTerminal(t *testing.T) {
 		return false
 	})
 	for _, a := range filterType(recs, audit.TypeApprovalGranted) {
-		if a.Fields["renewal"] == r.ID && (a.Fields["proof"] != string(grant.ProofTerminal) || a.Epoch != string(epB)) {
+		if a.Fields["renewal"] == r.ID && (a.Fields["proof"] != string(approval.ProofTerminal) || a.Epoch != string(epB)) {
 			t.Errorf("approval_granted of the renewal: %+v, want proof terminal on epoch %s", a, epB)
 		}
 	}
@@ -281,7 +281,7 @@ func TestRenewalOnePressOnPage(t *testing.T) {
 	}
 	p.waitRecords("the renewal's approval_granted", func(rs []audit.Record) bool {
 		for _, a := range filterType(rs, audit.TypeApprovalGranted) {
-			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(grant.ProofPresence) && a.Fields["signed_digest"] == r.ID {
+			if a.Fields["renewal"] == r.ID && a.Fields["proof"] == string(approval.ProofPresence) && a.Fields["signed_digest"] == r.ID {
 				return true
 			}
 		}

@@ -84,7 +84,7 @@ func (h *Host) Run(ctx context.Context) error {
 		ln.Serve(h.ctx, h.localAPI().Serve) // returns once its handlers have
 	}()
 	h.infof("agent run %s: listening on %s", h.run, ln.Path())
-	if why := h.clientUnknown(); why != "" {
+	if why := h.clients.ClientUnknown(); why != "" {
 		h.infof("%s", why)
 	}
 	watched := make(chan struct{})

@@ -39,7 +39,7 @@ func (h *Host) status(now *build.Identity) Status {
 	s.ConfigChanged = h.configChange()
 	h.noteAcceptedFloor()
 	s.PolicyNotApplied = h.policyNotApplied()
-	s.ClientUnknown = h.clientUnknown()
+	s.ClientUnknown = h.clients.ClientUnknown()
 	if h.opts.Dir != "" {
 		s.Root = trust.FloorRoot(h.opts.Dir)
 	}

@@ -3,14 +3,14 @@ package host
 import (
 	"fmt"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // openTrust reads the trust store once, at start: whether an authenticator
-// is enrolled sets the default proof list (grant.DefaultProof), and its
+// is enrolled sets the default proof list (approval.DefaultProof), and its
 // Digest is pinned (presence.go checkPinned). A store
 // that cannot be read (a wrong owner or mode, a corrupt file) counts as
 // enrolled, so the default is the strictest: no approval counts until it
@@ -64,16 +64,16 @@ func orUnknown(s string) string {
 // attestation does not verify (trust.Authenticator.Attestation): the root
 // included, so a key made in software never proves presence there. The
 // caller audits the refusal.
-func (h *Host) checkAttestedLocked(pr proven) error {
-	if pr.proof != grant.ProofPresence || !h.policy.AttestationRequired() {
+func (h *Host) checkAttestedLocked(pr approval.Proven) error {
+	if pr.Proof != approval.ProofPresence || !h.policy.AttestationRequired() {
 		return nil
 	}
 	var a *trust.Authenticator
 	if s := h.pres.pinnedStore; s != nil {
-		a, _ = s.Lookup(pr.authenticator)
+		a, _ = s.Lookup(pr.Authenticator)
 	}
 	if a == nil {
-		return fmt.Errorf("authenticator %s is not in the trust store the host pinned", pr.authenticator)
+		return fmt.Errorf("authenticator %s is not in the trust store the host pinned", pr.Authenticator)
 	}
 	if v := a.Attestation(); !v.OK {
 		return fmt.Errorf("authenticator %q (%s) is %s, and this project's [grants] attestation = %q counts only attested authenticators as presence: approve with an attested security key",

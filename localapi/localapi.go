@@ -30,8 +30,11 @@
 //	grants          mcpepoch grants             – → []grant.Grant
 //	trees           mcpepoch record             – → [Trees]
 //
-// Every route today is [PermitSameUser]: notify's listener has already
-// refused any peer of another uid.
+// notify's listener has already refused any peer of another uid. approve
+// is [PermitPerson]: the Mux runs the host's proof check on its sender
+// (package approval's terminal rule) and hands the handler what it
+// proved; every other route is [PermitSameUser], and [Routes] says why
+// on its row (revoke included: it only narrows access).
 package localapi
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -123,6 +124,72 @@ func TestSameUserPermitRefusesOtherUID(t *testing.T) {
 	}
 }
 
+// TestPermitPersonProvesTheSender: a PermitPerson route runs its proof
+// check on the sender after the same-user check and hands the handler
+// what it proved; without a proof check it refuses every sender, and a
+// sender of another uid is refused before any check runs.
+func TestPermitPersonProvesTheSender(t *testing.T) {
+	var checks, served atomic.Int32
+	var got approval.Proven
+	m := NewMux([]Route{{Type: "approve", Permit: PermitPerson}, {Type: "unproven", Permit: PermitPerson}, {Type: "status", Permit: PermitSameUser}})
+	m.Prove("approve", func(_ context.Context, peer notify.Peer, req notify.Request) approval.Proven {
+		checks.Add(1)
+		if peer.PID == 42 {
+			return approval.Proven{Proof: approval.ProofTerminal, Channel: approval.ChannelTerminal}
+		}
+		return approval.Proven{Proof: approval.ProofSameUser, Channel: approval.ChannelScript, Why: "not pid 42"}
+	})
+	handler := func(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
+		served.Add(1)
+		p, ok := ProvenFrom(ctx)
+		if req.Type == "approve" && !ok {
+			t.Errorf("%s: no proof in the handler's context", req.Type)
+		}
+		if req.Type == "status" && ok {
+			t.Errorf("%s: a proof in a same-user route's context: %+v", req.Type, p)
+		}
+		got = p
+		return notify.Response{Type: req.Type}
+	}
+	m.Handle("approve", handler)
+	m.Handle("unproven", handler)
+	m.Handle("status", handler)
+	me := notify.Peer{UID: os.Geteuid(), PID: 42, Checked: true}
+	if resp := m.Serve(context.Background(), me, notify.Request{V: 1, Type: "approve"}); resp.Type != "approve" || got.Proof != approval.ProofTerminal {
+		t.Errorf("approve from pid 42: %+v, handler saw %+v", resp, got)
+	}
+	me.PID = 7
+	if resp := m.Serve(context.Background(), me, notify.Request{V: 1, Type: "approve"}); resp.Type != "approve" || got.Proof != approval.ProofSameUser || got.Why != "not pid 42" {
+		t.Errorf("approve from pid 7: %+v, handler saw %+v, want same-user, served", resp, got)
+	}
+	other := notify.Peer{UID: os.Geteuid() + 1, PID: 42, Checked: true}
+	if resp := m.Serve(context.Background(), other, notify.Request{V: 1, Type: "approve"}); resp.Code != notify.CodeForbidden {
+		t.Errorf("approve from another uid: %+v, want forbidden", resp)
+	}
+	if resp := m.Serve(context.Background(), me, notify.Request{V: 1, Type: "unproven"}); resp.Code != notify.CodeForbidden || !strings.Contains(resp.Error, "no proof check") {
+		t.Errorf("a person route without a proof check: %+v, want forbidden", resp)
+	}
+	m.Serve(context.Background(), me, notify.Request{V: 1, Type: "status"})
+	if checks.Load() != 2 || served.Load() != 3 {
+		t.Errorf("proof checks %d, handler calls %d; want 2, 3", checks.Load(), served.Load())
+	}
+}
+
+// TestApproveNeedsAPersonCheck guards the table's real rule: approve is
+// the one route whose sender the Mux proves; revoke only narrows access
+// and stays same-user (Routes says why).
+func TestApproveNeedsAPersonCheck(t *testing.T) {
+	for _, r := range Routes() {
+		want := PermitSameUser
+		if r.Type == TypeApprove {
+			want = PermitPerson
+		}
+		if r.Permit != want {
+			t.Errorf("route %q: permit %s, want %s", r.Type, r.Permit, want)
+		}
+	}
+}
+
 // TestBuildCompleteFieldsChecked sends malformed build_complete lines over
 // a raw connection: each is a bad_request naming the field, and the handler
 // never runs.
@@ -190,6 +257,15 @@ func TestMuxPanicsOnProgramErrors(t *testing.T) {
 		"duplicate route":  func() { NewMux([]Route{{Type: "a"}, {Type: "a"}}) },
 		"empty type":       func() { NewMux([]Route{{}}) },
 		"handler no route": func() { NewMux(nil).Handle("a", counting(new(atomic.Int32))) },
+		"proof of a same-user route": func() {
+			NewMux([]Route{{Type: "a", Permit: PermitSameUser}}).Prove("a", nil)
+		},
+		"proof without route": func() { NewMux(nil).Prove("a", nil) },
+		"second proof": func() {
+			m := NewMux([]Route{{Type: "a", Permit: PermitPerson}})
+			m.Prove("a", nil)
+			m.Prove("a", nil)
+		},
 		"second handler": func() {
 			m := NewMux([]Route{{Type: "a"}})
 			m.Handle("a", counting(new(atomic.Int32)))

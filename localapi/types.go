@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -133,7 +134,7 @@ type Status struct {
 	// earlier host ran with one: the strictest policy is in force.
 	PolicyFloorMissing string `json:"policyFloorMissing,omitempty"`
 	// ClientUnknown, when set, says why this host cannot identify the MCP
-	// client that launched it (personcheck.Launch.Unknown): no approval
+	// client that launched it (approval.Launch.Unknown): no approval
 	// then counts as terminal or client, only an enrolled authenticator's.
 	ClientUnknown string `json:"clientUnknown,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
@@ -224,8 +225,8 @@ type Review struct {
 	// list changes that, what a grant using it alone needs. mcpepoch approve
 	// reads them to refuse at once an approval that cannot count; the host
 	// still decides. Empty from hosts that do not send it.
-	Proof      grant.Proofs            `json:"proof,omitempty"`
-	ScopeProof map[string]grant.Proofs `json:"scopeProof,omitempty"`
+	Proof      approval.Proofs            `json:"proof,omitempty"`
+	ScopeProof map[string]approval.Proofs `json:"scopeProof,omitempty"`
 	// A review is sent in pages, so that a catalog of any size fits the
 	// socket's line limit: Tools holds the catalog's tools from ToolsFrom
 	// (of ToolsTotal), CatalogChanges its changes from ChangesFrom (of
@@ -267,9 +268,10 @@ type ApproveRequest struct {
 	// Channel is how the approval was collected: ChannelTerminal when
 	// mcpepoch approve asked a person at its terminal and they said yes,
 	// empty (or ChannelScript) for --yes. The host decides itself what the
-	// approval proves (grant.Proof): a terminal approval counts as
-	// grant.ProofTerminal only when the approving process passes the
-	// host's checks (package personcheck, approver.go).
+	// approval proves (approval.Proof): a terminal approval counts as
+	// approval.ProofTerminal only when the approving process passes the
+	// host's proof check of the approve route (PermitPerson: package
+	// approval, terminal.go).
 	Channel string `json:"channel,omitempty"`
 	// Renewal names the prepared renewal this approval answers
 	// (Renewal.ID); the host refuses it when that renewal is no longer the
@@ -280,8 +282,8 @@ type ApproveRequest struct {
 
 // Values of ApproveRequest.Channel.
 const (
-	ChannelTerminal = "terminal" // mcpepoch approve asked a person at its terminal
-	ChannelScript   = "script"   // mcpepoch approve --yes: nobody was asked
+	ChannelTerminal = approval.ChannelTerminal // mcpepoch approve asked a person at its terminal
+	ChannelScript   = approval.ChannelScript   // mcpepoch approve --yes: nobody was asked
 )
 
 // RevokeRequest is the payload of a [TypeRevoke] request.
@@ -365,16 +367,16 @@ type Renewal struct {
 	Added   []RenewalChange `json:"addedTools"`
 	Dropped []string        `json:"droppedTools"`
 	// Proof lists what counts as a person's approval of the renewal as
-	// prepared (grant.Proofs, weakest first: "terminal", "presence" …),
+	// prepared (approval.Proofs, weakest first: "terminal", "presence" …),
 	// and Action says what a person does to give it: a screen that
 	// cannot collect that proof points there instead of asking.
-	Proof  []grant.Proof `json:"proof"`
-	Action string        `json:"action"`
+	Proof  []approval.Proof `json:"proof"`
+	Action string           `json:"action"`
 }
 
 // Counts reports whether an approval proven as p counts for r as
 // prepared.
-func (r *Renewal) Counts(p grant.Proof) bool { return grant.Proofs(r.Proof).Counts(p) }
+func (r *Renewal) Counts(p approval.Proof) bool { return approval.Proofs(r.Proof).Counts(p) }
 
 // RenewalChange is a tool of a renewal whose definition changed since the
 // revoked grant, or that is new since the last approval: what changed

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/atomicfile"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
@@ -53,7 +53,7 @@ type Floor struct {
 	// (an edit that strengthened the policy), or "accepted:LEVEL" (a
 	// weakening a person accepted, proven at LEVEL).
 	UpdatedBy string `json:"updatedBy"`
-	// Proof is grants.proof; null is the default list (grant.DefaultProof).
+	// Proof is grants.proof; null is the default list (approval.DefaultProof).
 	Proof           []string `json:"proof"`
 	Exempt          []string `json:"exempt"`
 	AllowSelfReload bool     `json:"allowSelfReload"`
@@ -130,7 +130,7 @@ func FloorOf(root string, cfg *config.Config) Floor {
 // config to put in force (a copy of cfg where each weakening setting has
 // the floor's value), the floor raised by every setting that strengthens
 // it, and the weakenings that were not applied, sorted by setting.
-// enrolled picks the default proof list (grant.DefaultProof) where a list
+// enrolled picks the default proof list (approval.DefaultProof) where a list
 // is unset.
 func (f Floor) Reconcile(cfg *config.Config, enrolled bool) (*config.Config, Floor, []Weakening) {
 	eff, next, diff := f.walk(cfg, enrolled)
@@ -261,28 +261,20 @@ func LockFloors(dir string) (func(), error) {
 }
 
 // AcceptanceProof is the proof list a person's acceptance of a change of
-// f must be proven at: f's grants.proof (grant.DefaultProof(enrolled) when
+// f must be proven at: f's grants.proof (approval.DefaultProof(enrolled) when
 // unset) made stricter by every credential scope's own proof list
-// (grant.Stricter), since a change of the floor can weaken any of them: a
+// (approval.Stricter), since a change of the floor can weaken any of them: a
 // scope that asks for presence cannot be weakened by a terminal answer
 // under grants that count one.
-func (f *Floor) AcceptanceProof(enrolled bool) grant.Proofs {
-	out := grant.DefaultProof(enrolled)
+func (f *Floor) AcceptanceProof(enrolled bool) approval.Proofs {
+	out := approval.DefaultProof(enrolled)
 	if f.Proof != nil {
-		out = toGrantProofs(f.Proof)
+		out = approval.ParseProofs(f.Proof)
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Credentials)) {
 		if c := f.Credentials[name]; c.Proof != nil {
-			out = grant.Stricter(out, toGrantProofs(c.Proof))
+			out = approval.Stricter(out, approval.ParseProofs(c.Proof))
 		}
-	}
-	return out
-}
-
-func toGrantProofs(l []string) grant.Proofs {
-	out := make(grant.Proofs, len(l))
-	for i, s := range l {
-		out[i] = grant.Proof(s)
 	}
 	return out
 }

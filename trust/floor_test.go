@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 )
 
 // Reconcile applies what strengthens the floor and holds what weakens it
@@ -220,7 +220,7 @@ func TestCheckAcceptance(t *testing.T) {
 		f.Accepted = &Acceptance{Proof: proof, From: from.Digest().String(), Nonce: "n", Signature: sig}
 		return f
 	}
-	counts := func(p grant.Proof) bool { return p == grant.ProofTerminal }
+	counts := func(p approval.Proof) bool { return p == approval.ProofTerminal }
 	for _, tc := range []struct {
 		name string
 		f    Floor

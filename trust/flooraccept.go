@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/grant"
 )
 
@@ -36,7 +37,7 @@ const PolicyNamespace = "mcpepoch-policy@v1"
 // it is only as strong as the level it names, which anything of the same
 // user can write.
 type Acceptance struct {
-	Proof         string `json:"proof"`   // grant.Proof: "presence", "terminal", "same-user"
+	Proof         string `json:"proof"`   // approval.Proof: "presence", "terminal", "same-user"
 	Channel       string `json:"channel"` // "ssh", "terminal", "script"
 	From          string `json:"from"`
 	Nonce         string `json:"nonce"`
@@ -90,7 +91,7 @@ func AcceptDigest(from, to Floor, nonce string) grant.Digest {
 // list; presence always counts). For proof presence the caller verifies
 // Signature over AcceptDigest(held, f, Nonce) against its pinned trust
 // store. The error says why f cannot replace held.
-func (f Floor) CheckAcceptance(held Floor, counts func(grant.Proof) bool) error {
+func (f Floor) CheckAcceptance(held Floor, counts func(approval.Proof) bool) error {
 	a := f.Accepted
 	switch {
 	case a == nil:
@@ -101,12 +102,12 @@ func (f Floor) CheckAcceptance(held Floor, counts func(grant.Proof) bool) error 
 		return fmt.Errorf("its acceptance has no nonce")
 	case a.From != held.Digest().String():
 		return fmt.Errorf("its acceptance replaces the floor %s, not the one this host holds (%s): an acceptance made for another change", a.From, held.Digest())
-	case a.Proof == string(grant.ProofPresence):
+	case a.Proof == string(approval.ProofPresence):
 		if a.Signature == "" && a.WebAuthn == nil {
 			return fmt.Errorf("its acceptance of proof presence carries no signature")
 		}
 		return nil
-	case !counts(grant.Proof(a.Proof)):
+	case !counts(approval.Proof(a.Proof)):
 		return fmt.Errorf("it was accepted at proof %q, which the floor held does not count", a.Proof)
 	}
 	return nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 )
 
 // The settings a floor holds, each with the order that says which of two
@@ -191,7 +191,7 @@ func (f Floor) Same(g Floor) bool {
 }
 
 // proofOrder orders grants.proof: a list is weaker when it counts a level
-// the other does not; unset is grant.DefaultProof.
+// the other does not; unset is approval.DefaultProof.
 type proofOrder struct{}
 
 func (proofOrder) settle(file, floor []string, enrolled bool) ([]string, bool) {
@@ -204,7 +204,7 @@ func (proofOrder) settle(file, floor []string, enrolled bool) ([]string, bool) {
 func (proofOrder) equal(a, b []string) bool { return slices.Equal(a, b) && (a == nil) == (b == nil) }
 func (proofOrder) text(v []string, enrolled bool) string {
 	if v == nil {
-		return grant.DefaultProofText(enrolled)
+		return approval.DefaultProofText(enrolled)
 	}
 	return listText(v)
 }
@@ -377,7 +377,7 @@ func covered(p string, by []string) bool {
 // approval level that floor (nil: the default) does not count.
 func admitsMore(got, floor []string, enrolled bool) bool {
 	g, f := resolve(got, enrolled), resolve(floor, enrolled)
-	for _, l := range []grant.Proof{grant.ProofPresence, grant.ProofTerminal, grant.ProofClient, grant.ProofSameUser} {
+	for _, l := range []approval.Proof{approval.ProofPresence, approval.ProofTerminal, approval.ProofClient, approval.ProofSameUser} {
 		if g.Counts(l) && !f.Counts(l) {
 			return true
 		}
@@ -385,15 +385,11 @@ func admitsMore(got, floor []string, enrolled bool) bool {
 	return false
 }
 
-func resolve(list []string, enrolled bool) grant.Proofs {
+func resolve(list []string, enrolled bool) approval.Proofs {
 	if list == nil {
-		return grant.DefaultProof(enrolled)
+		return approval.DefaultProof(enrolled)
 	}
-	out := make(grant.Proofs, len(list))
-	for i, s := range list {
-		out[i] = grant.Proof(s)
-	}
-	return out
+	return approval.ParseProofs(list)
 }
 
 func listText(l []string) string {

@@ -3,8 +3,8 @@ package trust
 import (
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
-	"github.com/mcpepoch/mcpepoch/grant"
 )
 
 // An unset grants.proof is printed as the list it stands for, with why:
@@ -40,7 +40,7 @@ func TestCheckAcceptanceWebAuthn(t *testing.T) {
 	f.UpdatedBy = AcceptedBy + "presence"
 	f.Accepted = &Acceptance{Proof: "presence", Channel: "web", From: held.Digest().String(), Nonce: "n",
 		WebAuthn: &Assertion{AuthenticatorData: []byte{1}, ClientDataJSON: []byte("{}"), Signature: []byte{2}}}
-	none := func(grant.Proof) bool { return false }
+	none := func(approval.Proof) bool { return false }
 	if err := f.CheckAcceptance(held, none); err != nil {
 		t.Errorf("presence acceptance with a WebAuthn assertion: %v", err)
 	}

@@ -72,7 +72,7 @@ const (
 // How a root was enrolled (Authenticator.Enrolled).
 const (
 	// EnrolledTerminal: at a terminal that passed the person guard
-	// (personcheck.PersonAtTerminal) and answered y on /dev/tty.
+	// (approval.PersonAtTerminal) and answered y on /dev/tty.
 	EnrolledTerminal = "terminal"
 	// EnrolledTestBuild: by a binary built with the test-only build tag,
 	// which skips the person guard.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -113,14 +114,14 @@ func runApprove(ctx context.Context, args []string, stdio Stdio) error {
 // signal ends a question (errInterrupted); 4 when a host refused or failed.
 func approveAsked(ctx context.Context, reviews []localapi.Review, sockets map[epoch.RunID]string, base func(localapi.Review) localapi.ApproveRequest, interactive bool, sc screen, stdio Stdio) error {
 	if interactive {
-		if err := refuseUncountable(reviews, grant.ProofTerminal, "an approval at a terminal"); err != nil {
+		if err := refuseUncountable(reviews, approval.ProofTerminal, "an approval at a terminal"); err != nil {
 			return err
 		}
 	}
 	keys := newKeyReader(ctx, bufio.NewReader(stdio.In), stdio.In)
 	approvedAny, declined := false, false
 	for _, rv := range reviews {
-		if interactive || mayCount(rv, grant.ProofSameUser) {
+		if interactive || mayCount(rv, approval.ProofSameUser) {
 			// Without asking, the host's refusal is all there is to
 			// read when the approval cannot count: no screen before it.
 			printReview(stdio.Out, rv, sc)

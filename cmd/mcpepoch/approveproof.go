@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -20,7 +20,7 @@ import (
 // (localapi.Review.Proof). It decides only when the review's list
 // is exact for every grant (no credential scope with a proof list of its
 // own); otherwise the host decides after the review.
-func refuseUncountable(reviews []localapi.Review, got grant.Proof, how string) error {
+func refuseUncountable(reviews []localapi.Review, got approval.Proof, how string) error {
 	for _, rv := range reviews {
 		if mayCount(rv, got) {
 			continue
@@ -36,17 +36,17 @@ func refuseUncountable(reviews []localapi.Review, got grant.Proof, how string) e
 // mayCount reports whether an approval proven at got may count at the
 // host of review rv: false only when the review says for certain that
 // it does not.
-func mayCount(rv localapi.Review, got grant.Proof) bool {
+func mayCount(rv localapi.Review, got approval.Proof) bool {
 	return len(rv.Proof) == 0 || len(rv.ScopeProof) > 0 || rv.Proof.Counts(got)
 }
 
 // approveHints names the ways of approving that count under need.
-func approveHints(need grant.Proofs) []string {
+func approveHints(need approval.Proofs) []string {
 	var out []string
-	if got := grant.ProofTerminal; need.Counts(got) {
+	if got := approval.ProofTerminal; need.Counts(got) {
 		out = append(out, "a person runs "+selfcmd.Name()+" approve in their own terminal")
 	}
-	if need.Counts(grant.ProofClient) {
+	if need.Counts(approval.ProofClient) {
 		out = append(out, "a person accepts the request in the MCP client")
 	}
 	return append(out, "approve with an enrolled authenticator: "+selfcmd.Name()+" approve --web, or "+selfcmd.Name()+" approve --ssh KEY with an sk- key ("+selfcmd.Name()+" enroll --web or --ssh KEY.pub enrolls one)")

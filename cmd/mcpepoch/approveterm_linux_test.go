@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
@@ -166,7 +167,7 @@ func approveHost(t *testing.T, root string, renewal bool) *int32 {
 			mu.Lock()
 			*granted++
 			mu.Unlock()
-			b, _ := json.Marshal(grant.Grant{ID: "g1", AgentRun: epoch.RunID(run), ExecutionEpoch: ep, ToolScope: []string{"add"}, ExpiresWhen: grant.ExpiresRunEnds, Proof: grant.ProofTerminal})
+			b, _ := json.Marshal(grant.Grant{ID: "g1", AgentRun: epoch.RunID(run), ExecutionEpoch: ep, ToolScope: []string{"add"}, ExpiresWhen: grant.ExpiresRunEnds, Proof: approval.ProofTerminal})
 			return notify.Response{Type: localapi.TypeApprove, Payload: b}
 		}
 		return notify.ErrorResponse(notify.CodeUnknownType, req.Type)

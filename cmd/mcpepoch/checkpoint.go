@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
@@ -45,7 +46,7 @@ func checkpoints(recs []audit.Record) (n int, problems, notes []string) {
 	}
 	for _, r := range recs {
 		f := r.Fields
-		if r.Type != audit.TypeApprovalGranted || f["proof"] != string(grant.ProofPresence) {
+		if r.Type != audit.TypeApprovalGranted || f["proof"] != string(approval.ProofPresence) {
 			continue
 		}
 		n++

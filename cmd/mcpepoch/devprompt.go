@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/tty"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -184,8 +184,8 @@ func (p *devPrompt) offer(o devOffer) {
 	case !p.keys:
 		p.out.line("renewal", fmt.Sprintf("agent run %s: %s (renewal %s)", printable(o.run), printable(o.r.Action), printable(o.r.ShortCode)))
 		return
-	case !o.r.Counts(grant.ProofTerminal):
-		p.out.line("renewal", fmt.Sprintf("a key here does not count for this renewal (proof %s): %s", printable(grant.Proofs(o.r.Proof).String()), printable(o.r.Action)))
+	case !o.r.Counts(approval.ProofTerminal):
+		p.out.line("renewal", fmt.Sprintf("a key here does not count for this renewal (proof %s): %s", printable(approval.Proofs(o.r.Proof).String()), printable(o.r.Action)))
 		return
 	}
 	p.mu.Lock()

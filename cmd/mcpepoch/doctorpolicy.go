@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/checkup"
 	"github.com/mcpepoch/mcpepoch/floor"
-	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
@@ -23,9 +23,9 @@ func policyProblems(root string) []checkup.Problem {
 	var out []checkup.Problem
 	if st.missing != "" {
 		out = append(out, checkup.Problem{Where: trust.FloorPath(st.store.Dir(), st.root), What: st.missing,
-			Fix: "restore the config directory, or accept the policy as a person: " + acceptHow(grant.Proofs{grant.ProofPresence})})
+			Fix: "restore the config directory, or accept the policy as a person: " + acceptHow(approval.Proofs{approval.ProofPresence})})
 	}
-	if len(st.store.Authenticators) == 0 && (onlyPresence(st.floor, st.enrolled) || floor.OnlyPresence(proofOf(st.cfg.Grants.Proof))) {
+	if len(st.store.Authenticators) == 0 && (onlyPresence(st.floor, st.enrolled) || floor.OnlyPresence(approval.ParseProofs(st.cfg.Grants.Proof))) {
 		out = append(out, checkup.Problem{Where: "[grants] proof", What: floor.NoAuthenticatorNote(),
 			Fix: "a person runs " + selfcmd.Name() + " enroll --ssh KEY.pub (or --web) in their own terminal"})
 	}
@@ -36,12 +36,4 @@ func policyProblems(root string) []checkup.Problem {
 // presence.
 func onlyPresence(f *trust.Floor, enrolled bool) bool {
 	return f != nil && floor.OnlyPresence(floorProof(f, enrolled))
-}
-
-func proofOf(l []string) grant.Proofs {
-	out := make(grant.Proofs, len(l))
-	for i, s := range l {
-		out[i] = grant.Proof(s)
-	}
-	return out
 }

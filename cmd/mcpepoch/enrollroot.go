@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpepoch/mcpepoch/internal/personcheck"
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -21,7 +21,7 @@ var testBuildPerson func() bool
 // (enroll --ssh, enroll --web): the first authenticator becomes the store's
 // root, trusted without any signature, so a person must be at this
 // process's terminal (askAtTerminal). It refuses when the process cannot stand for one
-// (personcheck.PersonAtTerminal: no controlling terminal, or descending from a
+// (approval.PersonAtTerminal: no controlling terminal, or descending from a
 // host, its server or the MCP client that launched one), then asks
 // question with [y/N] on /dev/tty, and returns how the person was proven
 // (trust.EnrolledTerminal) for the entry.
@@ -44,10 +44,12 @@ func confirmRoot(ctx context.Context, question string, stdio Stdio) (string, err
 	return trust.EnrolledTerminal, nil
 }
 
-// askAtTerminal is the one terminal person check (the first enrollment's
-// confirmRoot, mcpepoch policy accept at terminal): it refuses a process
-// that cannot stand for a person at a terminal (personcheck.PersonAtTerminal,
-// as a *notAtTerminalError), then asks question with [y/N] on /dev/tty
+// askAtTerminal is the one terminal person check of a command (the first
+// enrollment's confirmRoot, mcpepoch policy accept at terminal): it
+// refuses a process that cannot stand for a person at a terminal
+// (approval.PersonAtTerminal: the terminal rule approval.AtTerminal, the
+// one a host's approve route runs on its sender; as a
+// *notAtTerminalError), then asks question with [y/N] on /dev/tty
 // and returns an error unless the answer is y or yes. It stops waiting
 // for the answer when ctx is done (Ctrl-C, SIGTERM, SIGHUP: main's
 // signal context), with errInterrupted. In a binary built for the tests,
@@ -57,7 +59,7 @@ func askAtTerminal(ctx context.Context, question string) (testBuild bool, err er
 	if testBuildPerson != nil && testBuildPerson() {
 		return true, nil
 	}
-	if err := personcheck.PersonAtTerminal(); err != nil {
+	if err := approval.PersonAtTerminal(); err != nil {
 		return false, &notAtTerminalError{err: err}
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
@@ -101,7 +103,7 @@ func readLine(ctx context.Context, tty *os.File) (string, error) {
 }
 
 // notAtTerminalError is why this process cannot stand for a person at a
-// terminal (personcheck.PersonAtTerminal).
+// terminal (approval.PersonAtTerminal).
 type notAtTerminalError struct{ err error }
 
 func (e *notAtTerminalError) Error() string { return e.err.Error() }

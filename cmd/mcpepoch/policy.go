@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/floor"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
-	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
@@ -205,10 +205,10 @@ func nonNilDiff(d []trust.Difference) []trust.Difference {
 }
 
 // floorProof is the proof list a change of the floor needs: its
-// grants.proof (grant.DefaultProof when unset) made stricter by each
+// grants.proof (approval.DefaultProof when unset) made stricter by each
 // credential scope's own (trust.Floor.AcceptanceProof), as the host
 // checks it.
-func floorProof(f *trust.Floor, enrolled bool) grant.Proofs {
+func floorProof(f *trust.Floor, enrolled bool) approval.Proofs {
 	return f.AcceptanceProof(enrolled)
 }
 
@@ -286,16 +286,16 @@ func acceptPolicy(ctx context.Context, st *policyState, with acceptWith, stdio S
 	}
 	// What a host checks before it takes the floor: the acceptance names
 	// the floor replaced, and for presence carries the signature.
-	next.Accepted = &trust.Acceptance{Proof: string(pr.proof), Channel: pr.channel, From: st.replaced().Digest().String(), Nonce: nonce,
-		Authenticator: pr.authenticator, SignCount: pr.signCount, Signature: pr.signature, WebAuthn: pr.assertion}
-	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.proof), time.Now()); err != nil {
+	next.Accepted = &trust.Acceptance{Proof: string(pr.Proof), Channel: pr.Channel, From: st.replaced().Digest().String(), Nonce: nonce,
+		Authenticator: pr.Authenticator, SignCount: pr.SignCount, Signature: pr.Signature, WebAuthn: pr.assertion}
+	if err := trust.SaveFloor(st.store.Dir(), next, trust.AcceptedBy+string(pr.Proof), time.Now()); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
 	when := "a running host puts it in force from its next epoch: run " + selfcmd.Name() + " restart to start one now (a build that changes the server does too)"
 	if st.floor.UpdatedBy == "" {
 		when = "a running host, which holds the strictest floor, takes it when it starts again (reconnect the client)"
 	}
-	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; %s\n", pr.proof, config.FileName, when)
+	fmt.Fprintf(stdio.Err, "accepted (proof %s): the floor is %s's policy now; %s\n", pr.Proof, config.FileName, when)
 	// A running host reads the floor file when asked its status, so that
 	// its status and refusals say the change was accepted from now on, not
 	// that a person must accept it. Best effort: a host that does not
@@ -324,21 +324,21 @@ type acceptWith struct {
 	web, noOpen, yes bool
 }
 
-// acceptProof is how the person who accepted was proven.
+// acceptProof is how the person who accepted was proven (the channels of
+// package approval, as for an approval) and, on the page, the assertion
+// the floor file keeps.
 type acceptProof struct {
-	proof                    grant.Proof
-	channel                  string // "ssh", "web", "terminal", "script"
-	authenticator, signature string
-	signCount                uint32
-	assertion                *trust.Assertion // channel "web"
+	approval.Proven
+	assertion *trust.Assertion // channel "web"
 }
 
 // proveAccept proves a person at the floor's own proof level: an enrolled
 // FIDO ssh key's signature over d, or an enrolled WebAuthn authenticator's
 // assertion on a page (presence, which always counts), else
 // an answer at this process's terminal where the floor counts terminal and
-// a running host of the project tells it from the agent's (apartFromAgent,
-// then [y/N] on /dev/tty), else --yes where it
+// a running host of the project tells it from the agent's (apartFromAgent:
+// the terminal rule approval.AtTerminal, the one a host's approve route
+// runs on its sender, then [y/N] on /dev/tty), else --yes where it
 // counts same-user. Nothing else accepts.
 func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []trust.Difference, with acceptWith, stdio Stdio) (acceptProof, error) {
 	need := floorProof(st.floor, st.enrolled)
@@ -348,11 +348,11 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 	case with.web:
 		return acceptOnPage(ctx, st, d, weak, with.noOpen, stdio)
 	case with.yes:
-		if !need.Counts(grant.ProofSameUser) {
+		if !need.Counts(approval.ProofSameUser) {
 			return acceptProof{}, notAccepted("--yes proves no person, and this floor counts only %s: %s", need, acceptHow(need))
 		}
-		return acceptProof{proof: grant.ProofSameUser, channel: "script"}, nil
-	case need.Counts(grant.ProofTerminal):
+		return acceptProof{Proven: approval.Proven{Proof: approval.ProofSameUser, Channel: approval.ChannelScript}}, nil
+	case need.Counts(approval.ProofTerminal):
 		if err := apartFromAgent(ctx, st); err != nil {
 			return acceptProof{}, notAccepted("%v; a weakening of the floor is accepted at a terminal only while a running host of this project that identified its MCP client tells this terminal from the agent's, else it needs presence: a person runs %s enroll, then %s policy accept --web (or --ssh KEY) and touches it",
 				err, selfcmd.Name(), selfcmd.Name())
@@ -360,13 +360,13 @@ func proveAccept(ctx context.Context, st *policyState, d grant.Digest, weak []tr
 		if _, err := askAtTerminal(ctx, fmt.Sprintf("accept these weakenings (change code %s)?", d.ShortCode())); err != nil {
 			return acceptProof{}, notAccepted("%v", err)
 		}
-		return acceptProof{proof: grant.ProofTerminal, channel: "terminal"}, nil
+		return acceptProof{Proven: approval.Proven{Proof: approval.ProofTerminal, Channel: approval.ChannelTerminal}}, nil
 	}
 	return acceptProof{}, notAccepted("this floor counts only %s: %s", need, acceptHow(need))
 }
 
 // apartFromAgent reports why this process cannot be told apart from the
-// agent's for a weakening of st's floor (personcheck.TellsApart), or nil
+// agent's for a weakening of st's floor (approval.TellsApart), or nil
 // where the test build's stand-in for a person answers (testBuildPerson).
 // The project's running hosts are the processes listening on its sockets,
 // by the kernel's word (notify.Result.Peer), that answer status as hosts
@@ -387,7 +387,7 @@ func apartFromAgent(ctx context.Context, st *policyState) error {
 			hosts = append(hosts, r.Peer.PID)
 		}
 	}
-	return personcheck.TellsApart(hosts)
+	return approval.TellsApart(hosts)
 }
 
 func notAccepted(format string, args ...any) error {
@@ -395,8 +395,8 @@ func notAccepted(format string, args ...any) error {
 }
 
 // acceptHow says what a person does to accept at proof level need.
-func acceptHow(need grant.Proofs) string {
-	if need.Counts(grant.ProofTerminal) {
+func acceptHow(need approval.Proofs) string {
+	if need.Counts(approval.ProofTerminal) {
 		return "a person runs " + selfcmd.Name() + " policy accept in their own terminal"
 	}
 	return "a person runs " + selfcmd.Name() + " policy accept --web (an enrolled WebAuthn authenticator) or --ssh KEY (an enrolled FIDO key) and touches it"
@@ -435,8 +435,7 @@ func signAccept(ctx context.Context, st *policyState, d grant.Digest, key string
 	if err := st.store.RecordUse(p.AuthenticatorID, p.SignCount); err != nil {
 		return acceptProof{}, notAccepted("%v", err)
 	}
-	return acceptProof{proof: grant.ProofPresence, channel: "ssh", authenticator: p.AuthenticatorID,
-		signature: string(sig), signCount: p.SignCount}, nil
+	return acceptProof{Proven: approval.SSH(d.String(), string(sig), p.AuthenticatorID, p.SignCount)}, nil
 }
 
 // acceptAttested refuses the signature of authenticator id when the floor
@@ -501,14 +500,14 @@ func auditAccepted(st *policyState, weak []trust.Difference, d grant.Digest, pr 
 		by = u.Username
 	}
 	fields := map[string]any{
-		"settings": settings, "file": config.FileName, "digest": d.String(), "proof": string(pr.proof),
-		"channel": pr.channel, "accepted_by": by,
+		"settings": settings, "file": config.FileName, "digest": d.String(), "proof": string(pr.Proof),
+		"channel": pr.Channel, "accepted_by": by,
 	}
-	if pr.authenticator != "" {
-		fields["authenticator"], fields["sign_count"] = pr.authenticator, strconv.FormatUint(uint64(pr.signCount), 10)
-		fields["signature"] = pr.signature
+	if pr.Authenticator != "" {
+		fields["authenticator"], fields["sign_count"] = pr.Authenticator, strconv.FormatUint(uint64(pr.SignCount), 10)
+		fields["signature"] = pr.Signature
 	}
-	if pr.proof == grant.ProofSameUser {
+	if pr.Proof == approval.ProofSameUser {
 		fields["unverified"] = "no person was proven: --yes"
 	}
 	_, err = l.Append(audit.Event{Type: audit.TypePolicyAccepted, Fields: fields})

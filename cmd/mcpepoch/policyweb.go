@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/ceremony"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -56,8 +57,8 @@ func acceptOnPage(ctx context.Context, st *policyState, d grant.Digest, weak []t
 			return acceptProof{}, err
 		}
 		page.Settle(nil)
-		return acceptProof{proof: grant.ProofPresence, channel: "web", authenticator: dec.AuthenticatorID,
-			signCount: dec.SignCount, assertion: dec.Assertion}, nil
+		return acceptProof{Proven: approval.Proven{Proof: approval.ProofPresence, Channel: approval.ChannelWeb,
+			Authenticator: dec.AuthenticatorID, SignCount: dec.SignCount}, assertion: dec.Assertion}, nil
 	case <-ctx.Done():
 		page.Cancel()
 		return acceptProof{}, ctx.Err()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/tty"
@@ -43,10 +44,10 @@ func printRenewal(w io.Writer, r *localapi.Renewal, sc screen) {
 	switch {
 	case r.FromEpoch == r.Epoch:
 		fmt.Fprintf(w, "%s %s: %s raised the approval policy on epoch %s: %s it no longer counts ended (proof now: %s)\n",
-			sc.p.warn("renewal"), printable(code), config.FileName, printable(string(r.Epoch)), count(len(r.Revoked), "grant"), printable(grant.Proofs(r.Proof).String()))
+			sc.p.warn("renewal"), printable(code), config.FileName, printable(string(r.Epoch)), count(len(r.Revoked), "grant"), printable(approval.Proofs(r.Proof).String()))
 	case r.PolicyRaised:
 		fmt.Fprintf(w, "%s %s: epoch %s replaced epoch %s; %s ended, with it or when %s raised the approval policy (proof now: %s)\n",
-			sc.p.warn("renewal"), printable(code), printable(string(r.Epoch)), printable(string(r.FromEpoch)), count(len(r.Revoked), "grant"), config.FileName, printable(grant.Proofs(r.Proof).String()))
+			sc.p.warn("renewal"), printable(code), printable(string(r.Epoch)), printable(string(r.FromEpoch)), count(len(r.Revoked), "grant"), config.FileName, printable(approval.Proofs(r.Proof).String()))
 	default:
 		fmt.Fprintf(w, "%s %s: epoch %s replaced epoch %s, whose %s ended with it\n",
 			sc.p.warn("renewal"), printable(code), printable(string(r.Epoch)), printable(string(r.FromEpoch)), count(len(r.Revoked), "grant"))

@@ -21,7 +21,7 @@ const sessionWatchEnv = "MCPEPOCH_TESTENV_INTERRUPT_WATCH"
 var tty *os.File
 
 // OwnSession makes the test process the leader of a session of its own,
-// as a person's terminal is. The person checks (internal/personcheck) take
+// as a person's terminal is. The person checks (package approval) take
 // every ancestor of a running host within its session for that host's
 // launching side, and refuse a client or approver below it: go test runs
 // the test processes of several packages side by side under one go

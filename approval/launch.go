@@ -1,4 +1,4 @@
-package personcheck
+package approval
 
 import (
 	"fmt"

@@ -1,9 +1,12 @@
-package grant
+package approval
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 )
 
 // Proof is how a person was proven when a grant was approved: a proof
@@ -104,23 +107,6 @@ func DefaultProofText(enrolled bool) string {
 	return "[" + strings.Join(s, ", ") + "] (default: " + why + ")"
 }
 
-// Proof returns the proof list that applies to a grant of credential
-// scopes creds: grants.proof (or DefaultProof(enrolled) when unset) and
-// the proof list of each scope in creds that has one. The stricter wins: a
-// level counts only if every list that applies names it; when no level is
-// named by all of them, the list whose weakest level is strongest applies
-// alone (the scope's, on a tie).
-func (p *Policy) Proof(creds []string, enrolled bool) Proofs {
-	out := DefaultProof(enrolled)
-	if p.proof != nil {
-		out = p.proof
-	}
-	for _, c := range creds {
-		out = Stricter(out, toProofs(p.creds[c].Proof))
-	}
-	return slices.Clone(out)
-}
-
 // Stricter returns the proof list that applies where both a and b do (b
 // a credential scope's own list, nil for none): the levels both name, in
 // a's order; when they name none in common, the list whose weakest level
@@ -144,8 +130,10 @@ func Stricter(a, b Proofs) Proofs {
 	return a
 }
 
-// toProofs converts a validated list from mcpepoch.toml; nil stays nil.
-func toProofs(list []string) Proofs {
+// ParseProofs converts a proof list as mcpepoch.toml or a policy floor
+// spells it (validated by config.Load: each a level above); nil stays nil,
+// which every caller reads as "no list of its own".
+func ParseProofs(list []string) Proofs {
 	if list == nil {
 		return nil
 	}
@@ -154,4 +142,76 @@ func toProofs(list []string) Proofs {
 		out[i] = Proof(s)
 	}
 	return out
+}
+
+// The channels a person's decision comes through, as grant.Grant.Channel
+// and the audit log's "channel" name them.
+const (
+	ChannelTerminal = "terminal" // mcpepoch approve asked a person at its terminal (terminal.go)
+	ChannelScript   = "script"   // mcpepoch approve --yes: nobody was asked
+	ChannelClient   = "client"   // a form accepted in the MCP client (client.go)
+	ChannelWeb      = "web"      // the approval page, a WebAuthn assertion (web.go)
+	ChannelSSH      = "ssh"      // mcpepoch approve --ssh, an SSHSIG (ssh.go)
+)
+
+// Proven is how a person was proven, as the side that checked it
+// established it (a channel of this package, run by the host or the
+// command): never what a request claims.
+type Proven struct {
+	Proof   Proof
+	Channel string // ChannelTerminal …
+	// Why says why the decision proves no more than Proof (the refusal,
+	// the audit log); empty when it proves what its channel can.
+	Why string
+	// Unverified says why the rule behind Proof could not be checked
+	// (the audit log's "unverified"): the decision still counts as Proof.
+	Unverified string
+	// A presence signature: the enrolled authenticator's id (package
+	// trust), the counter it reported, the digest it signed (hex), and the
+	// signature itself when it can be checked again later (an SSHSIG,
+	// which audit verify checks).
+	Authenticator string
+	SignCount     uint32
+	Digest        string
+	Signature     string
+}
+
+// Shortfall returns "" when p counts under need (Proofs.Counts), else the
+// refusal a person reads: what p proves and why no more, what counts, and
+// what a person does instead (HowToApprove).
+func (p Proven) Shortfall(need Proofs) string {
+	if need.Counts(p.Proof) {
+		return ""
+	}
+	why := ""
+	if p.Why != "" {
+		why = " (" + p.Why + ")"
+	}
+	return fmt.Sprintf("this approval proves only %s%s, and this project counts only %s as a person's approval: %s",
+		p.Proof, why, need, HowToApprove(need))
+}
+
+// HowToApprove says what a person should do to approve under need; it
+// never names a way for a program to approve by itself.
+func HowToApprove(need Proofs) string {
+	switch {
+	case need.Counts(ProofTerminal):
+		return "a person must run " + selfcmd.Name() + " approve in their own terminal"
+	case need.Counts(ProofClient):
+		return "a person must accept it in the MCP client, or approve with an enrolled authenticator (" + selfcmd.Name() + " approve --web in their terminal)"
+	}
+	return "a person must approve it with an enrolled authenticator: " + selfcmd.Name() + " approve --web (or --ssh KEY) in their terminal, then a touch"
+}
+
+// Pinned is the rule both presence channels (web.go, ssh.go) share about
+// the trust store: a signature counts only by the store the host read at
+// start, whose digest (trust.Store.Digest) is pinned ("" when it could
+// not be read). It refuses when the store at path, whose digest is now
+// found, differs: an authenticator added or removed while a host runs
+// counts for nothing until the host restarts.
+func Pinned(pinned, found, path string) error {
+	if pinned == "" || found != pinned {
+		return fmt.Errorf("the trust store %s changed since the host started (pinned %s, now %s): presence counts only with the store the host started with; restart the MCP client's server to take the change", path, pinned, found)
+	}
+	return nil
 }
