@@ -1,4 +1,4 @@
-// Approving and revoking grants: how an approval was proven, its scope and proof counts, the grant it yields.
+// Approving and revoking grants: the approve and revoke requests, whose proof the approval package judged, the grant an approval yields.
 
 package host
 
