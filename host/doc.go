@@ -188,7 +188,7 @@
 // ceremony) on first need and presence_ssh.go verifies SSHSIGs of FIDO
 // ssh keys (package sshsig), both over a grant.Proposal's digest, which
 // covers the audit head; trust.go reads the trust store at start and pins
-// its digest. grantapprove.go grantFor makes every grant, so every channel
+// its digest. approve.go grantFor makes every grant, so every channel
 // meets the same checks (running epoch and catalog, scopes, proof) and
 // writes approval_granted or approval_refused. A call that needs a grant,
 // from a client that declared elicitation, is held while the host asks the
