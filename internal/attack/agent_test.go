@@ -222,6 +222,19 @@ func (b *background) stop() {
 	<-b.done
 }
 
+// detached is the agent's shell script that runs command (a shell
+// command line) in a terminal of its own: script in a session setsid
+// detaches, answering y, once setsid has exited (until then what it
+// forked descends from the agent). The script waits for it (a sandbox
+// with a PID namespace ends every process in it with the command),
+// prints what the terminal showed and exits with its status.
+func detached(command string) string {
+	return `setsid -f sh -c 'i=0; until [ -e "$TMPDIR/pty.go" ] || [ $i -ge 1000 ]; do sleep 0.01; i=$((i+1)); done; printf "y\n" | script -qec "` + command + `" /dev/null >"$TMPDIR/pty.out" 2>&1; echo $? >"$TMPDIR/pty.rc.tmp"; mv "$TMPDIR/pty.rc.tmp" "$TMPDIR/pty.rc"'
+: >"$TMPDIR/pty.go"
+i=0; while [ ! -e "$TMPDIR/pty.rc" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+cat "$TMPDIR/pty.out"; exit "$(cat "$TMPDIR/pty.rc")"`
+}
+
 // must runs the script as the agent and fails the test unless it exits 0.
 func (a *agent) must(script string) string {
 	a.t.Helper()

@@ -88,11 +88,7 @@ func TestDetachedTerminalPasses(t *testing.T) {
 			p := credProject(t)
 			s := connect(t, p, nil)
 			a := newAgent(t, c.where, p.dir)
-			// The agent waits for its detached terminal: a sandbox with a
-			// PID namespace ends every process in it with the command.
-			out, code := a.run(`setsid -f sh -c 'printf "y\n" | script -qec "$MCPEPOCH_BIN approve --run ` + s.run + ` --tools write_secret --credential api" /dev/null >"$TMPDIR/pty.out" 2>&1; echo $? >"$TMPDIR/pty.rc.tmp"; mv "$TMPDIR/pty.rc.tmp" "$TMPDIR/pty.rc"'
-i=0; while [ ! -e "$TMPDIR/pty.rc" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
-cat "$TMPDIR/pty.out"; exit "$(cat "$TMPDIR/pty.rc")"`)
+			out, code := a.run(detached(`$MCPEPOCH_BIN approve --run ` + s.run + ` --tools write_secret --credential api`))
 			if !c.passes {
 				if code == 0 {
 					t.Fatalf("the agent's detached terminal (%s) approved:\n%s", c.where, out)

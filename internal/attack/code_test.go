@@ -152,16 +152,22 @@ func TestExecInPlace(t *testing.T) {
 
 // gatedServer is a stdio MCP server in plain Python, srv.py, that writes
 // $GATE/waiting-PID, starts only once $GATE/go exists and then imports
-// lib (X), writing $GATE/loaded-PID after the import. Its tool read
-// answers with lib's X. The gate stands for the agent's luck: it lets the
-// test run the race the agent would have to win, every time.
+// lib (X), writing $GATE/loaded-PID after the import; it reads its first
+// message only once $GATE/restored exists. Its tool read answers with
+// lib's X. The gates stand for the agent's luck: they let the test run
+// the race the agent would have to win (put the file back before the
+// host checks the launch, which it does at the server's first message),
+// every time.
 const gatedServer = `import json, os, sys, time
 gate = os.environ["GATE"]
+def wait(name):
+    while not os.path.exists(os.path.join(gate, name)):
+        time.sleep(0.02)
 open(os.path.join(gate, "waiting-%d" % os.getpid()), "w").close()
-while not os.path.exists(os.path.join(gate, "go")):
-    time.sleep(0.02)
+wait("go")
 from lib import X
 open(os.path.join(gate, "loaded-%d" % os.getpid()), "w").close()
+wait("restored")
 def send(m):
     sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
 for line in sys.stdin:
@@ -199,25 +205,31 @@ func TestSwapRestore(t *testing.T) {
 	if err := os.Mkdir(gate, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"go", "restored"} {
+		if err := os.WriteFile(filepath.Join(gate, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s := connect(t, p, []string{"GATE=" + gate}, "python3", "srv.py")
+	// No bytecode: the swapped lib.py's would be a change the host sees
+	// anyway, and the test would not tell whether it saw the swap.
+	s := connect(t, p, []string{"GATE=" + gate, "PYTHONDONTWRITEBYTECODE=1"}, "python3", "srv.py")
 	p.personApprove(s.run, "--tools", "read")
 	if text := s.text("read", nil); text != "X=good" {
 		t.Fatalf("read under the person's grant: %q", text)
 	}
 
 	out := a.must(`G="$TMPDIR/gate"
-rm -f "$G"/go "$G"/waiting-* "$G"/loaded-*
+within() { i=0; until eval "$1"; do [ $i -lt 2000 ] || { echo "gave up waiting for $1"; exit 1; }; sleep 0.01; i=$((i+1)); done; }
+rm -f "$G"/go "$G"/restored "$G"/waiting-* "$G"/loaded-*
 "$MCPEPOCH_BIN" restart >"$TMPDIR/restart.out" 2>&1 &
-until ls "$G"/waiting-* >/dev/null 2>&1; do sleep 0.01; done
+within 'ls "$G"/waiting-* >/dev/null 2>&1'
 pid=$(ls "$G" | sed -n 's/^waiting-//p' | head -n 1)
 mv lib.py lib.py.orig
 printf "X = 'swap'\n" >lib.py
 : >"$G/go"
-until [ -e "$G/loaded-$pid" ]; do sleep 0.01; done
+within '[ -e "$G/loaded-$pid" ]'
 mv lib.py.orig lib.py
+: >"$G/restored"
 wait
 cat "$TMPDIR/restart.out"
 echo "swapped pid $pid"`)

@@ -13,8 +13,8 @@ import (
 var weakened = strings.Replace(credPolicy, `exempt = ["env"]`, `exempt = ["env", "write_secret"]`, 1)
 
 // TestPolicyAcceptWeakening: the agent makes write_secret exempt in
-// mcpepoch.toml and signals a build. The host does not apply the
-// weakening, and the call stays refused, naming mcpepoch policy accept.
+// mcpepoch.toml and restarts the server (a new epoch reads the file
+// again). The host does not apply the weakening, and the call stays refused, naming mcpepoch policy accept.
 // The agent's mcpepoch policy accept --yes, and one through a faked
 // terminal (script -qc) answering y, are refused, naming what a person
 // does; the floor holds. Then the agent answers policy accept in a
@@ -33,9 +33,11 @@ func TestPolicyAcceptWeakening(t *testing.T) {
 			p := credProject(t)
 			s := connect(t, p, nil)
 			a := newAgent(t, where, p.dir)
+			// A new epoch reads the file again: the agent restarts the
+			// server to have it put in force.
 			a.must(`cat >mcpepoch.toml <<'EOF'
 ` + weakened + `EOF
-"$MCPEPOCH_BIN" record`)
+"$MCPEPOCH_BIN" restart`)
 			msg := s.refused("write_secret", nil, host.CodeAuthorizationRequired, "authorization_required:", "mcpepoch policy accept")
 			wantIn(t, "the refusal", msg, "grants.exempt")
 
@@ -59,9 +61,7 @@ func TestPolicyAcceptWeakening(t *testing.T) {
 				t.Fatalf("the floor was weakened:\n%s", out)
 			}
 
-			out, code := a.run(`setsid -f sh -c 'printf "y\n" | script -qec "$MCPEPOCH_BIN policy accept" /dev/null >"$TMPDIR/pty.out" 2>&1; echo $? >"$TMPDIR/pty.rc.tmp"; mv "$TMPDIR/pty.rc.tmp" "$TMPDIR/pty.rc"'
-i=0; while [ ! -e "$TMPDIR/pty.rc" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
-cat "$TMPDIR/pty.out"; exit "$(cat "$TMPDIR/pty.rc")"`)
+			out, code := a.run(detached(`$MCPEPOCH_BIN policy accept`))
 			accepted := strings.Contains(p.must("policy"), "holds the same policy as the floor")
 			switch where {
 			case unconfined:
@@ -82,6 +82,15 @@ cat "$TMPDIR/pty.out"; exit "$(cat "$TMPDIR/pty.rc")"`)
 				// accept finds no host of the project it can examine.
 				wantIn(t, "the agent's detached policy accept", out.Combined, "not accepted", "no host of this project", "mcpepoch enroll")
 			}
+			// The next epoch puts in force what the floor holds.
+			p.must("restart")
+			if where == unconfined {
+				if _, err := s.call("write_secret", nil); err != nil {
+					t.Fatalf("write_secret after the accepted weakening: %v; want it forwarded with no grant", err)
+				}
+				return
+			}
+			s.refused("write_secret", nil, host.CodeAuthorizationRequired, "authorization_required:", "mcpepoch policy accept")
 		})
 	}
 }

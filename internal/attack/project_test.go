@@ -391,11 +391,17 @@ func detachedTerminal(t *testing.T, dir string, env []string, command string) (s
 	tmp := t.TempDir()
 	out, rc := filepath.Join(tmp, "term.out"), filepath.Join(tmp, "term.rc")
 	cmd := exec.Command("setsid", "-f", "sh", "-c",
-		`printf 'y\n' | script -qec "$COMMAND" /dev/null >"$OUT" 2>&1; echo $? >"$RC.tmp"; mv "$RC.tmp" "$RC"`)
+		`i=0; until [ -e "$GO" ] || [ $i -ge 1000 ]; do sleep 0.01; i=$((i+1)); done; printf 'y\n' | script -qec "$COMMAND" /dev/null >"$OUT" 2>&1; echo $? >"$RC.tmp"; mv "$RC.tmp" "$RC"`)
 	cmd.Dir = dir
-	cmd.Env = testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t), "SHELL=/bin/sh", "COMMAND="+command, "OUT="+out, "RC="+rc)...)
+	cmd.Env = testenv.Environ(append(env, "MCPEPOCH_BIN="+testenv.Mcpepoch(t), "SHELL=/bin/sh", "COMMAND="+command,
+		"OUT="+out, "RC="+rc, "GO="+filepath.Join(tmp, "go"))...)
 	if err := cmd.Run(); err != nil { // no output captured: the shell it leaves running would hold the pipe
 		t.Fatalf("setsid -f: %v", err)
+	}
+	// setsid -f has exited: what it forked no longer descends from this
+	// process (until then it did, and an approval would be refused).
+	if err := os.WriteFile(filepath.Join(tmp, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	deadline := time.Now().Add(waitLong)
 	for {
