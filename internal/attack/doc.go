@@ -77,5 +77,6 @@
 //
 // A test that confines its agent needs bubblewrap (Linux): outside CI it
 // is skipped when bwrap is missing, in CI it fails (internal/testenv Need).
-// The package's tests run side by side; the suite takes about 10 seconds.
+// The package's tests run side by side; the suite takes about 10 seconds
+// (docs/performance.md).
 package attack
