@@ -14,16 +14,18 @@ var weakened = strings.Replace(credPolicy, `exempt = ["env"]`, `exempt = ["env",
 
 // TestPolicyAcceptWeakening: the agent makes write_secret exempt in
 // mcpepoch.toml and restarts the server (a new epoch reads the file
-// again). The host does not apply the weakening, and the call stays refused, naming mcpepoch policy accept.
-// The agent's mcpepoch policy accept --yes, and one through a faked
-// terminal (script -qc) answering y, are refused, naming what a person
-// does; the floor holds. Then the agent answers policy accept in a
-// terminal it detached (setsid -f): unconfined it is accepted, the
-// terminal level's limit (only presence stops it); confined, the host
-// cannot tell it apart either, but the floor file is in the user's config
+// again). The host does not apply the weakening, and the call stays
+// refused, naming mcpepoch policy accept. The agent's mcpepoch policy
+// accept --yes, and one through a faked terminal (script -qc) answering
+// y, are refused, naming what a person does; the floor holds. Then the
+// agent answers policy accept in a terminal it detached (setsid -f):
+// unconfined it is accepted, the terminal level's limit (only presence
+// stops it), and the next epoch runs the weaker policy; confined, nothing
+// tells it apart either, but the floor file is in the user's config
 // directory, read-only in the sandbox, and nothing is accepted; in a PID
-// namespace of its own the detached terminal descends from the client and
-// is refused as the faked one is.
+// namespace of its own the kernel names no pid for the host listening on
+// the socket, so policy accept finds no host it can examine and asks for
+// presence.
 func TestPolicyAcceptWeakening(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)

@@ -22,9 +22,9 @@ import (
 // and its grants).
 func TestRevokeWithSlotsHeld(t *testing.T) {
 	t.Parallel()
-	for _, removes := range []bool{false, true} {
+	for _, blocks := range []bool{false, true} {
 		name := "holds the slots"
-		if removes {
+		if blocks {
 			name = "and the request file's place"
 		}
 		t.Run(name, func(t *testing.T) {
@@ -37,15 +37,15 @@ func TestRevokeWithSlotsHeld(t *testing.T) {
 			}
 			a := newAgent(t, confined, p.dir)
 			script := `exec "$AGENT_TOOL" hold ` + s.run
-			if removes {
+			if blocks {
 				script = `rm -rf .mcpepoch/revoke && : >.mcpepoch/revoke && ` + script
 			}
 			a.start(script).waitOutput(t, "held")
 
 			out, code := p.cli(nil, "revoke", gid)
-			if removes {
+			if blocks {
 				if code == 0 {
-					t.Fatalf("revoke reported success while the agent removed its request file:\n%s", out)
+					t.Fatalf("revoke reported success while the agent blocked its request file:\n%s", out)
 				}
 				wantIn(t, "revoke", out.Combined, "revoke request file: ", "not revoked", "could not take the request", "the request file could not be written")
 				if text := s.text("write_secret", nil); !strings.HasPrefix(text, "issued ") {
