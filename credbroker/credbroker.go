@@ -212,12 +212,9 @@ func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) err
 		select {
 		case slots <- struct{}{}:
 		default:
-			// Over the bound: the answer fits the socket buffer, so the
-			// write does not block; the connection is closed at once.
+			// Over the bound: answered and closed at once (refuseAtAccept).
 			peer, _ := notify.PeerOf(c)
-			c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
-			writeAnswer(c, refusal(credwire.CodeBusy, fmt.Sprintf("the broker already serves %d connections; try again", MaxConns)))
-			c.Close()
+			refuseAtAccept(c, refusal(credwire.CodeBusy, fmt.Sprintf("the broker already serves %d connections; try again", MaxConns)))
 			refused(peer, "", credwire.CodeBusy)
 			continue
 		}
@@ -232,8 +229,7 @@ func (b *Broker) Serve(ctx context.Context, decide Decider, refused Refused) err
 }
 
 // admitted refuses c when Admit does not admit its peer, and reports
-// whether it did: the answer fits the socket buffer, so the write does
-// not block, and the connection is closed at once.
+// whether it did: answered and closed at once (refuseAtAccept).
 func (b *Broker) admitted(c *net.UnixConn, refused Refused) (closed bool) {
 	if b.Admit == nil {
 		return false
@@ -246,11 +242,26 @@ func (b *Broker) admitted(c *net.UnixConn, refused Refused) (closed bool) {
 	if code == "" {
 		return false
 	}
-	c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
-	writeAnswer(c, refusal(code, msg))
-	c.Close()
+	refuseAtAccept(c, refusal(code, msg))
 	refused(peer, "", code)
 	return true
+}
+
+// refuseWriteTimeout bounds the write of a refusal made at the accept.
+// The answer fits the empty buffer of a new connection, so the write does
+// not block; the bound only keeps the accept loop from waiting on a
+// kernel that says otherwise. It is long enough for a broker descheduled
+// between setting it and writing (a loaded machine): with 10 ms the
+// answer was sometimes never written, and the peer, whose request was
+// left unread, read a connection reset instead of why it was refused.
+const refuseWriteTimeout = time.Second
+
+// refuseAtAccept writes answer a on the new connection c, from the accept
+// loop, and closes it.
+func refuseAtAccept(c *net.UnixConn, a credwire.Answer) {
+	c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+	writeAnswer(c, a)
+	c.Close()
 }
 
 // serveConn reads one request from c and writes its answer.

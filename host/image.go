@@ -66,7 +66,7 @@ func (h *Host) imageCheckLocked(m *jsonrpc.Message, tool string) []byte {
 	h.audit.event(audit.TypeAuthorizationDenied, c.epoch, h.run, map[string]any{
 		"reason": reasonInProcessReload, audit.FieldTool: tool, "current_epoch": string(c.epoch)})
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
-		fmt.Sprintf("authorization_stale: %s: pid %d of execution epoch %s exec'd new code in place (%s); the call did not run, the epoch's grants end and the server starts again under a new epoch, which needs its own approval", reasonInProcessReload, c.pid, c.epoch, c.reloaded),
+		fmt.Sprintf("authorization_stale: %s: pid %d of execution epoch %s exec'd new code in place (%s); the call did not run, the epoch's grants end and the server starts again under a new epoch, which needs its own approval: once it runs, a person runs %s in their own terminal, then call again", reasonInProcessReload, c.pid, c.epoch, c.reloaded, selfcmd.Cmd("approve")),
 		map[string]any{
 			"error": grant.AuthorizationStale, "reason": reasonInProcessReload,
 			"currentEpoch": c.epoch, "tool": tool, "detail": c.reloaded,

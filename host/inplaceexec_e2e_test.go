@@ -93,7 +93,9 @@ func TestInProcessExecIsNewEpoch(t *testing.T) {
 			wantText(t, c.callWait("reload", map[string]any{"argv": argv}), "reloading")
 			waitFor(t, waitLong, "the server to exec", func() bool { return auxvDigest(t, pid) != before })
 
-			wantError(t, c.callWait("read", nil), host.CodeAuthorizationStale, "authorization_stale: in_process_reload:")
+			r := c.callWait("read", nil)
+			wantError(t, r, host.CodeAuthorizationStale, "authorization_stale: in_process_reload:")
+			wantNext(t, r, "a person runs mcpepoch approve in their own terminal")
 			if _, err := os.Stat(p.path("evil.ran")); err == nil {
 				t.Fatal("the code exec'd in place answered a call under the approval")
 			}
