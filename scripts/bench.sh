@@ -55,10 +55,13 @@ for part in $parts; do
 	gateway)
 		echo
 		echo "== gateway: echo server direct, through the splice proxy, the durable proxy and mcpepoch host (interleaved)"
+		# The echo server lives in the project, so that its identity
+		# hashes a file of it (a launch that hashes none is refused).
 		proj=$tmp/project
 		mkdir -p "$proj"
-		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/echoserver" >"$proj/mcpepoch.toml"
-		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" -durable "$tmp/durableproxy" \
+		cp "$tmp/echoserver" "$proj/echoserver"
+		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$proj/echoserver" >"$proj/mcpepoch.toml"
+		"$tmp/echoclient" -server "$proj/echoserver" -splice "$tmp/spliceproxy" -durable "$tmp/durableproxy" \
 			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" ${BEFORE:+-before "$BEFORE"} 2>"$tmp/gateway.log" ||
 			{ tail -20 "$tmp/gateway.log" >&2; exit 1; }
 		;;
