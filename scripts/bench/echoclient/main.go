@@ -39,6 +39,10 @@ var echoParams = `{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 12
 
 func main() {
 	flag.Parse()
+	if *load != "" && *server != "" && *mcpepoch != "" && *dir != "" {
+		runLoad()
+		return
+	}
 	if *server == "" || *splice == "" || *durable == "" || *mcpepoch == "" || *dir == "" {
 		flag.Usage()
 		os.Exit(2)
@@ -250,33 +254,42 @@ func (a *auditCounter) waitFor(want int, bound time.Duration) bool {
 func measureRestart(s *session) (restart, own time.Duration) {
 	var rs, os_ []time.Duration
 	for range 5 {
-		for len(s.notes) > 0 {
-			<-s.notes
-		}
-		t := time.Now()
-		cmd := exec.Command(*mcpepoch, "restart")
-		cmd.Dir = *dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fail(fmt.Errorf("mcpepoch restart: %v: %s", err, out))
-		}
-		for got := ""; got != "notifications/tools/list_changed"; {
-			select {
-			case got = <-s.notes:
-			case <-time.After(20 * time.Second):
-				fail(fmt.Errorf("no list_changed within 20 s of mcpepoch restart"))
-			}
-		}
-		rs = append(rs, time.Since(t))
-		t = time.Now()
-		d, err := start("direct", []string{*server}, *dir)
-		if err != nil {
-			fail(err)
-		}
-		os_ = append(os_, time.Since(t))
-		d.close()
-		time.Sleep(200 * time.Millisecond)
+		r, o := restartOnce(s)
+		rs, os_ = append(rs, r), append(os_, o)
 	}
 	return median(rs), median(os_)
+}
+
+// restartOnce times one mcpepoch restart until the host's
+// notifications/tools/list_changed, then the server's own start to its
+// initialize answer.
+func restartOnce(s *session) (restart, own time.Duration) {
+	for len(s.notes) > 0 {
+		<-s.notes
+	}
+	t := time.Now()
+	cmd := exec.Command(*mcpepoch, "restart")
+	cmd.Dir = *dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Errorf("mcpepoch restart: %v: %s", err, out))
+	}
+	for got := ""; got != "notifications/tools/list_changed"; {
+		select {
+		case got = <-s.notes:
+		case <-time.After(20 * time.Second):
+			fail(fmt.Errorf("no list_changed within 20 s of mcpepoch restart"))
+		}
+	}
+	restart = time.Since(t)
+	t = time.Now()
+	d, err := start("direct", []string{*server}, *dir)
+	if err != nil {
+		fail(err)
+	}
+	own = time.Since(t)
+	d.close()
+	time.Sleep(200 * time.Millisecond)
+	return restart, own
 }
 
 // slowCall is how long the call in flight at measureRestartBusy's
