@@ -39,7 +39,7 @@ type child struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
 
-	guard *childproc.Guard // kills the group if the host dies without stopping it; nil if it could not start
+	guard *childproc.Guard // kills the group if the host dies without stopping it; nil when it does not watch it
 	// broker is the epoch's credentials broker (credentials.go); nil when
 	// the project declares no scope or it could not listen.
 	broker *credbroker.Broker
@@ -91,11 +91,11 @@ type child struct {
 
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
-// environment, with a guard that kills the group if the host dies without
-// stopping it (childproc.Guard). The server's stderr is a pipe of the host's,
+// environment, watched by guard, which kills the group if the host dies
+// without stopping it (childproc.Guard). The server's stderr is a pipe of the host's,
 // copied into stderr (the host's log sink, which never blocks). env
 // is the child's environment; nil means the host's own.
-func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
+func startChild(command []string, dir string, stderr io.Writer, guard *childproc.Guard, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
 	if id != nil && len(id.LaunchEnv) > 0 {
@@ -144,7 +144,9 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		passStderr(errR, stderr, c.tail)
 		close(c.errDone)
 	}()
-	if c.guard, err = childproc.StartGuard(c.pid); err != nil {
+	if err = guard.Watch(c.pid); err == nil {
+		c.guard = guard
+	} else {
 		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
 	}
 	c.in = newOwnPipeQueue(stdin, func(error) { stdin.Close() })
@@ -237,9 +239,9 @@ func (c *child) stop(grace time.Duration) {
 
 // endGroup stops what is left of the group once its leader is reaped (a
 // shell's children, a background job): SIGTERM, then SIGKILL after
-// grace; then it releases the guard. Bounded by twice grace.
+// grace; then the guard forgets the group. Bounded by twice grace.
 func (c *child) endGroup(grace time.Duration) {
-	defer c.guard.Release()
+	defer c.guard.Unwatch(c.pid)
 	pgid := c.pid
 	if !groupAlive(pgid) {
 		return

@@ -213,8 +213,10 @@ package host
 //     a second to flush.
 //  3. Per epoch, the child's goroutines (child.go, supervise.go): its
 //     stdin writer, its stdout reader (calls fromChild), its reaper
-//     (calls childExited), and its guard process (childproc.Guard, which kills
-//     the group if the host dies without stopping it); around them the
+//     (calls childExited), and the host's guard process watches its
+//     group from start to stop (childproc.Guard, one per host, started
+//     with the first child and stopped at the end of Run: it kills the
+//     groups it still watches if the host dies); around them the
 //     crash recovery loop (recover.go recover), the start after an idle
 //     exit (wakeLocked), the one-time /proc observation, the process
 //     tree watch of allow_self_reload (selfreload.go watchTree, ends

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credsource"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/personcheck"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
@@ -172,6 +173,11 @@ type Host struct {
 	// the host never takes a digest from the on-disk caches, which any
 	// process of the user can write. Their own locks.
 	caches *build.Caches
+
+	// guard kills the servers' process groups if the host dies without
+	// stopping them: one process for the host's life, watching each
+	// group from its start to its stop (child.go). Its own lock.
+	guard *childproc.Guard
 
 	// versions caches runtime digest → version, so a restart does not run
 	// node --version again (supervise.go). Its own lock.
@@ -332,7 +338,7 @@ func New(opts Options) *Host {
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: personcheck.LaunchOf(os.Getppid(), personcheck.LaunchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
-		verifyKick: make(chan struct{}, 1),
+		verifyKick: make(chan struct{}, 1), guard: childproc.NewGuard(),
 	}
 	h.log = newLogSink(opts.Stderr, logSinkMax)
 	h.openCredentials()
