@@ -317,22 +317,29 @@ func (o *overflow) id() json.RawMessage {
 	return nil
 }
 
-// Sizes of readLines' buffer: it starts at readChunk, grows to hold the
-// longest line in progress (up to the limit) and shrinks back once a line
-// over readKeep has been passed on.
+// Sizes of readLines' buffer: it starts at readChunk and grows to hold
+// the longest line in progress (up to the limit). A line of handOver
+// bytes or more is handed to fn in the buffer it was read into, not
+// copied out, and reading goes on in a new buffer as large as that line
+// needed, so that the next one like it is read without growing a buffer
+// again; once no line over readKeep has come for readKeepFor, a buffer
+// over readKeep goes back to readChunk.
 const (
-	readChunk = 64 << 10
-	readKeep  = 4 << 20
+	readChunk   = 64 << 10
+	handOver    = 256 << 10
+	readKeep    = 4 << 20
+	readKeepFor = time.Second
 )
 
 // readLines calls fn with each line read from r, without its newline; fn
 // owns the slice, and the newline stays in place just past its end (see
 // withNewline), so that forwarding it needs no copy. Lines are read with
 // large reads into one buffer that is reused, and each complete line is
-// copied out of it once. A line longer than max bytes is not passed on:
-// fn gets nil and an *overflow (its first and last bytes) instead, and the
-// rest of it is not kept. It returns at EOF or on a read error; how reads
-// are cut does not change what fn sees.
+// copied out of it once, or, when long, handed over in it (handOver). A
+// line longer than max bytes is not passed on: fn gets nil and an
+// *overflow (its first and last bytes) instead, and the rest of it is
+// not kept. It returns at EOF or on a read error; how reads are cut does
+// not change what fn sees.
 func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 	readLinesMore(r, max, func(line []byte, over *overflow, _ bool) { fn(line, over) })
 }
@@ -344,6 +351,7 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, more bool)) {
 	buf := make([]byte, 0, readChunk)
 	var over *overflow
+	var longAt time.Time // when the last line over readKeep was passed on
 	for {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, min(cap(buf), max+2-len(buf)+1))
@@ -355,6 +363,18 @@ func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, mo
 		for i := bytes.IndexByte(buf[scan:], '\n'); i >= 0; {
 			end := scan + i + 1
 			next := bytes.IndexByte(buf[end:], '\n')
+			if seg := buf[start:end:end]; over == nil && len(seg) >= handOver && len(trimNL(seg)) <= max {
+				// Handed over as it lies: what follows it moves to a
+				// buffer of its own that holds a line as long.
+				if len(seg) > readKeep {
+					longAt = time.Now()
+				}
+				rest := buf[end:]
+				buf = append(make([]byte, 0, min(len(seg)+readChunk, max+2)), rest...)
+				fn(trimNL(seg), nil, next >= 0)
+				start, scan, i = 0, 0, next
+				continue
+			}
 			deliver(buf[start:end], max, over, fn, next >= 0)
 			over, start, scan, i = nil, end, end, next
 		}
@@ -369,7 +389,7 @@ func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, mo
 		case start > 0:
 			buf = buf[:copy(buf, rest)]
 		}
-		if cap(buf) > readKeep && len(buf) < readChunk {
+		if cap(buf) > readKeep && len(buf) < readChunk && time.Since(longAt) > readKeepFor {
 			buf = append(make([]byte, 0, readChunk), buf...)
 		}
 		if err != nil {

@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,11 +58,11 @@ func main() {
 	configs := [][]string{{*server}, {*splice, *server}, {*durable, durableLog.Name(), *server}, {*mcpepoch, "host", "--dir", *dir, "--", *server}}
 	names := []string{"direct", "splice proxy", "durable proxy", "mcpepoch host"}
 	if *before != "" {
-		bdir, err := copyProject(*dir)
+		bdir, bserver, err := copyProject(*dir, *server)
 		if err != nil {
 			fail(err)
 		}
-		configs = append(configs, []string{*before, "host", "--dir", bdir, "--", *server})
+		configs = append(configs, []string{*before, "host", "--dir", bdir, "--", bserver})
 		names = append(names, "host -before")
 	}
 	var ss []*session
@@ -342,18 +344,30 @@ func measureRestartBusy(s *session, d time.Duration) (restart, left time.Duratio
 	return median(rs), median(ls), answered
 }
 
-// copyProject makes a sibling of dir holding its mcpepoch.toml, so that
-// the -before host has an audit log and state of its own.
-func copyProject(dir string) (string, error) {
-	b, err := os.ReadFile(dir + "/mcpepoch.toml")
-	if err != nil {
-		return "", err
-	}
+// copyProject makes a sibling of dir holding its mcpepoch.toml and a copy
+// of the server, so that the -before host has an audit log and state of
+// its own and runs a server of its own project (a launch whose identity
+// hashes no file of the project is refused); it returns the sibling and
+// the server's path in it.
+func copyProject(dir, server string) (string, string, error) {
 	out := strings.TrimSuffix(dir, "/") + "-before"
 	if err := os.MkdirAll(out, 0o700); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return out, os.WriteFile(out+"/mcpepoch.toml", b, 0o600)
+	bin, err := os.ReadFile(server)
+	if err != nil {
+		return "", "", err
+	}
+	copied := out + "/" + filepath.Base(server)
+	if err := os.WriteFile(copied, bin, 0o700); err != nil {
+		return "", "", err
+	}
+	b, err := os.ReadFile(dir + "/mcpepoch.toml")
+	if err != nil {
+		return "", "", err
+	}
+	b = bytes.ReplaceAll(b, []byte(strconv.Quote(server)), []byte(strconv.Quote(copied)))
+	return out, copied, os.WriteFile(out+"/mcpepoch.toml", b, 0o600)
 }
 
 func median(d []time.Duration) time.Duration { return pct(d, 50) }
