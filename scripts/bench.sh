@@ -17,7 +17,7 @@
 #             calls; 8 concurrent callers for 3 s; 10 restarts): calls/s,
 #             CPU per call, its system calls per call by name (perf stat,
 #             else strace) and the top of a CPU profile the host writes
-#             (MCPEPOCH_CPUPROFILE)
+#             (MCPEPOCH_CPUPROFILE), with its mutex profile for the callers
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
 #             and a program that links the same dependencies and does
 #             nothing, the release build (no cgo) and the default one; the
@@ -82,6 +82,10 @@ for part in $parts; do
 				-server "$proj/echoserver" -mcpepoch "$tmp/mcpepoch" -dir "$proj" 2>"$tmp/profile.log" ||
 				{ tail -20 "$tmp/profile.log" >&2; exit 1; }
 			go tool pprof -top -nodecount=25 "$tmp/mcpepoch" "$tmp/$load.prof" 2>/dev/null | sed -n '/flat%/,$p'
+			if [ "$load" = callers ]; then
+				echo "-- where goroutines waited for a lock (mutex profile, every wait):"
+				go tool pprof -top -nodecount=6 "$tmp/mcpepoch" "$tmp/$load.prof.mutex" 2>/dev/null | sed -n '/^Showing nodes/,$p'
+			fi
 			echo
 		done
 		;;
