@@ -318,24 +318,24 @@ func (o *overflow) id() json.RawMessage {
 }
 
 // Sizes of readLines' buffer: it starts at readChunk and grows to hold
-// the longest line in progress (up to the limit). A line of handOver
-// bytes or more is handed to fn in the buffer it was read into, not
-// copied out, and reading goes on in a new buffer as large as that line
-// needed, so that the next one like it is read without growing a buffer
-// again; once no line over readKeep has come for readKeepFor, a buffer
-// over readKeep goes back to readChunk.
+// the longest line in progress (up to the limit), by doubling, or at once
+// to the size of the last line over readKeep, the likely size of the next
+// long one. A buffer of up to readKeep is kept and its lines copied out;
+// a line over readKeep is handed to fn in the buffer it was read into,
+// not copied, and reading goes on in a buffer of readChunk, as it does
+// once a buffer over readKeep is left with little in it. (Handing over
+// lines of 256 KiB made 1 MiB results slower: the kept buffer takes a
+// whole pipe's worth in one read.)
 const (
-	readChunk   = 64 << 10
-	handOver    = 256 << 10
-	readKeep    = 4 << 20
-	readKeepFor = time.Second
+	readChunk = 64 << 10
+	readKeep  = 4 << 20
 )
 
 // readLines calls fn with each line read from r, without its newline; fn
 // owns the slice, and the newline stays in place just past its end (see
 // withNewline), so that forwarding it needs no copy. Lines are read with
 // large reads into one buffer that is reused, and each complete line is
-// copied out of it once, or, when long, handed over in it (handOver). A
+// copied out of it once, or, when over readKeep, handed over in it. A
 // line longer than max bytes is not passed on: fn gets nil and an
 // *overflow (its first and last bytes) instead, and the rest of it is
 // not kept. It returns at EOF or on a read error; how reads are cut does
@@ -351,10 +351,14 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, more bool)) {
 	buf := make([]byte, 0, readChunk)
 	var over *overflow
-	var longAt time.Time // when the last line over readKeep was passed on
+	long := 0 // the size of the last line over readKeep, newline and all
 	for {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(cap(buf), max+2-len(buf)+1))
+			grow := min(cap(buf), max+2-len(buf)+1)
+			if want := min(long+readChunk, max+2) - len(buf); want > grow {
+				grow = want // a long line again, likely as long as the last: one allocation
+			}
+			buf = slices.Grow(buf, grow)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		scan := len(buf)
@@ -363,14 +367,11 @@ func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, mo
 		for i := bytes.IndexByte(buf[scan:], '\n'); i >= 0; {
 			end := scan + i + 1
 			next := bytes.IndexByte(buf[end:], '\n')
-			if seg := buf[start:end:end]; over == nil && len(seg) >= handOver && len(trimNL(seg)) <= max {
+			if seg := buf[start:end:end]; over == nil && len(seg) > readKeep && len(trimNL(seg)) <= max {
 				// Handed over as it lies: what follows it moves to a
-				// buffer of its own that holds a line as long.
-				if len(seg) > readKeep {
-					longAt = time.Now()
-				}
-				rest := buf[end:]
-				buf = append(make([]byte, 0, min(len(seg)+readChunk, max+2)), rest...)
+				// buffer of its own.
+				long = len(seg)
+				buf = append(make([]byte, 0, readChunk+len(buf)-end), buf[end:]...)
 				fn(trimNL(seg), nil, next >= 0)
 				start, scan, i = 0, 0, next
 				continue
@@ -389,7 +390,7 @@ func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, mo
 		case start > 0:
 			buf = buf[:copy(buf, rest)]
 		}
-		if cap(buf) > readKeep && len(buf) < readChunk && time.Since(longAt) > readKeepFor {
+		if cap(buf) > readKeep && len(buf) < readChunk {
 			buf = append(make([]byte, 0, readChunk), buf...)
 		}
 		if err != nil {

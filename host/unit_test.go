@@ -61,15 +61,15 @@ func TestReadLinesLong(t *testing.T) {
 	}
 }
 
-// Long lines handed over in the buffer they were read into
-// (handOver), mixed with short ones, CRLF and LF, come through whole
+// Long lines handed over in the buffer they were read into (over
+// readKeep), mixed with short ones, CRLF and LF, come through whole
 // however the reads are cut; each is fn's to keep and change (what fn
 // writes into one never shows in a later one), and the newline still
 // follows an LF line in place (withNewline).
 func TestReadLinesHandsOverLongLines(t *testing.T) {
 	var want []string
 	var in strings.Builder
-	for i, n := range []int{handOver, 10, 5 << 20, handOver + 1, 3, readKeep + 1, 1 << 20} {
+	for i, n := range []int{readKeep, 10, 5 << 20, readKeep + 1, 3, 1 << 20, readKeep + 100} {
 		line := fmt.Sprintf(`{"id":%d,"result":"%s"}`, i, strings.Repeat(string(rune('a'+i)), n))
 		want = append(want, line)
 		in.WriteString(line)
