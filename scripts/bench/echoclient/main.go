@@ -8,9 +8,17 @@
 // Usage: echoclient -server BIN -splice BIN -durable BIN -mcpepoch BIN -dir PROJECT [-before BIN]
 //
 // With -before, a second mcpepoch binary (an earlier build) runs in its
-// own copy of the project as a fourth connection, interleaved with the
+// own copy of the project as a fifth connection, interleaved with the
 // others, so that a change is measured before and after in one run; the
 // audit backlog, restart and RSS figures are the -mcpepoch host's.
+//
+// With -load small, callers or restart it runs only the host, under that
+// one load, and prints its calls/s and CPU per call; -syscalls counts its
+// system calls (perf stat, else strace) and -cpuprofile has it write CPU,
+// mutex and block profiles (MCPEPOCH_CPUPROFILE): scripts/bench.sh
+// profile.
+//
+// Usage: echoclient -load small|callers|restart -server BIN -mcpepoch BIN -dir PROJECT [-n N] [-for D] [-restarts N] [-syscalls] [-cpuprofile FILE]
 package main
 
 import (
