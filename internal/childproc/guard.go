@@ -78,10 +78,10 @@ func (g *Guard) Watch(pgid int) error {
 	}
 	g.groups[pgid] = true
 	if g.w != nil {
-		if _, err := g.w.Write([]byte(strconv.Itoa(pgid) + "\n")); err == nil {
+		if g.sendLocked([]byte(strconv.Itoa(pgid)+"\n")) == nil {
 			return nil
 		}
-		g.endLocked() // the guard died: a new one takes every group
+		g.endLocked(false) // the guard died, or stopped reading: a new one takes every group
 	}
 	if err := g.startLocked(); err != nil {
 		delete(g.groups, pgid)
@@ -102,9 +102,21 @@ func (g *Guard) Unwatch(pgid int) {
 		return
 	}
 	delete(g.groups, pgid)
-	if g.w != nil {
-		g.w.Write([]byte("-" + strconv.Itoa(pgid) + "\n"))
+	if g.w != nil && g.sendLocked([]byte("-"+strconv.Itoa(pgid)+"\n")) != nil {
+		g.endLocked(false) // the next Watch starts a new guard
 	}
+}
+
+// guardWrite bounds a write to the guard's pipe: a guard that stopped
+// reading (stopped by a signal, say) until its pipe filled is replaced
+// rather than waited for.
+const guardWrite = time.Second
+
+// sendLocked writes b to the guard's pipe, waiting at most guardWrite.
+func (g *Guard) sendLocked(b []byte) error {
+	g.w.SetWriteDeadline(time.Now().Add(guardWrite))
+	_, err := g.w.Write(b)
+	return err
 }
 
 // Stop ends the guard as the host ends: a group still watched (one a stop
@@ -118,7 +130,7 @@ func (g *Guard) Stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stopped = true
-	g.endLocked()
+	g.endLocked(true)
 }
 
 // startLocked starts a guard process and hands it every group watched.
@@ -145,8 +157,8 @@ func (g *Guard) startLocked() error {
 	for pgid := range g.groups {
 		b = append(strconv.AppendInt(b, int64(pgid), 10), '\n')
 	}
-	if _, err := w.Write(b); err != nil {
-		g.endLocked()
+	if err := g.sendLocked(b); err != nil {
+		g.endLocked(false)
 		return err
 	}
 	return nil
@@ -154,10 +166,15 @@ func (g *Guard) startLocked() error {
 
 // endLocked closes the guard's pipe, which fires it at what it still
 // watches, and reaps it: at once when it exits, else it is killed after a
-// second (a shell stopped by a debugger, say).
-func (g *Guard) endLocked() {
+// second (a shell stopped by a debugger, say). With fire false the guard
+// is killed first, so that it fires at nothing: it died, or stopped
+// reading, and a new one takes the groups it watched.
+func (g *Guard) endLocked(fire bool) {
 	if g.cmd == nil {
 		return
+	}
+	if !fire {
+		g.cmd.Process.Kill()
 	}
 	g.w.Close()
 	done := make(chan struct{})

@@ -130,3 +130,43 @@ func BenchmarkGuardWatch(b *testing.B) {
 		}
 	})
 }
+
+// A guard that stopped reading (stopped by a signal) until its pipe is
+// full holds up no start or stop of a server for more than guardWrite:
+// it is killed, never firing, and a new one takes every group watched.
+func TestGuardReplacedWhenItStopsReading(t *testing.T) {
+	g := NewGuard()
+	a, aDone := startGroup(t)
+	if err := g.Watch(a); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	first := g.cmd
+	g.mu.Unlock()
+	if err := first.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := 0; ; i++ {
+		if err := g.Watch(1 << 22); err != nil { // past pid_max: no such group
+			t.Fatal(err)
+		}
+		g.Unwatch(1 << 22)
+		g.mu.Lock()
+		replaced := g.cmd != first
+		g.mu.Unlock()
+		if replaced {
+			break
+		}
+		if time.Since(start) > 10*guardWrite {
+			t.Fatalf("after %d starts and stops the stopped guard was still written to", i)
+		}
+	}
+	if exited(aDone, 200*time.Millisecond) {
+		t.Fatal("the stopped guard fired when it was replaced")
+	}
+	g.Stop()
+	if !exited(aDone, 5*time.Second) {
+		t.Error("the new guard did not take the group the stopped one watched")
+	}
+}
