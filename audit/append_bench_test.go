@@ -108,14 +108,23 @@ func BenchmarkWriteCall(b *testing.B) {
 // writer goroutine's work per group. Wall time and, as cpu-µs/op, the
 // process's CPU time. The lazy-head case is the same with
 // Options.LazyHead (no fdatasync of the head): what the head's own
-// flush costs a group.
+// flush costs a group. The host cases keep a copy of the head outside
+// the project (synced with every group), with the head synced at every
+// group as before and, as the host opens its log, lazily with
+// HeadSyncEvery of a second: the fdatasync the second saves.
 func BenchmarkSync(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		lazy bool
-	}{{"head", false}, {"lazy-head", true}} {
+		name  string
+		lazy  bool
+		every time.Duration
+		copy  bool
+	}{{"head", false, 0, false}, {"lazy-head", true, 0, false}, {"host-before", false, 0, true}, {"host", true, time.Second, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), &Options{LazyHead: c.lazy})
+			opts := &Options{LazyHead: c.lazy, HeadSyncEvery: c.every}
+			if c.copy {
+				opts.CopyDir = b.TempDir()
+			}
+			l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), opts)
 			if err != nil {
 				b.Fatal(err)
 			}

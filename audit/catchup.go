@@ -217,7 +217,7 @@ func (l *Log) checkHead(t tail) (stale bool, lost string, err error) {
 			lost = HeadMissing
 		}
 	case h == t.last:
-	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
+	case h.Seq < t.last.Seq && chainReaches(l.f, t, h, maxLazyLag):
 		stale = true
 		behind := "one record"
 		if n := t.last.Seq - h.Seq; n > 1 {

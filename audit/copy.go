@@ -113,7 +113,7 @@ func (l *Log) checkCopy(t tail) (*CopyFound, error) {
 		return &CopyFound{State: CopyMissing, Path: path}, nil
 	case h == t.last:
 		return nil, nil
-	case h.Seq < t.last.Seq && t.last.Seq-h.Seq <= maxHeadLag && chainReaches(l.f, t, h):
+	case h.Seq < t.last.Seq && chainReaches(l.f, t, h, maxHeadLag):
 		// A writer killed between appending records and syncing them
 		// leaves the head file as far behind as the copy (it writes the
 		// copy first); a head file ahead of the copy was written by a

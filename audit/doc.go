@@ -61,8 +61,9 @@
 // not exist yet is written atomically (temporary file in the same
 // directory, fsync, rename, fsync of the directory); the Log keeps the
 // head file open and rewrites it in place after every step, one pwrite(2)
-// of all 192 bytes at offset 0 and an fdatasync (none with
-// Options.LazyHead), as long as the file at the path is still the one it
+// of all 192 bytes at offset 0 and an fdatasync (with Options.LazyHead,
+// none, or one once HeadSyncEvery has passed since the oldest rewrite not
+// yet synced, and at Close), as long as the file at the path is still the one it
 // opened and has that size (otherwise it writes a new one atomically). The
 // file never changes size, so a crash leaves the old head, the new one, or
 // a torn one; "sum" is the CRC-32C of the seq and hash ("17 sha256:…", in
@@ -150,9 +151,15 @@
 // is refused by Append and counted as lost by AppendBatch.
 //
 // A writer that stopped between a batch and its head rewrite leaves the
-// head up to a batch behind (MaxBatch records). Open and Append take the
-// chain back, link by link, to the record the head names and rewrite the
-// head; Verify warns (head-behind).
+// head up to a batch behind (MaxBatch records); a lazy head
+// (Options.LazyHead) whose last rewrites a machine that stopped never
+// wrote to the disk lags by up to HeadSyncEvery of records. Open and
+// Append take the chain back, link by link, to the record the head names
+// (up to a million records) and rewrite the head; Verify warns
+// (head-behind) whatever the lag, naming the records past the head and
+// the time of the first, as long as the log holds the head's record with
+// its hash. A head past the log's end is a truncation (a problem), one
+// whose record has another hash a mismatch.
 //
 // A head file without a log (audit.jsonl deleted or moved, audit.head kept)
 // is a problem for Verify (log-missing), and Open refuses to start a new

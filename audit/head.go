@@ -140,6 +140,13 @@ type headFile struct {
 	path string
 	f    *os.File
 	lazy bool // in-place rewrites skip the fdatasync (Options.LazyHead)
+	// every bounds how long a lazy rewrite waits for its fdatasync
+	// (Options.HeadSyncEvery; zero: until the next atomic write).
+	// dirtySince is when the oldest rewrite not yet synced was made, zero
+	// when every rewrite is durable; syncs counts fdatasyncs, for tests.
+	every      time.Duration
+	dirtySince time.Time
+	syncs      int
 }
 
 // write writes h to the head file. While the open file is still the one
@@ -166,20 +173,64 @@ func (hf *headFile) write(h Head) error {
 				return fmt.Errorf("write %s: %w", hf.path, err)
 			}
 			if hf.lazy {
-				return nil
+				if hf.dirtySince.IsZero() {
+					hf.dirtySince = time.Now()
+				}
+				if hf.every <= 0 || time.Since(hf.dirtySince) < hf.every {
+					return nil
+				}
 			}
-			if err := fdatasync(hf.f); err != nil {
-				return fmt.Errorf("write %s: fdatasync: %w", hf.path, err)
-			}
-			return nil
+			return hf.syncLocked()
 		}
 		hf.closeLocked()
 	}
 	if err := atomicfile.Write(hf.path, b, 0o600); err != nil {
 		return err
 	}
-	hf.f = openHead(hf.path) // nil: the next write replaces it again
+	hf.dirtySince = time.Time{} // synced by the atomic write
+	hf.f = openHead(hf.path)    // nil: the next write replaces it again
 	return nil
+}
+
+// syncLocked makes the head's rewrites durable: one fdatasync.
+func (hf *headFile) syncLocked() error {
+	hf.syncs++
+	if err := fdatasync(hf.f); err != nil {
+		return fmt.Errorf("write %s: fdatasync: %w", hf.path, err)
+	}
+	hf.dirtySince = time.Time{}
+	return nil
+}
+
+// due returns when the lazy rewrites not yet synced must be (every after
+// the oldest of them), zero when none waits or every is zero.
+func (hf *headFile) due() time.Time {
+	hf.mu.Lock()
+	defer hf.mu.Unlock()
+	if hf.dirtySince.IsZero() || hf.every <= 0 || hf.f == nil {
+		return time.Time{}
+	}
+	return hf.dirtySince.Add(hf.every)
+}
+
+// syncDue syncs the head when its lazy rewrites are due (due).
+func (hf *headFile) syncDue() error {
+	hf.mu.Lock()
+	defer hf.mu.Unlock()
+	if hf.dirtySince.IsZero() || hf.every <= 0 || hf.f == nil || time.Since(hf.dirtySince) < hf.every {
+		return nil
+	}
+	return hf.syncLocked()
+}
+
+// syncNow syncs the head when a lazy rewrite is not durable yet.
+func (hf *headFile) syncNow() error {
+	hf.mu.Lock()
+	defer hf.mu.Unlock()
+	if hf.dirtySince.IsZero() || hf.f == nil {
+		return nil
+	}
+	return hf.syncLocked()
 }
 
 // openHead opens the head file at path for rewriting in place, or returns
@@ -207,6 +258,7 @@ func (hf *headFile) closeLocked() {
 		hf.f.Close()
 		hf.f = nil
 	}
+	hf.dirtySince = time.Time{} // what was not synced is the kernel's to write
 }
 
 // removeStaleTemps removes temporary head files a writer killed in

@@ -54,17 +54,29 @@ type Options struct {
 	// cannot take it in time fails with a *WriteError (Op "lock").
 	// Default: DefaultLockTimeout.
 	LockTimeout time.Duration
-	// LazyHead rewrites the head file in place without its fdatasync.
-	// Records are fsynced as always and the head is rewritten only after
-	// them, so a head never names a record the log lacks; a crash may
-	// lose the head's last rewrites instead, and the next Open finds the
+	// LazyHead rewrites the head file in place without its fdatasync
+	// (the copy of the head, CopyDir, is synced all the same). Records
+	// are fsynced as always and the head is rewritten only after them,
+	// so a head never names a record the log lacks; a machine that stops
+	// may lose the head's last rewrites instead (a process that dies
+	// loses none: they are in the kernel), and the next Open finds the
 	// head behind a chain that leads back to it and brings it up to date
-	// (a Recovery). Records appended since the last head that reached the
-	// disk could then be cut from the end unseen. For a log appended to
-	// by short-lived writers, one record each (the builds log: each
-	// mcpepoch record with no host listening), where the second sync was
-	// as costly as the first.
+	// (a Recovery); Verify warns, naming how many records and since when
+	// (WarnHeadBehind). Records appended since the last head that reached
+	// the disk could then be cut from the end unseen by the head file
+	// (not by a copy of the head, which is synced). Without
+	// HeadSyncEvery, for a log appended to by short-lived writers, one
+	// record each (the builds log: each mcpepoch record with no host
+	// listening), where the second sync was as costly as the first.
 	LazyHead bool
+	// HeadSyncEvery, with LazyHead, bounds how long a head rewrite waits
+	// for its fdatasync: the step that rewrites it syncs it when the
+	// oldest rewrite not yet synced is this old, Sync syncs it once it is
+	// due even with nothing new written (HeadDue says when), and Close
+	// syncs it. So a machine that stops loses at most this long of head
+	// rewrites, plus what a Sync under way had not finished. Zero: the
+	// head is synced only when rewritten atomically.
+	HeadSyncEvery time.Duration
 	// CopyDir, when set, is a directory outside the project (the user's
 	// state directory for it) where every step also keeps a copy of the
 	// head (CopyHeadPath) and the seq and hash of every checkpoint record
@@ -157,10 +169,10 @@ func Open(path string, opts *Options) (*Log, error) {
 		if opts.LockTimeout > 0 {
 			l.lockTimeout = opts.LockTimeout
 		}
-		l.hf.lazy = opts.LazyHead
+		l.hf.lazy, l.hf.every = opts.LazyHead, opts.HeadSyncEvery
 		if opts.CopyDir != "" {
 			l.copyDir = opts.CopyDir
-			l.cf = headFile{path: CopyHeadPath(opts.CopyDir, path), lazy: opts.LazyHead}
+			l.cf = headFile{path: CopyHeadPath(opts.CopyDir, path)}
 			l.ckPath = CopyCheckpointsPath(opts.CopyDir, path)
 		}
 	}
@@ -222,6 +234,9 @@ func (l *Log) Close() error {
 		l.syncHeldLocked()
 	}
 	l.closed = true
+	if l.hf.every > 0 {
+		l.hf.syncNow() // a clean stop leaves the head durable
+	}
 	l.hf.close()
 	l.cf.close()
 	err := l.f.Close()

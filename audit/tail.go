@@ -63,24 +63,39 @@ func scanTail(f *os.File, size int64) (tail, error) {
 
 // maxHeadLag is how many records the head file may lag the log after a
 // writer stopped between a batch and its head rewrite: a batch, and the
-// records_lost and log_recovered records that may precede it.
+// records_lost and log_recovered records that may precede it. The copy of
+// the head, synced with every group, lags no further.
 const maxHeadLag = MaxBatch + 2
 
+// maxLazyLag is how many records the head file may lag the log when a
+// machine stopped before the last rewrites of a lazy head reached the
+// disk (Options.LazyHead, HeadSyncEvery: a second of a host's records,
+// which at tens of thousands of records a second is far past a batch).
+// Past it, or when the records do not chain back to the head, Open
+// refuses the log (HeadMismatchError).
+const maxLazyLag = 1 << 20
+
 // chainReaches reports whether the records before the log's last one
-// (t) chain back, link by link, to the record h names. Lines that are not
-// records are passed over; Verify judges them.
-func chainReaches(f *os.File, t tail, h Head) bool {
+// (t) chain back, link by link, to the record h names, within maxLag
+// records. Lines that are not records are passed over (as many again
+// are allowed); Verify judges them.
+func chainReaches(f *os.File, t tail, h Head, maxLag int64) bool {
 	if h.Seq == t.last.Seq-1 {
 		return h.Hash == t.lastPrev
 	}
+	if t.last.Seq-h.Seq > maxLag {
+		return false
+	}
 	want := Head{Seq: t.last.Seq - 1, Hash: t.lastPrev}
-	end := t.lastStart - 1
-	for lines := 0; end >= 0 && lines < 2*maxHeadLag; lines++ {
-		start, line, err := lineBefore(f, end)
+	back := backLines{f: f, end: t.lastStart - 1, winStart: t.lastStart - 1}
+	noFields := func(string) bool { return false }
+	var lr lineReader
+	for lines := int64(0); back.end >= 0 && lines < 2*maxLag; lines++ {
+		start, line, err := back.prev()
 		if err != nil {
 			return false
 		}
-		if rec, sum, perr := parseLine(line); perr == nil {
+		if rec, sum, perr := lr.parse(line, noFields, true); perr == nil {
 			if sum != rec.Hash || rec.Seq != want.Seq || rec.Hash != want.Hash {
 				return false
 			}
@@ -92,9 +107,45 @@ func chainReaches(f *os.File, t tail, h Head) bool {
 		if start == 0 {
 			return false
 		}
-		end = start - 1
 	}
 	return false
+}
+
+// backLines reads the lines of f backwards from end (exclusive, at a
+// newline), a large block at a time, for a walk over many records.
+type backLines struct {
+	f        *os.File
+	end      int64  // the end of the next line to return
+	win      []byte // the bytes of f from winStart up to at least end
+	winStart int64
+}
+
+// backBlock is how much backLines reads at a time.
+const backBlock = 1 << 20
+
+// prev returns the line that ends at b.end and its start offset, and
+// moves b.end before it. A line longer than maxTailLine bytes is a
+// CorruptError naming its start.
+func (b *backLines) prev() (int64, []byte, error) {
+	for {
+		rel := b.end - b.winStart
+		if i := bytes.LastIndexByte(b.win[:rel], '\n'); i >= 0 || b.winStart == 0 {
+			start := b.winStart + int64(i) + 1
+			line := b.win[i+1 : rel]
+			b.end = start - 1
+			return start, line, nil
+		}
+		if b.end-b.winStart > maxTailLine {
+			return 0, nil, tooLong(b.f, b.winStart, b.end, false)
+		}
+		from := max(0, b.winStart-backBlock)
+		win := make([]byte, int(b.winStart-from)+int(rel))
+		if _, err := b.f.ReadAt(win[:b.winStart-from], from); err != nil && err != io.EOF {
+			return 0, nil, fmt.Errorf("audit: read %s: %w", b.f.Name(), err)
+		}
+		copy(win[b.winStart-from:], b.win[:rel])
+		b.win, b.winStart = win, from
+	}
 }
 
 // lineBefore returns the line that ends at offset end (exclusive, at a

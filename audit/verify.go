@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 
@@ -69,6 +70,12 @@ func VerifyWith(logPath string, o VerifyOptions, fn func(Record)) (*Report, erro
 	defer f.Close()
 	v := verifier{path: logPath, each: fn,
 		rep: &Report{Last: Head{Hash: GenesisPrev}}}
+	if o.Head != "" {
+		// Read before the log, under the same lock: the time of the
+		// first record the head does not name is noted on the way.
+		h, ok, herr := ReadHead(o.Head)
+		v.headRead = &headRead{h: h, ok: ok, err: herr}
+	}
 	err = eachLine(f, v.line)
 	if err != nil {
 		return nil, fmt.Errorf("audit: read %s: %w", logPath, err)
@@ -157,6 +164,17 @@ type verifier struct {
 	lines   lineReader
 	each    func(Record) // VerifyScan's fn, or nil
 	head    *Head        // what the head file names, once read
+	// headRead is the head file as read before the log; after is the
+	// time of the first record past the one it names.
+	headRead *headRead
+	after    time.Time
+}
+
+// headRead is what ReadHead returned.
+type headRead struct {
+	h   Head
+	ok  bool
+	err error
 }
 
 func (v *verifier) problem(p Problem) {
@@ -244,6 +262,9 @@ func (v *verifier) line(l rawLine) {
 	if !l.terminated {
 		v.warn(Problem{Kind: WarnMissingNewline, Line: l.n, Seq: rec.Seq,
 			Msg: "last record is complete but lacks its newline (the writer stopped; the next Open appends it)"})
+	}
+	if r := v.headRead; r != nil && r.ok && rec.Seq == r.h.Seq+1 && v.after.IsZero() {
+		v.after = rec.Time
 	}
 	v.bySeq.note(rec.Seq, rec.Hash)
 	v.end = Head{Seq: rec.Seq, Hash: rec.Hash}
@@ -375,7 +396,12 @@ func (v *verifier) tailTooLong() bool {
 }
 
 func (v *verifier) checkHead(headPath string) {
-	h, ok, err := ReadHead(headPath)
+	r := v.headRead
+	if r == nil {
+		h, ok, err := ReadHead(headPath)
+		r = &headRead{h: h, ok: ok, err: err}
+	}
+	h, ok, err := r.h, r.ok, r.err
 	if ok && err == nil {
 		v.head = &h
 	}
@@ -399,16 +425,24 @@ func (v *verifier) checkHead(headPath string) {
 		v.problem(Problem{Kind: ProblemHeadMismatch, Seq: h.Seq,
 			Msg:      fmt.Sprintf("hash does not match the one %s records", headPath),
 			Expected: h.Hash, Found: v.hashOf(h.Seq)})
-	case h.Seq == last.Seq-1:
-		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
-			Msg: fmt.Sprintf("%s records seq %d, one record behind (the writer stopped before updating it; the next Open rewrites it)", headPath, h.Seq)})
-	case h.Seq < last.Seq && last.Seq-h.Seq <= maxHeadLag:
-		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
-			Msg: fmt.Sprintf("%s records seq %d, %d records behind (the writer stopped between a batch and its head update; the next Open rewrites it)", headPath, h.Seq, last.Seq-h.Seq)})
 	case h.Seq < last.Seq:
-		v.problem(Problem{Kind: ProblemHeadMismatch, Seq: last.Seq,
-			Msg:      fmt.Sprintf("log continues past seq %d, which %s records", h.Seq, headPath),
-			Expected: fmt.Sprint(h.Seq), Found: fmt.Sprint(last.Seq)})
+		// The records past the head chain from it (any break is its own
+		// finding): the head lags, as a writer that stopped before its
+		// head update leaves it, or one whose last head rewrites never
+		// reached the disk (Options.LazyHead, a machine that stopped).
+		// Nothing is missing; what the head file cannot vouch for is
+		// named.
+		behind := "one record behind"
+		if n := last.Seq - h.Seq; n > 1 {
+			behind = fmt.Sprintf("%d records behind", n)
+		}
+		since := ""
+		if !v.after.IsZero() {
+			since = ", written since " + v.after.UTC().Format(time.RFC3339Nano)
+		}
+		v.warn(Problem{Kind: WarnHeadBehind, Seq: last.Seq,
+			Msg: fmt.Sprintf("%s records seq %d, %s: seq %d to %d%s chain from it. The writer stopped before its head named them, or a machine that stopped lost the head's last rewrites (a host makes them durable at least once a second); a cut of those records would not show in the head file. The next Open rewrites it",
+				headPath, h.Seq, behind, h.Seq+1, last.Seq, since)})
 	}
 }
 
@@ -500,7 +534,7 @@ const (
 	WarnTornTail       ProblemKind = "torn-tail"        // lines after the last record are not records: a crash not yet recovered
 	WarnTornRecovered  ProblemKind = "torn-recovered"   // a torn line closed by the log_recovered record after it
 	WarnMissingNewline ProblemKind = "missing-newline"  // the last record is complete but lacks its newline
-	WarnHeadBehind     ProblemKind = "head-behind"      // the head names the record before the last
+	WarnHeadBehind     ProblemKind = "head-behind"      // the head names an earlier record of the chain: the records after it are named, with the time of the first
 	WarnHeadWasMissing ProblemKind = "head-was-missing" // a log_recovered record says the head file was missing: a cut before it cannot be detected
 	WarnRecordsLost    ProblemKind = "records-lost"     // a records_lost record: the writer could not write some records (disk full, I/O error…)
 	WarnCopyMissing    ProblemKind = "copy-missing"     // the log has records and there is no copy of its head outside the project (first use)

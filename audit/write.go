@@ -123,7 +123,8 @@ func (l *Log) write(evs []Event, wait bool) (int, error) {
 // for the next Sync. It releases the lock once every record is durable
 // and in the head, or, while writes keep coming, once it was held for
 // MaxHold (then it makes them all durable while writes wait). With
-// nothing written since the last Sync it returns nil at once. On failure
+// nothing written since the last Sync it only makes a lazy head durable
+// once it is due (Options.HeadSyncEvery, HeadDue). On failure
 // the error is a *WriteError and the lock is released; the records stay
 // in the file, durable or not, and the next step catches up with them.
 func (l *Log) Sync() error {
@@ -131,7 +132,16 @@ func (l *Log) Sync() error {
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	if !l.held || l.closed {
+		closed := l.closed
 		l.mu.Unlock()
+		if closed {
+			return nil
+		}
+		// Nothing new: a lazy head rewritten HeadSyncEvery ago or more
+		// is made durable now.
+		if err := l.hf.syncDue(); err != nil {
+			return &WriteError{Path: l.headPath, Op: "head", Err: unwrapPath(err)}
+		}
 		return nil
 	}
 	force := time.Since(l.heldSince) >= MaxHold
@@ -198,3 +208,9 @@ func (l *Log) release(failed bool) {
 	l.held = false
 	unlockFile(l.lock)
 }
+
+// HeadDue returns when Sync must run, with nothing new written, to make
+// the head's last rewrite durable (Options.LazyHead with HeadSyncEvery):
+// zero when every rewrite is durable. A writer that goes idle calls Sync
+// then.
+func (l *Log) HeadDue() time.Time { return l.hf.due() }

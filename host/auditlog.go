@@ -38,6 +38,12 @@ const (
 	// auditStuck is how long one write may take before the writer counts
 	// as unhealthy while it still waits (a hung disk or file system).
 	auditStuck = 5 * time.Second
+	// auditHeadSync bounds how long the head's rewrite waits for its
+	// fdatasync (audit.Options.LazyHead, HeadSyncEvery): the group that
+	// finds it due syncs it after the log's fsync, an idle writer when it
+	// is due, and close at once. What a machine that stops can cost the
+	// head grows by as much (docs/audit.md, "What a crash can cost").
+	auditHeadSync = time.Second
 )
 
 // auditor appends the host's events to the project's audit log,
@@ -51,8 +57,11 @@ const (
 // written by the writer goroutine (audit.Log.Write), and so is a record no
 // action waits for (a tool_result) that no guarded write took along
 // within auditSyncEvery. The writer goroutine
-// also makes what was written durable: one fsync and one head rewrite per
-// group, however many records were written meanwhile (audit.Log.Sync).
+// also makes what was written durable: one fsync, the copy of the head
+// outside the project written and synced, and the head rewritten in
+// place per group, however many records were written meanwhile
+// (audit.Log.Sync); the head's own fdatasync waits up to auditHeadSync
+// (audit.Options.LazyHead), and close makes it at once.
 //
 // No action without its audit record: a tools/call is forwarded only once
 // its tool_called record is in the file (write(2) returned; its fsync
@@ -140,7 +149,7 @@ func openAuditor(dir string, logf func(string, ...any)) (*auditor, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &audit.Options{LockTimeout: auditLockTimeout}
+	opts := &audit.Options{LockTimeout: auditLockTimeout, LazyHead: true, HeadSyncEvery: auditHeadSync}
 	// A copy of the head outside the project, where an agent confined to
 	// the project cannot rewrite it (layout.ProjectState).
 	if opts.CopyDir, err = layout.ProjectState(dir); err != nil {
@@ -413,7 +422,29 @@ func (a *auditor) loop() {
 		case sync || down || write:
 			a.sleep(wait)
 		default:
-			<-a.kick
+			a.idle()
+		}
+	}
+}
+
+// idle waits for work; a head rewrite not yet synced is made durable
+// when it is due (auditHeadSync after it).
+func (a *auditor) idle() {
+	due := a.log.HeadDue()
+	if due.IsZero() {
+		<-a.kick
+		return
+	}
+	t := time.NewTimer(time.Until(due))
+	defer t.Stop()
+	select {
+	case <-a.kick:
+	case <-t.C:
+		if err := a.log.Sync(); err != nil {
+			a.mu.Lock()
+			a.failLocked(err)
+			a.cond.Broadcast()
+			a.mu.Unlock()
 		}
 	}
 }

@@ -205,3 +205,30 @@ func TestAuditBurstSharesOneWrite(t *testing.T) {
 		t.Fatalf("%d tool_called records in the file, want 3", n)
 	}
 }
+
+// TestAuditHeadSyncedWhenIdle: the head is rewritten without its own
+// fdatasync (audit.Options.LazyHead); a writer that goes idle makes it
+// durable once auditHeadSync has passed since that rewrite (close does
+// at once: audit.Log.Close).
+func TestAuditHeadSyncedWhenIdle(t *testing.T) {
+	a, _ := testAuditor(t)
+	ep, run := epoch.Epoch("01JQ8Z5K2M7N4P6Q8R0S2T4V6W"), epoch.RunID("01JQ8Z5K2M7N4P6Q8R0S2T4V6X")
+	a.event(audit.TypeToolResult, ep, run, map[string]any{audit.FieldTool: "one"}) // the head exists: rewritten in place from now on
+	a.flush()
+	a.event(audit.TypeToolResult, ep, run, map[string]any{audit.FieldTool: "two"})
+	a.flush()
+	due := a.log.HeadDue()
+	if due.IsZero() {
+		t.Fatal("the head was synced with its group: want its fdatasync left for later")
+	}
+	deadline := due.Add(3 * time.Second)
+	for !a.log.HeadDue().IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the head's rewrite, due %v, was not synced by %v", due.Format(time.StampMilli), deadline.Format(time.StampMilli))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if time.Now().Before(due) {
+		t.Errorf("the head was synced before it was due")
+	}
+}

@@ -39,7 +39,7 @@ type child struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
 
-	guard *childproc.Guard // kills the group if the host dies without stopping it; nil if it could not start
+	guard *childproc.Guard // kills the group if the host dies without stopping it; nil when it does not watch it
 	// broker is the epoch's credentials broker (credentials.go); nil when
 	// the project declares no scope or it could not listen.
 	broker *credbroker.Broker
@@ -91,11 +91,11 @@ type child struct {
 
 // startChild launches command in dir in a new process group (so a stop
 // reaches the server's own children, e.g. under "sh -c") with the host's
-// environment, with a guard that kills the group if the host dies without
-// stopping it (childproc.Guard). The server's stderr is a pipe of the host's,
+// environment, watched by guard, which kills the group if the host dies
+// without stopping it (childproc.Guard). The server's stderr is a pipe of the host's,
 // copied into stderr (the host's log sink, which never blocks). env
 // is the child's environment; nil means the host's own.
-func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
+func startChild(command []string, dir string, stderr io.Writer, guard *childproc.Guard, ep epoch.Epoch, id *build.Identity, env []string) (*child, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
 	if id != nil && len(id.LaunchEnv) > 0 {
@@ -144,7 +144,9 @@ func startChild(command []string, dir string, stderr io.Writer, ep epoch.Epoch, 
 		passStderr(errR, stderr, c.tail)
 		close(c.errDone)
 	}()
-	if c.guard, err = childproc.StartGuard(c.pid); err != nil {
+	if err = guard.Watch(c.pid); err == nil {
+		c.guard = guard
+	} else {
 		fmt.Fprintf(stderr, "mcpepoch host: warning: no guard for process group %d (%v): if the host is killed, what the server started in its group may outlive it\n", c.pid, err)
 	}
 	c.in = newOwnPipeQueue(stdin, func(error) { stdin.Close() })
@@ -237,9 +239,9 @@ func (c *child) stop(grace time.Duration) {
 
 // endGroup stops what is left of the group once its leader is reaped (a
 // shell's children, a background job): SIGTERM, then SIGKILL after
-// grace; then it releases the guard. Bounded by twice grace.
+// grace; then the guard forgets the group. Bounded by twice grace.
 func (c *child) endGroup(grace time.Duration) {
-	defer c.guard.Release()
+	defer c.guard.Unwatch(c.pid)
 	pgid := c.pid
 	if !groupAlive(pgid) {
 		return
@@ -315,9 +317,15 @@ func (o *overflow) id() json.RawMessage {
 	return nil
 }
 
-// Sizes of readLines' buffer: it starts at readChunk, grows to hold the
-// longest line in progress (up to the limit) and shrinks back once a line
-// over readKeep has been passed on.
+// Sizes of readLines' buffer: it starts at readChunk and grows to hold
+// the longest line in progress (up to the limit), by doubling, or at once
+// to the size of the last line over readKeep, the likely size of the next
+// long one. A buffer of up to readKeep is kept and its lines copied out;
+// a line over readKeep is handed to fn in the buffer it was read into,
+// not copied, and reading goes on in a buffer of readChunk, as it does
+// once a buffer over readKeep is left with little in it. (Handing over
+// lines of 256 KiB made 1 MiB results slower: the kept buffer takes a
+// whole pipe's worth in one read.)
 const (
 	readChunk = 64 << 10
 	readKeep  = 4 << 20
@@ -327,10 +335,11 @@ const (
 // owns the slice, and the newline stays in place just past its end (see
 // withNewline), so that forwarding it needs no copy. Lines are read with
 // large reads into one buffer that is reused, and each complete line is
-// copied out of it once. A line longer than max bytes is not passed on:
-// fn gets nil and an *overflow (its first and last bytes) instead, and the
-// rest of it is not kept. It returns at EOF or on a read error; how reads
-// are cut does not change what fn sees.
+// copied out of it once, or, when over readKeep, handed over in it. A
+// line longer than max bytes is not passed on: fn gets nil and an
+// *overflow (its first and last bytes) instead, and the rest of it is
+// not kept. It returns at EOF or on a read error; how reads are cut does
+// not change what fn sees.
 func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 	readLinesMore(r, max, func(line []byte, over *overflow, _ bool) { fn(line, over) })
 }
@@ -342,9 +351,14 @@ func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
 func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, more bool)) {
 	buf := make([]byte, 0, readChunk)
 	var over *overflow
+	long := 0 // the size of the last line over readKeep, newline and all
 	for {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(cap(buf), max+2-len(buf)+1))
+			grow := min(cap(buf), max+2-len(buf)+1)
+			if want := min(long+readChunk, max+2) - len(buf); want > grow {
+				grow = want // a long line again, likely as long as the last: one allocation
+			}
+			buf = slices.Grow(buf, grow)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		scan := len(buf)
@@ -353,6 +367,15 @@ func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, mo
 		for i := bytes.IndexByte(buf[scan:], '\n'); i >= 0; {
 			end := scan + i + 1
 			next := bytes.IndexByte(buf[end:], '\n')
+			if seg := buf[start:end:end]; over == nil && len(seg) > readKeep && len(trimNL(seg)) <= max {
+				// Handed over as it lies: what follows it moves to a
+				// buffer of its own.
+				long = len(seg)
+				buf = append(make([]byte, 0, readChunk+len(buf)-end), buf[end:]...)
+				fn(trimNL(seg), nil, next >= 0)
+				start, scan, i = 0, 0, next
+				continue
+			}
 			deliver(buf[start:end], max, over, fn, next >= 0)
 			over, start, scan, i = nil, end, end, next
 		}

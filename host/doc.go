@@ -214,8 +214,10 @@ package host
 //     a second to flush.
 //  3. Per epoch, the child's goroutines (child.go, supervise.go): its
 //     stdin writer, its stdout reader (calls fromChild), its reaper
-//     (calls childExited), and its guard process (childproc.Guard, which kills
-//     the group if the host dies without stopping it); around them the
+//     (calls childExited), and the host's guard process watches its
+//     group from start to stop (childproc.Guard, one per host, started
+//     with the first child and stopped at the end of Run: it kills the
+//     groups it still watches if the host dies); around them the
 //     crash recovery loop (recover.go recover), the start after an idle
 //     exit (wakeLocked), the one-time /proc observation, the process
 //     tree watch of allow_self_reload (selfreload.go watchTree, ends
@@ -257,11 +259,15 @@ package host
 // recovery and stopChild. It is held across slow work (identity,
 // stopping a process group, tools/list) and is always taken before h.mu.
 //
-// h.mu guards the state machine, the client side, the server side, the
-// catalog, the grants and the grants policy with what the host knows of
+// h.mu guards four of the groups of Host's fields (host.go, where each
+// group names its lock): the session with the client, the child and its
+// epoch (the state machine and the server side), the catalog, and grants
+// and approval waits with the grants policy and what the host knows of
 // mcpepoch.toml (policy, config: configwatch.go reads the file before
-// taking it) (the groups of Host's fields). Every client and
-// server message takes it, so it is held only to decide and to queue:
+// taking it). The client and server writers, the audit writer, the log,
+// presence, the guard and the watchers have locks of their own. Every
+// client and server message takes h.mu, so it is held only to decide and
+// to queue:
 //
 //   - Never block under h.mu: no read of a file another process can
 //     replace (the manifest, /proc: Status reads them after releasing

@@ -74,3 +74,29 @@ func BenchmarkParseClient(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadLinesBig measures framing results of 1 MiB and of 5 MiB
+// off the server's stdout, back to back: the cost per MiB should not grow
+// with the size (readLinesMore keeps its buffer while long lines keep
+// coming, instead of dropping it after each one and growing it again).
+func BenchmarkReadLinesBig(b *testing.B) {
+	for _, size := range []int{1 << 20, 5 << 20} {
+		input := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":%q}]}}`, strings.Repeat("x", size)) + "\n")
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			b.SetBytes(int64(len(input)))
+			b.ReportAllocs()
+			r := &repeatReader{line: input, n: b.N}
+			got := 0
+			b.ResetTimer()
+			readLinesMore(r, 16<<20, func(line []byte, _ *overflow, _ bool) {
+				if len(line) != len(input)-1 {
+					b.Fatalf("line of %d bytes, want %d", len(line), len(input)-1)
+				}
+				got++
+			})
+			if got != b.N {
+				b.Fatalf("%d lines, want %d", got, b.N)
+			}
+		})
+	}
+}

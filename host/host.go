@@ -15,6 +15,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credsource"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
+	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/termsafe"
 	"github.com/mcpepoch/mcpepoch/internal/treewatch"
 	"github.com/mcpepoch/mcpepoch/localapi"
@@ -121,22 +122,25 @@ type Options struct {
 }
 
 // Host is one gateway: one client connection (agent run), one child at a
-// time. Fields are grouped by the file that owns them; doc.go says which
-// lock guards which group.
+// time. Its fields are grouped by job, each group with the lock that
+// guards it: set before any goroutine starts; the session with the
+// client; the child and its epoch; the catalog; grants and approval
+// waits; the audit log; the watchers. Most groups share h.mu, taken for
+// every client and server message only to decide and to queue (doc.go,
+// "Locks", says what may and may not be done under it); a group with a
+// lock of its own says so. Lock order: restartMu, then h.mu, then any
+// group's own lock; presence's lock is never held while h.mu is taken.
+//
+// h.mu is one lock rather than one per group because a message's
+// decision reads several groups at once (a tools/call: the session's
+// in-flight ids, the epoch's state and child, the catalog, the grants
+// and the audit writer's health) and must see them as one state; under
+// eight concurrent callers the client and server readers wait on it for
+// about a microsecond per call (mutex profile, docs/performance.md).
 type Host struct {
 	// Set by New and Run before any goroutine starts; read-only after.
 	opts Options
 	run  epoch.RunID // assigned when the client connects
-	// policy is the grants policy in force; config what the host knows of
-	// mcpepoch.toml (configwatch.go). Both guarded by mu: a re-read policy
-	// is put in force as an epoch begins.
-	policy *grant.Policy
-	config configState
-	floor  floorState // the project's policy floor (floor.go)
-	// buildFailed: the last build signal said the build failed (guarded
-	// by mu); drift's advice then names a build that succeeds, never
-	// mcpepoch restart, which would start the code that failed (drift.go).
-	buildFailed bool
 	// clients is the chain that started the host: its parent, the
 	// wrappers above it and the MCP client (package approval); enrolled: the
 	// trust store held an authenticator at
@@ -146,73 +150,11 @@ type Host struct {
 	ctx      context.Context // done when the host ends (run.go)
 	cancel   context.CancelCauseFunc
 
-	// Writers with their own goroutine and lock (queue.go, auditlog.go):
-	// safe to use under h.mu, they never block.
-	out *lineQueue // the client's stdout
-	// ownOut is the host's own descriptor of its stdout pipe, which out
-	// writes (pipes.PollableWriter); nil when out writes Options.Stdout itself.
-	ownOut *os.File
-	log    *logSink // the host's stderr: log lines and the server's stderr (logsink.go)
-	audit  *auditor // the project's audit log
-
-	// restartMu orders restarts, the initial catalog fetch, catalog
-	// re-lists, crash recovery and the final stop (restart.go,
-	// catalog.go, supervise.go, run.go). Taken before h.mu, never under it.
-	restartMu sync.Mutex
-
-	// signals makes one build id one restart, from the socket or the
-	// manifest watch (manifestwatch.go). Its own lock.
-	signals buildSignals
-
-	// trees keeps the identity's trees current from file notifications
-	// (trees.go); nil before Run, which closes it after the socket server.
-	// Its own lock.
-	trees *treewatch.Watcher
-	// caches are the identity's stat caches, in memory only (trees.go):
-	// the host never takes a digest from the on-disk caches, which any
-	// process of the user can write. Their own locks.
-	caches *build.Caches
-
-	// versions caches runtime digest → version, so a restart does not run
-	// node --version again (supervise.go). Its own lock.
-	versions sync.Map
-
-	// mu guards everything below.
+	// mu guards every group below that names no lock of its own.
 	mu sync.Mutex
 
-	// The state machine (restart.go, supervise.go).
-	state         State
-	stateSince    time.Time
-	downReason    string
-	child         *child // the current epoch; nil while identity-pending or down
-	ended         *child // the last child that exited on its own, until replaced
-	endedRevoked  int    // grants revoked when ended exited
-	crashes       int    // quick exits in a row
-	recovering    bool   // down, but a restart is coming: client messages are held (recover.go)
-	idle          bool   // down after an exit 0: the next request starts the server again
-	gaveUp        bool   // down after MaxCrashes: until a build signal, restart or hashed file change
-	pendingManual bool   // ModeManual: a signal found new code
-	// everUp: a server of this host answered initialize (or
-	// server/discover); until then the host waits for a first build
-	// (firststart.go). unbuilt names what the last identity found
-	// missing; firstWaitOver: FirstStartWait has passed.
-	everUp         bool
-	unbuilt        []string
-	firstWaitOver  bool
-	firstWaitArmed bool
-	// A restart's ends (drain.go): the server_restarted errors of the
-	// calls it ended, held until the client is told the catalog may have
-	// changed (holdAborts, heldAborts); how many restarts wait for
-	// restartMu, and the child whose ready waits for them (readyAfter,
-	// readyAnnounce) so that held calls are never released into an epoch
-	// the next restart replaces.
-	holdAborts     bool
-	heldAborts     [][]byte
-	restartsQueued int
-	readyAfter     *child
-	readyAnnounce  bool
-
-	// The client side (client.go): requests in flight and held, and what
+	// --- The session with the client (client.go, handshake.go,
+	// firststart.go), under mu: requests in flight and held, and what
 	// the session needs replayed to each new child.
 	inflight  map[string]*call // client request id → call
 	relisting map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
@@ -236,7 +178,6 @@ type Host struct {
 	listens      map[string]*listen
 	session      []sessionRequest // logging/setLevel, resources/subscribe: replayed in order
 	swallowAck   map[string]bool  // listen ids re-sent to a new child
-
 	// Bursts (queue.go, lineQueue.stage): clientReading says handleClient
 	// runs, so the records and lines it forwards wait for fromClient to
 	// write them outside h.mu (auditor.guard); the queues the client
@@ -246,14 +187,70 @@ type Host struct {
 	clientReading bool
 	clientStaged  []*lineQueue
 	childMore     bool
+	// out writes the client's stdout from a goroutine of its own, under
+	// its own lock (queue.go): safe to use under h.mu, it never blocks.
+	out *lineQueue
+	// ownOut is the host's own descriptor of its stdout pipe, which out
+	// writes (pipes.PollableWriter); nil when out writes Options.Stdout
+	// itself. Set before any goroutine starts.
+	ownOut *os.File
 
+	// --- The child and its epoch (restart.go, supervise.go, drain.go,
+	// recover.go, server.go). restartMu orders restarts, the initial
+	// catalog fetch, catalog re-lists, crash recovery and the final stop
+	// (restart.go, catalog.go, supervise.go, run.go); it is taken before
+	// h.mu, never under it. The state machine and the server side are
+	// under mu.
+	restartMu     sync.Mutex
+	state         State
+	stateSince    time.Time
+	downReason    string
+	child         *child // the current epoch; nil while identity-pending or down
+	ended         *child // the last child that exited on its own, until replaced
+	endedRevoked  int    // grants revoked when ended exited
+	crashes       int    // quick exits in a row
+	recovering    bool   // down, but a restart is coming: client messages are held (recover.go)
+	idle          bool   // down after an exit 0: the next request starts the server again
+	gaveUp        bool   // down after MaxCrashes: until a build signal, restart or hashed file change
+	pendingManual bool   // ModeManual: a signal found new code
+	// everUp: a server of this host answered initialize (or
+	// server/discover); until then the host waits for a first build
+	// (firststart.go). unbuilt names what the last identity found
+	// missing; firstWaitOver: FirstStartWait has passed.
+	everUp         bool
+	unbuilt        []string
+	firstWaitOver  bool
+	firstWaitArmed bool
+	// buildFailed: the last build signal said the build failed; drift's
+	// advice then names a build that succeeds, never mcpepoch restart,
+	// which would start the code that failed (drift.go).
+	buildFailed bool
+	// A restart's ends (drain.go): the server_restarted errors of the
+	// calls it ended, held until the client is told the catalog may have
+	// changed (holdAborts, heldAborts); how many restarts wait for
+	// restartMu, and the child whose ready waits for them (readyAfter,
+	// readyAnnounce) so that held calls are never released into an epoch
+	// the next restart replaces.
+	holdAborts     bool
+	heldAborts     [][]byte
+	restartsQueued int
+	readyAfter     *child
+	readyAnnounce  bool
 	// The server side (server.go): the host's own requests to a child and
 	// the child's requests to the client.
 	private     map[string]chan []byte // private id → where its answer goes
 	nextPrivate int
 	serverReqs  map[string]*serverReq // host id given to a server→client request → where it came from
+	// guard kills the servers' process groups if the host dies without
+	// stopping them: one process for the host's life, watching each
+	// group from its start to its stop (child.go). Its own lock.
+	guard *childproc.Guard
+	// versions caches runtime digest → version, so a restart does not run
+	// node --version again (supervise.go). Its own lock.
+	versions sync.Map
 
-	// The catalog and its checks (catalog.go, check.go).
+	// --- The catalog and its checks (catalog.go, check.go, lists.go),
+	// under mu.
 	catalog  *Catalog
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
@@ -268,23 +265,15 @@ type Host struct {
 	changedLists []string
 	listSeen     map[string]listSeen // the last list fetched by method, and its digest (lists.go)
 
-	// Presence approvals (presence.go): their own lock, never held
-	// while taking h.mu.
-	pres presence
-
-	// Approvals asked through the client (elicit.go): open asks, and the
-	// host ids of their elicitation/create requests.
-	asks    []*ask
-	elicits map[string]*ask
-
-	// Credentials (credentials.go): the sources, read by New; secrets of
-	// command sources kept for the life of the grant they were read
-	// under.
-	creds     *credsource.Set
-	credKeep  map[credKey]keptSecret
-	sweepOnce sync.Once // stale broker sockets are removed at the first epoch
-
-	// Grants (grants.go).
+	// --- Grants and approval waits (grants.go, grantapprove.go,
+	// elicit.go, renewal.go, credentials.go, floor.go, configwatch.go),
+	// under mu, but for presence, which has a lock of its own.
+	// policy is the grants policy in force; config what the host knows of
+	// mcpepoch.toml (configwatch.go): a re-read policy is put in force as
+	// an epoch begins. floor is the project's policy floor (floor.go).
+	policy   *grant.Policy
+	config   configState
+	floor    floorState
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
 	approved *snapshot  // what the person saw at the last approval
@@ -292,6 +281,36 @@ type Host struct {
 	// the renewal prepared from it for the running epoch.
 	renewBase *renewalBase
 	renewal   *renewal
+	// Approvals asked through the client (elicit.go): open asks, and the
+	// host ids of their elicitation/create requests.
+	asks    []*ask
+	elicits map[string]*ask
+	// Presence approvals (presence.go): their own lock, never held
+	// while taking h.mu.
+	pres presence
+	// Credentials (credentials.go): the sources, read by New; secrets of
+	// command sources kept for the life of the grant they were read
+	// under.
+	creds     *credsource.Set
+	credKeep  map[credKey]keptSecret
+	sweepOnce sync.Once // stale broker sockets are removed at the first epoch
+
+	// --- The audit log and the host's own log: writers with their own
+	// goroutine and lock (auditlog.go, logsink.go), safe to use under
+	// h.mu, they never block.
+	audit *auditor // the project's audit log
+	log   *logSink // the host's stderr: log lines and the server's stderr (logsink.go)
+
+	// --- The watchers, each with its own lock. signals makes one build
+	// id one restart, from the socket or the manifest watch
+	// (manifestwatch.go). trees keeps the identity's trees current from
+	// file notifications (trees.go); nil before Run, which closes it
+	// after the socket server. caches are the identity's stat caches, in
+	// memory only (trees.go): the host never takes a digest from the
+	// on-disk caches, which any process of the user can write.
+	signals buildSignals
+	trees   *treewatch.Watcher
+	caches  *build.Caches
 }
 
 // New returns a Host for opts, filling defaults.
@@ -332,7 +351,7 @@ func New(opts Options) *Host {
 		listens: map[string]*listen{}, elicits: map[string]*ask{}, swallowAck: map[string]bool{}, informed: map[string]build.Digest{}, lists: map[string]build.Digest{},
 		policy: opts.Policy, clients: approval.LaunchOf(os.Getppid(), approval.LaunchHint()), config: newConfigState(opts.Dir),
 		pres: presence{pages: map[string]*webApproval{}, ssh: map[string]*sshProposal{}}, caches: build.NewCaches(),
-		verifyKick: make(chan struct{}, 1),
+		verifyKick: make(chan struct{}, 1), guard: childproc.NewGuard(),
 	}
 	h.log = newLogSink(opts.Stderr, logSinkMax)
 	h.openCredentials()

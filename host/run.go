@@ -35,6 +35,9 @@ import (
 func (h *Host) Run(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	defer h.cancel(nil)
+	// What a stop under way left of a server's group ends with the host,
+	// as the guard would end it had the host died.
+	defer h.guard.Stop()
 	// Last: what the log holds is written for up to logDrain; a stderr
 	// nobody reads never keeps the host from exiting.
 	defer h.log.close(logDrain)

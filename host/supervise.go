@@ -32,7 +32,7 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	}
 	b := h.openBroker(ep)
 	env, envScopes := h.envDelivery(ep, h.childEnv(b))
-	c, err := startChild(h.opts.Command, h.opts.Dir, h.log, ep, id, env)
+	c, err := startChild(h.opts.Command, h.opts.Dir, h.log, h.guard, ep, id, env)
 	if err != nil {
 		if b != nil {
 			b.Close()

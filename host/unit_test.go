@@ -61,6 +61,74 @@ func TestReadLinesLong(t *testing.T) {
 	}
 }
 
+// Long lines handed over in the buffer they were read into (over
+// readKeep), mixed with short ones, CRLF and LF, come through whole
+// however the reads are cut; each is fn's to keep and change (what fn
+// writes into one never shows in a later one), and the newline still
+// follows an LF line in place (withNewline).
+func TestReadLinesHandsOverLongLines(t *testing.T) {
+	var want []string
+	var in strings.Builder
+	for i, n := range []int{readKeep, 10, 5 << 20, readKeep + 1, 3, 1 << 20, readKeep + 100} {
+		line := fmt.Sprintf(`{"id":%d,"result":"%s"}`, i, strings.Repeat(string(rune('a'+i)), n))
+		want = append(want, line)
+		in.WriteString(line)
+		if i%2 == 1 {
+			in.WriteString("\r")
+		}
+		in.WriteString("\n")
+	}
+	for name, r := range map[string]func() io.Reader{
+		"whole":     func() io.Reader { return strings.NewReader(in.String()) },
+		"1 MiB":     func() io.Reader { return &chunkReader{s: in.String(), n: 1 << 20} },
+		"odd reads": func() io.Reader { return &chunkReader{s: in.String(), n: 77777} },
+	} {
+		// Kept: every line is intact once all are read.
+		var kept [][]byte
+		readLines(r(), 16<<20, func(line []byte, over *overflow) {
+			if over != nil {
+				t.Fatalf("%s: an overflow", name)
+			}
+			kept = append(kept, line)
+			if i := len(kept) - 1; i%2 == 0 && !bytes.Equal(withNewline(line)[:len(line)+1], append([]byte(want[i]), '\n')) {
+				t.Errorf("%s: line %d: no newline in place after it", name, i)
+			}
+		})
+		// Changed: what fn writes into a line never shows in a later one.
+		var got []string
+		readLines(r(), 16<<20, func(line []byte, over *overflow) {
+			got = append(got, string(line))
+			for j := range line {
+				line[j] = 'Z'
+			}
+		})
+		if len(kept) != len(want) || len(got) != len(want) {
+			t.Fatalf("%s: %d and %d lines, want %d", name, len(kept), len(got), len(want))
+		}
+		for i := range want {
+			if string(kept[i]) != want[i] || got[i] != want[i] {
+				t.Errorf("%s: line %d: kept %d bytes %.40q…, changed run %d bytes %.40q…; want %d bytes %.40q…",
+					name, i, len(kept[i]), kept[i], len(got[i]), got[i], len(want[i]), want[i])
+			}
+		}
+	}
+}
+
+// chunkReader reads s in reads of at most n bytes.
+type chunkReader struct {
+	s string
+	n int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.s)
+	r.s = r.s[k:]
+	return k, nil
+}
+
 func TestOverflowID(t *testing.T) {
 	pad := strings.Repeat("p", 3*overflowKeep)
 	for _, tc := range []struct {

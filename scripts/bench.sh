@@ -13,6 +13,11 @@
 #             callers, 1 MiB and 5 MiB results; then the audit backlog after a burst of 8,000
 #             calls, restart overhead (idle, and with one slow call in
 #             flight, which host.drain waits for) and the host's RSS
+#   profile   the host alone under each load (20,000 sequential small
+#             calls; 8 concurrent callers for 3 s; 10 restarts): calls/s,
+#             CPU per call, its system calls per call by name (perf stat,
+#             else strace) and the top of a CPU profile the host writes
+#             (MCPEPOCH_CPUPROFILE), with its mutex profile for the callers
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
 #             and a program that links the same dependencies and does
 #             nothing, the release build (no cgo) and the default one; the
@@ -24,7 +29,7 @@
 # It prints the load average before and after: under load, absolute
 # figures move, and the ratios less so.
 #
-# Usage: scripts/bench.sh [gateway|start|hook]...   (default: all; Linux)
+# Usage: scripts/bench.sh [gateway|profile|start|hook]...   (default: all; Linux)
 # Env:   ROUNDS (gateway rounds, default 15), HOOK_ROUNDS (default 15),
 #        HOOK_SIZES (default "1000 4000 20000"), START_ROUNDS (default 100),
 #        BEFORE (an earlier mcpepoch binary: the gateway measures it as a
@@ -33,7 +38,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-parts=${*:-gateway start hook}
+parts=${*:-gateway profile start hook}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpepoch-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -55,12 +60,45 @@ for part in $parts; do
 	gateway)
 		echo
 		echo "== gateway: echo server direct, through the splice proxy, the durable proxy and mcpepoch host (interleaved)"
+		# The echo server lives in the project, so that its identity
+		# hashes a file of it (a launch that hashes none is refused).
 		proj=$tmp/project
 		mkdir -p "$proj"
-		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/echoserver" >"$proj/mcpepoch.toml"
-		"$tmp/echoclient" -server "$tmp/echoserver" -splice "$tmp/spliceproxy" -durable "$tmp/durableproxy" \
+		cp "$tmp/echoserver" "$proj/echoserver"
+		printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$proj/echoserver" >"$proj/mcpepoch.toml"
+		"$tmp/echoclient" -server "$proj/echoserver" -splice "$tmp/spliceproxy" -durable "$tmp/durableproxy" \
 			-mcpepoch "$tmp/mcpepoch" -dir "$proj" -rounds "${ROUNDS:-15}" ${BEFORE:+-before "$BEFORE"} 2>"$tmp/gateway.log" ||
 			{ tail -20 "$tmp/gateway.log" >&2; exit 1; }
+		;;
+	profile)
+		echo
+		echo "== profile: the host alone under each load, its system calls and the top of its CPU profile"
+		# A project per load, so that no host starts on another load's
+		# audit log (the start reads it whole), all made first: the
+		# identity's stat cache trusts a file only once it is 2 s old,
+		# and the restart load would otherwise hash the server each time.
+		for load in small callers restart; do
+			mkdir -p "$tmp/profile-$load"
+			cp "$tmp/echoserver" "$tmp/profile-$load/echoserver"
+			printf 'command = ["%s"]\n\n[grants]\nexempt = ["**"]\n' "$tmp/profile-$load/echoserver" >"$tmp/profile-$load/mcpepoch.toml"
+		done
+		for load in small callers restart; do
+			proj=$tmp/profile-$load
+			# Counted and profiled in two runs: the profiler's signals
+			# are system calls too.
+			for what in -syscalls "-cpuprofile $tmp/$load.prof"; do
+				# shellcheck disable=SC2086 # $what is a flag and its value
+				"$tmp/echoclient" -load "$load" -n 20000 -for 3s -restarts 10 $what \
+					-server "$proj/echoserver" -mcpepoch "$tmp/mcpepoch" -dir "$proj" 2>"$tmp/profile.log" ||
+					{ tail -20 "$tmp/profile.log" >&2; exit 1; }
+			done
+			go tool pprof -top -nodecount=25 "$tmp/mcpepoch" "$tmp/$load.prof" 2>/dev/null | sed -n '/flat%/,$p'
+			if [ "$load" = callers ]; then
+				echo "-- where goroutines waited for a lock (mutex profile, every wait):"
+				go tool pprof -top -nodecount=6 "$tmp/mcpepoch" "$tmp/$load.prof.mutex" 2>/dev/null | sed -n '/^Showing nodes/,$p'
+			fi
+			echo
+		done
 		;;
 	start)
 		echo
@@ -104,7 +142,7 @@ for part in $parts; do
 		done
 		;;
 	*)
-		echo "bench.sh: unknown part $part (gateway, start, hook)" >&2
+		echo "bench.sh: unknown part $part (gateway, profile, start, hook)" >&2
 		exit 2
 		;;
 	esac

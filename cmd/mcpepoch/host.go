@@ -94,7 +94,9 @@ func runHost(ctx context.Context, args []string, stdio Stdio) error {
 	interrupted := make(chan os.Signal, 1)
 	signal.Notify(interrupted, os.Interrupt)
 	defer signal.Stop(interrupted)
+	stopProfile := startProfile(stdio.Err)
 	err = h.Run(ctx)
+	stopProfile()
 	var sr *host.SelfReloadError
 	var unc *build.UncoveredError
 	if errors.As(err, &sr) || errors.As(err, &unc) {

@@ -8,9 +8,17 @@
 // Usage: echoclient -server BIN -splice BIN -durable BIN -mcpepoch BIN -dir PROJECT [-before BIN]
 //
 // With -before, a second mcpepoch binary (an earlier build) runs in its
-// own copy of the project as a fourth connection, interleaved with the
+// own copy of the project as a fifth connection, interleaved with the
 // others, so that a change is measured before and after in one run; the
 // audit backlog, restart and RSS figures are the -mcpepoch host's.
+//
+// With -load small, callers or restart it runs only the host, under that
+// one load, and prints its calls/s and CPU per call; -syscalls counts its
+// system calls (perf stat, else strace) and -cpuprofile has it write CPU,
+// mutex and block profiles (MCPEPOCH_CPUPROFILE): scripts/bench.sh
+// profile.
+//
+// Usage: echoclient -load small|callers|restart -server BIN -mcpepoch BIN -dir PROJECT [-n N] [-for D] [-restarts N] [-syscalls] [-cpuprofile FILE]
 package main
 
 import (
@@ -19,7 +27,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +49,10 @@ var echoParams = `{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 12
 
 func main() {
 	flag.Parse()
+	if *load != "" && *server != "" && *mcpepoch != "" && *dir != "" {
+		runLoad()
+		return
+	}
 	if *server == "" || *splice == "" || *durable == "" || *mcpepoch == "" || *dir == "" {
 		flag.Usage()
 		os.Exit(2)
@@ -52,11 +66,11 @@ func main() {
 	configs := [][]string{{*server}, {*splice, *server}, {*durable, durableLog.Name(), *server}, {*mcpepoch, "host", "--dir", *dir, "--", *server}}
 	names := []string{"direct", "splice proxy", "durable proxy", "mcpepoch host"}
 	if *before != "" {
-		bdir, err := copyProject(*dir)
+		bdir, bserver, err := copyProject(*dir, *server)
 		if err != nil {
 			fail(err)
 		}
-		configs = append(configs, []string{*before, "host", "--dir", bdir, "--", *server})
+		configs = append(configs, []string{*before, "host", "--dir", bdir, "--", bserver})
 		names = append(names, "host -before")
 	}
 	var ss []*session
@@ -250,33 +264,42 @@ func (a *auditCounter) waitFor(want int, bound time.Duration) bool {
 func measureRestart(s *session) (restart, own time.Duration) {
 	var rs, os_ []time.Duration
 	for range 5 {
-		for len(s.notes) > 0 {
-			<-s.notes
-		}
-		t := time.Now()
-		cmd := exec.Command(*mcpepoch, "restart")
-		cmd.Dir = *dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fail(fmt.Errorf("mcpepoch restart: %v: %s", err, out))
-		}
-		for got := ""; got != "notifications/tools/list_changed"; {
-			select {
-			case got = <-s.notes:
-			case <-time.After(20 * time.Second):
-				fail(fmt.Errorf("no list_changed within 20 s of mcpepoch restart"))
-			}
-		}
-		rs = append(rs, time.Since(t))
-		t = time.Now()
-		d, err := start("direct", []string{*server}, *dir)
-		if err != nil {
-			fail(err)
-		}
-		os_ = append(os_, time.Since(t))
-		d.close()
-		time.Sleep(200 * time.Millisecond)
+		r, o := restartOnce(s)
+		rs, os_ = append(rs, r), append(os_, o)
 	}
 	return median(rs), median(os_)
+}
+
+// restartOnce times one mcpepoch restart until the host's
+// notifications/tools/list_changed, then the server's own start to its
+// initialize answer.
+func restartOnce(s *session) (restart, own time.Duration) {
+	for len(s.notes) > 0 {
+		<-s.notes
+	}
+	t := time.Now()
+	cmd := exec.Command(*mcpepoch, "restart")
+	cmd.Dir = *dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Errorf("mcpepoch restart: %v: %s", err, out))
+	}
+	for got := ""; got != "notifications/tools/list_changed"; {
+		select {
+		case got = <-s.notes:
+		case <-time.After(20 * time.Second):
+			fail(fmt.Errorf("no list_changed within 20 s of mcpepoch restart"))
+		}
+	}
+	restart = time.Since(t)
+	t = time.Now()
+	d, err := start("direct", []string{*server}, *dir)
+	if err != nil {
+		fail(err)
+	}
+	own = time.Since(t)
+	d.close()
+	time.Sleep(200 * time.Millisecond)
+	return restart, own
 }
 
 // slowCall is how long the call in flight at measureRestartBusy's
@@ -329,18 +352,30 @@ func measureRestartBusy(s *session, d time.Duration) (restart, left time.Duratio
 	return median(rs), median(ls), answered
 }
 
-// copyProject makes a sibling of dir holding its mcpepoch.toml, so that
-// the -before host has an audit log and state of its own.
-func copyProject(dir string) (string, error) {
-	b, err := os.ReadFile(dir + "/mcpepoch.toml")
-	if err != nil {
-		return "", err
-	}
+// copyProject makes a sibling of dir holding its mcpepoch.toml and a copy
+// of the server, so that the -before host has an audit log and state of
+// its own and runs a server of its own project (a launch whose identity
+// hashes no file of the project is refused); it returns the sibling and
+// the server's path in it.
+func copyProject(dir, server string) (string, string, error) {
 	out := strings.TrimSuffix(dir, "/") + "-before"
 	if err := os.MkdirAll(out, 0o700); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return out, os.WriteFile(out+"/mcpepoch.toml", b, 0o600)
+	bin, err := os.ReadFile(server)
+	if err != nil {
+		return "", "", err
+	}
+	copied := out + "/" + filepath.Base(server)
+	if err := os.WriteFile(copied, bin, 0o700); err != nil {
+		return "", "", err
+	}
+	b, err := os.ReadFile(dir + "/mcpepoch.toml")
+	if err != nil {
+		return "", "", err
+	}
+	b = bytes.ReplaceAll(b, []byte(strconv.Quote(server)), []byte(strconv.Quote(copied)))
+	return out, copied, os.WriteFile(out+"/mcpepoch.toml", b, 0o600)
 }
 
 func median(d []time.Duration) time.Duration { return pct(d, 50) }

@@ -32,9 +32,14 @@ type session struct {
 	calls int         // tools/call requests made (one goroutine at a time)
 }
 
-func start(name string, argv []string, dir string) (*session, error) {
+// start starts argv in dir, with env added to the environment, and
+// initializes an MCP session with it.
+func start(name string, argv []string, dir string, env ...string) (*session, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Stderr = dir, os.Stderr
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
