@@ -3,17 +3,12 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/approval"
-	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/grant"
-	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/localapi"
-	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -78,25 +73,6 @@ func (h *Host) fail(code string, err error) notify.Response {
 	return resp
 }
 
-// serveBuild answers a build signal: recorded in the audit log as the
-// hook's claim, then (build_complete) a restart if the identity changed.
-// A build the manifest watch acted on already gets that outcome
-// (manifestwatch.go).
-func (h *Host) serveBuild(ctx context.Context, _ notify.Peer, req notify.Request) notify.Response {
-	ran := false
-	out, err := h.signals.once(req.Build, func() (restartOutcome, error) { ran = true; return h.onBuild(ctx, req, "socket") })
-	if !ran {
-		out.identity, out.manifest = nil, nil // read for the manifest watch's signal, a while ago: drift is computed now
-	}
-	return h.outcome(out, err)
-}
-
-// serveRestart answers mcpepoch restart: a new epoch now.
-func (h *Host) serveRestart(ctx context.Context, _ notify.Peer, _ notify.Request) notify.Response {
-	out, err := h.restart(ctx, "mcpepoch restart", restartManual) // reads the config first (replace)
-	return h.outcome(out, err)
-}
-
 // serveApprove records a person's approval, proven as the route's proof
 // check found (proveApprover), and answers with the grant.
 func (h *Host) serveApprove(ctx context.Context, peer notify.Peer, req notify.Request) notify.Response {
@@ -156,81 +132,6 @@ func (h *Host) serveRevoke(_ context.Context, peer notify.Peer, req notify.Reque
 		return h.fail(localapi.CodeNotFound, err)
 	}
 	return localapi.WithPayload(h.response(), localapi.TypeRevoke, g)
-}
-
-// outcome is the answer to a build signal or restart request.
-func (h *Host) outcome(out restartOutcome, err error) notify.Response {
-	if err != nil {
-		resp := h.fail(localapi.CodeRestartFailed, err)
-		if se, ok := errors.AsType[*startError](err); ok {
-			resp.Stderr = se.stderr()
-		}
-		h.mu.Lock()
-		if c := h.child; c != nil && h.state == StateReady {
-			resp.Error += fmt.Sprintf("; the running server is unchanged: pid=%d epoch=%s", c.pid, c.epoch)
-		}
-		h.mu.Unlock()
-		return resp
-	}
-	resp := h.response()
-	resp.Type, resp.Changed = string(out.Outcome), out.Changed
-	h.mu.Lock()
-	resp.Policy = h.policyLinesLocked()
-	h.mu.Unlock()
-	switch out.Outcome {
-	case localapi.OutcomeRestarted:
-		resp.GrantsRevoked = out.GrantsRevoked
-		resp.OldEpoch, resp.NewEpoch = string(out.OldEpoch), string(out.NewEpoch)
-		resp.OldPID, resp.NewPID = out.OldPID, out.NewPID
-		resp.Drift = h.restartDrift(out)
-	case localapi.OutcomeClosed:
-		resp.GrantsRevoked = out.GrantsRevoked
-		resp.OldEpoch, resp.OldPID = string(out.OldEpoch), out.OldPID
-	case localapi.OutcomeHeld, localapi.OutcomeUnchanged:
-		resp.Epoch, resp.PID = string(out.NewEpoch), out.NewPID
-		resp.GrantsRevoked = out.GrantsRevoked // by a stricter mcpepoch.toml (onBuild)
-		resp.Drift = h.buildDrift(out.identity, out.manifest)
-		h.mu.Lock()
-		rest := h.config.rest
-		h.mu.Unlock()
-		if rest {
-			// Why a build that changed settings restarted nothing.
-			resp.Drift = append(resp.Drift, config.FileName+" changed settings outside [grants] (code, entry, deps …): the host keeps the settings it started with: reconnect the client (restart its MCP server) to apply them")
-		}
-	default:
-		return h.fail(notify.CodeInternal, fmt.Errorf("restart ended without an outcome (%q)", out.Outcome))
-	}
-	return resp
-}
-
-// buildFields describes a build signal for the audit log: the hook's word
-// (build id, status, what its manifest says changed), recorded as a claim;
-// the host's own view follows in server_replaced. It returns the
-// project's manifest as read, nil when it was not.
-func (h *Host) buildFields(req notify.Request) (map[string]any, *manifest.File) {
-	f := map[string]any{"build": req.Build, "exit_code": strconv.Itoa(req.ExitCode)}
-	if req.Manifest != layout.Manifest(h.opts.Dir) {
-		return f, nil
-	}
-	m, err := manifest.Read(req.Manifest)
-	if err != nil {
-		return f, nil
-	}
-	if string(m.Build.ID) == req.Build {
-		f["changed"] = m.Changed()
-		f["status"] = m.Build.Status
-	}
-	return f, m
-}
-
-// current reports the running epoch without changing anything.
-func (h *Host) current() (restartOutcome, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.child == nil {
-		return restartOutcome{}, fmt.Errorf("no server is running (%s)", h.downReason)
-	}
-	return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: h.child.epoch, NewPID: h.child.pid}, nil
 }
 
 // reviewPageBytes bounds the tools, and separately the catalog changes, of

@@ -53,7 +53,7 @@ type child struct {
 	caps     serverCaps      // what its initialize or discover result declared (h.mu)
 	listCut  map[string]bool // the list methods whose paging it cut short, told once (h.mu; catalog.go)
 	drift    []string        // what of its identity changed on disk while it ran, once seen (h.mu; drift.go)
-	// drained, while the restart that replaces it drains it (drain.go),
+	// drained, while the restart that replaces it drains it (restart.go),
 	// is closed once it owes no answer (h.mu).
 	drained     chan struct{}
 	drainClosed bool
@@ -79,7 +79,7 @@ type child struct {
 	imaged   bool
 	reloaded string
 	// first is set for the session's first epoch, whose launch check
-	// (launchcheck.go firstLaunchCheck) runs once, from its first message
+	// (identity.go firstLaunchCheck) runs once, from its first message
 	// or its first catalog, whichever comes first: firstOnce starts it,
 	// firstDone receives its answer, and launchChecked is set once
 	// fetchFirstCatalogLocked's goroutine (under restartMu) took it.

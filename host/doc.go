@@ -19,7 +19,7 @@
 //
 // A request already forwarded to the old child is given Options.Drain
 // (host.drain, 3 s) to be answered, and its answer is delivered as it is,
-// recorded under the old epoch (drain.go); one still unanswered then gets
+// recorded under the old epoch (restart.go); one still unanswered then gets
 // one JSON-RPC error (code -31001, message "server_restarted: …"), sent
 // after the restart's list_changed, and is never retried: a timeout is not
 // proof that a write did not run. Late answers from a stopped child are
@@ -95,7 +95,7 @@
 // build, at every launch. The build hook's signal only makes it look again;
 // the manifest and the server's own statements are never taken as identity.
 // The code and dependency trees in it are kept current from file-system
-// notifications (trees.go, package internal/treewatch): a tree is walked
+// notifications (identity.go, package internal/treewatch): a tree is walked
 // again only when a notification named a path in it, or when
 // notifications cannot be trusted for it.
 //
@@ -130,21 +130,21 @@
 // # One build event, file by file
 //
 //  1. The build hook (mcpepoch record) asks the host for its current
-//     trees (trees.go serveTrees), so as not to walk them itself, writes
+//     trees (identity.go serveTrees), so as not to walk them itself, writes
 //     the manifest and sends build_complete over the host's socket
 //     (packages notify, localapi).
 //  2. api.go serveBuild starts recomputing what the launch command runs
-//     (trees.go identityAhead, package build), records the hook's claim
+//     (identity.go identityAhead, package build), records the hook's claim
 //     (build_recorded) meanwhile and calls restart.
 //  3. restart.go restart takes restartMu and waits for that identity
-//     (computed afresh, trees.go identity, when another restart held it);
+//     (computed afresh, identity.go identity, when another restart held it);
 //     decideLocked compares it with the running epoch's: unchanged or
 //     held (restart mode manual) ends here.
 //  4. identityPendingLocked enters identity-pending: from now client.go
 //     holds client messages; grants.go revokeEpochLocked ends the
 //     old epoch's grants, keeping what they covered for a renewal
-//     (renewal.go); the audit log gets server_replaced.
-//  5. drain.go drainOld waits up to Options.Drain for the old child's
+//     (grants.go); the audit log gets server_replaced.
+//  5. restart.go drainOld waits up to Options.Drain for the old child's
 //     answers to requests in flight, passing them on, then supervise.go
 //     abortLocked answers the rest with server_restarted (held until
 //     list_changed); stopOld stops the old process group (child.go
@@ -155,14 +155,14 @@
 //     the client's initialize replayed (reinitialize, server.go
 //     privateCall) or its subscriptions/listen re-sent.
 //  7. catalogReady lists the tools (catalog.go fetchCatalog) and compiles
-//     them for checks (check.go): catalog-ready, catalog_published;
-//     renewal.go prepares the renewal of the ended grants against it
+//     them for checks (catalog.go): catalog-ready, catalog_published;
+//     grants.go prepares the renewal of the ended grants against it
 //     (renewal_prepared), what approve, dev and the page offer first.
 //  8. readyLocked enters ready (unless another restart is queued: the
 //     held requests wait for the epoch it leaves running): the client gets
 //     notifications/tools/list_changed (queue.go writes it), then the
 //     server_restarted errors of step 5, then each held request passes client.go forwardLocked: grants first
-//     (grants.go authorizeLocked), then the catalog (check.go).
+//     (grants.go authorizeLocked), then the catalog (catalog.go).
 //  9. api.go outcome answers the hook "restarted" with both epochs; the
 //     hook prints its build line.
 //
@@ -236,11 +236,11 @@ package host
 //     accepting when h.ctx ends, and Run waits until its handlers have
 //     returned before it stops the child: every socket request finishes
 //     before the audit writer closes.
-//     The manifest watch (manifestwatch.go) starts with it: a new build
+//     The manifest watch (signal.go) starts with it: a new build
 //     id in the run manifest is a build signal. So does the revoke watch
 //     (revokefile.go): a request file for a live grant ends it. Run waits
 //     for both to end with h.ctx, before the child is stopped.
-//     The tree watcher (trees.go, package treewatch) starts before the
+//     The tree watcher (identity.go, package treewatch) starts before the
 //     first child and reads file notifications on the identity's trees;
 //     Run closes it after the socket server's handlers returned.
 //     Per approval asked through the client (elicit.go), runAsk opens
@@ -273,7 +273,7 @@ package host
 //     replace (the manifest, /proc: Status reads them after releasing
 //     it), no wait on a peer (a child's answer, the socket, a process
 //     exit), no restartMu. One file is read under it: the audit log's
-//     head, when a renewal is prepared (renewal.go), through
+//     head, when a renewal is prepared (grants.go), through
 //     safefile (regular files only, opened non-blocking, 4 KiB at most),
 //     so that the renewal's proposal names the head as its
 //     renewal_prepared record is queued; audit.Log.Head would wait on

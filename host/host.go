@@ -88,7 +88,7 @@ type Options struct {
 	// is not built yet; firststart.go); default 3 minutes.
 	FirstStartWait time.Duration
 	// Drain is how long, at a restart, the old server gets to answer the
-	// requests in flight at it (host.drain; drain.go); zero answers them
+	// requests in flight at it (host.drain; restart.go); zero answers them
 	// server_restarted at once.
 	Drain time.Duration
 	// DrainDuring starts the new server while the old one drains
@@ -195,7 +195,7 @@ type Host struct {
 	// itself. Set before any goroutine starts.
 	ownOut *os.File
 
-	// --- The child and its epoch (restart.go, supervise.go, drain.go,
+	// --- The child and its epoch (restart.go, supervise.go, restart.go,
 	// recover.go, server.go). restartMu orders restarts, the initial
 	// catalog fetch, catalog re-lists, crash recovery and the final stop
 	// (restart.go, catalog.go, supervise.go, run.go); it is taken before
@@ -225,7 +225,7 @@ type Host struct {
 	// advice then names a build that succeeds, never mcpepoch restart,
 	// which would start the code that failed (drift.go).
 	buildFailed bool
-	// A restart's ends (drain.go): the server_restarted errors of the
+	// A restart's ends (restart.go): the server_restarted errors of the
 	// calls it ended, held until the client is told the catalog may have
 	// changed (holdAborts, heldAborts); how many restarts wait for
 	// restartMu, and the child whose ready waits for them (readyAfter,
@@ -249,12 +249,12 @@ type Host struct {
 	// node --version again (supervise.go). Its own lock.
 	versions sync.Map
 
-	// --- The catalog and its checks (catalog.go, check.go, lists.go),
+	// --- The catalog and its checks (catalog.go, catalog.go, lists.go),
 	// under mu.
 	catalog  *Catalog
 	tools    map[string]*tool
 	informed map[string]build.Digest // tool → definition the client was last given
-	listed   listedMemo              // the last tools/list result the client was given (check.go)
+	listed   listedMemo              // the last tools/list result the client was given (catalog.go)
 	fetching bool                    // the first catalog fetch is under way
 	early    []earlyCall             // tools/calls waiting for the first catalog (catalog.go)
 	refresh  refreshState            // re-lists after the server's own list_changed
@@ -266,7 +266,7 @@ type Host struct {
 	listSeen     map[string]listSeen // the last list fetched by method, and its digest (lists.go)
 
 	// --- Grants and approval waits (grants.go, grantapprove.go,
-	// elicit.go, renewal.go, credentials.go, floor.go, configwatch.go),
+	// elicit.go, grants.go, credentials.go, floor.go, configwatch.go),
 	// under mu, but for presence, which has a lock of its own.
 	// policy is the grants policy in force; config what the host knows of
 	// mcpepoch.toml (configwatch.go): a re-read policy is put in force as
@@ -277,7 +277,7 @@ type Host struct {
 	grants   *grant.Store
 	pending  []*Pending // calls refused for lack of a grant, for the reviewer
 	approved *snapshot  // what the person saw at the last approval
-	// Renewals (renewal.go): what the last revoked grants covered, and
+	// Renewals (grants.go): what the last revoked grants covered, and
 	// the renewal prepared from it for the running epoch.
 	renewBase *renewalBase
 	renewal   *renewal
@@ -303,10 +303,10 @@ type Host struct {
 
 	// --- The watchers, each with its own lock. signals makes one build
 	// id one restart, from the socket or the manifest watch
-	// (manifestwatch.go). trees keeps the identity's trees current from
-	// file notifications (trees.go); nil before Run, which closes it
+	// (signal.go). trees keeps the identity's trees current from
+	// file notifications (identity.go); nil before Run, which closes it
 	// after the socket server. caches are the identity's stat caches, in
-	// memory only (trees.go): the host never takes a digest from the
+	// memory only (identity.go): the host never takes a digest from the
 	// on-disk caches, which any process of the user can write.
 	signals buildSignals
 	trees   *treewatch.Watcher

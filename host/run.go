@@ -93,7 +93,7 @@ func (h *Host) Run(ctx context.Context) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		h.watchManifest(h.ctx) // a second build signal (manifestwatch.go)
+		h.watchManifest(h.ctx) // a second build signal (signal.go)
 	}()
 	drifted := make(chan struct{})
 	go func() {
@@ -195,7 +195,7 @@ func (h *Host) startFirst() error {
 	h.adoptLocked(c)
 	h.mu.Unlock()
 	if looked {
-		h.startFirstCheck(c) // its first message came already (launchcheck.go)
+		h.startFirstCheck(c) // its first message came already (identity.go)
 	}
 	return nil
 }

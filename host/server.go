@@ -75,7 +75,7 @@ func (h *Host) fromChild(c *child, line []byte, over *overflow, more bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c != h.child && h.drainAnswerLocked(c, m, line) {
-		return // the old epoch's answer, delivered as it is (drain.go)
+		return // the old epoch's answer, delivered as it is (restart.go)
 	}
 	if c != h.child {
 		// Only size and id: a result may hold anything, and clients keep

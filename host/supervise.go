@@ -194,7 +194,7 @@ func (h *Host) observeOnce(c *child) {
 	isFirst := c.first
 	h.mu.Unlock()
 	if isFirst {
-		h.startFirstCheck(c) // while the client initializes (launchcheck.go)
+		h.startFirstCheck(c) // while the client initializes (identity.go)
 	}
 	switch {
 	case err == nil && im.AuxvUnread():
