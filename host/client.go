@@ -459,7 +459,7 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 				refusal = h.imageCheckLocked(m, p.Name) // an exec in place (image.go)
 			}
 			if refusal == nil && g != nil && h.unverifiedLocked() {
-				h.holdUnverifiedLocked(m, line) // a change not hashed yet (drift.go)
+				h.holdUnverifiedLocked(m, line) // a change not hashed yet (identity.go)
 				return
 			}
 			if refusal == nil {

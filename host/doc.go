@@ -59,7 +59,7 @@
 //     one read after its first message (image.go: an exec in place →
 //     -31011 in_process_reload and a new epoch), then held while a change
 //     under a hashed tree leaves the epoch's identity unverified, until it
-//     is computed again (drift.go: drifted → -31011 identity_drift; not
+//     is computed again (identity.go: drifted → -31011 identity_drift; not
 //     decided within 5 s → -31011 identity_unverified).
 //  3. Catalog: an unknown tool → -32602 (the spec's code, as servers
 //     answer) with reason unknown_tool in error.data, once a re-list of
@@ -112,7 +112,7 @@
 //     each of tools, prompts and resources the server declared, because
 //     the host sends notifications/tools/list_changed on every epoch
 //     change and the prompts and resources ones when those lists changed
-//     (lists.go); a capability the server did not declare is not added,
+//     (catalog.go); a capability the server did not declare is not added,
 //     and a server without tools gets no catalog fetch;
 //   - tools/list results in the 2026-07-28 era: ttlMs 0;
 //   - notifications/subscriptions/acknowledged of a listen that asked for
@@ -145,12 +145,12 @@
 //     old epoch's grants, keeping what they covered for a renewal
 //     (grants.go); the audit log gets server_replaced.
 //  5. restart.go drainOld waits up to Options.Drain for the old child's
-//     answers to requests in flight, passing them on, then supervise.go
+//     answers to requests in flight, passing them on, then child.go
 //     abortLocked answers the rest with server_restarted (held until
 //     list_changed); stopOld stops the old process group (child.go
 //     stop); restart mode close ends the connection here. With
 //     Options.DrainDuring both run beside steps 6 to 8.
-//  6. startPending starts the new child (supervise.go start, child.go
+//  6. startPending starts the new child (child.go start, child.go
 //     startChild, the execution record) and carries the session over:
 //     the client's initialize replayed (reinitialize, server.go
 //     privateCall) or its subscriptions/listen re-sent.
@@ -212,7 +212,7 @@ package host
 //  2. The client writer (queue.go, h.out): writes the client's stdout.
 //     Closed after the child is stopped and the run is ended, with up to
 //     a second to flush.
-//  3. Per epoch, the child's goroutines (child.go, supervise.go): its
+//  3. Per epoch, the child's goroutines (child.go, child.go): its
 //     stdin writer, its stdout reader (calls fromChild), its reaper
 //     (calls childExited), and the host's guard process watches its
 //     group from start to stop (childproc.Guard, one per host, started

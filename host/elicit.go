@@ -124,7 +124,7 @@ func (h *Host) holdLocked(m *jsonrpc.Message, line []byte, p *callParams, rt *re
 	wait := h.policy.ApprovalWait()
 	t, known := h.tools[p.Name]
 	if wait <= 0 || h.catalog == nil || !known || h.child.drift != nil {
-		return false // a drifted epoch cannot be approved: refused at once (drift.go)
+		return false // a drifted epoch cannot be approved: refused at once (identity.go)
 	}
 	ep := h.child.epoch
 	d := h.grants.Check(h.policy, p.Name, string(t.digest), ep, time.Now())

@@ -57,24 +57,6 @@ func (h *Host) holdInitLocked(m *jsonrpc.Message) {
 	}
 }
 
-// sendInitLocked sends the client's held initialize to child c, once:
-// an initialize kept from a server that exited, or that arrived while no
-// server ran, is now c's to answer.
-func (h *Host) sendInitLocked(c *child) {
-	sent := false
-	for _, cl := range h.inflight {
-		if cl.method != "initialize" || cl.child == c {
-			continue
-		}
-		cl.child = c
-		if !sent {
-			c.send(append(h.initLine[:len(h.initLine):len(h.initLine)], '\n'))
-			h.askedLocked(c, cl.id)
-			sent = true
-		}
-	}
-}
-
 // armFirstWaitLocked starts the FirstStartWait bound, once, when the
 // client's first initialize arrives before any server started.
 func (h *Host) armFirstWaitLocked() {

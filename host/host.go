@@ -160,7 +160,7 @@ type Host struct {
 	relisting map[string]bool  // client request ids of calls held for a re-list (recheckUnknown)
 	held      [][]byte         // client messages waiting for ready
 	// verifying are granted tools/calls held while the epoch's identity
-	// is unverified; verifyKick asks watchDrift to compute it (drift.go).
+	// is unverified; verifyKick asks watchDrift to compute it (identity.go).
 	verifying   []*verifyWait
 	verifyKick  chan struct{}
 	verifyErr   error           // why the last computation after a change failed, nil once one succeeds
@@ -195,10 +195,10 @@ type Host struct {
 	// itself. Set before any goroutine starts.
 	ownOut *os.File
 
-	// --- The child and its epoch (restart.go, supervise.go, restart.go,
+	// --- The child and its epoch (restart.go, child.go, restart.go,
 	// recover.go, server.go). restartMu orders restarts, the initial
 	// catalog fetch, catalog re-lists, crash recovery and the final stop
-	// (restart.go, catalog.go, supervise.go, run.go); it is taken before
+	// (restart.go, catalog.go, child.go, run.go); it is taken before
 	// h.mu, never under it. The state machine and the server side are
 	// under mu.
 	restartMu     sync.Mutex
@@ -223,7 +223,7 @@ type Host struct {
 	firstWaitArmed bool
 	// buildFailed: the last build signal said the build failed; drift's
 	// advice then names a build that succeeds, never mcpepoch restart,
-	// which would start the code that failed (drift.go).
+	// which would start the code that failed (identity.go).
 	buildFailed bool
 	// A restart's ends (restart.go): the server_restarted errors of the
 	// calls it ended, held until the client is told the catalog may have
@@ -246,10 +246,10 @@ type Host struct {
 	// group from its start to its stop (child.go). Its own lock.
 	guard *childproc.Guard
 	// versions caches runtime digest → version, so a restart does not run
-	// node --version again (supervise.go). Its own lock.
+	// node --version again (child.go). Its own lock.
 	versions sync.Map
 
-	// --- The catalog and its checks (catalog.go, catalog.go, lists.go),
+	// --- The catalog and its checks (catalog.go, catalog.go, catalog.go),
 	// under mu.
 	catalog  *Catalog
 	tools    map[string]*tool
@@ -259,11 +259,11 @@ type Host struct {
 	early    []earlyCall             // tools/calls waiting for the first catalog (catalog.go)
 	refresh  refreshState            // re-lists after the server's own list_changed
 	// lists holds the digest of the prompts and resources lists the client
-	// could last have seen, by method (lists.go); changedLists are those a
+	// could last have seen, by method (catalog.go); changedLists are those a
 	// restart found changed, announced when it is ready.
 	lists        map[string]build.Digest
 	changedLists []string
-	listSeen     map[string]listSeen // the last list fetched by method, and its digest (lists.go)
+	listSeen     map[string]listSeen // the last list fetched by method, and its digest (catalog.go)
 
 	// --- Grants and approval waits (grants.go, grantapprove.go,
 	// elicit.go, grants.go, credentials.go, floor.go, configwatch.go),
@@ -377,7 +377,3 @@ func (h *Host) infof(format string, args ...any) {
 // host's log, after its prefix: "mcpepoch host: 15:04:05.000 …". The
 // server's own stderr, passed through, is not stamped.
 const logTime = "15:04:05.000"
-
-func (h *Host) setState(s State) {
-	h.state, h.stateSince = s, time.Now()
-}

@@ -61,7 +61,7 @@ func (h *Host) adoptLocked(c *child) {
 func (h *Host) exitedLocked(c *child) {
 	h.child = nil
 	h.ended = c
-	defer h.releaseVerifiedLocked() // calls held for its identity: as if they came now (drift.go)
+	defer h.releaseVerifiedLocked() // calls held for its identity: as if they came now (identity.go)
 	go c.endGroup(h.opts.Grace)     // what the server left in its group runs no epoch
 	status := c.exitStatus()
 	h.logf("epoch %s: server pid %d exited on its own (%s)", c.epoch, c.pid, status)

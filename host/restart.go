@@ -314,7 +314,7 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 	h.pendingManual = false
 	h.setState(StateIdentityPending)
 	h.child = nil
-	h.releaseVerifiedLocked() // calls held for old's identity wait for the new epoch (drift.go)
+	h.releaseVerifiedLocked() // calls held for old's identity wait for the new epoch (identity.go)
 	// The errors of the calls this restart ends follow its
 	// list_changed; those calls themselves are answered once old has
 	// drained (restart.go).
@@ -324,7 +324,7 @@ func (h *Host) identityPendingLocked(old *child, newEpoch epoch.Epoch, why strin
 		h.cancelServerRequestsLocked(old)
 	} else if old != nil {
 		h.cancelServerRequestsLocked(old)
-		out.GrantsRevoked = h.revokeEpochLocked(old.epoch) + old.driftRevoked // drift.go
+		out.GrantsRevoked = h.revokeEpochLocked(old.epoch) + old.driftRevoked // identity.go
 	}
 	prev := old
 	if prev == nil {
@@ -732,5 +732,27 @@ func (h *Host) finishDeferredLocked() {
 	}
 	if err := h.readyLocked(c, h.readyAnnounce); err != nil {
 		h.logf("epoch %s: %v", c.epoch, err)
+	}
+}
+
+func (h *Host) setState(s State) {
+	h.state, h.stateSince = s, time.Now()
+}
+
+// sendInitLocked sends the client's held initialize to child c, once:
+// an initialize kept from a server that exited, or that arrived while no
+// server ran, is now c's to answer.
+func (h *Host) sendInitLocked(c *child) {
+	sent := false
+	for _, cl := range h.inflight {
+		if cl.method != "initialize" || cl.child == c {
+			continue
+		}
+		cl.child = c
+		if !sent {
+			c.send(append(h.initLine[:len(h.initLine):len(h.initLine)], '\n'))
+			h.askedLocked(c, cl.id)
+			sent = true
+		}
 	}
 }

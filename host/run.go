@@ -98,7 +98,7 @@ func (h *Host) Run(ctx context.Context) error {
 	drifted := make(chan struct{})
 	go func() {
 		defer close(drifted)
-		h.watchDrift(h.ctx) // code changed under a running epoch (drift.go)
+		h.watchDrift(h.ctx) // code changed under a running epoch (identity.go)
 	}()
 	revokes := make(chan struct{})
 	go func() {
