@@ -50,7 +50,7 @@ func (h *Host) proposeSSH(req ApproveRequest) (localapi.WebApproval, error) {
 	}
 	h.pres.ssh[cr.Digest.String()] = &sshProposal{req: req, proposal: p, digest: cr.Digest, at: now}
 	h.pres.mu.Unlock()
-	return localapi.WebApproval{Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode()}, nil
+	return localapi.WebApproval{Digest: cr.Digest.String(), ShortCode: cr.Digest.ShortCode(), Proposal: p}, nil
 }
 
 // approveSSH verifies r's signature over its proposal and makes the grant;

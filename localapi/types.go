@@ -301,6 +301,11 @@ type WebApproval struct {
 	// ShortCode its short form, shown on every screen that asks.
 	Digest    string `json:"digest"`
 	ShortCode string `json:"shortCode"`
+	// Proposal is the grant whose digest Digest is: a client that signs
+	// the digest (mcpepoch approve --ssh) computes it again from this and
+	// checks it is the grant the person asked for, so that whatever
+	// listens on the socket cannot have a person sign another one.
+	Proposal *grant.Proposal `json:"proposal,omitempty"`
 }
 
 // WaitRequest is the payload of a [TypeApproveWait] request.

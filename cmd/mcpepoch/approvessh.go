@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
@@ -40,10 +43,12 @@ func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sock
 			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %w", rv.AgentRun, err)}
 		}
 		w, _ := localapi.DecodePayload[localapi.WebApproval](resp.Payload)
-		d, err := grant.ParseDigest(w.Digest)
+		d, err := proposedAsAsked(rv, req, w)
 		if err != nil {
-			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: %v", rv.AgentRun, err)}
+			return &exitError{code: exitHostError, err: fmt.Errorf("agent run %s: not signed: %v", rv.AgentRun, err)}
 		}
+		fmt.Fprintf(stdio.Err, "agent run %s: signing a grant of tools %s, credential scopes %s, on epoch %s, until %s\n", printable(string(rv.AgentRun)),
+			printableList(w.Proposal.ToolScope, ", "), orDash(w.Proposal.CredentialScope), printable(string(w.Proposal.ExecutionEpoch)), printable(w.Proposal.ExpiresWhen))
 		msg := filepath.Join(tmp, fmt.Sprintf("grant-%d", i))
 		if err := os.WriteFile(msg, d[:], 0o600); err != nil {
 			return err
@@ -68,6 +73,66 @@ func approveSSH(ctx context.Context, key string, reviews []localapi.Review, sock
 		printApproved(stdio, &g)
 	}
 	return nil
+}
+
+// proposedAsAsked returns the digest of w's proposal once it is checked
+// against what the person asked for (req, on review rv): the digest is
+// computed here from the proposal, never taken from the answer, and the
+// proposal must name rv's agent run, epoch and catalog, req's expiry, the
+// tools req names (with --all, tools of rv's catalog), and req's
+// credential scopes (with --all, scopes of rv's review). Whatever listens
+// on the host's socket answers propose_ssh: a relay that widens the grant
+// is refused here, before a person's key signs it.
+func proposedAsAsked(rv localapi.Review, req localapi.ApproveRequest, w localapi.WebApproval) (grant.Digest, error) {
+	p := w.Proposal
+	if p == nil {
+		return grant.Digest{}, errors.New("the answer names no proposal to check")
+	}
+	d, err := p.Digest()
+	if err != nil {
+		return grant.Digest{}, fmt.Errorf("the proposal: %v", err)
+	}
+	if got, err := grant.ParseDigest(w.Digest); err != nil || got != d {
+		return grant.Digest{}, errors.New("the digest named is not the proposal's")
+	}
+	names := make([]string, 0, len(rv.Tools))
+	for _, def := range rv.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(def, &t)
+		names = append(names, t.Name)
+	}
+	var wrong []string
+	switch {
+	case p.AgentRun != string(rv.AgentRun):
+		wrong = append(wrong, "agent run "+p.AgentRun)
+	case p.ExecutionEpoch != rv.Epoch:
+		wrong = append(wrong, "epoch "+string(p.ExecutionEpoch))
+	case p.CatalogRevision != string(rv.CatalogRevision):
+		wrong = append(wrong, "catalog "+p.CatalogRevision)
+	case req.Expires != "" && p.ExpiresWhen != req.Expires:
+		wrong = append(wrong, "expiry "+p.ExpiresWhen)
+	}
+	tools := slices.Sorted(slices.Values(req.Tools))
+	if req.All {
+		for _, t := range p.ToolScope {
+			if !slices.Contains(names, t) {
+				wrong = append(wrong, "tool "+t+", which the review does not list")
+			}
+		}
+	} else if !slices.Equal(p.ToolScope, slices.Compact(tools)) {
+		wrong = append(wrong, "tools "+strings.Join(p.ToolScope, ", ")+" where "+strings.Join(tools, ", ")+" were asked for")
+	}
+	if creds := slices.Sorted(slices.Values(req.Credentials)); len(req.Credentials) > 0 || !req.All {
+		if !slices.Equal(p.CredentialScope, slices.Compact(creds)) && !(len(p.CredentialScope) == 0 && len(creds) == 0) {
+			wrong = append(wrong, "credential scopes "+strings.Join(p.CredentialScope, ", ")+" where "+strings.Join(creds, ", ")+" were asked for")
+		}
+	}
+	if len(wrong) > 0 {
+		return grant.Digest{}, fmt.Errorf("the grant proposed is not the one asked for (%s): is something other than the host listening on its socket?", strings.Join(wrong, "; "))
+	}
+	return d, nil
 }
 
 // settle fills in the tools (the pending requests when none are named)
