@@ -458,8 +458,8 @@ func (h *Host) forwardOnceLocked(m *jsonrpc.Message, line []byte, relisted bool)
 			if refusal == nil && g != nil {
 				refusal = h.imageCheckLocked(m, p.Name) // an exec in place (image.go)
 			}
-			if refusal == nil && g != nil && h.unverifiedLocked() {
-				h.holdUnverifiedLocked(m, line) // a change not hashed yet (identity.go)
+			if refusal == nil && g != nil && h.needsVerifyLocked(m) {
+				h.holdUnverifiedLocked(m, line) // a change not hashed yet, or no notification vouches (identity.go)
 				return
 			}
 			if refusal == nil {

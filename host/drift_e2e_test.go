@@ -3,6 +3,7 @@ package host_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +108,64 @@ func recordsOf(rs []audit.Record, typ string) []audit.Record {
 func fieldJSON(r audit.Record, name string) string {
 	b, _ := json.Marshal(r.Fields[name])
 	return string(b)
+}
+
+// Code no notification vouches for is hashed again before every granted
+// call: a module that is a symbolic link out of the project, or a file
+// with another name outside the watched tree (a hard link), written
+// through what the watcher does not watch, is seen at the next granted
+// call, which is refused before the new code runs.
+func TestUnwatchedCodeHashedForEveryGrantedCall(t *testing.T) {
+	t.Parallel()
+	testenv.Need(t, "python3", testenv.InstallPython)
+	for _, tc := range []struct {
+		name string
+		// place makes app/impl.py and returns the path a write reaches
+		// it through.
+		place func(t *testing.T, p *project, code string) string
+	}{
+		{"symbolic link out of the project", func(t *testing.T, p *project, code string) string {
+			out := filepath.Join(t.TempDir(), "impl.py")
+			if err := os.WriteFile(out, []byte(code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, p.path("app/impl.py")); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}},
+		{"hard link outside the tree", func(t *testing.T, p *project, code string) string {
+			p.write("app/impl.py", code)
+			other := p.path(".mcpepoch-other-name")
+			if err := os.Link(p.path("app/impl.py"), other); err != nil {
+				t.Fatal(err)
+			}
+			return other
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProject(t, nil)
+			if err := os.Mkdir(p.path("app"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p.write("app/__init__.py", "")
+			p.write("app/server.py", lazyServer)
+			through := tc.place(t, p, "def run():\n    return 'approved code'\n")
+			p.write("mcpepoch.toml", "command = [\"python3\", \"-B\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
+			c := startRaw(t, p, nil, "python3", "-B", "-m", "app.server")
+			c.initialize()
+			c.listTools()
+			p.waitCatalog()
+			p.cli("approve", "--dir", p.dir, "--yes", "--tools", "read")
+
+			// Written through the other name: same size, no event for
+			// the tree's own name.
+			if err := os.WriteFile(through, []byte("def run():\n    return 'unapproved cod'\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := c.callWait("read", nil)
+			wantError(t, r, host.CodeAuthorizationStale, "authorization_stale: identity_drift:")
+		})
+	}
 }

@@ -161,15 +161,21 @@ type Host struct {
 	held      [][]byte         // client messages waiting for ready
 	// verifying are granted tools/calls held while the epoch's identity
 	// is unverified; verifyKick asks watchDrift to compute it (identity.go).
-	verifying   []*verifyWait
-	verifyKick  chan struct{}
-	verifyErr   error           // why the last computation after a change failed, nil once one succeeds
-	initParams  json.RawMessage // the client's initialize params, replayed to new children
-	initLine    []byte          // the client's initialize request as sent
-	initDone    bool            // the client received its initialize result
-	initialized bool            // the client sent notifications/initialized
-	protocol    string          // protocolVersion negotiated in the legacy era
-	stateless   bool            // server/discover succeeded: MCP 2026-07-28
+	verifying  []*verifyWait
+	verifyKick chan struct{}
+	verifyErr  error // why the last computation after a change failed, nil once one succeeds
+	// verifiedAt is when the last computation that vouched for the epoch
+	// began; passVerified names the calls it released, which go on
+	// without being held again (identity.go: trees no notification
+	// vouches for are hashed again for every granted call).
+	verifiedAt   time.Time
+	passVerified map[string]bool
+	initParams   json.RawMessage // the client's initialize params, replayed to new children
+	initLine     []byte          // the client's initialize request as sent
+	initDone     bool            // the client received its initialize result
+	initialized  bool            // the client sent notifications/initialized
+	protocol     string          // protocolVersion negotiated in the legacy era
+	stateless    bool            // server/discover succeeded: MCP 2026-07-28
 	// handshakeEra: the server answered server/discover with an error or
 	// exited on it; the host answers the probe itself (protocol.go).
 	handshakeEra bool

@@ -393,6 +393,12 @@ func (h *Host) watchDrift(ctx context.Context) {
 			return
 		case <-changes:
 		case <-h.verifyKick:
+			if h.trees.Unwatched() {
+				// A call waits for trees no notification vouches
+				// for: hash them now, there is nothing to settle.
+				h.verify()
+				continue
+			}
 		}
 		settle := time.NewTimer(driftSettle)
 		bound := time.NewTimer(driftSettleMax)
@@ -428,6 +434,7 @@ func (h *Host) verify() {
 	if c == nil {
 		return
 	}
+	began := time.Now()
 	now, gen, err := h.identityAt()
 	if err != nil {
 		h.logf("epoch %s: computing the identity after a change: %v: calls that need a grant wait for the next change, at most %s", c.epoch, err, verifyHoldMax)
@@ -445,7 +452,25 @@ func (h *Host) verify() {
 	if h.child == c && c.drift == nil && gen > c.verified {
 		c.verified = gen
 	}
+	if h.child == c && c.drift == nil {
+		h.verifiedAt = began
+	}
 	h.releaseVerifiedLocked()
+}
+
+// needsVerifyLocked reports whether the granted tools/call m must wait for
+// the identity to be computed again before it is forwarded: a change was
+// counted since the identity that vouches for the epoch (unverifiedLocked),
+// or a tree is one no notification vouches for (treewatch's Unwatched: a
+// link out of it, a file with other names, no notifications on this
+// platform), which is then hashed again for every granted call, unless
+// that computation just released m. h.mu is held.
+func (h *Host) needsVerifyLocked(m *jsonrpc.Message) bool {
+	if k := jsonrpc.IDKey(m.ID); h.passVerified[k] {
+		delete(h.passVerified, k)
+		return false
+	}
+	return h.unverifiedLocked() || h.trees.Unwatched()
 }
 
 // unverifiedLocked reports whether the current child's identity is
@@ -460,7 +485,9 @@ func (h *Host) unverifiedLocked() bool {
 // to compute it. The first hold of a burst is logged. h.mu is held.
 func (h *Host) holdUnverifiedLocked(m *jsonrpc.Message, line []byte) {
 	if len(h.verifying) == 0 {
-		h.logf("epoch %s: a watched tree may have changed (a file event, or the mount table): the identity is unverified, and calls that need a grant wait (at most %s) until it is computed again", h.child.epoch, verifyHoldMax)
+		if h.unverifiedLocked() { // else a tree no notification vouches for: treewatch said so once
+			h.logf("epoch %s: a watched tree may have changed (a file event, or the mount table): the identity is unverified, and calls that need a grant wait (at most %s) until it is computed again", h.child.epoch, verifyHoldMax)
+		}
 		time.AfterFunc(verifyHoldMax, h.expireVerifying)
 	}
 	h.verifying = append(h.verifying, &verifyWait{m: m, line: line, since: time.Now()})
@@ -478,13 +505,32 @@ func (h *Host) holdUnverifiedLocked(m *jsonrpc.Message, line []byte) {
 // While changes keep it unverified they stay, up to verifyHoldMax. h.mu
 // is held.
 func (h *Host) releaseVerifiedLocked() {
-	if len(h.verifying) == 0 || h.state == StateReady && h.child != nil && h.child.drift == nil && h.unverifiedLocked() {
+	running := h.state == StateReady && h.child != nil && h.child.drift == nil
+	if len(h.verifying) == 0 || running && h.unverifiedLocked() {
 		return
 	}
 	held := h.verifying
 	h.verifying = nil
 	for _, w := range held {
+		if running && h.trees.Unwatched() {
+			if w.since.After(h.verifiedAt) {
+				// Held after the last computation began: the next
+				// one vouches for it.
+				h.verifying = append(h.verifying, w)
+				continue
+			}
+			if h.passVerified == nil {
+				h.passVerified = map[string]bool{}
+			}
+			h.passVerified[jsonrpc.IDKey(w.m.ID)] = true
+		}
 		h.dispatchLocked(w.m, w.line)
+	}
+	if len(h.verifying) > 0 {
+		select {
+		case h.verifyKick <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 )
 
 // treeMask is what a directory of a watched tree reports: entries made,
-// removed, renamed, written or with changed attributes, and the directory
-// itself removed or renamed.
-const treeMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
+// removed, renamed, written, closed after being opened for writing (a
+// write through a shared mapping sends no IN_MODIFY) or with changed
+// attributes, and the directory itself removed or renamed.
+const treeMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
 
 // inotify is one inotify instance read without blocking: its events are

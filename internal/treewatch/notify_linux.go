@@ -50,6 +50,14 @@ func device(fi fs.FileInfo) uint64 {
 	return 0
 }
 
+// links is fi's link count: how many names the file has.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
 // sweepBarriers removes the private directories of Watchers whose process
 // is gone (a host killed with SIGKILL leaves its directory behind): those
 // of this user, named for a pid that no longer exists.

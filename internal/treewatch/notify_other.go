@@ -16,6 +16,8 @@ func localFS(string) (string, bool) { return "", false }
 
 func device(fs.FileInfo) uint64 { return 0 }
 
+func links(fs.FileInfo) uint64 { return 1 }
+
 func sweepBarriers() {}
 
 // mountTable: without notifications every tree is walked at every call,

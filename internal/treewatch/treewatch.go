@@ -181,6 +181,26 @@ func (w *Watcher) Generation() uint64 {
 	return w.gen
 }
 
+// Unwatched reports whether a change to a tree Digest was asked for can
+// go without a notification: the platform sends none (Watching is false),
+// or a tree is walked on every call instead of watched (a link out of it,
+// another mount, a file with other names, the watch limit). Its
+// Generation then vouches for nothing: a caller that must know the tree
+// is as it was hashed walks it again.
+func (w *Watcher) Unwatched() bool {
+	if !w.Watching() {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.trees {
+		if !e.watched {
+			return true
+		}
+	}
+	return false
+}
+
 // changedLocked counts a change (Generation) and signals Changes without
 // waiting.
 func (w *Watcher) changedLocked() {
@@ -461,6 +481,11 @@ func (w *Watcher) eventLocked(name string, made, _ bool) {
 		if rel == "" {
 			e.setup = false // the root itself was made, removed or replaced
 			continue
+		}
+		if st, err := os.Lstat(name); e.watched && err == nil && st.Mode().IsRegular() && links(st) > 1 {
+			// A name made for a file of the tree (link(2) changes its
+			// attributes): writes through it will send nothing here.
+			w.unwatchLocked(e, "the file "+rel+" has other names (hard links), and a write through another name sends no notification for this one")
 		}
 		if made && e.watched {
 			if why := w.addTreeLocked(e, name); why != "" {

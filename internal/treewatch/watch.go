@@ -74,6 +74,14 @@ func (w *Watcher) addTreeLocked(e *entry, dir string) string {
 				why = "the symbolic link " + rel + " leads outside it"
 				return filepath.SkipAll
 			}
+		case d.Type().IsRegular():
+			if unlisted(p, e.opt) {
+				return nil
+			}
+			if st, err := d.Info(); err == nil && links(st) > 1 {
+				why = "the file " + rel + " has other names (hard links), and a write through another name sends no notification for this one"
+				return filepath.SkipAll
+			}
 		case d.IsDir():
 			if rel != "" && skipped(rel, e.opt) {
 				return filepath.SkipDir
