@@ -189,6 +189,10 @@ func TestEachProblemNamed(t *testing.T) {
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_CONFIG_HOME": "config"}, "args": [`)
 			}},
+		{name: "state dir moved", where: ".mcp.json: server weather", what: "its env sets XDG_STATE_HOME, which choose where mcpepoch host keeps the policy floor, the trust store and the copy of the audit head",
+			break_: func(t *testing.T, dir string) {
+				edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_STATE_HOME": "/tmp/agent-state"}, "args": [`)
+			}},
 		{name: "config dir empty", where: filepath.Join(".cursor", "mcp.json") + ": server weather", what: "no usable config directory",
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, filepath.Join(".cursor", "mcp.json"), `"args": [`, `"env": {"HOME": "", "XDG_CONFIG_HOME": ""}, "args": [`)

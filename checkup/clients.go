@@ -115,7 +115,7 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 			"run "+selfcmd.Name()+" init, which rewrites the entry to launch mcpepoch host")
 	}
 	if viaHost || npx {
-		c.configDir(where, s)
+		c.configDir(where, s, !perUser)
 	}
 }
 
@@ -124,16 +124,36 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 // XDG_CONFIG_HOME empty). That host finds no policy floor, trust store or
 // acceptance of the person's, and holds the strictest policy, as for a
 // floor that went missing (docs/policy-floor.md); an agent that can edit
-// the client's config can write such an env. The client's own
-// environment, which the entry's is laid over, is taken to be doctor's.
-func (c *check) configDir(where string, s server) {
+// the client's config can write such an env. An entry in the project's
+// own files (inProject) that moves those directories at all is reported
+// too. The client's own environment, which the entry's is laid over, is
+// taken to be doctor's.
+func (c *check) configDir(where string, s server, inProject bool) {
 	getenv := func(k string) string {
 		if v, ok := s.Env[k]; ok {
 			return v
 		}
 		return os.Getenv(k)
 	}
-	if _, err := trust.DirIn(runtime.GOOS, getenv); err != nil {
+	_, err := trust.DirIn(runtime.GOOS, getenv)
+	if err == nil && inProject {
+		// An entry in the project's own files, which an agent that
+		// writes the project can edit, must not choose where the host
+		// keeps what guards against that agent: the variables the host
+		// finds its config and state directories by.
+		var moved []string
+		for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+			if v, ok := s.Env[k]; ok && v != os.Getenv(k) {
+				moved = append(moved, k)
+			}
+		}
+		if len(moved) > 0 {
+			c.problem(where, "its env sets "+strings.Join(moved, ", ")+", which choose where mcpepoch host keeps the policy floor, the trust store and the copy of the audit head: "+
+				"a file of the project, which an agent that writes the project can edit, then decides where the host's guards against that agent live",
+				"remove "+strings.Join(moved, ", ")+" from the entry's env, or keep this entry in the client's per-user config outside the project")
+		}
+	}
+	if err != nil {
 		fix := "remove XDG_CONFIG_HOME and HOME from the entry's env, or set XDG_CONFIG_HOME to an absolute path"
 		if d, err := trust.DefaultDir(); err == nil {
 			fix += " (yours is " + filepath.Dir(d) + ")"
