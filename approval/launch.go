@@ -58,15 +58,12 @@ type ancestor struct {
 // of its own. A host that cannot walk its session (no ancestor in it: it
 // leads a session of its own, or its parent is gone; or a process that
 // cannot be examined) cannot identify its client, and then nothing proves
-// a person at a terminal or in the client (Unknown).
+// a person at a terminal or in the client.
 type Launch struct {
 	chain   []ancestor
 	session []int
 	unknown string
 }
-
-// Unknown says why the host cannot identify its MCP client, or "".
-func (l Launch) Unknown() string { return l.unknown }
 
 // LaunchOf returns the launch chain of a host whose parent is parent:
 // parent and every wrapper above it up to and including the client, then,

@@ -34,8 +34,6 @@ type Problem struct {
 	Fix   string
 }
 
-func (p Problem) String() string { return p.Where + ": " + p.What + "; fix: " + p.Fix }
-
 // Report is what Check found.
 type Report struct {
 	Problems []Problem

@@ -110,7 +110,9 @@ func recordBuild(t *testing.T, dir string) {
 	if err := os.MkdirAll(layout.Dir(dir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := manifest.Write(layout.Manifest(dir), manifest.New("weather", epoch.NewBuildID(now), now, 0, id, nil)); err != nil {
+	if sync, err := manifest.Publish(layout.Manifest(dir), manifest.New("weather", epoch.NewBuildID(now), now, 0, id, nil)); err != nil {
+		t.Fatal(err)
+	} else if err := sync(); err != nil {
 		t.Fatal(err)
 	}
 }

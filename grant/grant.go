@@ -257,12 +257,8 @@ func (s *Store) Revoke(id epoch.GrantID, reason string, now time.Time) bool {
 	return false
 }
 
-// RevokeEpoch ends every live grant bound to ep and returns how many.
-func (s *Store) RevokeEpoch(ep epoch.Epoch, now time.Time) int {
-	return s.RevokeEpochFor(ep, RevokedEpochChanged, now)
-}
-
-// RevokeEpochFor is RevokeEpoch with the reason recorded (Revoked*).
+// RevokeEpochFor ends every live grant bound to ep, recording reason (one
+// of the Revoked* constants) and now, and returns how many it ended.
 func (s *Store) RevokeEpochFor(ep epoch.Epoch, reason string, now time.Time) int {
 	n := 0
 	for _, g := range s.Grants {

@@ -140,7 +140,7 @@ func TestCheckStale(t *testing.T) {
 	newer := newGrant("g2", epochA, []string{"slow_write", "other"}, creds)
 	other := newGrant("g3", epochA, []string{"other"}, nil)
 	s := storeWith(t, old, newer, other)
-	if n := s.RevokeEpoch(epochA, t0.Add(time.Minute)); n != 3 {
+	if n := s.RevokeEpochFor(epochA, grant.RevokedEpochChanged, t0.Add(time.Minute)); n != 3 {
 		t.Fatalf("RevokeEpoch revoked %d grants, want 3", n)
 	}
 	for _, g := range s.Grants {
@@ -148,7 +148,7 @@ func TestCheckStale(t *testing.T) {
 			t.Fatalf("grant %s after RevokeEpoch: revoked %v reason %q", g.ID, g.RevokedAt, g.RevokedReason)
 		}
 	}
-	if n := s.RevokeEpoch(epochA, t0.Add(2*time.Minute)); n != 0 {
+	if n := s.RevokeEpochFor(epochA, grant.RevokedEpochChanged, t0.Add(2*time.Minute)); n != 0 {
 		t.Errorf("second RevokeEpoch revoked %d grants, want 0", n)
 	}
 

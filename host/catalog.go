@@ -119,10 +119,6 @@ func (h *Host) listCut(c *child, method, why string) {
 		audit.FieldMethod: method, "reason": method + " cut short: " + why})
 }
 
-func newCatalog(tools []json.RawMessage) (*Catalog, error) {
-	return newCatalogAfter(nil, tools)
-}
-
 // newCatalogAfter makes the catalog of tools, as listed after prev (the
 // catalog it replaces, nil for none). A definition prev holds byte for
 // byte takes its name, digest and canonical form from prev, so that a

@@ -342,23 +342,18 @@ const (
 	readKeep  = 4 << 20
 )
 
-// readLines calls fn with each line read from r, without its newline; fn
-// owns the slice, and the newline stays in place just past its end (see
-// withNewline), so that forwarding it needs no copy. Lines are read with
-// large reads into one buffer that is reused, and each complete line is
-// copied out of it once, or, when over readKeep, handed over in it. A
-// line longer than max bytes is not passed on: fn gets nil and an
-// *overflow (its first and last bytes) instead, and the rest of it is
-// not kept. It returns at EOF or on a read error; how reads are cut does
-// not change what fn sees.
-func readLines(r io.Reader, max int, fn func(line []byte, over *overflow)) {
-	readLinesMore(r, max, func(line []byte, over *overflow, _ bool) { fn(line, over) })
-}
-
-// readLinesMore is readLines whose fn also learns whether another
-// complete line was read already (more), so that it may leave work for
-// the last of them: a burst of calls read at once then shares one write
-// of their audit records.
+// readLinesMore calls fn with each line read from r, without its
+// newline; fn owns the slice, and the newline stays in place just past
+// its end (see withNewline), so that forwarding it needs no copy. Lines
+// are read with large reads into one buffer that is reused, and each
+// complete line is copied out of it once, or, when over readKeep, handed
+// over in it. A line longer than max bytes is not passed on: fn gets nil
+// and an *overflow (its first and last bytes) instead, and the rest of it
+// is not kept. fn also learns whether another complete line was read
+// already (more), so that it may leave work for the last of them: a burst
+// of calls read at once then shares one write of their audit records. It
+// returns at EOF or on a read error; how reads are cut does not change
+// what fn sees.
 func readLinesMore(r io.Reader, max int, fn func(line []byte, over *overflow, more bool)) {
 	buf := make([]byte, 0, readChunk)
 	var over *overflow

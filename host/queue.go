@@ -27,19 +27,6 @@ func newBatchQueue[T any]() *batchQueue[T] {
 	return q
 }
 
-// push queues v and reports whether it was queued: after close it is
-// dropped.
-func (q *batchQueue[T]) push(v T) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	q.items = append(q.items, v)
-	q.cond.Signal()
-	return true
-}
-
 // take waits until something is queued or the queue is closed, and
 // returns everything queued and whether the queue is closed. Once closed
 // and empty it returns nil, true at once. The consumer holds the batch
@@ -61,30 +48,6 @@ func (q *batchQueue[T]) idle() {
 	q.mu.Lock()
 	q.active = false
 	q.mu.Unlock()
-}
-
-// takeTimeout is take that waits at most d: it returns everything queued
-// as soon as something is, the queue is closed, or d has passed (then
-// possibly nothing). A d of zero or less does not wait.
-func (q *batchQueue[T]) takeTimeout(d time.Duration) ([]T, bool) {
-	expired := d <= 0
-	if !expired {
-		t := time.AfterFunc(d, func() {
-			q.mu.Lock()
-			expired = true
-			q.cond.Broadcast()
-			q.mu.Unlock()
-		})
-		defer t.Stop()
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed && !expired {
-		q.cond.Wait()
-	}
-	batch := q.items
-	q.items = nil
-	return batch, q.closed
 }
 
 // close stops accepting items; what is queued can still be taken.
@@ -131,11 +94,6 @@ type outLine struct {
 	gate    func() bool
 	ready   func() bool
 	refused func()
-}
-
-// newLineQueue starts the writer goroutine for w.
-func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
-	return startLineQueue(w, onErr, false)
 }
 
 // newOwnPipeQueue is newLineQueue for the write end of a pipe the host

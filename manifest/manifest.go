@@ -234,29 +234,18 @@ func validateArtifacts(name string, artifacts []Artifact) *CorruptError {
 	return nil
 }
 
-// Write validates f and writes it to path atomically (mode 0644), creating
-// the directory (mode 0700) if needed. Callers hold the Lock. Readers never
-// see a torn manifest, nor does a crash leave one; a crash right after
-// Write may bring the previous manifest back (atomicfile.Replace), which
-// only costs the next build a longer list of changes: hosts recompute the
-// identity themselves.
-func Write(path string, f *File) error {
-	b, err := encode(path, f)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Replace(path, b, 0o644)
-}
-
-// Publish is Write with the fsync after the rename (atomicfile.Publish):
-// once it returns, readers see the new manifest whole, and sync, to be
-// called once, makes it durable. Callers hold the Lock until Publish
-// returns, not until sync does. Until sync returns a crash of the machine
-// may also leave an empty manifest where the file system does not order a
-// rename after the file's data (ext4 and btrfs do): record then reports it
-// corrupt, and moving it aside starts anew, as after any corrupt manifest.
-// The build hook takes that narrow window to hide the fsync behind the
-// hosts' answer.
+// Publish validates f and writes it to path atomically (mode 0644),
+// creating the directory (mode 0700) if needed, with the fsync after the
+// rename (atomicfile.Publish): once it returns, readers see the new
+// manifest whole, and sync, to be called once, makes it durable. Callers
+// hold the Lock until Publish returns, not until sync does. Until sync
+// returns a crash of the machine may also leave an empty manifest where
+// the file system does not order a rename after the file's data (ext4 and
+// btrfs do): record then reports it corrupt, and moving it aside starts
+// anew, as after any corrupt manifest. The build hook takes that narrow
+// window to hide the fsync behind the hosts' answer. A crash right after
+// sync may bring the previous manifest back, which only costs the next
+// build a longer list of changes: hosts recompute the identity themselves.
 func Publish(path string, f *File) (sync func() error, err error) {
 	b, err := encode(path, f)
 	if err != nil {

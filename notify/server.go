@@ -148,9 +148,6 @@ func removeStale(path string) error {
 // Path returns the socket's absolute path.
 func (l *Listener) Path() string { return l.path }
 
-// Name returns the run id the socket is named by.
-func (l *Listener) Name() string { return l.name }
-
 // Close stops listening and removes the socket file. Connections already
 // accepted are closed by Serve. Calling Close again returns the first
 // result.

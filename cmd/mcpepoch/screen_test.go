@@ -20,7 +20,6 @@ import (
 // (CHANGED, NEW, new tools, changed defaults) on a terminal; --full keeps
 // the whole digests, and without colour no escape sequence is written.
 func TestReviewScreenShortDigestsAndColour(t *testing.T) {
-	t.Parallel()
 	a, b, c := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64), "sha256:"+strings.Repeat("c", 64)
 	rv := localapi.Review{
 		AgentRun: "01J9Z6W0C2H6F0S8A1B3E5G7K9", Label: "inv", State: localapi.StateReady, Epoch: epoch.New(time.Now()), PID: 7,
@@ -38,7 +37,9 @@ func TestReviewScreenShortDigestsAndColour(t *testing.T) {
 		Grants: []*grant.Grant{},
 	}
 	var out bytes.Buffer
-	printReview(&out, rv, screen{p: painter{cli.Colours(true)}})
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("CLICOLOR_FORCE", "1")
+	printReview(&out, rv, screen{p: painter{cli.NewPainter(&out)}})
 	s := out.String()
 	for _, want := range []string{
 		"dist/server.js               sha256:aaaaaaaaaaaa  \x1b[33mCHANGED\x1b[0m (was sha256:bbbbbbbbbbbb)\n",

@@ -8,14 +8,22 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// Painter colours status lines on a terminal only, and never when NO_COLOR
-// is set (https://no-color.org). The zero Painter paints nothing.
+// Painter colours status lines on a terminal, or wherever they go when
+// CLICOLOR_FORCE is set to anything but "0" (https://bixense.com/clicolors:
+// a build log piped through tee or less -R), and never when NO_COLOR is set
+// (https://no-color.org). The zero Painter paints nothing.
 type Painter struct{ on bool }
 
 // NewPainter returns the Painter for lines written to w.
 func NewPainter(w io.Writer) Painter {
+	if os.Getenv("NO_COLOR") != "" {
+		return Painter{}
+	}
+	if f := os.Getenv("CLICOLOR_FORCE"); f != "" && f != "0" {
+		return Painter{on: true}
+	}
 	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+	if !ok || os.Getenv("TERM") == "dumb" {
 		return Painter{}
 	}
 	return Painter{on: isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())}
@@ -39,7 +47,3 @@ func (p Painter) Warn(s string) string { return p.Paint(color.FgYellow, s) }
 
 // Bad is s in red: it went wrong.
 func (p Painter) Bad(s string) string { return p.Paint(color.FgRed, s) }
-
-// Colours returns a Painter that colours when on is true, whatever the
-// output is.
-func Colours(on bool) Painter { return Painter{on: on} }
