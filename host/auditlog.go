@@ -500,23 +500,6 @@ func (a *auditor) failLocked(err error) {
 		d, CodeAuditUnavailable, auditRetry)
 }
 
-// flush waits until every event queued before it was handed to the log
-// and, when written, synced.
-func (a *auditor) flush() {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	target := a.queued
-	for (a.done < target || a.synced < target && a.err == nil) && !a.closed {
-		a.urgent = a.urgent || a.done < target
-		a.wake()
-		nudge(a.hurry)
-		a.cond.Wait()
-	}
-}
-
 // close writes what is queued and closes the log.
 func (a *auditor) close() {
 	if a == nil {

@@ -56,3 +56,20 @@ func (q *batchQueue[T]) takeTimeout(d time.Duration) ([]T, bool) {
 func newLineQueue(w io.Writer, onErr func(error)) *lineQueue {
 	return startLineQueue(w, onErr, false)
 }
+
+// flush waits until every event queued before it was handed to the log
+// and, when written, synced.
+func (a *auditor) flush() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	target := a.queued
+	for (a.done < target || a.synced < target && a.err == nil) && !a.closed {
+		a.urgent = a.urgent || a.done < target
+		a.wake()
+		nudge(a.hurry)
+		a.cond.Wait()
+	}
+}
