@@ -40,7 +40,7 @@ func TestNoDriftAfterTypeOnlyError(t *testing.T) {
 		t.Fatal("the failed tsc run changed dist/server.js: this test needs it byte-identical")
 	}
 	stderr := p.record("--exit-code", strconv.Itoa(code))
-	wantLine(t, stderr, "build failed (exit "+strconv.Itoa(code)+"): running server unchanged")
+	wantLine(t, stderr, "build failed (exit "+strconv.Itoa(code)+"): no server restarts for it")
 	if strings.Contains(stderr, "running ≠ built") != nodeLoadsTS(t) {
 		t.Errorf("record after a failed build that changed only the source (node loads TypeScript: %v):\n%s", nodeLoadsTS(t), stderr)
 	}
@@ -128,7 +128,7 @@ func TestFailedBuildDriftSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	stderr := p.record("--exit-code", "2")
-	wantLine(t, stderr, "build failed (exit 2): running server unchanged")
+	wantLine(t, stderr, "build failed (exit 2): no server restarts for it")
 	if !strings.Contains(stderr, "the last build failed, so fix the code: a build that succeeds starts an epoch on the new code, then approve the renewal") ||
 		strings.Contains(stderr, "or mcpepoch restart starts") {
 		t.Errorf("record after a failed build that changed the code:\n%s", stderr)

@@ -82,7 +82,7 @@ func testBuildHook(t *testing.T, build func(p *project) (testenv.Output, int)) {
 	if m.Build.Status != "failed" || m.Build.ExitCode != tscCode {
 		t.Errorf("manifest after the failed build: %+v, want status failed, exit_code %d (tsc's)", m.Build, tscCode)
 	}
-	wantLine(t, out.Stderr, "build failed (exit "+strconv.Itoa(tscCode)+"): running server unchanged")
+	wantLine(t, out.Stderr, "build failed (exit "+strconv.Itoa(tscCode)+"): no server restarts for it")
 	wantLine(t, out.Stderr, "running server unchanged: pid="+strconv.Itoa(second.Execution.ProcessID)+" epoch="+second.Execution.Epoch)
 	if rs := restarts(out.Stderr); len(rs) != 0 {
 		t.Errorf("a failed build restarted the server: %+v", rs)

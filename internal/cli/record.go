@@ -258,7 +258,7 @@ func PrintBuild(w io.Writer, p Painter, b *hook.Build) RecordOutput {
 	}
 	switch {
 	case b.Failed():
-		fmt.Fprintf(w, "%s\n", p.Bad(fmt.Sprintf("build failed (exit %d): running server unchanged", m.Build.ExitCode)))
+		fmt.Fprintf(w, "%s\n", p.Bad(fmt.Sprintf("build failed (exit %d): no server restarts for it", m.Build.ExitCode)))
 	case out.FirstBuild:
 		fmt.Fprintf(w, "build complete: first build recorded\n")
 	case len(out.Changed) == 0:
