@@ -102,8 +102,9 @@ func TestDriftSettleCapped(t *testing.T) {
 
 // While the identity cannot be computed again after a change (a lockfile
 // name on a directory), a granted call waits for a verdict a bounded time
-// and is refused identity_unverified, naming why, without running; once
-// the change is undone the same grant works again.
+// and is refused identity_unverified, naming why, without running, and
+// status says the identity is unverified; once the change is undone the
+// same grant works again.
 func TestUnverifiedHoldBounded(t *testing.T) {
 	t.Parallel()
 	p, c := newLazyProject(t)
@@ -116,9 +117,15 @@ func TestUnverifiedHoldBounded(t *testing.T) {
 	if !strings.Contains(r.Error.Message, "uv.lock") {
 		t.Errorf("the refusal does not say why the identity is unverified: %s", r.Error.Message)
 	}
+	if st := p.status(); !strings.Contains(st.IdentityUnverified, "calls that need a grant wait") {
+		t.Errorf("status while the identity is unverified: identityUnverified = %q", st.IdentityUnverified)
+	}
 	wantText(t, c.callWait("ping", nil), "pong")
 	if err := os.Remove(p.path("uv.lock")); err != nil {
 		t.Fatal(err)
 	}
 	wantText(t, c.callWait("read", nil), "approved code")
+	if st := p.status(); st.IdentityUnverified != "" {
+		t.Errorf("status once the identity is computed again: identityUnverified = %q", st.IdentityUnverified)
+	}
 }

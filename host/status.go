@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -104,6 +105,9 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	}
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
+	}
+	if h.unverifiedLocked() {
+		s.IdentityUnverified = fmt.Sprintf("a file the running code was hashed from changed; calls that need a grant wait (at most %s, %d waiting now) until the host has hashed it again", verifyHoldMax, len(h.verifying))
 	}
 	for _, a := range h.asks {
 		if len(a.waiters) > 0 {

@@ -137,6 +137,12 @@ type Status struct {
 	// client that launched it (approval.Launch.Unknown): no approval
 	// then counts as terminal or client, only an enrolled authenticator's.
 	ClientUnknown string `json:"clientUnknown,omitempty"`
+	// IdentityUnverified, when set, says that a tree the running epoch's
+	// identity hashes changed (a file event) since that identity was
+	// computed, and what that means for calls: until the host has computed
+	// it again, a call that needs a grant waits, and one that has waited
+	// too long is refused authorization_stale (identity_unverified).
+	IdentityUnverified string `json:"identityUnverified,omitempty"`
 	// AuditUnavailable says why the audit log cannot be written, while it
 	// cannot: every tools/call, and every other request the host records
 	// (resources/read, prompts/get…), is refused (audit_unavailable)

@@ -103,6 +103,9 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 	if s.PolicyFloorMissing != "" {
 		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(s.PolicyFloorMissing)))
 	}
+	if s.IdentityUnverified != "" {
+		fmt.Fprintf(w, "  identity: %s\n", sc.p.warn("unverified: "+printable(s.IdentityUnverified)))
+	}
 	if s.ClientUnknown != "" {
 		fmt.Fprintf(w, "  client:   %s\n", sc.p.warn(printable(s.ClientUnknown)))
 	}
