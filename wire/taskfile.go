@@ -185,11 +185,40 @@ func (e *taskfileEdit) build(tasks *yaml.Node, pl project.Plan) error {
 		return fmt.Errorf("%s:%d: task %s is not a block mapping: add the hook by hand: cmds: %s", e.tf.Path, task.Line, task.Name, HookDefer)
 	}
 	cmdsKey, cmds := pair(val, "cmds")
-	if !block(cmds, yaml.SequenceNode) {
+	var flow []string
+	switch {
+	case block(cmds, yaml.SequenceNode):
+		if err := e.hook(task, cmds); err != nil {
+			return err
+		}
+	case len(task.DroppedDefers) == 0:
+		flow = e.flowCmds(cmdsKey, cmds)
+		if flow != nil {
+			break
+		}
+		fallthrough
+	default:
 		return fmt.Errorf("%s:%d: task %s has no block list of cmds: add the hook by hand: cmds: %s", e.tf.Path, task.Line, task.Name, HookDefer)
 	}
-	if err := e.hook(task, cmds); err != nil {
-		return err
+	if flow != nil {
+		// Last, so that what the lists below insert before this line stays
+		// before it (text applies later edits of a line first).
+		defer func() {
+			lines := []string{strings.TrimRight(e.t.line(cmdsKey.Line)[:cmds.Column-1], " ")}
+			dash := strings.Repeat(" ", cmdsKey.Column-1) + e.unit
+			if !e.tf.HasHook(task) {
+				lines = append(lines, dash+HookDefer)
+			}
+			for _, it := range flow {
+				if isRecord(it) {
+					e.notes = append(e.notes, fmt.Sprintf("%s:%d: removed the hook that would not run after a failed build; the defer replaces it", e.tf.Path, cmds.Line))
+					continue
+				}
+				lines = append(lines, dash+"- "+it)
+			}
+			e.t.replace(cmdsKey.Line, 1, lines...)
+			e.notes = append(e.notes, fmt.Sprintf("%s:%d: the cmds of task %s are now a block list, with the hook first", e.tf.Path, cmdsKey.Line, task.Name))
+		}()
 	}
 	childIndent := strings.Repeat(" ", cmdsKey.Column-1)
 	at := headLine(cmdsKey)
@@ -242,6 +271,39 @@ func (e *taskfileEdit) hook(task *project.Task, cmds *yaml.Node) error {
 		e.notes = append(e.notes, fmt.Sprintf("%s:%d: removed the hook that would not run after a failed build; the defer replaces it", e.tf.Path, c.Line))
 	}
 	return nil
+}
+
+// flowCmds returns the items of a cmds list written in flow style on the
+// line of its key (cmds: [go build ., {task: gen}]) as written, or nil
+// when it is not one: empty, spread over lines, or with anything after
+// the closing bracket (a comment). The caller writes them again as a
+// block list with the hook first.
+func (e *taskfileEdit) flowCmds(key, cmds *yaml.Node) []string {
+	if key == nil || cmds == nil || cmds.Kind != yaml.SequenceNode || cmds.Style&yaml.FlowStyle == 0 ||
+		len(cmds.Content) == 0 || cmds.Line != key.Line {
+		return nil
+	}
+	l := strings.TrimRight(e.t.line(cmds.Line), " \t")
+	last := cmds.Content[len(cmds.Content)-1]
+	if !strings.HasSuffix(l, "]") || len(l) < last.Column || strings.Contains(l[last.Column-1:], " #") || strings.Contains(l[last.Column-1:], "\t#") {
+		return nil // a comment may hold the bracket: not worth guessing
+	}
+	var items []string
+	for i, c := range cmds.Content {
+		end := len(l) - 1
+		if i+1 < len(cmds.Content) {
+			end = cmds.Content[i+1].Column - 1
+		}
+		if c.Line != cmds.Line || c.Column-1 >= end || end > len(l) {
+			return nil
+		}
+		it := strings.TrimRight(strings.TrimSpace(l[c.Column-1:end]), ",")
+		if it = strings.TrimSpace(it); it == "" {
+			return nil
+		}
+		items = append(items, it)
+	}
+	return items
 }
 
 // isRecord reports whether a command runs mcpepoch record.

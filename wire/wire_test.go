@@ -176,6 +176,53 @@ func TestTaskfileEditedInPlace(t *testing.T) {
 	}
 }
 
+// A build task whose cmds are a flow list on one line becomes a block list
+// with the hook first and every other command after it, as written and in
+// order (a quoted item, a task call); a plain record command in it goes,
+// as in a block list. One with a comment after the list is left to the
+// person, with the line to add.
+func TestTaskfileFlowCmds(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"Taskfile.yml": "version: '3'\ntasks:\n  build:\n    cmds: [go vet ./..., 'go build -o bin/w .', {task: gen}, mcpepoch record]\n    sources: ['**/*.go']\n  gen:\n    cmds: [go generate ./...]\n",
+		"go.mod":       "module example.com/w\n\ngo 1.26\n",
+		"main.go":      "package main\nfunc main() {}\n",
+	})
+	w := wireAndWrite(t, dir, Options{})
+	p := wired(t, dir, Options{})
+	var got []string
+	for _, c := range p.Taskfile.Task("build").Cmds {
+		switch {
+		case c.Defer:
+			got = append(got, "defer "+c.Task)
+		case c.Task != "":
+			got = append(got, "task "+c.Task)
+		default:
+			got = append(got, c.Cmd)
+		}
+	}
+	if want := []string{"defer mcpepoch:record", "go vet ./...", "go build -o bin/w .", "task gen"}; !slices.Equal(got, want) {
+		t.Errorf("build cmds %q, want %q:\n%s", got, want, p.Taskfile.Src)
+	}
+	if !strings.Contains(string(p.Taskfile.Src), "cmds: [go generate ./...]") || len(w.Notes) == 0 {
+		t.Errorf("another task's flow list changed, or no note:\n%s\n%q", p.Taskfile.Src, w.Notes)
+	}
+
+	dir = t.TempDir()
+	write(t, dir, map[string]string{
+		"Taskfile.yml": "version: '3'\ntasks:\n  build:\n    cmds: [go build -o bin/w .] # [sic]\n",
+		"go.mod":       "module example.com/w\n\ngo 1.26\n",
+		"main.go":      "package main\nfunc main() {}\n",
+	})
+	pr, err := project.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Wire(pr, Options{Mcpepoch: "/opt/mcpepoch/bin/mcpepoch", UserConfigDir: filepath.Join(dir, "userconfig")}); err == nil || !strings.Contains(err.Error(), "add the hook by hand") {
+		t.Errorf("a flow list with a comment after it: %v, want the hook to add by hand", err)
+	}
+}
+
 // Existing client configs keep every key and server; a server entry that
 // launched the server directly is turned into the host, under its name,
 // with a backup of the old file.
