@@ -209,7 +209,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		}
 	}
 	if unanswered > 0 && werr != nil {
-		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live, and the request file could not be written; try again", printable(string(id)), unanswered, printable(root))
+		return fmt.Errorf("grant %s not revoked: %d host(s) of the project at %s could not take the request (busy, unreachable or failing) and may hold it live, and the request file could not be written; to end it for certain now, close the MCP client that runs the host (a grant ends with its host), or try again", printable(string(id)), unanswered, printable(root))
 	}
 	if unanswered > 0 {
 		g, err := waitRevoked(ctx, root, id, revokeWait)
@@ -218,7 +218,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 			if err != nil {
 				waited = fmt.Sprintf("before the wait ended (%v)", err)
 			}
-			return fmt.Errorf("grant %s not confirmed revoked: %d host(s) of the project at %s could not take the request over the socket (busy, unreachable or failing), and the grant's file does not show it ended %s of the request file %s; the request file stays, and the host that holds the grant ends it when it reads it: check with %s",
+			return fmt.Errorf("grant %s not confirmed revoked: %d host(s) of the project at %s could not take the request over the socket (busy, unreachable or failing), and the grant's file does not show it ended %s of the request file %s; the request file stays, and the host that holds the grant ends it when it reads it: check with %s, and to end it for certain now, close the MCP client that runs the host (a grant ends with its host)",
 				printable(string(id)), unanswered, printable(root), waited, printable(file), selfcmd.Cmd("grants"))
 		}
 		fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s) through the request file: %d host(s) could not take the request over the socket\n",
