@@ -378,14 +378,25 @@ func apartFromAgent(ctx context.Context, st *policyState) error {
 		return nil
 	}
 	var hosts []int
+	unnamed := 0
 	for _, r := range askHosts(ctx, st.dir, 2*time.Second, notify.Request{Type: localapi.TypeStatus}) {
-		if r.Err != nil || !r.Peer.Checked || r.Peer.PID <= 0 {
+		if r.Err != nil {
 			continue
 		}
 		s, err := localapi.DecodePayload[localapi.Status](r.Response.Payload)
-		if err == nil && s.Root != "" && s.Root == st.root {
-			hosts = append(hosts, r.Peer.PID)
+		if err != nil || s.Root == "" || s.Root != st.root {
+			continue
 		}
+		if !r.Peer.Checked || r.Peer.PID <= 0 {
+			unnamed++
+			continue
+		}
+		hosts = append(hosts, r.Peer.PID)
+	}
+	if len(hosts) == 0 && unnamed > 0 {
+		// Inside another PID namespace (a sandbox) the kernel names no pid
+		// for a process outside it: the host answers, but cannot be examined.
+		return fmt.Errorf("%d host(s) of this project answered, but the kernel names no process for them (this command runs in another PID namespace, a sandbox, than the host), so nothing tells this terminal from an agent's", unnamed)
 	}
 	return approval.TellsApart(hosts)
 }
