@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/jsonrpc"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
@@ -235,6 +236,40 @@ func (h *Host) dispatchLocked(m *jsonrpc.Message, line []byte) {
 	}
 }
 
+// cancelWaitingLocked takes the request under id key that the client
+// cancelled (notifications/cancelled) out of the lines held for a server
+// (a restart, a recovery, an idle host) and the calls held for the
+// identity to be computed again: a request the client gave up on before
+// it was forwarded never reaches a server, and gets no answer (MCP
+// cancellation). A tools/call so dropped is audited call_aborted. h.mu is
+// held.
+func (h *Host) cancelWaitingLocked(key string) {
+	var ep epoch.Epoch
+	if h.child != nil {
+		ep = h.child.epoch
+	}
+	aborted := func(m *jsonrpc.Message, while string) {
+		if m.Method == "tools/call" {
+			h.audit.event(audit.TypeCallAborted, ep, h.run, map[string]any{audit.FieldTool: m.Tool,
+				"reason": "cancelled by the client while " + while})
+		}
+	}
+	for i, l := range h.held {
+		if m, err := jsonrpc.ParseClient(l); err == nil && m.IsRequest() && jsonrpc.IDKey(m.ID) == key {
+			h.held = slices.Delete(h.held, i, i+1)
+			aborted(m, "held for a server to start")
+			return
+		}
+	}
+	for i, w := range h.verifying {
+		if jsonrpc.IDKey(w.m.ID) == key {
+			h.verifying = slices.Delete(h.verifying, i, i+1)
+			aborted(w.m, "held for the identity to be computed again")
+			return
+		}
+	}
+}
+
 // inFlightLocked reports whether a client request under id key is not
 // answered yet: forwarded, held for the server, for the first catalog,
 // for a re-list or for an approval. Request ids are unique among a
@@ -327,6 +362,7 @@ func (h *Host) noteClientLocked(m *jsonrpc.Message, line []byte) {
 			delete(h.listens, jsonrpc.IDKey(p.RequestID))
 			h.cancelHeldLocked(jsonrpc.IDKey(p.RequestID))
 			h.cancelEarlyLocked(jsonrpc.IDKey(p.RequestID))
+			h.cancelWaitingLocked(jsonrpc.IDKey(p.RequestID))
 			// A held initialize is the client's to give up on before
 			// the first server started (firststart.go).
 			if cl := h.inflight[jsonrpc.IDKey(p.RequestID)]; cl != nil && (cl.method != "initialize" || !h.everUp) {

@@ -432,3 +432,30 @@ func TestCrashLoopBounded(t *testing.T) {
 		t.Errorf("state %s, want down", st.State)
 	}
 }
+
+// A call held while the new epoch starts that the client cancels
+// (notifications/cancelled) is never forwarded to the new server, nor
+// answered: the write the client gave up on does not run once the server
+// is up. A call sent after it is forwarded.
+func TestHeldCallCancelled(t *testing.T) {
+	t.Parallel()
+	p := drainProject(t, "")
+	c := startRaw(t, p, nil)
+	c.initialize()
+	wantText(t, c.callWait("version", nil), "revision=A")
+
+	p.server("sleep 1\n", map[string]string{"FIXTURE_COUNTER_DIR": p.counter, "FIXTURE_REVISION": "B"}) // a slow-starting build
+	rec := p.background("record", "--dir", p.dir)
+	p.waitState(host.StateIdentityPending, waitLong)
+	c.sendLine([]byte(`{"jsonrpc":"2.0","id":900,"method":"tools/call","params":{"name":"slow_write","arguments":{"key":"gaveup"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":900,"reason":"changed my mind"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"slow_write","arguments":{"key":"wanted"}}}`))
+	wantText(t, c.response("901", waitLong), "revision=B")
+	rec.wait(t)
+	if got := p.read("counter/gaveup.started"); got != "" {
+		t.Fatalf("the call cancelled while held reached the new server: %q", got)
+	}
+	if rs := c.responses("900"); len(rs) != 0 {
+		t.Fatalf("the cancelled call was answered: %v", rs[0])
+	}
+}
