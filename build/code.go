@@ -176,10 +176,11 @@ func hashCode(spec Spec, dir, entry string, fc *FileCache, in []codeInput, missi
 			}
 			return &InputError{Field: string(RoleCode), Path: display(dir, c.path), Err: err}
 		case fi.IsDir():
-			// The entry, and wrappers and a runtime inside the tree, are
-			// inputs of their own: a change of one is named as itself.
+			// The entry, and wrappers, configuration files and a runtime
+			// inside the tree, are inputs of their own: a change of one is
+			// named as itself.
 			own := []string{abs(dir, entry)}
-			for _, w := range id.Wrappers {
+			for _, w := range append(slices.Clip(id.Wrappers), id.Config...) {
 				own = append(own, abs(dir, filepath.FromSlash(w.Path)))
 			}
 			if id.Runtime.Path != "" {

@@ -28,6 +28,8 @@ const (
 	RoleDeps     Role = "deps"     // a resolved dependency tree (node_modules, site-packages): a TreeDigest
 	RoleEnv      Role = "env"      // an environment variable that redirects execution: digest of its value
 	RoleEnvFile  Role = "env-file" // a .env file named in mcpepoch.toml
+	RoleArg      Role = "arg"      // a file an argument of the launch command names (node --env-file .env)
+	RoleConfig   Role = "config"   // a file the runtime or launcher reads at start that changes what runs (pyvenv.cfg, .npmrc)
 )
 
 // RedirectingEnv lists the environment variables recorded by default: they
@@ -98,6 +100,14 @@ type Identity struct {
 	Deps      []Artifact `json:"deps"`     // dependency trees, by path
 	Env       []Artifact `json:"env"`      // redirecting variables, by name
 	EnvFiles  []Artifact `json:"envFiles"` // by path
+	// Args are the files the launch's command lines name that no other
+	// role hashes (argFiles), in command-line order.
+	Args []Artifact `json:"args"`
+	// Config are the configuration files the runtime (a virtual
+	// environment's pyvenv.cfg) or the launcher of a package.json script
+	// (.npmrc, .yarnrc.yml, bunfig.toml) reads at start: present, or
+	// missing where one that appears would be read.
+	Config []Artifact `json:"config"`
 	// Native lists the native addons found in the dependency trees.
 	Native []TreeFile `json:"native"`
 	// Source, when the server runs from source (go run, tsx, ts-node, bun
@@ -128,6 +138,14 @@ type Identity struct {
 	// must see what a script runs even where its code cannot be told.
 	// Not an input, not recorded.
 	Scripted [][]string `json:"-"`
+
+	// named is the runtime's path as the launch starts it, symbolic links
+	// not followed (a virtual environment's bin/python, a link to
+	// /usr/bin/python3.12): where the runtime looks for its own
+	// configuration (runtimeConfig). Empty without a launch command.
+	named string
+	// configs are the configuration files noted for hashConfig.
+	configs []configInput
 
 	// unfollowed, when set, says what the launch runs that could not be
 	// followed to its code (a shell line with syntax, a package.json
@@ -253,6 +271,10 @@ func Compute(spec Spec) (*Identity, error) {
 		}
 		id.Runtime.Why = "the binary that executes the entry, resolved through PATH and symlinks"
 	}
+	runtimeConfig(dir, launch, runtimePath, id)
+	if err := hashConfig(fc, dir, id); err != nil {
+		return nil, err
+	}
 	pythonBytecode(spec, launch, runtimePath, id)
 	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
 	py := newPycRules(spec, dir, entryPath, runtimePath, id.Runtime.Version, launch)
@@ -287,6 +309,9 @@ func Compute(spec Spec) (*Identity, error) {
 		return nil, err
 	}
 	addShallow(id, shallow)
+	if err := argFiles(fc, dir, entryPath, code, id); err != nil {
+		return nil, err
+	}
 	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)
 	return id, nil
 }
@@ -449,7 +474,8 @@ func display(dir, p string) string {
 
 // Artifacts returns every input of id in a fixed order: entry, code,
 // lockfiles (by path), runtime, wrappers, dependency trees, env files,
-// environment variables. The runtime is omitted when unknown.
+// argument files, configuration files, environment variables. The runtime
+// is omitted when unknown.
 func (id *Identity) Artifacts() []Artifact {
 	out := []Artifact{id.Entry}
 	out = append(out, id.Code...)
@@ -460,6 +486,8 @@ func (id *Identity) Artifacts() []Artifact {
 	out = append(out, id.Wrappers...)
 	out = append(out, id.Deps...)
 	out = append(out, id.EnvFiles...)
+	out = append(out, id.Args...)
+	out = append(out, id.Config...)
 	out = append(out, id.Env...)
 	return out
 }

@@ -149,3 +149,54 @@ func literal(w *syntax.Word) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// launcherConfigFiles are the configuration files each package manager
+// that runs a package.json script (packageScript) reads from the project,
+// which change what the script runs: the shell it runs the line with,
+// NODE_OPTIONS it sets, the node it puts first on PATH. Beside each
+// launcher's lockfile (LockfileNames, project.LockfileNames):
+//
+//   - npm: .npmrc, its per-project config file (npmrc(5): "per-project
+//     config file (/path/to/my/project/.npmrc)"), whose node-options npm
+//     puts in NODE_OPTIONS and whose script-shell runs the script
+//     (npm help config);
+//   - pnpm: .npmrc, and pnpm-workspace.yaml, where pnpm 10 and later read
+//     every setting but auth and registries from
+//     (https://pnpm.io/settings: node-options, script-shell);
+//   - yarn: .yarnrc.yml (yarn 2 and later, https://yarnpkg.com/configuration/yarnrc),
+//     .yarnrc and .npmrc (yarn 1, https://classic.yarnpkg.com/en/docs/yarnrc:
+//     merged up the file tree);
+//   - bun: bunfig.toml (https://bun.sh/docs/runtime/bunfig), whose
+//     preload runs before the script's entry.
+//
+// Files in the user's home or the system's (~/.npmrc, $PREFIX/etc/npmrc)
+// count only when they lie in a directory above the project
+// (launcherConfig).
+var launcherConfigFiles = map[string][]string{
+	"npm":  {".npmrc"},
+	"pnpm": {".npmrc", "pnpm-workspace.yaml"},
+	"yarn": {".yarnrc.yml", ".yarnrc", ".npmrc"},
+	"bun":  {"bunfig.toml"},
+}
+
+// launcherConfig notes (Identity.addConfig) the configuration files of
+// the package manager name (launcherConfigFiles) that run a package.json
+// script in dir: in dir, present or missing (one created later changes
+// what runs, so it changes the identity); in each directory above dir up
+// to the file system's root, those present (yarn reads them all, npm a
+// workspace's root, and ~/.npmrc is one when the project lies in your
+// home).
+func launcherConfig(name, dir string, id *Identity) {
+	for _, f := range launcherConfigFiles[name] {
+		why := f + ": the configuration " + name + " reads before it runs a package.json script (the shell, NODE_OPTIONS, PATH it runs it with)"
+		id.addConfig(filepath.Join(dir, f), why, true)
+		for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+			if p := filepath.Join(d, f); isRegular(p) {
+				id.addConfig(p, why+", from a directory above the project", false)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+}

@@ -41,3 +41,62 @@ func pythonBytecode(spec Spec, l launchArgs, runtime string, id *Identity) {
 		id.Inferred = append(id.Inferred, "PYTHONPYCACHEPREFIX is set: Python reads bytecode from that directory, which is not hashed (its value is, as a redirecting variable), and none from __pycache__")
 	}
 }
+
+// runtimeConfig notes (Identity.addConfig) the configuration files the
+// runtime reads at start from beside itself or from the project, which
+// change what runs while no code file changes:
+//
+//   - Python: the pyvenv.cfg of a virtual environment (pythonVenvConfig);
+//   - bun: the project's bunfig.toml, whose preload lists modules bun
+//     loads before the entry (https://bun.sh/docs/runtime/bunfig: "add a
+//     bunfig.toml file to your project root, alongside your
+//     package.json"), present or missing.
+//
+// Node reads no file at start that its command line or NODE_OPTIONS does
+// not name (--env-file: argFiles; -r: code).
+func runtimeConfig(dir string, l launchArgs, runtime string, id *Identity) {
+	switch {
+	case isPython(l, runtime):
+		named := id.named
+		if named == "" {
+			named = runtime
+		}
+		if named != "" {
+			pythonVenvConfig(dir, named, id)
+		}
+	case l.runtime == "bun":
+		id.addConfig(filepath.Join(dir, "bunfig.toml"), "bun's configuration in the project: its preload runs before the entry", true)
+	}
+}
+
+// pythonVenvConfig notes the pyvenv.cfg that makes the Python started as
+// exe (absolute, symbolic links not followed: sys.executable) a virtual
+// environment's. CPython looks for it at start (Modules/getpath.py; the
+// venv documentation, https://docs.python.org/3/library/venv.html, and
+// site's: "If a file named pyvenv.cfg exists one directory above
+// sys.executable, sys.prefix and sys.exec_prefix are set to that
+// directory"): first in the executable's directory, then in its parent,
+// and reads the first it finds; its home names the installation whose
+// interpreter and standard library run, include-system-site-packages what
+// site adds to sys.path. So the one found is hashed, and the one before it
+// in that order, missing, since one created there would be read instead.
+// An interpreter inside the project with neither has both recorded
+// missing: whoever writes the project could make it a virtual
+// environment's. Inside or outside the project, a venv's pyvenv.cfg
+// decides which interpreter runs.
+func pythonVenvConfig(dir, exe string, id *Identity) {
+	beside := filepath.Join(filepath.Dir(exe), "pyvenv.cfg")
+	above := filepath.Join(filepath.Dir(filepath.Dir(exe)), "pyvenv.cfg")
+	const why = "the virtual environment's pyvenv.cfg, which Python reads at start: its home names the installation whose interpreter and standard library run"
+	const whyMissing = "where Python looks for a pyvenv.cfg first (beside the executable): one created there would name another interpreter"
+	switch {
+	case exists(beside):
+		id.addConfig(beside, why, true)
+	case exists(above):
+		id.addConfig(beside, whyMissing, true)
+		id.addConfig(above, why, true)
+	case inside(dir, exe):
+		id.addConfig(beside, whyMissing, true)
+		id.addConfig(above, "where Python looks for a pyvenv.cfg (one directory above the executable): one created there would name another interpreter", true)
+	}
+}

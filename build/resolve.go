@@ -157,15 +157,25 @@ func resolveEntryOnly(spec Spec, dir, path string, id *Identity) (entry, runtime
 // with the given PATH, then follows symlinks, so that the digest is of the
 // bytes that run.
 func lookPath(name, dir, path string) (string, error) {
+	_, real, err := lookPathNamed(name, dir, path)
+	return real, err
+}
+
+// lookPathNamed is lookPath that also returns the path the program is
+// found at before symbolic links are followed (absolute): the path the
+// process is started as, from which a runtime finds its own
+// configuration (a virtual environment's bin/python finds pyvenv.cfg
+// beside it, python.go).
+func lookPathNamed(name, dir, path string) (named, real string, err error) {
 	var p string
 	if strings.Contains(name, "/") {
 		p = abs(dir, name)
 		fi, err := os.Stat(p)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("not an executable file")
+			return "", "", fmt.Errorf("not an executable file")
 		}
 	} else {
 		for _, d := range filepath.SplitList(path) {
@@ -179,12 +189,12 @@ func lookPath(name, dir, path string) (string, error) {
 			}
 		}
 		if p == "" {
-			return "", exec.ErrNotFound
+			return "", "", exec.ErrNotFound
 		}
 	}
-	real, err := filepath.EvalSymlinks(p)
+	real, err = filepath.EvalSymlinks(p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return real, nil
+	return p, real, nil
 }

@@ -72,10 +72,13 @@ func followShim(exe, dir, path string, env func(string) (string, bool), whys map
 // server's environment; whys receives the Why of wrappers that are not
 // scripts the command runs (a shim's version files).
 func resolveCommand(command []string, dir, path string, env func(string) (string, bool), whys map[string]string, id *Identity) (runtime, entry string, wrappers, args []string, direct bool, err error) {
-	exe, err := lookPath(command[0], dir, path)
+	named, exe, err := lookPathNamed(command[0], dir, path)
 	if err != nil {
 		return "", "", nil, nil, false, err
 	}
+	// The runtime as the process is started, for its own configuration
+	// (runtimeConfig): set whenever exe moves on.
+	defer func() { id.named = named }()
 	// Every command the scripts on the way run, followed or not.
 	scriptCallsOf(command, dir, 0, map[string]bool{}, id)
 	args, direct = command[1:], true
@@ -90,11 +93,12 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		if len(words) == 0 {
 			return false
 		}
-		next, err := lookPath(words[0], dir, path)
+		nextNamed, next, err := lookPathNamed(words[0], dir, path)
 		if err != nil {
 			id.Inferred = append(id.Inferred, via+" runs "+words[0]+", not found ("+err.Error()+"): not followed")
 			return false
 		}
+		named = nextNamed
 		id.Inferred = append(id.Inferred, via+" runs "+strings.Join(words, " "))
 		id.Runs = append(id.Runs, words)
 		name = filepath.Base(words[0])
@@ -114,6 +118,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			}
 			wrappers = append(wrappers, exe, pkg)
 			whys[pkg] = "package.json: its scripts." + script + " is the command " + name + " runs"
+			launcherConfig(name, dir, id)
 			via := name + " " + script + " (package.json scripts." + script + ")"
 			words, ok := plainShell(text)
 			if !ok {
@@ -146,7 +151,7 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 			break
 		}
 		if real := followShim(exe, dir, path, env, whys, id, &wrappers); real != "" {
-			exe, direct = real, true
+			exe, named, direct = real, real, true
 			continue
 		}
 		if !slices.Contains(wrappers, exe) { // an unresolved shim is in already
@@ -156,11 +161,11 @@ func resolveCommand(command []string, dir, path string, env func(string) (string
 		if name == "" {
 			break
 		}
-		next, err := lookPath(name, dir, path)
+		nextNamed, next, err := lookPathNamed(name, dir, path)
 		if err != nil {
 			return "", "", nil, nil, false, err
 		}
-		exe, args, direct = next, nil, false
+		exe, named, args, direct = next, nextNamed, nil, false
 		if slices.Contains(shells, filepath.Base(next)) {
 			if words, ok := lastExec(script, dir, path, id); ok && follow(display(dir, script), words) {
 				continue

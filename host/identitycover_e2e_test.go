@@ -4,10 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
@@ -82,6 +84,51 @@ func TestNpmStartEditDrifts(t *testing.T) {
 	p.waitCatalog()
 	p.write("lib/helper.mjs", "export const answer = () => 'unapproved code';\n")
 	waitDrift(t, p, ".")
+}
+
+// npm start puts .npmrc's node-options in the script's NODE_OPTIONS:
+// a line written there after the approval (a preload that lies outside
+// the project, so that no code file of it changes) is drift, as an edit
+// of the server's code is: the host audits identity_drift naming .npmrc,
+// revokes the epoch's grants and refuses the granted call, and the
+// preload runs only in the epoch a build starts, which no grant covers.
+func TestNpmrcNodeOptionsDrifts(t *testing.T) {
+	t.Parallel()
+	testenv.LookNode(t)
+	p := newNodeProject(t, `["npm", "start", "--silent"]`)
+	p.write("package.json", `{"name": "srv", "private": true, "scripts": {"start": "node server.mjs"}}`+"\n")
+	outside := t.TempDir()
+	evil, ran := filepath.Join(outside, "evil.cjs"), filepath.Join(outside, "evil.ran")
+	if err := os.WriteFile(evil, []byte("require('node:fs').writeFileSync("+strconv.Quote(ran)+", 'ran');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startRaw(t, p, nil, "npm", "start", "--silent")
+	c.initialize()
+	c.listTools()
+	before := p.waitCatalog()
+	p.cli("approve", "--dir", p.dir, "--yes", "--tools", "read")
+	wantText(t, c.callWait("read", nil), "approved code")
+
+	p.write(".npmrc", "node-options=--require "+evil+"\n")
+	if st := p.status(); !strings.Contains(strings.Join(st.Drift, "\n"), ".npmrc") {
+		t.Errorf("status drift %q, want .npmrc named", st.Drift)
+	}
+	waitDrift(t, p, ".npmrc")
+	wantError(t, c.callWait("read", nil), host.CodeAuthorizationStale, "authorization_stale: identity_drift:")
+	if out, code := p.runCLI(nil, "approve", "--dir", p.dir, "--yes", "--tools", "read"); code == 0 {
+		t.Fatalf("approve of the epoch whose .npmrc changed: exit 0\n%s", out)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the preload .npmrc names ran under the approved epoch")
+	}
+
+	p.record()
+	after := p.waitCatalog()
+	if after.Execution.Epoch == before.Execution.Epoch {
+		t.Fatalf("epoch %s still runs after .npmrc changed and a build", after.Execution.Epoch)
+	}
+	waitFor(t, waitLong, "the preload in the new epoch", func() bool { _, err := os.Stat(ran); return err == nil })
+	wantError(t, c.callWait("read", nil), host.CodeAuthorizationRequired, "")
 }
 
 // A package.json script that reloads in-process (node --watch) is refused

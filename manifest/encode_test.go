@@ -73,7 +73,7 @@ func randomArtifacts(r *rand.Rand, max int) []Artifact {
 	if n == 0 && r.IntN(2) == 0 {
 		return nil
 	}
-	roles := []build.Role{build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile}
+	roles := []build.Role{build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile, build.RoleArg, build.RoleConfig}
 	as := make([]Artifact, n)
 	for i := range as {
 		a := &as[i]

@@ -217,7 +217,7 @@ func validateArtifacts(name string, artifacts []Artifact) *CorruptError {
 	for i, a := range artifacts {
 		field := fmt.Sprintf("%s[%d]", name, i)
 		switch a.Role {
-		case build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile:
+		case build.RoleEntry, build.RoleCode, build.RoleLockfile, build.RoleRuntime, build.RoleWrapper, build.RoleDeps, build.RoleEnv, build.RoleEnvFile, build.RoleArg, build.RoleConfig:
 		default:
 			return &CorruptError{Field: field + ".role", Err: fmt.Errorf("unknown role %q", a.Role)}
 		}
@@ -343,6 +343,10 @@ func (f *File) Identity() *build.Identity {
 			id.Env = append(id.Env, ba)
 		case build.RoleEnvFile:
 			id.EnvFiles = append(id.EnvFiles, ba)
+		case build.RoleArg:
+			id.Args = append(id.Args, ba)
+		case build.RoleConfig:
+			id.Config = append(id.Config, ba)
 		}
 	}
 	return id
