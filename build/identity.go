@@ -189,6 +189,12 @@ type Spec struct {
 	EnvKeyFile string
 	// EnvFiles names files such as .env whose content feeds the server.
 	EnvFiles []string
+	// Data names files the server itself writes that its command line
+	// names (a database given as --db ./state.db), as doublestar patterns
+	// relative to Dir: they are not hashed as files the launch names
+	// (RoleArg), which a server that writes one would otherwise see change
+	// its own identity at every write.
+	Data []string
 	// Code names the project's own code trees or files. Nil: inferred from
 	// the entry and the launch command (see Identity.Code); empty: none.
 	Code []string
@@ -309,7 +315,7 @@ func Compute(spec Spec) (*Identity, error) {
 		return nil, err
 	}
 	addShallow(id, shallow)
-	if err := argFiles(fc, dir, entryPath, code, id); err != nil {
+	if err := argFiles(fc, dir, entryPath, code, spec.Data, id); err != nil {
 		return nil, err
 	}
 	id.Go = goInfoOf(fc, abs(dir, entryPath), runtimePath)

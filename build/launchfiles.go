@@ -2,9 +2,12 @@ package build
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Two kinds of files change what a launch runs without being its code:
@@ -68,8 +71,9 @@ func hashConfig(fc *FileCache, dir string, id *Identity) error {
 // deps are for. A word that names nothing is recorded missing when it
 // looks like a path (pathLike), so that a file created there later (node
 // --env-file-if-exists .env) changes the identity; other words
-// ("start", "--port=8080") are no files.
-func argFiles(fc *FileCache, dir, entry string, code []codeInput, id *Identity) error {
+// ("start", "--port=8080") are no files. A file that a pattern of data
+// (Spec.Data) matches is the server's data, not hashed.
+func argFiles(fc *FileCache, dir, entry string, code []codeInput, data []string, id *Identity) error {
 	own := []string{abs(dir, entry)}
 	for _, list := range [][]Artifact{{id.Runtime}, id.Wrappers, id.Config, id.Lockfiles, id.EnvFiles} {
 		for _, a := range list {
@@ -101,7 +105,7 @@ func argFiles(fc *FileCache, dir, entry string, code []codeInput, id *Identity) 
 				continue
 			}
 			full := abs(dir, w)
-			if hashed(full) || slices.ContainsFunc(id.Args, func(a Artifact) bool { return abs(dir, filepath.FromSlash(a.Path)) == full }) {
+			if isData(dir, full, data) || hashed(full) || slices.ContainsFunc(id.Args, func(a Artifact) bool { return abs(dir, filepath.FromSlash(a.Path)) == full }) {
 				continue
 			}
 			switch {
@@ -119,6 +123,22 @@ func argFiles(fc *FileCache, dir, entry string, code []codeInput, id *Identity) 
 		}
 	}
 	return nil
+}
+
+// isData reports whether full (absolute) is matched by a pattern of data
+// (doublestar, relative to dir; a leading "./" is ignored).
+func isData(dir, full string, data []string) bool {
+	rel, err := filepath.Rel(dir, full)
+	if err != nil || len(data) == 0 {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, p := range data {
+		if ok, _ := doublestar.Match(path.Clean(filepath.ToSlash(p)), rel); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // pathLike reports whether a command-line word that names no file looks

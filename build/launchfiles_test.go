@@ -66,6 +66,35 @@ func TestIdentityArgFiles(t *testing.T) {
 	}
 }
 
+// A file the server writes that its command line names (a database given
+// as --db ./state.db) is hashed like any argument until the project names
+// it as data; then writes to it change nothing.
+func TestIdentityArgData(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	idWrite(t, dir,
+		idFile{path: "server.mjs", content: "console.log(1);\n"},
+		idFile{path: "state.db", content: "a\n"},
+		idFile{path: "db/other.db", content: "a\n"},
+	)
+	bin := idFakeBin(t, "a")
+	spec := Spec{Dir: dir, Versions: idVersions, Environ: []string{"PATH=" + bin},
+		Command: []string{"node", "server.mjs", "--db", "./state.db", "--db2=db/other.db"}}
+	before := idCompute(t, spec)
+	idWrite(t, dir, idFile{path: "state.db", content: "b\n"})
+	idWantChanges(t, before, idCompute(t, spec), "state.db")
+
+	spec.Data = []string{"./state.db", "db/*.db"}
+	before = idCompute(t, spec)
+	if len(before.Args) != 0 {
+		t.Fatalf("args %+v, want none: both are data", before.Args)
+	}
+	idWrite(t, dir, idFile{path: "state.db", content: "c\n"}, idFile{path: "db/other.db", content: "c\n"})
+	if c := Changes(before, idCompute(t, spec)); len(c) != 0 {
+		t.Errorf("writes to the server's data changed the identity: %q", c)
+	}
+}
+
 // A package manager that runs a package.json script reads its
 // configuration from the project first: npm's .npmrc (node-options,
 // script-shell), pnpm's .npmrc and pnpm-workspace.yaml, yarn's .yarnrc.yml

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,8 +43,12 @@ type Config struct {
 	Deps      []string `toml:"deps"`
 	Env       []string `toml:"env"`
 	EnvFiles  []string `toml:"env_files"`
-	Host      Host     `toml:"host"`
-	Grants    Grants   `toml:"grants"`
+	// Data names files the server writes that its launch command names
+	// (--db ./state.db), as doublestar patterns relative to the project
+	// root: they are not hashed (build.Spec.Data).
+	Data   []string `toml:"data"`
+	Host   Host     `toml:"host"`
+	Grants Grants   `toml:"grants"`
 	// Credentials maps a credential scope's name to its settings.
 	Credentials map[string]Credential `toml:"credentials"`
 	// AllowSelfReload lets mcpepoch host run a launch command that reloads
@@ -281,6 +286,11 @@ func Load(dir string) (*Config, error) {
 	if d := c.Host.DrainStart; d != "" && d != DrainStartAfter && d != DrainStartDuring {
 		return nil, &Error{Path: p, Key: "host.drain_start", Err: fmt.Errorf("%q: want %q or %q", d, DrainStartAfter, DrainStartDuring)}
 	}
+	for _, g := range c.Data {
+		if !doublestar.ValidatePattern(g) || filepath.IsAbs(g) || strings.HasPrefix(path.Clean(filepath.ToSlash(g)), "../") {
+			return nil, &Error{Path: p, Key: "data", Err: fmt.Errorf("%q: want a glob relative to the project root, inside it", g)}
+		}
+	}
 	for _, g := range c.Grants.Exempt {
 		if !doublestar.ValidatePattern(g) {
 			return nil, &Error{Path: p, Key: "grants.exempt", Err: fmt.Errorf("bad glob %q", g)}
@@ -337,7 +347,7 @@ func checkProof(list []string) error {
 // Command and Dir are left to the caller.
 func (c *Config) Spec(root string) build.Spec {
 	return build.Spec{Dir: root, Entry: c.Entry, Lockfiles: c.Lockfiles, Code: c.Code, Deps: c.Deps,
-		EnvNames: c.Env, EnvFiles: c.EnvFiles, CacheDir: layout.Cache(root), EnvKeyFile: layout.DigestKey(root)}
+		EnvNames: c.Env, EnvFiles: c.EnvFiles, Data: c.Data, CacheDir: layout.Cache(root), EnvKeyFile: layout.DigestKey(root)}
 }
 
 // Grace returns Host.Grace as a duration, 5s when unset.

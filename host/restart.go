@@ -198,7 +198,7 @@ func (h *Host) restartLocked(ctx context.Context, why string, t trigger, ahead f
 			return total, nil
 		}
 		if attempt >= maxLaunchRaces {
-			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or "+selfcmd.Name()+" restart (a server that writes into the files its identity hashes cannot be vouched for: name its code in code = [...] in "+config.FileName+")", attempt, changed))
+			return total, h.failStart(c, fmt.Errorf("the server's code changed while each of %d launches started (%v): not used; the host is down until the next build or "+selfcmd.Name()+" restart (a server that writes into the files its identity hashes cannot be vouched for: name its code in code = [...], or a file its command line names that it writes (a database) in data = [...], in "+config.FileName+")", attempt, changed))
 		}
 		h.logf("epoch %s: %v changed while pid %d started, after its identity was computed: the epoch is not used; starting again under a new epoch", c.epoch, changed, c.pid)
 		next, why, t = now, "identity changed while the server started ("+strings.Join(changed, ", ")+")", restartRaced
