@@ -129,7 +129,7 @@ func (l *Log) checkCopy(t tail) (*CopyFound, error) {
 	case h.Seq == t.last.Seq:
 		e.Found = fmt.Sprintf("seq %d has hash %s: the log was rewritten", t.last.Seq, t.last.Hash)
 	default:
-		e.Found = fmt.Sprintf("goes on to seq %d, past the copy's, further than a killed writer leaves it or with the head file in the project ahead of the copy: records were appended by a writer that does not keep the copy (a host with another XDG_STATE_HOME, an older mcpepoch, or not mcpepoch), or the log was rewritten", t.last.Seq)
+		e.Found = fmt.Sprintf("goes on to seq %d, past the copy's, further than a killed writer leaves it or with the head file in the project ahead of the copy: records were appended by a writer that does not keep the copy (an older mcpepoch, one that followed XDG_STATE_HOME or HOME, or not mcpepoch), or the log was rewritten", t.last.Seq)
 	}
 	return nil, e
 }
@@ -247,7 +247,7 @@ func (v *verifier) checkCopy(dir string) {
 	case !ok:
 		if last.Seq > 0 {
 			v.rep.Warnings = append(v.rep.Warnings, Problem{Kind: WarnCopyMissing, Path: path,
-				Msg: fmt.Sprintf("no copy of the head outside the project: nothing outside it vouches for records 1 to %d (written before a writer kept a copy there: an older mcpepoch, a project moved, the state directory removed, or a host whose XDG_STATE_HOME differs from yours); the next host keeps one from now on", last.Seq)})
+				Msg: fmt.Sprintf("no copy of the head outside the project: nothing outside it vouches for records 1 to %d (written before a writer kept a copy there: an older mcpepoch, a project moved, the state directory removed, or an older mcpepoch that followed XDG_STATE_HOME or HOME); the next host keeps one from now on", last.Seq)})
 		}
 	case h.Seq > last.Seq:
 		v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemCopyMismatch, Path: path, Seq: h.Seq,
@@ -264,7 +264,7 @@ func (v *verifier) checkCopy(dir string) {
 			Msg: fmt.Sprintf("the copy of the head kept outside the project names seq %d: nothing outside the project vouches for records %d to %d (a host killed before it synced them, or records appended since by something else); the next host start records that in the log", h.Seq, h.Seq+1, last.Seq)})
 	case h.Seq < last.Seq:
 		v.rep.Problems = append(v.rep.Problems, Problem{Kind: ProblemCopyUnanchored, Path: path, Seq: h.Seq,
-			Msg: fmt.Sprintf("the copy of the head kept outside the project names seq %d; nothing outside the project vouches for records %d to %d, which a head file in the project names: appended by a writer that does not keep this copy (a host with another XDG_STATE_HOME, an older mcpepoch, or not mcpepoch)", h.Seq, h.Seq+1, last.Seq)})
+			Msg: fmt.Sprintf("the copy of the head kept outside the project names seq %d; nothing outside the project vouches for records %d to %d, which a head file in the project names: appended by a writer that does not keep this copy (an older mcpepoch, one that followed XDG_STATE_HOME or HOME, or not mcpepoch)", h.Seq, h.Seq+1, last.Seq)})
 	default:
 		v.rep.CopyAgrees = true
 	}

@@ -97,6 +97,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.hook()
 	c.hookCommand(o)
 	c.sources()
+	c.ownDirs()
 	c.clients(o.UserConfigDir)
 	c.output()
 	c.launch()

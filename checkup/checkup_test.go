@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 	"github.com/mcpepoch/mcpepoch/manifest"
 	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
@@ -191,7 +193,7 @@ func TestEachProblemNamed(t *testing.T) {
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_CONFIG_HOME": "config"}, "args": [`)
 			}},
-		{name: "state dir moved", where: ".mcp.json: server weather", what: "its env sets XDG_STATE_HOME, which choose where mcpepoch host keeps the policy floor, the trust store and the copy of the audit head",
+		{name: "state dir moved", where: ".mcp.json: server weather", what: "its env sets XDG_STATE_HOME, which choose where this test build of mcpepoch host keeps the policy floor, the trust store and the copy of the audit head",
 			break_: func(t *testing.T, dir string) {
 				edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_STATE_HOME": "/tmp/agent-state"}, "args": [`)
 			}},
@@ -256,6 +258,44 @@ func TestEachProblemNamed(t *testing.T) {
 				t.Errorf("problem %q, want where %q, what containing %q, and a fix", p, tc.where, tc.what)
 			}
 		})
+	}
+}
+
+// In a product build, an entry whose env sets XDG_CONFIG_HOME and
+// XDG_STATE_HOME moves none of mcpepoch's directories: no problem, one
+// note naming both and the directories the host uses (the account
+// database's). The test build's own rule (the same entry is a problem)
+// is in TestEachProblemNamed.
+func TestEntryEnvMovesNothing(t *testing.T) {
+	dir := shortTemp(t)
+	wiredProject(t, dir)
+	edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_CONFIG_HOME": "/tmp/agent-config", "XDG_STATE_HOME": "/tmp/agent-state"}, "args": [`)
+	userdirs.AsProduct(t)
+	cfg, err := userdirs.Config()
+	if err != nil {
+		t.Skipf("no account home here: %v", err)
+	}
+	r := checkDir(t, dir)
+	for _, p := range r.Problems {
+		t.Errorf("problem: %s", p)
+	}
+	var notes []string
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, ".mcp.json: server weather: ") {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) != 1 {
+		t.Fatalf("notes about the entry %q, want one\nall: %q", notes, r.Notes)
+	}
+	for _, want := range []string{"its env sets XDG_CONFIG_HOME, XDG_STATE_HOME, which moves none of mcpepoch's own directories",
+		"XDG_CONFIG_HOME would name /tmp/agent-config/mcpepoch", "XDG_STATE_HOME would name /tmp/agent-state/mcpepoch", cfg, "account database"} {
+		if runtime.GOOS == "darwin" && strings.HasPrefix(want, "XDG_CONFIG_HOME would") {
+			continue // os.UserConfigDir never followed it there
+		}
+		if !strings.Contains(notes[0], want) {
+			t.Errorf("the note does not say %q: %s", want, notes[0])
+		}
 	}
 }
 

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 	"github.com/mcpepoch/mcpepoch/project"
-	"github.com/mcpepoch/mcpepoch/trust"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
 
@@ -119,15 +118,19 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	}
 }
 
-// configDir reports an entry whose env leaves the host it starts no usable
-// config directory (trust.DirIn: XDG_CONFIG_HOME relative, or HOME and
-// XDG_CONFIG_HOME empty). That host finds no policy floor, trust store or
-// acceptance of the person's, and holds the strictest policy, as for a
-// floor that went missing (docs/policy-floor.md); an agent that can edit
-// the client's config can write such an env. An entry in the project's
-// own files (inProject) that moves those directories at all is reported
-// too. The client's own environment, which the entry's is laid over, is
-// taken to be doctor's.
+// configDir reports an entry whose env would leave its host no usable
+// config directory (userdirs.ConfigFor with the entry's env laid over
+// doctor's own, the client's taken to be doctor's), in a build that
+// follows the environment: that host finds no policy floor, trust store or
+// acceptance of the person's and holds the strictest policy, as for a
+// floor that went missing (docs/policy-floor.md). A product build takes
+// the directory from the account database whatever the entry sets
+// (ownDirs reports a database with no usable home): an entry that sets HOME,
+// XDG_CONFIG_HOME or XDG_STATE_HOME to name another directory gets a
+// note that it moves none of them. A build that follows the environment
+// (a test build, userdirs.FollowsEnv) reports such an entry in the
+// project's own files (inProject), which an agent that writes the project
+// can edit, as a problem.
 func (c *check) configDir(where string, s server, inProject bool) {
 	getenv := func(k string) string {
 		if v, ok := s.Env[k]; ok {
@@ -135,31 +138,50 @@ func (c *check) configDir(where string, s server, inProject bool) {
 		}
 		return os.Getenv(k)
 	}
-	_, err := trust.DirIn(runtime.GOOS, getenv)
-	if err == nil && inProject {
-		// An entry in the project's own files, which an agent that
-		// writes the project can edit, must not choose where the host
-		// keeps what guards against that agent: the variables the host
-		// finds its config and state directories by.
+	if _, err := userdirs.ConfigFor(getenv); err != nil {
+		if userdirs.FollowsEnv() {
+			c.problem(where, "its env leaves mcpepoch host no usable config directory ("+err.Error()+
+				"): the host finds no policy floor or trust store of yours and holds the strictest policy (presence only, nothing exempt)",
+				"remove XDG_CONFIG_HOME and HOME from the entry's env, or set XDG_CONFIG_HOME to an absolute path")
+		}
+		return // not the entry's doing: ownDirs says it once
+	}
+	var set []string
+	for _, k := range []string{userdirs.HomeEnv, userdirs.ConfigEnv, userdirs.StateEnv} {
+		if _, ok := s.Env[k]; ok {
+			set = append(set, k)
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	if userdirs.FollowsEnv() {
 		var moved []string
-		for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-			if v, ok := s.Env[k]; ok && v != os.Getenv(k) {
+		for _, k := range set {
+			if s.Env[k] != os.Getenv(k) {
 				moved = append(moved, k)
 			}
 		}
-		if len(moved) > 0 {
-			c.problem(where, "its env sets "+strings.Join(moved, ", ")+", which choose where mcpepoch host keeps the policy floor, the trust store and the copy of the audit head: "+
+		if inProject && len(moved) > 0 {
+			c.problem(where, "its env sets "+strings.Join(moved, ", ")+", which choose where this test build of mcpepoch host keeps the policy floor, the trust store and the copy of the audit head: "+
 				"a file of the project, which an agent that writes the project can edit, then decides where the host's guards against that agent live",
-				"remove "+strings.Join(moved, ", ")+" from the entry's env, or keep this entry in the client's per-user config outside the project")
+				"remove "+strings.Join(moved, ", ")+" from the entry's env")
+		}
+		return
+	}
+	// What the entry's variables would name, were they followed: the
+	// ones doctor's own environment names are not the entry's doing.
+	var named []string
+	for _, u := range userdirs.NotFollowed(getenv) {
+		if slices.Contains(set, u.Var) {
+			named = append(named, fmt.Sprintf("%s would name %s", u.Var, u.Named))
 		}
 	}
-	if err != nil {
-		fix := "remove XDG_CONFIG_HOME and HOME from the entry's env, or set XDG_CONFIG_HOME to an absolute path"
-		if d, err := trust.DefaultDir(); err == nil {
-			fix += " (yours is " + filepath.Dir(d) + ")"
-		}
-		c.problem(where, "its env leaves mcpepoch host no usable config directory ("+strings.TrimPrefix(err.Error(), "trust store: ")+
-			"): the host finds no policy floor or trust store of yours and holds the strictest policy (presence only, nothing exempt)", fix)
+	if len(named) > 0 {
+		cfg, _ := userdirs.Config()
+		st, _ := userdirs.State()
+		c.note("%s: its env sets %s, which moves none of mcpepoch's own directories (%s): mcpepoch host keeps the policy floor and the trust store in %s and the copy of the audit head under %s, "+
+			"under the home directory the account database names, whatever a client config sets", where, strings.Join(set, ", "), strings.Join(named, "; "), cfg, st)
 	}
 }
 
@@ -260,4 +282,26 @@ func (c *check) names(words []string) bool {
 		}
 	}
 	return false
+}
+
+// ownDirs reports, in a product build, a user the account database gives
+// no usable home directory (every host then holds the strictest policy,
+// and keeps the audit head in the project only), and notes the variables
+// of doctor's own environment that name other directories than mcpepoch
+// uses: an older mcpepoch followed them, and what it kept there is not
+// read any more.
+func (c *check) ownDirs() {
+	if userdirs.FollowsEnv() {
+		return
+	}
+	if _, err := userdirs.Config(); err != nil {
+		c.problem("config directory", "mcpepoch has no config directory ("+err.Error()+
+			"): every host finds no policy floor or trust store of yours and holds the strictest policy (presence only, nothing exempt), and keeps the copy of the audit head nowhere outside the project",
+			"give your user an entry with an absolute home directory in the account database")
+		return
+	}
+	for _, u := range userdirs.NotFollowed(os.Getenv) {
+		c.note("%s would name %s as mcpepoch's %s directory; mcpepoch does not follow it and uses %s, under the home directory the account database names "+
+			"(an older mcpepoch followed %s: if %s holds files of yours, move them to %s)", u.Var, u.Named, u.What, u.Uses, u.Var, u.Named, u.Uses)
+	}
 }

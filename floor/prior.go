@@ -25,15 +25,18 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // A floor that went missing.
 //
 // The policy floor and the trust store live under the user's config
-// directory ($XDG_CONFIG_HOME, trust.DefaultDir), which a client's launch
-// settings can point elsewhere: a host started with an empty config
-// directory finds no floor and no root. Every host start records which
+// directory (trust.DefaultDir: under the home directory the account
+// database names, whatever the environment says), which can still go or
+// move: a directory removed, a home changed in the account database, or
+// an older mcpepoch that followed $XDG_CONFIG_HOME and $HOME. A host that
+// finds an empty config directory finds no floor and no root. Every host start records which
 // floor and trust store it uses (trust_pinned: path and digest of both).
 // When a host finds no floor while the project's audit log shows that an
 // earlier host ran with one (a trust_pinned or policy_* record), it is not
@@ -254,15 +257,20 @@ func (p priorPin) missingNote(noFloor, noRoot bool, storeDir string) string {
 		}
 		where := fmt.Sprintf(" (this host reads %s)", storeDir)
 		if p.store != "" && p.store != storeDir && filepath.Dir(p.store) != storeDir {
-			where = fmt.Sprintf(" (an earlier host used the trust store %s; this host reads %s: the MCP client likely starts it with another $XDG_CONFIG_HOME or $HOME than your terminal, as a snap or flatpak editor, sudo or an env in the client's config does)", p.store, storeDir)
+			where = fmt.Sprintf(" (an earlier host used the trust store %s; this host reads %s, under the home directory the account database names: "+
+				"an older mcpepoch followed $XDG_CONFIG_HOME or $HOME, which this one does not, or that home changed; if %s is yours, move its files to %s)",
+				p.store, storeDir, filepath.Dir(p.store), storeDir)
+			if userdirs.FollowsEnv() {
+				where = fmt.Sprintf(" (an earlier host used the trust store %s; this host reads %s: this test build follows $XDG_CONFIG_HOME and $HOME, and they differ)", p.store, storeDir)
+			}
 		}
-		return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory ($XDG_CONFIG_HOME) differs or was emptied; "+
+		return fmt.Sprintf("%s found, but this project's audit log shows an earlier host ran with one%s: the config directory differs or was emptied; "+
 			"until a person restores it or accepts %s's policy with "+selfcmd.Name()+" policy accept --ssh KEY (presence), the strictest policy is in force (presence only), "+
 			"and no answer at a terminal or in the MCP client can change that: start the host with the config directory the earlier host used%s",
 			what, where, config.FileName, enrollFirst(noRoot))
 	case noRoot && p.hadRoot:
 		return fmt.Sprintf("trust store missing: %s holds no authenticator, but this project's audit log shows an earlier host pinned the root %s (store %s, %s): "+
-			"the store was deleted or the config directory ($XDG_CONFIG_HOME) differs; only presence counts, which nobody can give until a person restores %s, "+
+			"the store was deleted or the config directory differs; only presence counts, which nobody can give until a person restores %s, "+
 			"or enrolls again at their own terminal as a first enrollment ("+selfcmd.Name()+" enroll --ssh KEY.pub or --web) and the host starts again",
 			filepath.Join(storeDir, trust.FileName), known(p.root), known(p.rootStore), known(p.rootDigest), known(p.rootStore))
 	}

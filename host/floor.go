@@ -78,14 +78,15 @@ func (h *Host) applyFloor() {
 	}
 	switch {
 	case h.pres.dir == "":
-		// No config directory to hold the floor (XDG_CONFIG_HOME relative,
-		// HOME and XDG_CONFIG_HOME empty): as a floor that went missing.
+		// No config directory to hold the floor (no entry for the user
+		// in the account database, or no absolute home there;
+		// userdirs): as a floor that went missing.
 		s := floor.Strictest(root, cfg)
 		f = &s
 		_, derr := trust.DefaultDir()
 		h.floor.missing = fmt.Sprintf("policy floor missing: this host has no usable config directory to hold it (%v): "+
-			"until XDG_CONFIG_HOME is an absolute path or HOME is set in the MCP client's entry, only presence counts, nothing is exempt, "+
-			"self-reload is off and every credential scope needs an approval per call", derr)
+			"until that is fixed, only presence counts, nothing is exempt, "+
+			"self-reload is off and every credential scope needs an approval per call", strings.TrimPrefix(fmt.Sprint(derr), "trust store: "))
 		h.enrolled = true
 		h.logf("%s", h.floor.missing)
 	case err != nil:

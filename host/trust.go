@@ -6,6 +6,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -14,10 +15,15 @@ import (
 // Digest is pinned (presence.go checkPinned). A store
 // that cannot be read (a wrong owner or mode, a corrupt file) counts as
 // enrolled, so the default is the strictest: no approval counts until it
-// is fixed, rather than a weaker one.
+// is fixed, rather than a weaker one. With the default directory, a
+// variable of the environment that would have named another config or
+// state directory is said once (userdirs.Note): it is not followed.
 func (h *Host) openTrust() {
 	dir := h.opts.TrustDir
 	if dir == "" {
+		if n := userdirs.Note(); n != "" {
+			h.logf("%s", n)
+		}
 		d, err := trust.DefaultDir()
 		if err != nil {
 			h.logf("trust store: %v: the default proof is presence", err)

@@ -20,11 +20,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
-// TestMain gives the packages' hosts a config directory of their own
-// (trust store, policy floors), never the user's.
+// TestMain gives the test's own commands a config directory of their own
+// (trust store, policy floors), never the user's. The packages' binaries
+// are product builds, which do not follow it: exampleProject removes what
+// they keep for a project (forgetProject).
 func TestMain(m *testing.M) {
 	testenv.OwnSession() // the person checks see other packages' hosts
 	remove := testenv.UserConfig()
@@ -189,7 +194,23 @@ func exampleProject(t *testing.T) string {
 	if _, err := f.WriteString("\n[grants]\nexempt = [\"inventory_*\"]\n"); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { forgetProject(dir) })
 	return dir
+}
+
+// forgetProject removes what a host of the packages kept for the
+// temporary project dir in the user's own directories: the packages hold
+// product builds, which take those from the account database whatever
+// the environment says (internal/userdirs), so TestMain's directories do
+// not reach them. They are the project's policy floor and the copy of its
+// audit head; the user's trust store is read, never written.
+func forgetProject(dir string) {
+	cfg, state, err := userdirs.Account()
+	if err != nil {
+		return
+	}
+	os.Remove(trust.FloorPath(cfg, trust.FloorRoot(dir)))
+	os.RemoveAll(filepath.Join(state, layout.ProjectID(dir)))
 }
 
 // exchange is a client's side of a session, one JSON-RPC message a line,

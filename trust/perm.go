@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 )
 
 // PermissionError reports a store file or directory whose owner or mode
@@ -30,8 +32,8 @@ func (e *PermissionError) Error() string {
 //   - each parent, symlinks resolved, up to and including the home
 //     directory: owned by the user or root, not writable by group or other.
 //
-// A store outside the home directory (XDG_CONFIG_HOME elsewhere) is checked
-// up to the root, where a directory writable by all is accepted only when
+// The home directory is userdirs.Home (the account database's, not
+// $HOME). A store outside it is checked up to the root, where a directory writable by all is accepted only when
 // it is root's and sticky (/tmp): others may not rename what is in it.
 // Owner and mode are those of the effective user; this is a guard against
 // other users and careless modes, not against programs of the same user,
@@ -50,7 +52,7 @@ func CheckPath(path string) error {
 		return err
 	}
 	home := ""
-	if h, err := os.UserHomeDir(); err == nil {
+	if h, err := userdirs.Home(); err == nil {
 		if rh, err := filepath.EvalSymlinks(h); err == nil {
 			home = rh
 		}

@@ -5,10 +5,10 @@
 // key here could approve itself.
 //
 // The store is one file, authenticators.json, in the user's config
-// directory (DefaultDir: os.UserConfigDir()/mcpepoch, so XDG_CONFIG_HOME is
-// honoured on Linux). Every Open and every write checks the file, its
-// directory and each parent up to the home directory for owner and mode
-// (CheckPath). Writes are atomic and serialised across processes by a lock
+// directory (DefaultDir: internal/userdirs, under the home directory the
+// account database names, never one the environment names). Every Open
+// and every write checks the file, its directory and each parent up to the
+// home directory for owner and mode (CheckPath). Writes are atomic and serialised across processes by a lock
 // file beside it. Adding or removing an authenticator takes a presence
 // signature by one already enrolled, except for the first (Store.Propose).
 // The store's Digest covers what is trusted, not the signature counters, so
@@ -35,9 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -47,6 +45,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 )
 
 // FileName is the store's file inside its directory.
@@ -240,39 +239,19 @@ type CorruptError struct {
 func (e *CorruptError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// DefaultDir returns os.UserConfigDir()/mcpepoch: $XDG_CONFIG_HOME/mcpepoch
-// or ~/.config/mcpepoch on Linux, ~/Library/Application Support/mcpepoch on
-// macOS (DirIn with this process's environment).
+// DefaultDir returns mcpepoch's config directory, userdirs.Config: under
+// the home directory the account database gives the user,
+// ~/.config/mcpepoch on Linux, ~/Library/Application Support/mcpepoch on
+// macOS; never a directory the environment (HOME, XDG_CONFIG_HOME) names,
+// which whoever launched the process chose. The error, prefixed
+// "trust store: ", says why there is none (no account entry, a home that
+// is not absolute).
 func DefaultDir() (string, error) {
-	return DirIn(runtime.GOOS, os.Getenv)
-}
-
-// DirIn is DefaultDir for a process on goos whose environment getenv
-// reads, by os.UserConfigDir's rules: on macOS $HOME/Library/Application
-// Support, elsewhere $XDG_CONFIG_HOME when set (it must be absolute), else
-// $HOME/.config. The error says which variable leaves no usable directory:
-// XDG_CONFIG_HOME relative, or HOME empty (with XDG_CONFIG_HOME empty).
-// mcpepoch doctor asks it for the environment a client config gives a
-// host.
-func DirIn(goos string, getenv func(string) string) (string, error) {
-	var d string
-	switch {
-	case goos == "darwin":
-		if d = getenv("HOME"); d == "" {
-			return "", errors.New("trust store: $HOME is not defined")
-		}
-		d = filepath.Join(d, "Library", "Application Support")
-	case getenv("XDG_CONFIG_HOME") != "":
-		if d = getenv("XDG_CONFIG_HOME"); !filepath.IsAbs(d) {
-			return "", fmt.Errorf("trust store: path in $XDG_CONFIG_HOME is relative (%q)", d)
-		}
-	default:
-		if d = getenv("HOME"); d == "" {
-			return "", errors.New("trust store: neither $XDG_CONFIG_HOME nor $HOME are defined")
-		}
-		d = filepath.Join(d, ".config")
+	d, err := userdirs.Config()
+	if err != nil {
+		return "", fmt.Errorf("trust store: %w", err)
 	}
-	return filepath.Join(d, "mcpepoch"), nil
+	return d, nil
 }
 
 // Open reads the store in dir after CheckPath has passed for it. A missing

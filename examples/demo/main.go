@@ -55,6 +55,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/trust"
 )
 
@@ -126,7 +127,6 @@ type demo struct {
 	tmp    string // temporary directory, removed at the end
 	bin    string // tmp/bin/mcpepoch
 	proj   string // tmp/project: the demo project root
-	config string // tmp/config: the mcpepoch commands' XDG_CONFIG_HOME
 	step   string // current step, for error messages
 
 	protocol string        // MCP protocol version the client asks for
@@ -158,7 +158,6 @@ func run(ctx context.Context, w io.Writer, opts options) (err error) {
 	}
 	d.bin = filepath.Join(d.tmp, "bin", "mcpepoch")
 	d.proj = filepath.Join(d.tmp, "project")
-	d.config = filepath.Join(d.tmp, "config")
 	defer func() {
 		d.dropFloor()
 		if opts.Keep {
@@ -250,17 +249,21 @@ func (p *printer) line(label, format string, args ...any) {
 }
 
 // env is the environment of the mcpepoch commands the demo runs: the
-// user's, with a config directory of the demo's own (on Linux), so that
-// the host's policy floor for the temporary project stays in the
-// temporary directory.
+// user's, with extra.
 func (d *demo) env(extra ...string) []string {
-	return append(append(os.Environ(), "XDG_CONFIG_HOME="+d.config), extra...)
+	return append(os.Environ(), extra...)
 }
 
-// dropFloor removes the policy floor the host wrote for the temporary
-// project where the config directory is not XDG_CONFIG_HOME (macOS): a
-// floor for a directory that is about to be gone.
+// dropFloor removes what the host kept for the temporary project in the
+// user's own directories, for a directory that is about to be gone: its
+// policy floor (config directory) and the copy of its audit head (state
+// directory). mcpepoch takes them from the account database, not the
+// environment (internal/userdirs), so the demo cannot give its commands
+// directories of their own.
 func (d *demo) dropFloor() {
+	if st, err := layout.ProjectState(d.proj); err == nil && d.proj != "" {
+		os.RemoveAll(st)
+	}
 	if dir, err := trust.DefaultDir(); err == nil && d.proj != "" {
 		os.Remove(trust.FloorPath(dir, d.proj))
 	}

@@ -74,6 +74,14 @@
 //   - The server run outside the gateway (TestServerOutsideGateway), what no
 //     gateway stops: the agent runs the server's code itself, confined or
 //     not; it answers with no grant and no audit record.
+//   - Move the guards (TestClientConfigMovesNoGuard): the project's client
+//     config sets XDG_CONFIG_HOME and XDG_STATE_HOME into the agent's temp
+//     directory for the next host; the product build, run confined with
+//     the account's home a directory of the test's, says it does not
+//     follow them, keeps the floor and the copy of the audit head under
+//     the account's home, and refuses to start on a floor and head copy
+//     the agent forged where the variables point, naming mcpepoch audit
+//     verify.
 //
 // A test that confines its agent needs bubblewrap (Linux): outside CI it
 // is skipped when bwrap is missing, in CI it fails (internal/testenv Need).

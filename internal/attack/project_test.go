@@ -258,7 +258,14 @@ func connect(t *testing.T, p *project, env []string, command ...string) *session
 	if len(command) == 0 {
 		command = []string{"sh", "./server.sh"}
 	}
-	cmd := exec.Command(testenv.Mcpepoch(t), append([]string{"host", "--dir", p.dir, "--"}, command...)...)
+	return connectArgv(t, p, env, append([]string{testenv.Mcpepoch(t), "host", "--dir", p.dir, "--"}, command...))
+}
+
+// connectArgv is connect with the whole command line of the host: argv
+// runs mcpepoch host --dir p.dir, wrapped as the test needs.
+func connectArgv(t *testing.T, p *project, env []string, argv []string) *session {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.dir
 	cmd.Env = testenv.Environ(append(slices.Clone(p.env), env...)...)
 	s := &session{t: t, cmd: cmd, stderr: &testenv.Buffer{}}

@@ -3,11 +3,11 @@ package layout
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 )
 
 // The user's state directory for a project: what mcpepoch keeps about a
@@ -17,36 +17,25 @@ import (
 // signed checkpoints there (package audit, Options.CopyDir), so that a log
 // rewritten with a new hash chain while no host runs no longer verifies.
 //
-//	$XDG_STATE_HOME/mcpepoch/<project id>/   when XDG_STATE_HOME is absolute
-//	~/.local/state/mcpepoch/<project id>/    otherwise (Linux)
+//	~/.local/state/mcpepoch/<project id>/    (Linux and other unix)
 //	~/Library/Application Support/mcpepoch/state/<project id>/   (macOS)
 //	  audit.head                 the copy of .mcpepoch/audit.head
 //	  audit.checkpoints.jsonl    seq and hash of each signed checkpoint
+//
+// ~ is the home directory the account database gives the user, never
+// $HOME or $XDG_STATE_HOME, which whoever launched the process chose
+// (internal/userdirs, where the test builds' exception is too).
 //
 // The project id is the SHA-256, in hex, of the project root's absolute
 // path with symbolic links resolved (ProjectID), as the policy floor's
 // file name is: a project moved or reached by another real path is
 // another project.
 
-// StateHome returns the user's state directory for mcpepoch: StateHomeEnv
-// when it is an absolute path, joined with "mcpepoch", else the platform's
-// default under the home directory (stateDefault). An error, naming the
-// variables, when neither can be named (HOME unset or relative, or
-// XDG_STATE_HOME relative and no home).
-func StateHome() (string, error) {
-	if x := os.Getenv(StateHomeEnv); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "mcpepoch"), nil
-	}
-	home := os.Getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return "", errors.New("no state directory: " + StateHomeEnv + " is not an absolute path and HOME is not set to one")
-	}
-	return stateDefault(home), nil
-}
-
-// StateHomeEnv is the variable that names the user's state directory
-// (XDG Base Directory).
-const StateHomeEnv = "XDG_STATE_HOME"
+// StateHome returns the user's state directory for mcpepoch
+// (userdirs.State), or an error saying why there is none (no entry for
+// the user in the account database, or a home there that is not
+// absolute).
+func StateHome() (string, error) { return userdirs.State() }
 
 // ProjectID returns the id of the project at root: the SHA-256, in hex,
 // of root made absolute with symbolic links resolved (each step skipped
@@ -64,8 +53,9 @@ func ProjectID(root string) string {
 
 // ProjectState returns the state directory of the project at root,
 // StateHome()/<ProjectID(root)>. It does not create it. A state directory
-// that would lie inside the project (XDG_STATE_HOME pointed into it) is
-// an error: what is kept there must be out of the project's reach.
+// that would lie inside the project (a project that holds the home
+// directory) is an error: what is kept there must be out of the project's
+// reach.
 func ProjectState(root string) (string, error) {
 	home, err := StateHome()
 	if err != nil {
@@ -73,7 +63,7 @@ func ProjectState(root string) (string, error) {
 	}
 	dir := filepath.Join(home, ProjectID(root))
 	if inside(dir, root) {
-		return "", fmt.Errorf("no state directory: %s lies inside the project %s; set %s to a directory outside it", dir, root, StateHomeEnv)
+		return "", fmt.Errorf("no state directory: %s lies inside the project %s, where the project's own programs could rewrite what is kept there; serve a project that does not contain your home directory", dir, root)
 	}
 	return dir, nil
 }

@@ -26,10 +26,15 @@ func Environ(env ...string) []string {
 // the policy floors live in the user's config directory
 // (trust.DefaultDir), the copies of the audit heads in the user's state
 // directory (layout.StateHome): tests get ones of their own, never the
-// user's. Call it from TestMain before m.Run. A client that starts the host
-// with a default environment of its own (the TypeScript SDK's stdio
-// transport, the Inspector CLI) must be given the variable explicitly. On
-// macOS, where os.UserConfigDir ignores XDG_CONFIG_HOME, it has no effect.
+// user's. Call it from TestMain before m.Run. Only a test binary and the
+// binary [Mcpepoch] builds (-tags mcpepochtest) follow these variables
+// (internal/userdirs); a product build ([Build] of ./cmd/mcpepoch) takes
+// its directories from the account database, and a test that runs one
+// gives it a home of its own (internal/attack binds one with bwrap) or
+// removes what it kept (npm's tests). A client that starts the host with a
+// default environment of its own (the TypeScript SDK's stdio transport,
+// the Inspector CLI) must be given the variable explicitly. On macOS, where
+// os.UserConfigDir ignores XDG_CONFIG_HOME, it has no effect.
 //
 // The go command keeps the user's settings (GOFLAGS, GOTOOLCHAIN, …) in
 // the same directory (go env GOENV): GOENV is pinned to the user's file
