@@ -13,7 +13,9 @@
 // together with the copy of its head. So the home directory is the one the
 // account database gives the process's real user id
 // (user.LookupId(getuid): /etc/passwd in a build without cgo, NSS with
-// cgo, the directory services through libSystem on macOS), and:
+// cgo, the directory services through libSystem on macOS; on Linux, where
+// that finds no entry, /usr/bin/getent passwd run with an empty
+// environment, which asks NSS: LDAP, SSSD), and:
 //
 //	config  Linux and other unix: <home>/.config/mcpepoch
 //	        macOS: <home>/Library/Application Support/mcpepoch
@@ -36,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"runtime"
@@ -225,10 +228,20 @@ func accountHome() (string, error) {
 	return account.home, account.err
 }
 
-// lookupHome asks the account database for uid's home directory.
+// lookupHome asks the account database for uid's home directory: Go's
+// own lookup, and where it finds no entry on Linux (a build without cgo
+// reads /etc/passwd only, and a directory service (LDAP, SSSD) is asked
+// through NSS), getent's answer (nssHome).
 func lookupHome(uid int) (string, error) {
 	id := strconv.Itoa(uid)
 	u, err := lookupID(id)
+	if err != nil && runtime.GOOS == "linux" {
+		if home, nerr := nssHome(id); nerr == nil {
+			u, err = &user.User{Uid: id, HomeDir: home}, nil
+		} else {
+			err = fmt.Errorf("%v; %v", err, nerr)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("the account database has no usable entry for uid %s (%v): mcpepoch takes the home directory from it, never from $HOME; "+
 			"give the user an entry with a home directory (getent passwd %s shows what the system answers; a build without cgo reads /etc/passwd only)", id, err, id)
@@ -238,6 +251,33 @@ func lookupHome(uid int) (string, error) {
 			"give the user an absolute home directory", id, u.HomeDir)
 	}
 	return filepath.Clean(u.HomeDir), nil
+}
+
+// getent is the program nssHome runs, by absolute path: the system's, not
+// one a PATH names. Tests replace it.
+var getent = "/usr/bin/getent"
+
+// nssHome asks NSS for uid's home directory through getent passwd, the
+// way the C library's getpwuid does (nsswitch.conf: files, LDAP, SSSD…).
+// getent runs from its absolute path with an empty environment, so that
+// nothing the host's environment holds (PATH, LD_PRELOAD, LD_LIBRARY_PATH,
+// a client config's env) chooses what answers; nsswitch.conf and the
+// modules it loads are the system's. It returns the sixth field of the
+// one line getent prints, or an error.
+func nssHome(uid string) (string, error) {
+	cmd := exec.Command(getent, "passwd", uid)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s passwd %s: %v", getent, uid, err)
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	f := strings.Split(line, ":")
+	if len(f) < 7 || f[2] != uid {
+		return "", fmt.Errorf("%s passwd %s: not a passwd entry of uid %s: %q", getent, uid, uid, line)
+	}
+	return f[5], nil
 }
 
 // Unfollowed is a variable of the environment that would name another

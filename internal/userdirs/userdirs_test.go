@@ -24,7 +24,9 @@ func asProduct(t *testing.T, lookup func(string) (*user.User, error)) {
 		account.Unlock()
 	}
 	forget()
-	t.Cleanup(func() { lookupID = old; forget() })
+	oldGetent := getent
+	getent = filepath.Join(t.TempDir(), "no-getent") // NSS has no answer either
+	t.Cleanup(func() { lookupID, getent = old, oldGetent; forget() })
 }
 
 func homeIs(dir string) func(string) (*user.User, error) {
@@ -153,6 +155,39 @@ func TestProductLookupFails(t *testing.T) {
 			}
 			if n := Note(); n != "" {
 				t.Errorf("Note with no account home: %q", n)
+			}
+		})
+	}
+}
+
+// TestProductNSSFallback: on Linux, a user Go's lookup does not find (a
+// build without cgo reads /etc/passwd only; LDAP and SSSD users are in
+// NSS) gets the home getent passwd gives, run with an empty environment:
+// nothing the host's environment holds reaches what answers. An answer
+// for another uid is no answer.
+func TestProductNSSFallback(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the getent fallback is Linux's")
+	}
+	t.Setenv("MCPEPOCH_TEST_NSS", "/from-env")
+	for _, c := range []struct {
+		name, script, want string
+	}{
+		{"answers", `echo "u:x:$2:100:U:/home/nss$MCPEPOCH_TEST_NSS:/bin/sh"`, "/home/nss"},
+		{"other uid", `echo "u:x:99999:100:U:/home/other:/bin/sh"`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asProduct(t, func(string) (*user.User, error) { return nil, user.UnknownUserIdError(0) })
+			getent = filepath.Join(t.TempDir(), "getent")
+			if err := os.WriteFile(getent, []byte("#!/bin/sh\n"+c.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Home()
+			switch {
+			case c.want == "" && err == nil:
+				t.Errorf("Home = %q with getent answering for another uid; want an error", d)
+			case c.want != "" && (err != nil || d != c.want):
+				t.Errorf("Home = %q, %v; want %s (getent run with an empty environment)", d, err, c.want)
 			}
 		})
 	}
