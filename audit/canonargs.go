@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // Tool call arguments are digested in their RFC 8785 form. Most arguments
@@ -155,27 +157,12 @@ func (c *fastCanon) integer() bool {
 // jcs.Transform validates it): its contents, in[start:c.i-1], are also its
 // RFC 8785 contents. c.i is at the opening quote.
 func (c *fastCanon) str() (start int, ok bool) {
-	c.i++
-	start = c.i
-	for c.i < len(c.in) {
-		b := c.in[c.i]
-		switch {
-		case b == '"':
-			c.i++
-			return start, true
-		case b == '\\' || b < 0x20:
-			return 0, false
-		case b < utf8.RuneSelf:
-			c.i++
-		default:
-			r, size := utf8.DecodeRune(c.in[c.i:])
-			if r == utf8.RuneError && size <= 1 {
-				return 0, false
-			}
-			c.i += size
-		}
+	end, f := jsonstr.Scan(c.in, c.i)
+	if end < 0 || f&jsonstr.Escaped != 0 || f&jsonstr.NonASCII != 0 && !utf8.Valid(c.in[c.i+1:end-1]) {
+		return 0, false
 	}
-	return 0, false
+	start, c.i = c.i+1, end
+	return start, true
 }
 
 func (c *fastCanon) array() bool {

@@ -1,16 +1,20 @@
 package audit
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // Checking that a line is in RFC 8785 form, in one pass over its bytes
 // and with no tree: each function takes a value at b[i] and returns its
 // end, or -1 when the value is not in the form jcs.Transform writes (or
-// is one this check leaves to jcs; see parse.go).
+// is one this check leaves to jcs; see parse.go). Strings are scanned by
+// internal/jsonstr; only one with an escape or a non-ASCII byte is read
+// again, for the escapes and the UTF-8 RFC 8785 allows.
 
 // canonicalEnd returns the end of the JSON value at b[i] when it is in
 // the RFC 8785 form jcs.Transform writes, else -1. depth is the value's
@@ -101,60 +105,46 @@ func isDigits(b []byte, i *int) bool {
 }
 
 // canonicalString takes a string as jcs.Transform writes it: valid UTF-8,
-// no control byte, and only the escapes \" \\ \b \f \n \r \t and \u00XX
+// no control byte, and only the escapes \" \\ \b \f \n \r \t and \u00xx
 // (lowercase) for the other control bytes.
 func canonicalString(b []byte, i int) int {
-	for i++; i < len(b); {
-		c := b[i]
-		if plainByte[c] {
-			i++
-			continue
-		}
-		switch {
-		case c == '"':
-			return i + 1
-		case c == '\\':
-			if i+1 >= len(b) {
-				return -1
-			}
-			switch b[i+1] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || b[i+2] != '0' || b[i+3] != '0' || !lowerHex(b[i+4]) || !lowerHex(b[i+5]) {
-					return -1
-				}
-				switch u := unhex(b[i+4])<<4 | unhex(b[i+5]); {
-				case u >= 0x20, u == '\b', u == '\f', u == '\n', u == '\r', u == '\t':
-					return -1
-				}
-				i += 6
-			default:
-				return -1
-			}
-		case c < 0x20:
-			return -1
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return -1
-			}
-			i += size
-		}
+	end, f := jsonstr.Scan(b, i)
+	switch {
+	case end < 0:
+		return -1
+	case f&jsonstr.NonASCII != 0 && !utf8.Valid(b[i+1:end-1]):
+		return -1
+	case f&jsonstr.Escaped != 0 && !canonicalEscapes(b[i+1:end-1]):
+		return -1
 	}
-	return -1
+	return end
 }
 
-// plainByte[c] is whether c stands for itself in a string in RFC 8785
-// form: ASCII, not a control byte, not " or \.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
+// canonicalEscapes reports whether every escape in s, the contents of a
+// string jsonstr.Scan took, is one jcs.Transform writes.
+func canonicalEscapes(s []byte) bool {
+	for {
+		k := bytes.IndexByte(s, '\\')
+		if k < 0 {
+			return true
+		}
+		switch s[k+1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			s = s[k+2:]
+		case 'u':
+			if s[k+2] != '0' || s[k+3] != '0' || !lowerHex(s[k+4]) || !lowerHex(s[k+5]) {
+				return false
+			}
+			switch u := unhex(s[k+4])<<4 | unhex(s[k+5]); {
+			case u >= 0x20, u == '\b', u == '\f', u == '\n', u == '\r', u == '\t':
+				return false
+			}
+			s = s[k+6:]
+		default: // \/
+			return false
+		}
 	}
-	return t
-}()
+}
 
 // lowerHex reports whether c is 0-9 or a-f; '0' and '1' are the only
 // ones a control byte's escape starts with.
@@ -205,10 +195,8 @@ func canonicalObject(b []byte, i, depth int, ms *[]lineMember) int {
 			return -1
 		}
 		key := b[start+1 : i-1]
-		for _, c := range key {
-			if c == '\\' {
-				return -1
-			}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return -1
 		}
 		if n > 0 && compareKeys(prev, key) >= 0 {
 			return -1

@@ -1,10 +1,13 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // Reading a record without a tree. Every line the writer writes is
@@ -35,6 +38,7 @@ const (
 type lineReader struct {
 	ms    []lineMember
 	buf   []byte            // prev ‖ body, the chain hash's input
+	esc   []byte            // a string's contents, unescaped
 	names map[string]string // types, epochs, runs and field names seen
 }
 
@@ -197,10 +201,11 @@ func (p *lineReader) str(v []byte, shared bool) (string, bool) {
 		return "", false
 	}
 	body := v[1 : len(v)-1]
-	for _, c := range body {
-		if c == '\\' {
-			return unescape(body), true
-		}
+	if bytes.IndexByte(body, '\\') >= 0 {
+		// In RFC 8785 form: valid UTF-8, escapes only for ", \ and the
+		// control bytes, each of which jsonstr.Append undoes.
+		p.esc, _ = jsonstr.Append(p.esc[:0], body)
+		return string(p.esc), true
 	}
 	if shared {
 		return p.intern(body), true
@@ -241,38 +246,6 @@ func (p *lineReader) value(v []byte) any {
 		return a
 	}
 	return json.Number(v)
-}
-
-// unescape returns the contents of a string in RFC 8785 form: the only
-// escapes are \" \\ \b \f \n \r \t and \u00XX.
-func unescape(b []byte) string {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		i++
-		switch b[i] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			out = append(out, unhex(b[i+3])<<4|unhex(b[i+4]))
-			i += 4
-		default: // " and \
-			out = append(out, b[i])
-		}
-	}
-	return string(out)
 }
 
 func unhex(c byte) byte {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/epoch"
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // decodeFile decodes a manifest in the exact form encode writes (header
@@ -187,55 +188,23 @@ func stringsValue(v string) ([]string, bool) {
 }
 
 // quoted decodes the basic string v starts with, with the escapes
-// appendQuoted writes, and returns what follows it.
+// appendQuoted writes, and returns what follows it. Those escapes (\" \\
+// \b \t \n \f \r and \u00XX) mean the same in a TOML basic string and a
+// JSON string, so jsonstr reads them. An escape that only one of the two
+// has, or one appendQuoted does not write (\/, \e, \U, \u0041, an
+// escaped surrogate), is refused here or by decodeFile, which writes
+// what it decoded again and compares.
 func quoted(v string) (s, rest string, ok bool) {
 	if v == "" || v[0] != '"' {
 		return "", "", false
 	}
-	end := strings.IndexAny(v[1:], `"\`) + 1
-	if end > 0 && v[end] == '"' {
-		return v[1:end], v[end+1:], true // nothing escaped: no copy
+	end, f := jsonstr.Scan(v, 0)
+	if end < 0 {
+		return "", "", false
 	}
-	var b []byte
-	for i := 1; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '"':
-			return string(b), v[i+1:], true
-		case c != '\\':
-			b = append(b, c)
-			continue
-		}
-		if i++; i >= len(v) {
-			return "", "", false
-		}
-		switch v[i] {
-		case '"', '\\':
-			b = append(b, v[i])
-		case 'b':
-			b = append(b, '\b')
-		case 't':
-			b = append(b, '\t')
-		case 'n':
-			b = append(b, '\n')
-		case 'f':
-			b = append(b, '\f')
-		case 'r':
-			b = append(b, '\r')
-		case 'u':
-			// appendQuoted writes \u00XX for control characters only.
-			if i+5 > len(v) {
-				return "", "", false
-			}
-			n, err := strconv.ParseUint(v[i+1:i+5], 16, 8)
-			if err != nil || n >= 0x80 {
-				return "", "", false
-			}
-			b = append(b, byte(n))
-			i += 4
-		default:
-			return "", "", false
-		}
+	if f&jsonstr.Escaped == 0 {
+		return v[1 : end-1], v[end:], true // nothing escaped: no copy
 	}
-	return "", "", false
+	b, ok := jsonstr.Append(make([]byte, 0, end-2), v[1:end-1])
+	return string(b), v[end:], ok
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // clientMembers are the envelope members read from a client message;
@@ -129,7 +131,7 @@ func nestingDepth(b []byte) int {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			e := scanString(b, i)
+			e := jsonstr.End(b, i)
 			if e < 0 {
 				return deepest
 			}

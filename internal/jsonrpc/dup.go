@@ -2,8 +2,9 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // duplicateMember returns the first member name, at any depth of the valid
@@ -30,7 +31,7 @@ func duplicateMember(b []byte) (string, bool) {
 			names = names[:objs[len(objs)-1].first]
 			objs = objs[:len(objs)-1]
 		case '"':
-			e := scanString(b, i)
+			e := jsonstr.End(b, i)
 			if e < 0 {
 				return "", false // not valid JSON: not this check's to refuse
 			}
@@ -68,9 +69,9 @@ func decodedName(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return unsafeString(raw[1 : len(raw)-1])
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := jsonstr.Append(nil, raw[1:len(raw)-1])
+	if !ok {
 		return string(raw)
 	}
-	return s
+	return string(s)
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // The scanner below reads the top level of a JSON object and steps over
 // member values without decoding them: a string is skipped by searching
-// for its closing quote (bytes.IndexByte, so at memory speed), a nested
+// for its closing quote (jsonstr.End, so at memory speed), a nested
 // object or array by matching its brackets outside strings. It checks
 // structure (strings closed, brackets matched, members separated), not
 // the contents of skipped values: a number or an escape inside a result
@@ -20,27 +22,6 @@ var (
 	errSyntax       = errors.New("invalid JSON")
 )
 
-// scanString returns the index just past the string starting at b[i],
-// which is '"', or -1 when it is not closed.
-func scanString(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		q := j + k
-		n := 0 // backslashes right before the quote
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-}
-
 // skipValue returns the index just past the JSON value starting at b[i]
 // (no leading space).
 func skipValue(b []byte, i int) (int, error) {
@@ -49,7 +30,7 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 	switch b[i] {
 	case '"':
-		if e := scanString(b, i); e > 0 {
+		if e := jsonstr.End(b, i); e > 0 {
 			return e, nil
 		}
 		return 0, errUnterminated
@@ -73,7 +54,7 @@ func skipContainer(b []byte, i int) (int, error) {
 	for j := i; j < len(b); j++ {
 		switch c := b[j]; c {
 		case '"':
-			e := scanString(b, j)
+			e := jsonstr.End(b, j)
 			if e < 0 {
 				return 0, errUnterminated
 			}
@@ -119,7 +100,7 @@ func eachMember(b []byte, i int, fn func(key, value []byte)) (int, error) {
 		if b[i] != '"' {
 			return 0, errSyntax
 		}
-		ke := scanString(b, i)
+		ke := jsonstr.End(b, i)
 		if ke < 0 {
 			return 0, errUnterminated
 		}
@@ -153,11 +134,11 @@ func keyName(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1 : len(raw)-1])
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := jsonstr.Append(nil, raw[1:len(raw)-1])
+	if !ok {
 		return string(raw) // an invalid escape: a name no watched member has
 	}
-	return s
+	return string(s)
 }
 
 // keyIs reports whether raw names name, exactly or, with fold, as

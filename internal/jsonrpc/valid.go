@@ -1,5 +1,7 @@
 package jsonrpc
 
+import "github.com/mcpepoch/mcpepoch/internal/jsonstr"
+
 // validObject reports whether b is one JSON object with nothing but space
 // around it that encoding/json's Valid accepts (RFC 8259 grammar, at most
 // MaxDepth levels of nesting; like Valid it does not check UTF-8), and
@@ -126,52 +128,11 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	}
 }
 
-// stringByte says, for each byte, whether it may stand raw inside a JSON
-// string: not '"', '\\' or a control character (RFC 8259 §7).
-var stringByte = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // validString returns the index just past the valid JSON string at b[i]
-// ('"'): escapes are one of \" \\ \/ \b \f \n \r \t or \u and four hex
-// digits.
+// ('"'), as json.Valid takes it (UTF-8 unchecked).
 func validString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); {
-		c := b[i]
-		if stringByte[c] {
-			i++
-			continue
-		}
-		switch c {
-		case '"':
-			return i + 1, true
-		case '\\':
-			if i+1 >= len(b) {
-				return 0, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		default:
-			return 0, false // a control character
-		}
-	}
-	return 0, false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+	end, _ := jsonstr.Scan(b, i)
+	return end, end >= 0
 }
 
 // validNumber returns the index just past the JSON number at b[i]:
