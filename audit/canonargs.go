@@ -11,7 +11,7 @@ import (
 // Tool call arguments are digested in their RFC 8785 form. Most arguments
 // are objects of strings, booleans and small integers, for which that
 // form is the input without its insignificant whitespace and with object
-// members sorted; canonicalFast writes it in one pass over the bytes, with
+// members sorted; fastCanon.canonical writes it in one pass over the bytes, with
 // no tree. It gives up (ok false), and jcs.Transform does the work, on
 // anything else: an escape in a string, a control or non-UTF-8 byte, a
 // number with a fraction or exponent or more than 15 digits, -0, a
@@ -19,7 +19,7 @@ import (
 // JSON. Where it does not give up its output is jcs.Transform's, byte for
 // byte (FuzzCanonicalFastMatchesJCS).
 
-// maxFastDepth bounds the nesting canonicalFast handles itself.
+// maxFastDepth bounds the nesting fastCanon handles itself.
 const maxFastDepth = 64
 
 type fastCanon struct {
@@ -41,15 +41,8 @@ type span struct {
 // maxKeptCanon is the largest buffer a reused fastCanon keeps.
 const maxKeptCanon = 64 << 10
 
-// canonicalFast returns the RFC 8785 form of in, or ok false (see above).
-func canonicalFast(in []byte) (out []byte, ok bool) {
-	var c fastCanon
-	c.out = make([]byte, 0, len(in))
-	return c.canonical(in)
-}
-
-// canonical is canonicalFast into c's buffers, reused from the last call:
-// out is valid until the next.
+// canonical returns the RFC 8785 form of in, or ok false (see above), in
+// c's buffers, reused from the last call: out is valid until the next.
 func (c *fastCanon) canonical(in []byte) (out []byte, ok bool) {
 	if cap(c.out) > maxKeptCanon || cap(c.tmp) > maxKeptCanon {
 		c.out, c.tmp = nil, nil

@@ -46,8 +46,8 @@
 // the keyed digest of a tool call's arguments (Key.ArgsDigest:
 // "hmac-sha256:…", HMAC-SHA-256 under the project's key, see LoadKey),
 // never the arguments. An unkeyed digest of a short secret is found by
-// trying values; ArgsDigest ("sha256:…") remains for records written before
-// digests were keyed. The package cannot tell a secret from any other
+// trying values; records written before digests were keyed carry
+// "sha256:" and the hex SHA-256 of the arguments' RFC 8785 form. The package cannot tell a secret from any other
 // string; this rule is the caller's.
 //
 // # Head file
@@ -106,9 +106,10 @@
 // # Writers and locking
 //
 // The log is opened with O_APPEND|O_CREATE|O_NOFOLLOW, mode 0600: a log that is a
-// symbolic link or not a regular file is refused. AppendBatch appends
-// a whole batch of records in one step: one write(2) of all their lines,
-// one fsync, one rewrite of the head; Append is a batch of one. Records are
+// symbolic link or not a regular file is refused. Write appends a whole
+// batch of records in one step, one write(2) of all their lines, and
+// Sync makes every record written so far durable: one fsync and one
+// rewrite of the head; Append is a batch of one, synced at once. Records are
 // encoded by a canonical encoder written for their shape (no reflection for
 // the value types events carry), whose output equals json.Marshal followed
 // by jcs.Transform byte for byte (tested and fuzzed). Two hosts serving the
@@ -148,7 +149,7 @@
 // the log (LostPath: audit.lost), so that a writer that ends first, such
 // as the build hook, does not take it along; the next writer of the log
 // records it and removes the file. A record whose fields cannot be encoded
-// is refused by Append and counted as lost by AppendBatch.
+// is refused by Append and counted as lost by Write.
 //
 // A writer that stopped between a batch and its head rewrite leaves the
 // head up to a batch behind (MaxBatch records); a lazy head

@@ -204,14 +204,6 @@ func Open(path string, opts *Options) (*Log, error) {
 // Path returns the log's path.
 func (l *Log) Path() string { return l.path }
 
-// Head returns the seq and hash of the last record this Log knows of (as of
-// its last Open or Append); Seq is 0 and Hash GenesisPrev for an empty log.
-func (l *Log) Head() Head {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.head
-}
-
 // Recoveries returns the repairs made since Open, oldest first. Append can
 // add to them when another process crashed while appending to the same log.
 func (l *Log) Recoveries() []Recovery {
@@ -246,10 +238,21 @@ func (l *Log) Close() error {
 	return err
 }
 
-// Append writes the record for ev, numbered one past the last record of the
-// log, as AppendBatch does, and returns it as written. ev is validated as
-// Event describes; an event type of TypeLogRecovered or TypeRecordsLost is
+// Append writes the record for ev, numbered one past the last record of
+// the log, under the exclusive lock (one write(2), one fsync, one rewrite
+// of the head file), and returns it as written. ev is validated as Event
+// describes; an event type of TypeLogRecovered or TypeRecordsLost is
 // refused.
+//
+// When the record cannot be written (the lock cannot be taken within
+// Options.LockTimeout, the log is damaged, or a write, fsync or head
+// rewrite fails: ENOSPC, EIO, EROFS…) the error is a *WriteError naming the
+// file and the OS error, or a *HeadMismatchError or *CorruptError. An
+// event that did not reach the log is then counted as lost, by type and
+// time, and the next step that succeeds, in this Log or (through the
+// sidecar file, see the package doc) in any other, first appends a
+// records_lost record (TypeRecordsLost) that names it; an event whose
+// fields cannot be encoded (see Event) is refused.
 func (l *Log) Append(ev Event) (Record, error) {
 	if ev.Type != TypeLogRecovered && ev.Type != TypeRecordsLost {
 		if _, err := seal(GenesisPrev, 1, time.Time{}, ev); err != nil {
@@ -265,29 +268,6 @@ func (l *Log) Append(ev Event) (Record, error) {
 		return Record{}, fmt.Errorf("audit: sealed record does not parse: %v", perr)
 	}
 	return rec, err
-}
-
-// AppendBatch writes one record per event, in order, numbered on from the
-// last record of the log, under the exclusive lock: one write(2) of all the
-// lines, one fsync, one rewrite of the head file (a batch of more than
-// MaxBatch events takes one such step per MaxBatch). It returns the head
-// after the batch.
-//
-// When the records cannot be written (the lock cannot be taken within
-// Options.LockTimeout, the log is damaged, or a write, fsync or head
-// rewrite fails: ENOSPC, EIO, EROFS…) the error is a *WriteError naming the
-// file and the OS error, or a *HeadMismatchError or *CorruptError. The
-// events that did not reach the log are then counted as lost, by type and
-// time, and the next step that succeeds, in this Log or (through the
-// sidecar file, see the package doc) in any other, first appends a
-// records_lost record (TypeRecordsLost) that names them. Events are
-// validated as Event describes; the types TypeLogRecovered and
-// TypeRecordsLost are refused; an event whose fields cannot be encoded
-// (see Event) is left out and counted as lost. AppendBatch with no events writes only a
-// pending records_lost record, if any: it is how a writer retries.
-func (l *Log) AppendBatch(evs []Event) (Head, error) {
-	_, err := l.appendBatch(evs, false)
-	return l.Head(), err
 }
 
 func (l *Log) appendBatch(evs []Event, keepLines bool) ([][]byte, error) {
@@ -422,7 +402,7 @@ func (l *Log) put(prefix []byte, evs []Event) ([]sealed, Head, error) {
 		var err error
 		if ev.Type == TypeRecordsLost || ev.Type == TypeLogRecovered {
 			// The log's own records; a caller's were checked when
-			// they were handed over (Write, AppendBatch).
+			// they were handed over (Write, Append).
 			err = ev.check()
 		}
 		if err == nil {

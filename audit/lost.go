@@ -28,7 +28,7 @@ import (
 // Verify reports each one as a warning (WarnRecordsLost).
 const TypeRecordsLost = "records_lost"
 
-// MaxBatch is the most records one step of AppendBatch writes.
+// MaxBatch is the most records one Write writes.
 const MaxBatch = 4096
 
 // LostPath returns the sidecar file for the log at logPath, formed like

@@ -89,14 +89,6 @@ type TornLine struct {
 	Digest string `json:"digest"` // "sha256:…" of those bytes
 }
 
-// ArgsDigest returns "sha256:" + hex SHA-256 of the JCS canonical form
-// (RFC 8785) of a tool call's arguments, unkeyed. Records written before
-// digests were keyed carry it; new records carry Key.ArgsDigest, because
-// an unkeyed digest of a short secret (a PIN) is found by trying values.
-func ArgsDigest(raw json.RawMessage) string {
-	return digestOf(canonicalArgs(raw))
-}
-
 // digestOf returns "sha256:" + hex SHA-256 of b.
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)

@@ -595,16 +595,3 @@ type Report struct {
 	CopyAgrees  bool
 	Checkpoints int
 }
-
-// Err returns nil if r.OK, else the Problems joined with errors.Join, one
-// per line.
-func (r *Report) Err() error {
-	if r.OK {
-		return nil
-	}
-	errs := make([]error, len(r.Problems))
-	for i, p := range r.Problems {
-		errs[i] = p
-	}
-	return errors.Join(errs...)
-}

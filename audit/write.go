@@ -19,7 +19,7 @@ var ErrBusy = errors.New("audit: log busy")
 const MaxHold = 50 * time.Millisecond
 
 // Write appends one record per event, in order, numbered on from the last
-// record of the log, as AppendBatch does, but leaves the disk for later:
+// record of the log, as Append does, but leaves the disk for later:
 // one write(2) of all the lines, and no fsync and no head rewrite until
 // Sync. It returns how many of evs, from the first, have their record in
 // the file (write(2) returned): a crash of the process keeps them, a
@@ -28,7 +28,7 @@ const MaxHold = 50 * time.Millisecond
 // holds the exclusive lock (see MaxHold), so no reader or other writer
 // sees records the head does not name.
 //
-// Errors, and what is counted as lost, are AppendBatch's; an event that
+// Errors, and what is counted as lost, are Append's; an event that
 // guards an action (Event.Guards) is not counted. A batch is at most
 // MaxBatch events.
 func (l *Log) Write(evs []Event) (int, error) { return l.write(evs, true) }

@@ -270,7 +270,7 @@ func TestEntryEnvMovesNothing(t *testing.T) {
 	dir := shortTemp(t)
 	wiredProject(t, dir)
 	edit(t, dir, ".mcp.json", `"args": [`, `"env": {"XDG_CONFIG_HOME": "/tmp/agent-config", "XDG_STATE_HOME": "/tmp/agent-state"}, "args": [`)
-	userdirs.AsProduct(t)
+	t.Setenv(userdirs.AsProductEnv, "1")
 	cfg, err := userdirs.Config()
 	if err != nil {
 		t.Skipf("no account home here: %v", err)

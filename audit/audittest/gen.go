@@ -17,7 +17,7 @@ import (
 var Start = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
 // WriteLog writes a log of about n records at path (and its head file)
-// through audit.Open and AppendBatch, as a host writes it: every 500
+// through audit.Open, Write and Sync, as a host writes it: every 500
 // records a host start (client_connected, server_started,
 // catalog_published), and between them pairs of tool_called and
 // tool_result, about 420 bytes a record on average. The events of special
@@ -53,7 +53,14 @@ func WriteLog(tb testing.TB, path string, n int, special ...audit.Event) audit.H
 	}
 	batch = append(batch, special...) // n too small to spread them
 	flush(tb, l, &batch)
-	return l.Head()
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	h, ok, err := audit.ReadHead(audit.HeadPath(path))
+	if err != nil || !ok {
+		tb.Fatalf("the head of %s after writing it: %v (found %v)", path, err, ok)
+	}
+	return h
 }
 
 func flush(tb testing.TB, l *audit.Log, batch *[]audit.Event) {
@@ -61,7 +68,10 @@ func flush(tb testing.TB, l *audit.Log, batch *[]audit.Event) {
 	if len(*batch) == 0 {
 		return
 	}
-	if _, err := l.AppendBatch(*batch); err != nil {
+	if _, err := l.Write(*batch); err != nil {
+		tb.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
 		tb.Fatal(err)
 	}
 	*batch = (*batch)[:0]

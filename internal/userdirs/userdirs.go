@@ -45,7 +45,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -57,30 +56,23 @@ const (
 	StateEnv  = "XDG_STATE_HOME"
 )
 
-// follow is whether this process takes the directories from its
+// follow is whether this build may take the directories from its
 // environment: only a test binary, or a build with -tags mcpepochtest
-// (testBuild, seam_*.go). AsProduct clears it for a test.
-var follow atomic.Bool
+// (testBuild, seam_*.go).
+var follow = testBuild || testing.Testing()
 
-func init() { follow.Store(testBuild || testing.Testing()) }
+// AsProductEnv, set to "1", makes a build that follows the environment
+// take the directories as a product build does, from the account
+// database: a test of the product's behaviour sets it (t.Setenv, so not in
+// parallel with other tests). It only ever turns the environment off; in
+// a product build, which never follows it, it changes nothing.
+const AsProductEnv = "MCPEPOCH_USERDIRS_AS_PRODUCT"
 
 // FollowsEnv reports whether this build takes the directories from the
 // environment (HOME, XDG_CONFIG_HOME, XDG_STATE_HOME): true only in a
-// test binary and a build with -tags mcpepochtest, never in a product
-// build.
-func FollowsEnv() bool { return follow.Load() }
-
-// AsProduct makes this test binary take the directories as a product build
-// does, from the account database, until tb ends. It only ever turns the
-// environment off (in a product build it changes nothing). The directories
-// are then the user's own: a test that calls it reads them only. It
-// cannot run in parallel with other tests (tb.Setenv enforces that).
-func AsProduct(tb testing.TB) {
-	tb.Helper()
-	tb.Setenv("MCPEPOCH_USERDIRS_AS_PRODUCT", "1") // panics in a parallel test
-	was := follow.Swap(false)
-	tb.Cleanup(func() { follow.Store(was) })
-}
+// test binary and a build with -tags mcpepochtest, unless AsProductEnv is
+// set; never in a product build.
+func FollowsEnv() bool { return follow && os.Getenv(AsProductEnv) != "1" }
 
 // Home returns the user's home directory: from the account database (the
 // entry of the real user id), or, in a build that follows the
@@ -111,11 +103,11 @@ func ConfigFor(getenv func(string) string) (string, error) {
 	if FollowsEnv() {
 		return configFromEnv(runtime.GOOS, getenv)
 	}
-	home, err := accountHome()
+	config, _, err := Account()
 	if err != nil {
 		return "", fmt.Errorf("no config directory: %w", err)
 	}
-	return configUnder(runtime.GOOS, home), nil
+	return config, nil
 }
 
 // State returns mcpepoch's state directory (the copies of the audit
@@ -128,11 +120,11 @@ func State() (string, error) {
 	if FollowsEnv() {
 		return stateFromEnv(runtime.GOOS, os.Getenv)
 	}
-	home, err := accountHome()
+	_, state, err := Account()
 	if err != nil {
 		return "", fmt.Errorf("no state directory: %w", err)
 	}
-	return stateUnder(runtime.GOOS, home), nil
+	return state, nil
 }
 
 // Account returns the config and state directories a product build uses,

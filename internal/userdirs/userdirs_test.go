@@ -15,7 +15,7 @@ import (
 // answers through lookup, asked anew.
 func asProduct(t *testing.T, lookup func(string) (*user.User, error)) {
 	t.Helper()
-	AsProduct(t)
+	t.Setenv(AsProductEnv, "1")
 	old := lookupID
 	lookupID = lookup
 	forget := func() {
