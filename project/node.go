@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
 )
 
 // Package is what package.json says about running and building the server.
@@ -104,18 +106,12 @@ func jsonc(b []byte) []byte {
 		c := b[i]
 		switch {
 		case c == '"':
-			j := i + 1
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
+			j := jsonstr.End(b, i) // just past the closing quote
+			if j < 0 {
+				j = len(b) // unclosed: the rest is the string's
 			}
-			if j >= len(b) {
-				j = len(b) - 1
-			}
-			out = append(out, b[i:j+1]...)
-			i = j
+			out = append(out, b[i:j]...)
+			i = j - 1
 		case c == '/' && i+1 < len(b) && b[i+1] == '/':
 			for i < len(b) && b[i] != '\n' {
 				i++
