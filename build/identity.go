@@ -556,20 +556,29 @@ func ChangedArtifacts(prev, next *Identity) []Artifact {
 }
 
 // Changes names what ChangedArtifacts returns, for people: the path, with
-// "$" before a variable's name and " (gone)" after an input next lacks or
-// records as missing, each name once.
+// "$" before a variable's name, " (no longer its ROLE)" after an input
+// next still hashes in another role only (a file that stopped being the
+// entry), and " (gone)" after one next lacks or records as missing, each
+// name once.
 func Changes(prev, next *Identity) []string {
 	var out []string
 	nextHas := map[string]bool{}
+	nextPath := map[string]bool{}
 	for _, a := range next.Artifacts() {
 		nextHas[string(a.Role)+" "+a.Path] = true
+		if !a.Missing {
+			nextPath[a.Path] = true
+		}
 	}
 	for _, a := range ChangedArtifacts(prev, next) {
 		name := a.Path
 		if a.Role == RoleEnv {
 			name = "$" + name
 		}
-		if a.Missing || !nextHas[string(a.Role)+" "+a.Path] {
+		switch {
+		case !nextHas[string(a.Role)+" "+a.Path] && a.Role != RoleEnv && nextPath[a.Path]:
+			name += " (no longer its " + string(a.Role) + ")"
+		case a.Missing || !nextHas[string(a.Role)+" "+a.Path]:
 			name += " (gone)"
 		}
 		if !slices.Contains(out, name) { // a binary is its own entry and runtime

@@ -507,3 +507,19 @@ func TestIdentityTouchedNotByDirectory(t *testing.T) {
 		t.Errorf("Touched = %q after a data file was written beside the code", got)
 	}
 }
+
+// Changes names an input that left one role but is still hashed in
+// another as no longer in that role, not as gone; one hashed nowhere any
+// more is gone.
+func TestChangesRoleLeft(t *testing.T) {
+	d := Digest("sha256:" + strings.Repeat("a", 64))
+	prev := &Identity{Entry: Artifact{Role: RoleEntry, Path: "state.db", Digest: d},
+		Lockfiles: []Artifact{{Role: RoleLockfile, Path: "go.sum", Digest: d}}}
+	next := &Identity{Entry: Artifact{Role: RoleEntry, Path: "bin/server", Digest: d},
+		Args: []Artifact{{Role: RoleArg, Path: "state.db", Digest: d}}}
+	got := Changes(prev, next)
+	want := []string{"bin/server", "state.db", "state.db (no longer its entry)", "go.sum (gone)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Changes = %q, want %q", got, want)
+	}
+}

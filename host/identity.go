@@ -614,7 +614,7 @@ func (h *Host) driftRefusalLocked(m *jsonrpc.Message, tool string) []byte {
 		"reason": grant.RevokedIdentityDrift, audit.FieldTool: tool, "current_epoch": string(c.epoch)})
 	what, note := h.newCodeLocked()
 	return jsonrpc.ErrorLine(m.ID, CodeAuthorizationStale,
-		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: %s, which can%s",
+		fmt.Sprintf("authorization_stale: identity_drift: %s changed on disk since execution epoch %s started; its grants were revoked and it cannot be approved: %s, and that epoch can be approved%s",
 			strings.Join(c.drift, ", "), c.epoch, what, note),
 		map[string]any{
 			"error": grant.AuthorizationStale, "reason": grant.RevokedIdentityDrift,

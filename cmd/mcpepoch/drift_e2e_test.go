@@ -134,7 +134,7 @@ func TestFailedBuildDriftSaysWhy(t *testing.T) {
 		t.Errorf("record after a failed build that changed the code:\n%s", stderr)
 	}
 	if _, rerr := c.Call("inventory_adjust", map[string]any{"sku": "bolt", "delta": 1}); rerr == nil ||
-		!strings.Contains(rerr.Error(), "identity_drift") || !strings.Contains(rerr.Error(), "a build that succeeds starts an epoch on the new code, which can (the last build failed") ||
+		!strings.Contains(rerr.Error(), "identity_drift") || !strings.Contains(rerr.Error(), "a build that succeeds starts an epoch on the new code, and that epoch can be approved (the last build failed") ||
 		strings.Contains(rerr.Error(), "or mcpepoch restart starts") {
 		t.Errorf("adjust after the failed build: %v", rerr)
 	}
