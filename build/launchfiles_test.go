@@ -93,6 +93,20 @@ func TestIdentityArgData(t *testing.T) {
 	if c := Changes(before, idCompute(t, spec)); len(c) != 0 {
 		t.Errorf("writes to the server's data changed the identity: %q", c)
 	}
+
+	// A program built in the project is its own entry: the database its
+	// command line names is an argument, which data takes out, never the
+	// entry (which data would not take out).
+	idWrite(t, dir, idFile{path: "bin/server", content: "\x7fELF a server\n", mode: 0o755})
+	spec.Command = []string{"./bin/server", "--db", "./state.db"}
+	before = idCompute(t, spec)
+	if before.Entry.Path != "bin/server" || len(before.Args) != 0 {
+		t.Fatalf("entry %s, args %+v; want bin/server, and state.db left out as data", before.Entry.Path, before.Args)
+	}
+	idWrite(t, dir, idFile{path: "state.db", content: "d\n"})
+	if c := Changes(before, idCompute(t, spec)); len(c) != 0 {
+		t.Errorf("a write to the compiled server's database changed the identity: %q", c)
+	}
 }
 
 // A package manager that runs a package.json script reads its

@@ -3,6 +3,7 @@ package build
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -59,6 +60,13 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 		launch = parseLaunch(spec.Command[0], spec.Command[1:])
 		launch.args = spec.Command[1:]
 	}
+	if entry == "" && found == "" && !launch.known && ownProgram(dir, rt) {
+		// A program built in the project (a Go or Rust server) is its own
+		// code; the files its arguments name are what it reads or writes
+		// (a config, a database), hashed as arguments (launchfiles.go).
+		entry = rt
+		id.Inferred = append(id.Inferred, "entry: the executable itself, a program in the project (the files its arguments name are arguments, not its code)")
+	}
 	if entry == "" {
 		entry = inferEntry(spec, dir, launch, id)
 	}
@@ -84,6 +92,28 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 		id.Inferred = append(id.Inferred, "runtime "+spec.Command[0]+" resolved to "+runtime)
 	}
 	return entry, runtime, launch, nil
+}
+
+// ownProgram reports whether exe, with symbolic links resolved, is a
+// regular file inside the project at dir that is not a script (it does
+// not start with "#!"): a program the project built, its own entry.
+func ownProgram(dir, exe string) bool {
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return false
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil || !inside(root, real) || !isRegular(real) {
+		return false
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [2]byte
+	n, _ := io.ReadFull(f, head[:])
+	return n < 2 || string(head[:]) != "#!"
 }
 
 // inferEntry finds the entry among the launch command's arguments: the
