@@ -105,6 +105,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.tsc()
 	c.state()
 	c.depWrites()
+	c.argWrites()
 	c.credentials()
 	return c.r, nil
 }

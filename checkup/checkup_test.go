@@ -392,6 +392,39 @@ func TestDataInDependencyTree(t *testing.T) {
 	}
 }
 
+// A file the launch command names that changed since the last build (a
+// database the server writes, --db ./state.db) is named, with data as the
+// fix; unchanged, it is not.
+func TestArgFileWritten(t *testing.T) {
+	dir := t.TempDir()
+	wiredProject(t, dir)
+	writeFile(t, filepath.Join(dir, "dist", "index.js"), "console.log(1)\n")
+	writeFile(t, filepath.Join(dir, "state.db"), "one\n")
+	id, err := build.Compute(build.Spec{Dir: dir, Command: []string{"node", "dist/index.js", "--db", "./state.db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(id.Args) != 1 {
+		t.Fatalf("args %+v, want state.db", id.Args)
+	}
+	now := time.Now()
+	if err := os.MkdirAll(layout.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if sync, err := manifest.Publish(layout.Manifest(dir), manifest.New("weather", epoch.NewBuildID(now), now, 0, id, nil)); err != nil {
+		t.Fatal(err)
+	} else if err := sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := problems(checkDir(t, dir)); strings.Contains(got, "state.db") {
+		t.Fatalf("an argument file as built is reported: %s", got)
+	}
+	writeFile(t, filepath.Join(dir, "state.db"), "two\n")
+	if got := problems(checkDir(t, dir)); !strings.Contains(got, "state.db") || !strings.Contains(got, `data = ["state.db"]`) {
+		t.Fatalf("problems %q: want state.db named, with data as the fix", got)
+	}
+}
+
 // A console script in the project's .venv with no code tree hashed: the
 // package it imports through the install is outside the identity, and
 // doctor says which package to name.

@@ -1,8 +1,11 @@
 package checkup
 
 import (
+	"path/filepath"
 	"time"
 
+	"github.com/mcpepoch/mcpepoch/build"
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/depwrites"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
 	"github.com/mcpepoch/mcpepoch/manifest"
@@ -30,5 +33,34 @@ func (c *check) depWrites() {
 			c.problem(f, "changed after the last build ("+m.Build.Completed.Format(time.RFC3339)+"), inside the dependency tree "+r+
 				": the running server writes there, and each write changes the identity, so the next build restarts the server", depwrites.Fix)
 		}
+	}
+}
+
+// argWrites reports files the launch command names (build.RoleArg) whose
+// content is not what the last recorded build hashed: a build does not
+// write them, so the running server most likely does (a database given
+// as --db ./state.db). Each write changes the identity: the host ends the
+// epoch's grants (identity_drift) until the next build, which restarts
+// the server.
+func (c *check) argWrites() {
+	m, err := manifest.Read(layout.Manifest(c.root))
+	if err != nil || m == nil || m.Build.Completed.IsZero() {
+		return
+	}
+	for _, a := range m.Identity().Args {
+		if a.Missing {
+			continue
+		}
+		p := filepath.FromSlash(a.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.root, p)
+		}
+		d, _, err := build.FileDigest(p)
+		if err != nil || d == a.Digest {
+			continue
+		}
+		c.problem(a.Path, "named on the launch command and changed since the last build ("+m.Build.Completed.Format(time.RFC3339)+
+			"): if the server writes it, each write changes the identity and ends the epoch's grants (identity_drift)",
+			"name it as the server's data in "+config.FileName+" (data = [\""+a.Path+"\"]); if you edited it, rebuild")
 	}
 }
