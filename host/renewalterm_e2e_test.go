@@ -565,3 +565,31 @@ func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
 	}
 }
+
+// TestDevShowsDrift: code the server was started from changes on disk and
+// no build follows (the file dev watches is another). The host ends the
+// epoch's grants; the dev window, which started no build, says what runs
+// is not what is on disk, once, after two looks at the host.
+func TestDevShowsDrift(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	ep := p.status().Execution.Epoch
+	p.write("server.sh", p.read("server.sh")+"# edited by hand\n")
+	term.waitScreen("epoch " + string(ep) + ": running ≠ built: server.sh changed on disk")
+	time.Sleep(4500 * time.Millisecond) // two more looks
+	if n := strings.Count(term.screen(), "running ≠ built"); n != 1 {
+		t.Errorf("the drift is said %d times, want once:\n%s", n, term.screen())
+	}
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}

@@ -27,7 +27,11 @@ import (
 //     with its key where a key counts, as after a build;
 //   - a host that went down, or gave up restarting its server, with its
 //     reason and the server's last stderr lines; a server that failed the
-//     handshake, with its cause.
+//     handshake, with its cause;
+//   - code on disk that differs from what runs (the host's drift: it ended
+//     the epoch's grants) and that no build of this dev followed: said
+//     once it is seen at two looks in a row, so that the moment between a
+//     save and the build dev starts for it says nothing.
 //
 // The first look only learns the hosts, except that a host already down
 // or given up is reported. A host that stops answering is forgotten.
@@ -55,6 +59,10 @@ type hostSeen struct {
 	gaveUp bool
 	// waiting names the tools whose calls wait for a person's approval.
 	waiting []string
+	// drift is the host's drift lines, joined; driftLooks counts the
+	// looks in a row that saw the same.
+	drift      string
+	driftLooks int
 }
 
 // devHostPoll is how often dev asks the hosts for their status.
@@ -123,12 +131,19 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 			continue
 		}
 		run := string(s.AgentRun)
-		cur := hostSeen{state: s.State, reason: s.Reason, gaveUp: s.GaveUp, waiting: s.Waiting}
+		cur := hostSeen{state: s.State, reason: s.Reason, gaveUp: s.GaveUp, waiting: s.Waiting, drift: strings.Join(s.Drift, "; ")}
 		if s.Execution != nil {
 			cur.epoch, cur.pid = string(s.Execution.Epoch), s.Execution.ProcessID
 		}
 		now[run], sockets[run] = cur, r.Socket
 		prev, known := w.seen[run]
+		if cur.drift != "" {
+			cur.driftLooks = 1
+			if known && prev.drift == cur.drift && prev.epoch == cur.epoch {
+				cur.driftLooks = prev.driftLooks + 1
+			}
+			now[run] = cur
+		}
 		if !known {
 			prev = hostSeen{state: localapi.StateReady}
 			if !first && report {
@@ -148,6 +163,9 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 		}
 		if l := newlyWaiting(w.out.p, run, prev, cur); l != "" {
 			lines = append(lines, l)
+		}
+		if cur.driftLooks == 2 {
+			lines = append(lines, w.out.p.warn(fmt.Sprintf("agent run %s: epoch %s: %s", printable(run), printable(cur.epoch), printable(cur.drift))))
 		}
 	}
 	w.seen = now
