@@ -77,6 +77,15 @@ func (p *Project) Plan() Plan {
 	case p.PyProject != nil:
 		p.planPython(&pl)
 	}
+	if pl.Kind == "" && len(pl.Sources) == 0 {
+		// No build files of a language say which files are the server's
+		// (a server.py on its own): every file of the project is, as the
+		// identity of a script entry takes the whole project tree, so any
+		// change runs the build and its hook, and the identity says what
+		// changed.
+		pl.Sources = append(pl.Sources, "**/*", "!.mcpepoch/**", "!.task/**", "!.git/**", "!node_modules/**", "!.venv/**", "!**/__pycache__/**")
+		pl.Reasons = append(pl.Reasons, "sources: every file of the project (no build files of a language say which are the server's)")
+	}
 	if pl.Label == "" {
 		pl.Label = filepath.Base(p.Root)
 		pl.Reasons = append(pl.Reasons, "label: the directory's name")

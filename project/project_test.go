@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,5 +199,26 @@ func TestBadFiles(t *testing.T) {
 	dir = write(t, map[string]string{"Taskfile.yml": "tasks:\n  build:\n    cmds: [true]\n"})
 	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Errorf("Read of a Taskfile without version: %v", err)
+	}
+}
+
+// A project with no build files of a language (a server.py on its own)
+// takes every file as the build's sources, less what the build, go-task,
+// git and the dependency trees write, so that a change of any file runs
+// the build and its hook, and nothing that a build writes does.
+func TestPlanNoLanguageSources(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "server.py"), []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.Plan()
+	for _, want := range []string{"**/*", "!.mcpepoch/**", "!.task/**", "!.git/**", "!**/__pycache__/**"} {
+		if !slices.Contains(pl.Sources, want) {
+			t.Errorf("sources %q lack %q", pl.Sources, want)
+		}
 	}
 }

@@ -205,7 +205,9 @@ func devBuild(root string, f devOptions) (argv, watch []string, notes []string, 
 	if len(f.watch) == 0 && !slices.ContainsFunc(watch, namesCode) {
 		watch = nil
 	}
-	if len(watch) == 0 && slices.ContainsFunc(pl.Sources, namesCode) {
+	if len(watch) == 0 && pl.Kind != "" && slices.ContainsFunc(pl.Sources, namesCode) {
+		// A language's build files named them; with none, dev's own walk
+		// of the tree below knows more (the build's outputs, hidden files).
 		watch = pl.Sources
 		notes = append(notes, "watching the sources guessed from the build files: "+strings.Join(watch, " ")+" (pass --watch to choose)")
 	}
