@@ -52,7 +52,7 @@ func TestFloorIdentityOrders(t *testing.T) {
 		{name: "env dropped", floor: config.Config{Env: []string{"API_URL", "MODE"}},
 			weak: []string{"env"}, inForce: config.Config{Env: []string{"API_URL", "MODE"}}},
 		{name: "all narrowed", floor: config.Config{EnvFiles: []string{".env"}, Env: []string{"MODE"}},
-			file: config.Config{Code: []string{"x"}, Deps: []string{"x"}, Lockfiles: []string{"x"}, Data: []string{"x"}},
+			file:    config.Config{Code: []string{"x"}, Deps: []string{"x"}, Lockfiles: []string{"x"}, Data: []string{"x"}},
 			weak:    []string{"code", "data", "deps", "env", "env_files", "lockfiles"},
 			inForce: config.Config{Data: []string{}, EnvFiles: []string{".env"}, Env: []string{"MODE"}}},
 	} {
