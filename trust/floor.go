@@ -257,7 +257,7 @@ func (f Floor) asConfig() *config.Config {
 		cfg.Credentials[name] = config.Credential{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof), Deliver: c.Deliver}
 	}
 	if f.Identity != nil {
-		f.Identity.setIn(cfg)
+		f.Identity.SetIn(cfg)
 	}
 	return cfg
 }

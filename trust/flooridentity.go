@@ -35,8 +35,8 @@ func identityOf(cfg *config.Config) IdentityFloor {
 		Data: slices.Clone(cfg.Data), EnvFiles: slices.Clone(cfg.EnvFiles), Env: slices.Clone(cfg.Env)}
 }
 
-// setIn puts the identity settings of i in cfg (identityOf undone).
-func (i IdentityFloor) setIn(cfg *config.Config) {
+// SetIn puts the identity settings of i in cfg.
+func (i IdentityFloor) SetIn(cfg *config.Config) {
 	cfg.Code, cfg.Deps, cfg.Lockfiles = slices.Clone(i.Code), slices.Clone(i.Deps), slices.Clone(i.Lockfiles)
 	cfg.Data, cfg.EnvFiles, cfg.Env = slices.Clone(i.Data), slices.Clone(i.EnvFiles), slices.Clone(i.Env)
 }
