@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
@@ -30,10 +31,10 @@ var libServer = strings.Replace(strings.Replace(lazyServer, "from app import imp
 func TestIdentityNarrowedByFile(t *testing.T) {
 	t.Parallel()
 	testenv.Need(t, "python3", testenv.InstallPython)
-	for _, c := range []struct{ name, setting, toml, edit, changed string }{
+	for _, c := range []struct{ name, setting, toml, edit, changed, hashed string }{
 		{"code", "code", `code = ["nothing_here"]`, `cat >lib/impl.py <<'EOF'
-` + evilImpl + `EOF`, ". changed on disk"}, // the project's tree of Python code
-		{"data", "data", `data = ["answer.txt"]`, `echo unapproved >answer.txt`, "answer.txt"},
+` + evilImpl + `EOF`, ". changed on disk", "the project the entry lies in"}, // the project's tree of Python code
+		{"data", "data", `data = ["answer.txt"]`, `echo unapproved >answer.txt`, "answer.txt", "a file the launch command names (answer.txt)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -68,6 +69,13 @@ func TestIdentityNarrowedByFile(t *testing.T) {
 				t.Fatal("the agent's code ran under the person's approval")
 			}
 			wantIn(t, "the refusal of read", msg, c.changed)
+			// The build hook hashes what the host does: the manifest
+			// agrees with the identity in force.
+			rec, code := p.cli(nil, "record", "-v")
+			if code != 0 {
+				t.Fatalf("mcpepoch record -v: exit %d\n%s", code, rec)
+			}
+			wantIn(t, "mcpepoch record -v", rec.Combined, c.hashed, "policy: "+config.FileName+" weakens the project's policy floor, not applied: "+c.toml)
 			// A restart (a new epoch of the same host) reads the file
 			// again: the narrowing still does not reach the identity.
 			p.must("restart")
