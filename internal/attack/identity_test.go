@@ -93,6 +93,12 @@ func TestIdentityNarrowedByFile(t *testing.T) {
 				t.Fatalf("the person's policy accept: exit %s\n%s", rc, out)
 			}
 			wantIn(t, "the person's policy accept", out, c.setting)
+			// Accepted, in force once a host starts again: what the
+			// identity covers is read at start.
+			if st := p.status(s.run); len(st.PolicyNotApplied) != 1 || !st.PolicyNotApplied[0].Accepted {
+				t.Fatalf("status after the person accepted: policyNotApplied %+v, want it marked accepted", st.PolicyNotApplied)
+			}
+			wantIn(t, "mcpepoch status", p.must("status"), c.setting+" = ", "accepted, in force when the host starts again")
 			s.close()
 			s = connect(t, p, nil, "python3", "server.py", "answer.txt")
 			if st := p.status(s.run); len(st.PolicyNotApplied) != 0 {
