@@ -36,11 +36,12 @@ func OnlyPresence(p approval.Proofs) bool {
 // be read or went missing: strictest in every field — presence only, by
 // an attested authenticator (attestation = "required"), nothing exempt,
 // no self-reload, and each credential scope of cfg per call with
-// presence, delivered through the broker — so that a damaged or deleted
-// file never opens the policy.
+// presence, delivered through the broker, and the identity covering the
+// most (trust.StrictestIdentity) — so that a damaged or deleted file never
+// opens the policy.
 func Strictest(root string, cfg *config.Config) trust.Floor {
 	presence := []string{string(approval.ProofPresence)}
-	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}, Attestation: config.AttestationRequired}
+	f := trust.Floor{V: 1, Root: root, Proof: presence, Exempt: []string{}, Attestation: config.AttestationRequired, Identity: trust.StrictestIdentity(cfg)}
 	for name, c := range cfg.Credentials {
 		if f.Credentials == nil {
 			f.Credentials = map[string]trust.CredentialFloor{}

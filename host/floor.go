@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/approval"
 	"github.com/mcpepoch/mcpepoch/audit"
+	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/floor"
@@ -58,7 +59,9 @@ type floorState struct {
 // replaced by the floor's value (Options.Policy, Options.AllowSelfReload,
 // the credential scopes' approval settings and their delivery: a scope
 // the floor delivers through the broker is not put in the server's
-// environment, whatever the file says). The delivery is read here only:
+// environment, whatever the file says; and Options.Spec's code, deps,
+// lockfiles, data, env_files and env, what every identity of this host
+// covers). The delivery and the identity settings are read here only:
 // a change of it while the host runs waits for a new connection. The first start for a project
 // makes the file's policy its floor (trust on first use). A floor file
 // weaker than the last floor a host held, with no acceptance that holds,
@@ -69,8 +72,19 @@ func (h *Host) applyFloor() {
 	}
 	cfg, err := config.Load(h.opts.Dir)
 	if err != nil {
-		return // the caller loaded it already; a file gone since keeps the policy built from it
+		// The caller loaded it already; a file gone since keeps the policy
+		// built from it. What the identity covers cannot be checked
+		// against the floor then: it covers the most (the strictest).
+		strict := &config.Config{}
+		trust.StrictestIdentity(specIdentity(strict, h.opts.Spec)).SetIn(strict)
+		h.applyIdentity(strict)
+		h.logf("policy floor: %s: %v: the identity covers what mcpepoch infers (code, deps and lockfiles unset, no data)", config.FileName, err)
+		return
 	}
+	// The identity settings are those the caller's Spec carries (read from
+	// the same file, perhaps an instant earlier): the floor is settled
+	// with what this host would hash, whatever the file says now.
+	cfg = specIdentity(cfg, h.opts.Spec)
 	root := trust.FloorRoot(h.opts.Dir)
 	var f *trust.Floor
 	if h.pres.dir != "" {
@@ -98,7 +112,7 @@ func (h *Host) applyFloor() {
 		f = &s
 	case f == nil:
 		if f, h.floor.save = h.firstUse(root, cfg); f == nil {
-			return
+			return // the file's identity settings, as the caller's Spec has them
 		}
 	default:
 		h.floor.save = true
@@ -107,6 +121,7 @@ func (h *Host) applyFloor() {
 	}
 	eff, next, weak := f.Reconcile(cfg, h.enrolled)
 	h.floor.floor, h.floor.weak = f, weak
+	h.applyIdentity(eff)
 	h.raiseFloorLocked(next)
 	if len(weak) > 0 {
 		// Without a weakening, the policy Options carries (built from the
@@ -116,6 +131,24 @@ func (h *Host) applyFloor() {
 		h.applyDeliveryLocked(eff)
 		h.logWeakLocked()
 	}
+}
+
+// specIdentity returns a copy of cfg with the identity settings of s
+// (build.Spec's Code, Deps, Lockfiles, Data, EnvFiles, EnvNames).
+func specIdentity(cfg *config.Config, s build.Spec) *config.Config {
+	c := *cfg
+	c.Code, c.Deps, c.Lockfiles, c.Data, c.EnvFiles, c.Env = s.Code, s.Deps, s.Lockfiles, s.Data, s.EnvFiles, s.EnvNames
+	return &c
+}
+
+// applyIdentity puts in Options.Spec the identity settings in force, eff's:
+// the settings of mcpepoch.toml that
+// decide what the identity hashes, held at the floor (trust.IdentityFloor),
+// so that a weakening no person accepted never narrows what this host
+// hashes. Runs before any goroutine: Options.Spec is read-only after.
+func (h *Host) applyIdentity(eff *config.Config) {
+	s := &h.opts.Spec
+	s.Code, s.Deps, s.Lockfiles, s.Data, s.EnvFiles, s.EnvNames = eff.Code, eff.Deps, eff.Lockfiles, eff.Data, eff.EnvFiles, eff.Env
 }
 
 // firstUse makes cfg's policy the floor of the project at root and holds

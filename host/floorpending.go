@@ -1,6 +1,7 @@
 package host
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
@@ -58,6 +59,17 @@ func (h *Host) weakNoteLocked(weak []trust.Weakening) string {
 	if !h.floor.accepted {
 		return floor.WeakNote(weak)
 	}
+	when := "in force from the next epoch (" + selfcmd.Name() + " restart)"
+	var id []string
+	for _, w := range weak {
+		if slices.Contains(trust.IdentitySettings, w.Setting) {
+			id = append(id, w.Setting)
+		}
+	}
+	if len(id) > 0 {
+		// What the identity covers is read once, when a host starts.
+		when += "; " + strings.Join(id, ", ") + " when the host starts again (reconnect the client)"
+	}
 	return config.FileName + " weakens the project's policy floor: " + strings.Join(s, "; ") +
-		"; accepted by a person (" + selfcmd.Name() + " policy accept), in force from the next epoch (" + selfcmd.Name() + " restart)"
+		"; accepted by a person (" + selfcmd.Name() + " policy accept), " + when
 }

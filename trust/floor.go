@@ -31,6 +31,8 @@ const FloorDir = "floors"
 // policy (grants.proof naming same-user, tools added to grants.exempt,
 // allow_self_reload turned on, a credential scope's tools, per_call or
 // proof loosened, its deliver switched from broker to env, the scope
+// dropped, or what the identity hashes narrowed: code, deps or lockfiles
+// set or an entry dropped, a data entry added, an env_files or env entry
 // dropped) is not applied until a person accepts
 // it (mcpepoch policy accept, proven at the floor's own level). An edit
 // that strengthens it applies at once and raises the floor. The first time
@@ -44,6 +46,7 @@ const FloorDir = "floors"
 //	{"v": 2, "root": "/home/me/proj", "updatedAt": "2026-12-01T12:00:00Z", "updatedBy": "first_use",
 //	 "proof": null, "exempt": ["read_*"], "allowSelfReload": false,
 //	 "credentials": {"supplier": {"tools": ["inventory_order"], "perCall": true, "proof": ["presence"], "deliver": "broker"}},
+//	 "identity": {"code": null, "deps": null, "lockfiles": null, "data": [], "envFiles": [".env"], "env": []},
 //	 "accepted": {…}}   (only when updatedBy is "accepted:LEVEL": see Acceptance)
 type Floor struct {
 	V         int       `json:"v"`
@@ -61,6 +64,10 @@ type Floor struct {
 	Attestation string `json:"attestation,omitempty"`
 	// Credentials holds the approval settings of each credential scope.
 	Credentials map[string]CredentialFloor `json:"credentials,omitempty"`
+	// Identity holds the settings that decide what a launch's identity
+	// covers (IdentityFloor); nil in a floor written before they were
+	// recorded, when the file's are taken and recorded (walkIdentity).
+	Identity *IdentityFloor `json:"identity,omitempty"`
 	// Accepted is how a person accepted this floor in place of the one
 	// before it, when UpdatedBy is "accepted:LEVEL" (flooraccept.go);
 	// nil otherwise. A host checks it before it takes such a floor.
@@ -94,8 +101,10 @@ func (c *CredentialFloor) UnmarshalJSON(b []byte) error {
 // Weakening is one setting of mcpepoch.toml that would weaken the floor:
 // Setting is its key ("grants.proof", "grants.exempt",
 // "allow_self_reload", "credentials.NAME.tools", "credentials.NAME.per_call",
-// "credentials.NAME.proof", "credentials.NAME.deliver"), File what the file says and Floor what is in
-// force instead, both as TOML values.
+// "credentials.NAME.proof", "credentials.NAME.deliver", and the identity
+// settings "code", "deps", "lockfiles", "data", "env_files", "env"), File
+// what the file says and Floor what is in force instead, both as TOML
+// values.
 type Weakening struct {
 	Setting string `json:"setting"`
 	File    string `json:"file"`
@@ -123,6 +132,8 @@ func FloorOf(root string, cfg *config.Config) Floor {
 		}
 		f.Credentials[name] = CredentialFloor{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof), Deliver: c.Delivery()}
 	}
+	id := identityOf(cfg)
+	f.Identity = &id
 	return f
 }
 
@@ -226,6 +237,11 @@ func WriteFloor(dir string, f *Floor, by string, now time.Time) error {
 // floor a host held, unless a person accepted it.
 func (f Floor) WeakerThan(g Floor, enrolled bool) []Weakening {
 	_, _, weak := g.Reconcile(f.asConfig(), enrolled)
+	if f.Identity == nil && g.Identity != nil {
+		// Not recorded takes whatever mcpepoch.toml says: the weakest.
+		weak = append(weak, Weakening{Setting: "identity", File: "(not recorded)", Floor: "(recorded)"})
+		slices.SortFunc(weak, func(a, b Weakening) int { return strings.Compare(a.Setting, b.Setting) })
+	}
 	return weak
 }
 
@@ -239,6 +255,9 @@ func (f Floor) asConfig() *config.Config {
 			cfg.Credentials = map[string]config.Credential{}
 		}
 		cfg.Credentials[name] = config.Credential{Tools: slices.Clone(c.Tools), PerCall: c.PerCall, Proof: slices.Clone(c.Proof), Deliver: c.Deliver}
+	}
+	if f.Identity != nil {
+		f.Identity.SetIn(cfg)
 	}
 	return cfg
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // The settings a floor holds, each with the order that says which of two
-// values is stronger. Reconcile, Diff and Same walk these two tables; a
+// values is stronger. Reconcile, Diff and Same walk these two tables and
+// identityFields (flooridentity.go: what a launch's identity covers); a
 // setting that decides approval joins the floor with one row here, a
 // member of Floor (or CredentialFloor) and its value in FloorOf.
 //
@@ -168,6 +169,9 @@ func (f Floor) walk(cfg *config.Config, enrolled bool) (*config.Config, Floor, [
 		}
 		next.Credentials[name] = nc
 	}
+	var idDiff []Difference
+	next.Identity, idDiff = f.walkIdentity(eff)
+	diff = append(diff, idDiff...)
 	slices.SortFunc(diff, func(a, b Difference) int { return strings.Compare(a.Setting, b.Setting) })
 	return eff, next, diff
 }
@@ -187,7 +191,7 @@ func (f Floor) Same(g Floor) bool {
 			}
 		}
 		return true
-	}) && len(f.Credentials) == len(g.Credentials)
+	}) && len(f.Credentials) == len(g.Credentials) && sameIdentity(f.Identity, g.Identity)
 }
 
 // proofOrder orders grants.proof: a list is weaker when it counts a level

@@ -322,7 +322,7 @@ func (d *devOutput) record(ctx context.Context, root string, code int) {
 		d.recordFailed(lw, err)
 		return
 	}
-	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: code, Timeout: time.Minute}
+	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: cli.IdentityInForce(set, false), ExitCode: code, Timeout: time.Minute}
 	var out cli.RecordOutput
 	spec.Recorded = func(b *hook.Build) { out = cli.PrintBuild(lw, d.p.Painter, b) }
 	res, err := hook.Record(ctx, spec)

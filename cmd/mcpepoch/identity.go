@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/cli"
 )
 
 // runIdentity explains, for a launch command, every input hashed into its
@@ -31,7 +32,8 @@ func runIdentity(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	spec := set.Spec
+	// The identity settings the policy floor puts in force, as a host has.
+	spec := cli.IdentityInForce(set, false)
 	spec.Rehash = *rehash
 	if !*cached {
 		// What the host computes: every file read, no cache read or

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
+	"github.com/mcpepoch/mcpepoch/trust"
 )
 
 // runStatus prints what every host of the project runs. It exits 4 when a
@@ -111,7 +113,11 @@ func printStatus(w io.Writer, sc screen, s localapi.Status) {
 	}
 	for _, pw := range s.PolicyNotApplied {
 		what := "a person must accept it (" + selfcmd.Name() + " policy accept)"
-		if pw.Accepted {
+		switch {
+		case pw.Accepted && slices.Contains(trust.IdentitySettings, pw.Setting):
+			// What the identity covers is read once, when a host starts.
+			what = "accepted, in force when the host starts again (reconnect the client)"
+		case pw.Accepted:
 			what = "accepted, in force from the next epoch (" + selfcmd.Name() + " restart)"
 		}
 		fmt.Fprintf(w, "  policy:   %s\n", sc.p.warn(printable(fmt.Sprintf("%s = %s in %s weakens the policy floor, not applied (in force: %s); %s", pw.Setting, pw.File, config.FileName, pw.InForce, what))))

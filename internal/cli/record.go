@@ -115,7 +115,7 @@ func RunRecord(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: set.Spec, ExitCode: *exitCode, Timeout: *timeout, Ahead: ahead}
+	spec := hook.Spec{Root: set.Root, Label: set.Label, Identity: IdentityInForce(set, len(lockfiles) > 0), ExitCode: *exitCode, Timeout: *timeout, Ahead: ahead}
 	spec.Identity.Rehash = *rehash
 	p := NewPainter(stdio.Err)
 	talk := stdio.Err // the lines -q leaves out
