@@ -186,8 +186,11 @@ func TestProjectCodeWholeTree(t *testing.T) {
 		changes  []string // files whose edit changes the identity
 		constant []string // files whose edit does not
 	}{
-		{[]string{"node", "src/server.mjs"}, []string{"lib/x.mjs"}, []string{"ns/mod.py", "data/state.json", "new/dir/of/data.json"}},
-		{[]string{"python3", "app/main.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
+		// lib/x: a file with no extension, which node's require("./lib/x")
+		// loads before lib/x.js (and as JavaScript): code to node, not to
+		// Python.
+		{[]string{"node", "src/server.mjs"}, []string{"lib/x.mjs", "lib/x"}, []string{"ns/mod.py", "data/state.json", "new/dir/of/data.json"}},
+		{[]string{"python3", "app/main.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "lib/x", "data/state.json", "new/dir/of/data.json"}},
 		{[]string{"python3", "srv.py"}, []string{"ns/mod.py"}, []string{"lib/x.mjs", "data/state.json", "new/dir/of/data.json"}},
 		{[]string{"ruby", "server.rb"}, []string{"lib/x.mjs", "ns/mod.py", "data/state.json"}, nil},
 	} {

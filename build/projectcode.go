@@ -11,11 +11,16 @@ import (
 )
 
 // nodeCodeFiles are the files node loads as code from a project: modules
-// (.js, .mjs, .cjs), native addons and WebAssembly, and the package.json
+// (.js, .mjs, .cjs), native addons and WebAssembly, the package.json
 // files whose "type", "imports" and "exports" change how a module is
-// loaded. JSON data (a server's own state) is left out: node can require
-// it, but it is data the server reads, like any file.
-var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".node", ".wasm", "package.json"}
+// loaded, and every file with no extension (""): for require("./lib/x")
+// node's CommonJS loader tries the file lib/x itself before lib/x.js
+// (the Node.js documentation, "All together": LOAD_AS_FILE), and loads a
+// file of an extension it does not know as JavaScript, so a file created
+// beside lib/x.js shadows it. JSON data (a server's own state) is left
+// out: node can require it, but it is data the server reads, like any
+// file; it cannot shadow a module (X.js is tried before X.json).
+var nodeCodeFiles = []string{".js", ".mjs", ".cjs", ".node", ".wasm", "package.json", ""}
 
 // nodeTypeFiles are nodeCodeFiles with the TypeScript modules a node that
 // strips types loads too (nodeStripsTypes).
@@ -71,7 +76,11 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 	}
 	files := "every file"
 	if only != nil {
-		files = "its " + strings.Join(only, ", ") + " files"
+		names := slices.DeleteFunc(slices.Clone(only), func(s string) bool { return s == "" })
+		files = "its " + strings.Join(names, ", ") + " files"
+		if len(names) < len(only) {
+			files += " and files with no extension"
+		}
 	}
 	c = codeInput{path: dir, only: only}
 	if lang != "" {

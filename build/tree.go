@@ -86,8 +86,8 @@ type TreeOptions struct {
 	// input of its own.
 	SkipFiles []string
 	// OnlyFiles, when not empty, lists the regular files the tree holds:
-	// a file is listed only when its extension (".mjs", lower case) or its
-	// name ("package.json") is among them. Sockets, named pipes and devices
+	// a file is listed only when its extension (".mjs", lower case; ""
+	// for a file with none) or its name ("package.json") is among them. Sockets, named pipes and devices
 	// and the directories that hold no listed entry are not listed then
 	// either. A project walked as the code of a script entry lists the
 	// files its runtime loads as code, not the data (nor the directories

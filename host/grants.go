@@ -166,8 +166,12 @@ func (h *Host) wayOutLocked() string {
 // message: it names the other way, which is the project's own decision
 // (README "Configuring an MCP client"). It is not in error.data's action,
 // what a person does to approve.
-const oneShotWayOut = "a client that connects for one call cannot wait for an approval: " +
-	"to call a tool that way, the project lists it under [grants] exempt in mcpepoch.toml"
+// Once a host has run for the project, exempting a tool weakens the
+// policy floor: a person accepts it, which at a terminal takes a running
+// host of the project (docs/policy-floor.md), so the message says so.
+var oneShotWayOut = "a client that connects for one call cannot wait for an approval: " +
+	"to call a tool that way, the project lists it under [grants] exempt in mcpepoch.toml, " +
+	"and a person accepts that weakening with " + selfcmd.Cmd("policy accept") + " while a client that stays connected runs a host of the project"
 
 func (h *Host) notePendingLocked(tool string, d grant.Decision, ep epoch.Epoch) {
 	for _, p := range h.pending {

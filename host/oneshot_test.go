@@ -31,7 +31,7 @@ func TestOneShotRefusalNamesExempt(t *testing.T) {
 	if !strings.Contains(out.Combined, want) {
 		t.Fatalf("mcp-inspector output does not show the refusal:\n%s", out)
 	}
-	want = "; a client that connects for one call cannot wait for an approval: to call a tool that way, the project lists it under [grants] exempt in mcpepoch.toml\n"
+	want = "; a client that connects for one call cannot wait for an approval: to call a tool that way, the project lists it under [grants] exempt in mcpepoch.toml, and a person accepts that weakening with mcpepoch policy accept while a client that stays connected runs a host of the project\n"
 	if !strings.Contains(out.Combined, want) {
 		t.Errorf("the refusal does not name the way out, [grants] exempt:\n%s", out)
 	}

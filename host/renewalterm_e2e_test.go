@@ -581,6 +581,7 @@ func TestDevShowsDrift(t *testing.T) {
 	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
 	term := p.startTerminal(t, env, true, "dev", dev)
 	term.waitScreen("build ok")
+	time.Sleep(3 * time.Second) // the restart of dev's first build done, and a look of dev's at the host
 	ep := p.status().Execution.Epoch
 	p.write("server.sh", p.read("server.sh")+"# edited by hand\n")
 	term.waitScreen("epoch " + string(ep) + ": running ≠ built: server.sh changed on disk")

@@ -106,7 +106,7 @@ func (h *Host) statusLocked() (Status, *child, *Observed) {
 	if h.catalog != nil {
 		s.Catalog, s.Tools = h.catalog.Revision, h.catalog.Names
 	}
-	if h.unverifiedLocked() {
+	if h.unverifiedLocked() && h.child.drift == nil { // a drifted epoch is decided: its Drift says so
 		s.IdentityUnverified = fmt.Sprintf("a file the running code was hashed from changed; calls that need a grant wait (at most %s, %d waiting now) until the host has hashed it again", verifyHoldMax, len(h.verifying))
 	}
 	for _, a := range h.asks {
