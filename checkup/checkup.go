@@ -65,6 +65,8 @@ type check struct {
 	outputWrong bool
 	// installs holds what incomplete found, per mcpepoch path.
 	installs map[string]string
+	// dynamicNoted holds the mcpepoch paths noted as dynamically linked.
+	dynamicNoted map[string]bool
 }
 
 func (c *check) problem(where, what, fix string) {

@@ -497,3 +497,33 @@ func TestSameRevision(t *testing.T) {
 		}
 	}
 }
+
+// A client config that launches a dynamically linked mcpepoch gets a note:
+// its loader runs what LD_PRELOAD names, which a client config in the
+// project sets. A static one (here a script: no ELF at all) gets none.
+func TestDynamicallyLinkedNoted(t *testing.T) {
+	dir := t.TempDir()
+	wiredProject(t, dir)
+	noted := func() bool {
+		for _, n := range checkDir(t, dir).Notes {
+			if strings.Contains(n, "is dynamically linked") && strings.Contains(n, "CGO_ENABLED=0") {
+				return true
+			}
+		}
+		return false
+	}
+	if noted() {
+		t.Fatal("a launched mcpepoch that is no ELF is noted as dynamically linked")
+	}
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skipf("no /bin/true to stand in for a dynamically linked mcpepoch: %v", err)
+	}
+	if !dynamicELF("/bin/true") {
+		t.Skip("/bin/true is not dynamically linked here")
+	}
+	writeFile(t, selfPath(t, dir), string(b))
+	if !noted() {
+		t.Errorf("notes %q: want the dynamically linked mcpepoch noted", checkDir(t, dir).Notes)
+	}
+}

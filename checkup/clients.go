@@ -116,6 +116,13 @@ func (c *check) server(cl wire.Client, file, name string, s server, perUser bool
 	if viaHost || npx {
 		c.configDir(where, s, !perUser)
 	}
+	if viaHost && filepath.IsAbs(s.Command) && dynamicELF(s.Command) && !c.dynamicNoted[s.Command] {
+		if c.dynamicNoted == nil {
+			c.dynamicNoted = map[string]bool{}
+		}
+		c.dynamicNoted[s.Command] = true
+		c.note("%s is dynamically linked: the dynamic loader runs what LD_PRELOAD names in the host's environment, which a client config in the project sets, before mcpepoch's own code; CGO_ENABLED=0 go install ./cmd/mcpepoch builds a static one", s.Command)
+	}
 }
 
 // configDir reports an entry whose env would leave its host no usable

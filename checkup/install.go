@@ -3,11 +3,29 @@ package checkup
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
 )
+
+// dynamicELF reports whether path is an ELF executable with a program
+// interpreter (PT_INTERP): a dynamically linked one, whose loader honours
+// LD_PRELOAD. Anything else, or a file that cannot be read, is not.
+func dynamicELF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
+}
 
 // incomplete runs `MCPEPOCH template gitignore` (a command that reads and
 // writes nothing) through the mcpepoch at path, so that what every command
