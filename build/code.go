@@ -13,14 +13,15 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/safefile"
 )
 
-// CodeSkipDirs are directory names left out of code trees: tool caches,
-// and directories that are dependency trees (hashed as such, see
+// CodeSkipDirs are directory names left out of code trees: tool caches
+// and state (go-task's .task, whose checksum files every task run
+// rewrites), and directories that are dependency trees (hashed as such, see
 // nestedDeps), version control or mcpepoch's own files rather than the
 // project's code. Python's __pycache__ is not among them: a Python
 // server's code trees leave it out of the tree and hash, as an artifact
 // of its own, only the bytecode Python loads from there (pycRules); other
 // servers' trees hash it as files.
-var CodeSkipDirs = []string{".cache", "node_modules", ".venv", ".git", ".mcpepoch"}
+var CodeSkipDirs = []string{".cache", "node_modules", ".venv", ".git", ".mcpepoch", ".task"}
 
 // codeInput is a code tree or file to hash.
 type codeInput struct {

@@ -52,8 +52,9 @@ func TestHostSaysConfigChanged(t *testing.T) {
 		t.Errorf("status --json has no configChanged:\n%s", out)
 	}
 
-	// A code tree the build now hashes and the running epoch did not
-	// start from: running ≠ built.
+	// code = [...] in place of the inferred whole project hashes less: a
+	// weakening of the floor, which neither the build nor the host
+	// applies until a person accepts it; both say so.
 	toml, err := os.ReadFile(p.path("mcpepoch.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +62,11 @@ func TestHostSaysConfigChanged(t *testing.T) {
 	if err := os.WriteFile(p.path("mcpepoch.toml"), append([]byte("code = [\"src\"]\n"), toml...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.record()
-	if out, _ := p.mcpepoch("status"); !strings.Contains(out.Stdout, "recorded the code tree src, which the running epoch did not start from") {
-		t.Errorf("status after a build that hashes a new code tree:\n%s", out)
+	if rec := p.record(); !strings.Contains(rec, `policy: mcpepoch.toml weakens the project's policy floor, not applied: code = ["src"]`) {
+		t.Errorf("record after code = [\"src\"]:\n%s", rec)
+	}
+	if out, _ := p.mcpepoch("status"); !strings.Contains(out.Stdout, `policy:   code = ["src"] in mcpepoch.toml weakens the policy floor, not applied`) {
+		t.Errorf("status after code = [\"src\"]:\n%s", out)
 	}
 }
 
