@@ -281,6 +281,10 @@ func Compute(spec Spec) (*Identity, error) {
 	if err := hashConfig(fc, dir, id); err != nil {
 		return nil, err
 	}
+	if launch.pycachePrefix && isPython(launch, runtimePath) {
+		// No tree of the project's holds what Python would load then.
+		return nil, &InputError{Field: "command", Err: errors.New("python -X pycache_prefix: Python would read the bytecode of the project's modules from a directory outside its hashed code, where anything may put it: remove the option (mcpepoch hashes the bytecode in __pycache__)")}
+	}
 	pythonBytecode(spec, launch, runtimePath, id)
 	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
 	py := newPycRules(spec, dir, entryPath, runtimePath, id.Runtime.Version, launch)

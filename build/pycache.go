@@ -72,11 +72,10 @@ func newPycRules(spec Spec, dir, entry, runtime, version string, l launchArgs) *
 			}
 			level = max(level, n)
 		}
-		if v, ok := lookupEnvOK(spec, "PYTHONPYCACHEPREFIX"); ok && v != "" {
-			r.prefix = true
-		}
+		// PYTHONPYCACHEPREFIX is emptied for the server (pythonBytecode):
+		// it reads __pycache__.
 	}
-	r.prefix = r.prefix || l.pycachePrefix
+	r.prefix = l.pycachePrefix
 	switch {
 	case level == 1:
 		r.opt = ".opt-1"

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,8 +236,62 @@ func TestPycacheOptimizeAndPrefix(t *testing.T) {
 	if got := pyRun(t, py, dir, "-X", "pycache_prefix="+prefix, "-O", "server.py"); got != "source" {
 		t.Fatalf("python3 -X pycache_prefix -O server.py printed %q, want the source's X", got)
 	}
-	if got := pyCodeDigests(t, py, dir, "-X", "pycache_prefix="+prefix, "-O", "server.py"); !sameDigests(got, bareO) {
-		t.Errorf("with a pycache prefix Python reads no __pycache__, but it is counted:\nwant %v\ngot  %v", bareO, got)
+	// With a pycache prefix Python reads the bytecode of the project's
+	// modules from outside every hashed tree: no identity.
+	if _, err := Compute(Spec{Dir: dir, Command: []string{py, "-X", "pycache_prefix=" + prefix, "-O", "server.py"}, Environ: []string{"PATH=" + filepath.Dir(py)}}); err == nil ||
+		!strings.Contains(err.Error(), "pycache_prefix") {
+		t.Errorf("identity with -X pycache_prefix: %v, want it refused", err)
+	}
+}
+
+// PYTHONPYCACHEPREFIX in the server's environment would have Python read
+// the project's bytecode from a mirror tree under it, which no hashed tree
+// holds: the server is started with it empty (CPython reads that as
+// unset), so a forged .pyc there is never loaded, and the bytecode in
+// __pycache__, which is loaded, is hashed.
+func TestPycachePrefixEmptied(t *testing.T) {
+	t.Parallel()
+	py := pyReal(t)
+	dir := idTempDir(t)
+	idWrite(t, dir, idFile{path: "server.py", content: "import mod\nprint(mod.X)\n"}, idFile{path: "mod.py", content: "X = 'source'\n"})
+	prefix := idTempDir(t)
+	env := []string{"PATH=" + filepath.Dir(py), "PYTHONPYCACHEPREFIX=" + prefix}
+	id, err := Compute(Spec{Dir: dir, Command: []string{py, "server.py"}, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(id.LaunchEnv, "PYTHONPYCACHEPREFIX=") {
+		t.Fatalf("launch env %q, want PYTHONPYCACHEPREFIX emptied", id.LaunchEnv)
+	}
+	// The agent's bytecode in the mirror tree, which Python would load
+	// with the prefix in force.
+	real, err := filepath.EvalSymlinks(filepath.Join(dir, "mod.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror := pyRun(t, py, dir, "-c", "import importlib.util, sys; sys.pycache_prefix = sys.argv[2]; print(importlib.util.cache_from_source(sys.argv[1]))", real, prefix)
+	forged := pyForge(t, py, filepath.Join(dir, "mod.py"), "X = 'forged'\n")
+	if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(forged, mirror); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string) string {
+		cmd := exec.Command(py, "server.py")
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	base := append(os.Environ(), "PYTHONPYCACHEPREFIX="+prefix)
+	if got := run(append(slices.Clip(base), "PYTHONDONTWRITEBYTECODE=1")); got != "forged" {
+		t.Fatalf("python with the prefix printed %q, want the forged bytecode's X (the test's forgery is wrong)", got)
+	}
+	if got := run(append(slices.Clip(base), id.LaunchEnv...)); got != "source" {
+		t.Errorf("python with the identity's launch env printed %q, want the source's X", got)
 	}
 }
 

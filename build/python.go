@@ -38,7 +38,13 @@ func pythonBytecode(spec Spec, l launchArgs, runtime string, id *Identity) {
 			"its first launch after an edit changes the identity again (add -B to the command)")
 	}
 	if v, ok := lookupEnvOK(spec, "PYTHONPYCACHEPREFIX"); ok && v != "" && !l.ignoreEnv {
-		id.Inferred = append(id.Inferred, "PYTHONPYCACHEPREFIX is set: Python reads bytecode from that directory, which is not hashed (its value is, as a redirecting variable), and none from __pycache__")
+		// Python would read the bytecode of the project's modules from a
+		// mirror tree under that directory, which no hashed tree holds and
+		// anything may write: the host empties it (CPython reads an empty
+		// PYTHONPYCACHEPREFIX as unset), so Python reads __pycache__,
+		// whose bytecode is hashed (pycRules).
+		id.LaunchEnv = append(id.LaunchEnv, "PYTHONPYCACHEPREFIX=")
+		id.Inferred = append(id.Inferred, "PYTHONPYCACHEPREFIX is set: the host starts the server with it empty, so that Python reads bytecode only from __pycache__, which is hashed, not from a directory outside the project's code")
 	}
 }
 
