@@ -280,3 +280,56 @@ func TestNodeStripsTypes(t *testing.T) {
 		}
 	}
 }
+
+// The runtime that runs decides what is code, not the entry setting: a
+// node server whose entry setting names a .py file, a compiled file or a
+// file in node_modules still has the whole project as node code. A
+// preloaded module (-r) may hook the loader to load files of any
+// extension (ts-node, @babel/register, coffeescript): every file is code
+// then.
+func TestProjectCodeFromTheRuntime(t *testing.T) {
+	t.Parallel()
+	files := []idFile{
+		{path: "server.js", content: "require('./lib/impl');\n"},
+		{path: "lib/impl.js", content: "module.exports = 1;\n"},
+		{path: "lib/impl.coffee", content: "x = 1\n"},
+		{path: "x.py", content: ""},
+		{path: "node_modules/x.js", content: ""},
+		{path: "bin/tool", content: "\x7fELF tool\n", mode: 0o755},
+	}
+	for _, tc := range []struct {
+		name    string
+		entry   string
+		command []string
+		changes []string // files whose edit changes the identity's code
+		same    []string // files whose edit does not
+	}{
+		{"no entry setting", "", []string{"node", "server.js"}, []string{"lib/impl.js"}, []string{"lib/impl.coffee"}},
+		{"entry a .py file", "x.py", []string{"node", "server.js"}, []string{"lib/impl.js"}, nil},
+		{"entry in node_modules", "node_modules/x.js", []string{"node", "server.js"}, []string{"lib/impl.js"}, nil},
+		{"entry a compiled file", "bin/tool", []string{"node", "server.js"}, []string{"lib/impl.js"}, nil},
+		{"a preload", "", []string{"node", "-r", "coffeescript/register", "server.js"}, []string{"lib/impl.js", "lib/impl.coffee"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := idTempDir(t)
+			idWrite(t, dir, files...)
+			spec := Spec{Dir: dir, Command: tc.command, Entry: tc.entry, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a")}}
+			prev := idCompute(t, spec)
+			for _, f := range tc.same {
+				idWrite(t, dir, idFile{path: f, content: "edited " + f + "\n"})
+				next := idCompute(t, spec)
+				idWantChanges(t, prev, next)
+				prev = next
+			}
+			for _, f := range tc.changes {
+				idWrite(t, dir, idFile{path: f, content: "edited again " + f + "\n"})
+				next := idCompute(t, spec)
+				if c := Changes(prev, next); !slices.Contains(c, ".") {
+					t.Errorf("editing %s changed %q, want the project tree", f, c)
+				}
+				prev = next
+			}
+		})
+	}
+}

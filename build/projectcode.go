@@ -56,7 +56,20 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 		return codeInput{}, false
 	}
 	full := abs(dir, entry)
+	// A runtime that loads code from files (node, bun, deno, python) loads
+	// it from the project whatever the entry setting names: the project
+	// tree is its code even when the entry is a compiled file or lies in a
+	// dependency tree (node node_modules/boot.js requiring ../server.js).
+	// The setting describes; it takes nothing out.
+	scriptRuntime := l.known && l.goRun == nil && !l.unbuilt
 	switch {
+	case !inside(dir, full):
+		// The code lies outside the project: nothing of the project
+		// vouches for it, and a launch that hashes nothing of the project
+		// is refused (Identity.Uncovered).
+		id.Inferred = append(id.Inferred, "code: the entry lies outside "+dir+", no code tree inferred (name one in code in mcpepoch.toml)")
+		return codeInput{}, false
+	case scriptRuntime:
 	case full == runtime, l.unbuilt, nativeExecutable(full):
 		return codeInput{}, false // a compiled executable carries its own code
 	case !l.known && !givenTo(dir, full, l.args) && nativeExecutable(runtime):
@@ -64,15 +77,19 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 		// last line execs ./bin/server), not one the runtime is given:
 		// what runs is a compiled executable, which carries its own code.
 		return codeInput{}, false
-	case !inside(dir, full):
-		id.Inferred = append(id.Inferred, "code: the entry lies outside "+dir+", no code tree inferred (name one in code in mcpepoch.toml)")
-		return codeInput{}, false
 	case inDeps(spec, dir, full):
 		return codeInput{}, false
 	}
 	lang, only := scriptLang(full, l, runtime, source)
 	if lang == "node" && nodeStripsTypes(spec, l, id.Runtime.Version) {
 		only = nodeTypeFiles
+	}
+	if only != nil && lang != "python" && hooksLoader(spec, l) {
+		// A module preloaded into the loader (ts-node/register,
+		// @babel/register, a --loader hook) decides which files are code:
+		// every file may be.
+		only = nil
+		id.Inferred = append(id.Inferred, "code: "+lang+" preloads a module (-r, --import, --loader, or in NODE_OPTIONS/BUN_OPTIONS), which may load files of any extension as code: every file of the project counts")
 	}
 	files := "every file"
 	if only != nil {
@@ -98,10 +115,13 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 // .mjs or .cjs entry), or, for bun, deno or a server run from source
 // (source), that runtime with sourceCodeFiles. Both are empty for another
 // runtime, whose code is then every file.
+//
+// The runtime decides before the entry's extension: a node server whose
+// entry setting names a .py file still loads JavaScript.
 func scriptLang(full string, l launchArgs, runtime string, source bool) (string, []string) {
 	ext := strings.ToLower(filepath.Ext(full))
 	switch {
-	case isPython(l, runtime) || ext == ".py" || ext == ".pyc":
+	case isPython(l, runtime):
 		return "python", pythonCodeFiles
 	case source || l.runtime == "bun" || l.runtime == "deno":
 		name := l.runtime
@@ -109,10 +129,28 @@ func scriptLang(full string, l launchArgs, runtime string, source bool) (string,
 			name = filepath.Base(runtime)
 		}
 		return name, sourceCodeFiles
-	case l.runtime == "node" || slices.Contains([]string{".js", ".mjs", ".cjs"}, ext):
+	case l.runtime == "node":
+		return "node", nodeCodeFiles
+	case ext == ".py" || ext == ".pyc":
+		return "python", pythonCodeFiles
+	case slices.Contains([]string{".js", ".mjs", ".cjs"}, ext):
 		return "node", nodeCodeFiles
 	}
 	return "", nil
+}
+
+// hooksLoader reports whether a node-family launch preloads a module, on
+// its command line (l.preloads) or in NODE_OPTIONS or BUN_OPTIONS: a
+// require hook or loader may then load files of any extension as code.
+func hooksLoader(spec Spec, l launchArgs) bool {
+	if len(l.preloads) > 0 {
+		return true
+	}
+	if v, ok := lookupEnvOK(spec, "NODE_OPTIONS"); ok && len(preloadFiles(splitNodeOptions(v), nodePreloadFlags, "/")) > 0 {
+		return true
+	}
+	v, ok := lookupEnvOK(spec, "BUN_OPTIONS")
+	return ok && len(preloadFiles(strings.Fields(v), bunPreloadFlags, "/")) > 0
 }
 
 // nodeStripsTypes reports whether node, at version (its --version, "v22.18.0"),
