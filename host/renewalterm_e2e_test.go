@@ -173,10 +173,7 @@ func (p *project) approveAtTerminal(t *testing.T, env []string, run string) {
 func TestRenewalOneKeyAtTerminal(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
+	p, env, s := connectedDefault(t)
 	p.approveAtTerminal(t, env, s.run)
 	s.text("slow_write", map[string]any{"key": "k"})
 
@@ -300,16 +297,10 @@ func TestRenewalOnePressOnPage(t *testing.T) {
 func TestRenewalDevPrompt(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
+	p, env, s := connectedDefault(t)
 	p.approveAtTerminal(t, env, s.run)
 	serverA := p.read("server.sh")
-	p.write("server.next", serverA)
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	term := p.devWindow(t, env)
 
 	p.write("server.next", serverA+"# rebuilt once\n")
 	term.waitScreen("y approve slow_write")
@@ -362,19 +353,13 @@ func TestRenewalDevPrompt(t *testing.T) {
 func TestRenewalDevPromptNewTool(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
+	p, env, s := connectedDefault(t)
 	p.approveAtTerminal(t, env, s.run)
 	serverA := p.read("server.sh")
 	p.serverWithCounter(map[string]string{"FIXTURE_EXTRA_TOOLS": "alpha"})
 	serverB := p.read("server.sh")
 	p.write("server.sh", serverA)
-	p.write("server.next", serverA)
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	term := p.devWindow(t, env)
 
 	p.write("server.next", serverB)
 	term.waitScreen("y approve slow_write")
@@ -412,15 +397,9 @@ func TestRenewalDevPromptNewTool(t *testing.T) {
 func TestDevShowsServerCrash(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
+	p, env, s := connectedDefault(t)
 	p.approveAtTerminal(t, env, s.run)
-	p.write("server.next", p.read("server.sh"))
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	term := p.devWindow(t, env)
 	before := p.status().Execution
 	time.Sleep(3 * time.Second) // a look of dev's at the hosts as they run (every 2 s)
 	if err := syscall.Kill(before.ProcessID, syscall.SIGKILL); err != nil {
@@ -448,16 +427,10 @@ func TestDevShowsServerCrash(t *testing.T) {
 func TestRenewalDevPromptWithdrawnWhenApprovedElsewhere(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
+	p, env, s := connectedDefault(t)
 	p.approveAtTerminal(t, env, s.run)
 	serverA := p.read("server.sh")
-	p.write("server.next", serverA)
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	term := p.devWindow(t, env)
 	p.write("server.next", serverA+"# rebuilt once\n")
 	term.waitScreen("y approve slow_write")
 	r := p.review(s.run).Renewal
@@ -548,14 +521,8 @@ func renewalIncludeChangedTool(t *testing.T, answer string) {
 func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
-	p.write("server.next", p.read("server.sh"))
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	p, env, s := connectedDefault(t)
+	term := p.devWindow(t, env)
 	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
 		t.Fatal("slow_write ran without a grant")
 	}
@@ -573,14 +540,8 @@ func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 func TestDevShowsDrift(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
-	p, env := newDefaultProofProject(t)
-	s := gConnect(t, p, env...)
-	s.list()
-	p.ready(s.run)
-	p.write("server.next", p.read("server.sh"))
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	p, env, _ := connectedDefault(t)
+	term := p.devWindow(t, env)
 	time.Sleep(3 * time.Second) // the restart of dev's first build done, and a look of dev's at the host
 	ep := p.status().Execution.Epoch
 	p.write("server.sh", p.read("server.sh")+"# edited by hand\n")
@@ -593,4 +554,27 @@ func TestDevShowsDrift(t *testing.T) {
 	if rc := term.exit(); rc == "" {
 		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
 	}
+}
+
+// connectedDefault is a project of newDefaultProofProject with a client
+// connected through its host (s), its catalog listed and the host ready.
+func connectedDefault(t *testing.T) (*project, []string, *gSession) {
+	t.Helper()
+	p, env := newDefaultProofProject(t)
+	s := gConnect(t, p, env...)
+	s.list()
+	p.ready(s.run)
+	return p, env, s
+}
+
+// devWindow starts mcpepoch dev in a terminal of p's own, its build
+// copying server.next (server.sh as it is now) over server.sh, and waits
+// for its first build.
+func (p *project) devWindow(t *testing.T, env []string) *terminal {
+	t.Helper()
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	return term
 }
