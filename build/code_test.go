@@ -309,12 +309,15 @@ func TestProjectCodeFromTheRuntime(t *testing.T) {
 		{"entry in node_modules", "node_modules/x.js", []string{"node", "server.js"}, []string{"lib/impl.js"}, nil},
 		{"entry a compiled file", "bin/tool", []string{"node", "server.js"}, []string{"lib/impl.js"}, nil},
 		{"a preload", "", []string{"node", "-r", "coffeescript/register", "server.js"}, []string{"lib/impl.js", "lib/impl.coffee"}, nil},
+		// A runtime mcpepoch does not know: every file is code, and an
+		// entry setting in a dependency tree takes none of it out.
+		{"another runtime, entry in node_modules", "node_modules/x.js", []string{"ruby", "server.js"}, []string{"lib/impl.js", "lib/impl.coffee"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := idTempDir(t)
 			idWrite(t, dir, files...)
-			spec := Spec{Dir: dir, Command: tc.command, Entry: tc.entry, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a")}}
+			spec := Spec{Dir: dir, Command: tc.command, Entry: tc.entry, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a", "node", "ruby")}}
 			prev := idCompute(t, spec)
 			for _, f := range tc.same {
 				idWrite(t, dir, idFile{path: f, content: "edited " + f + "\n"})

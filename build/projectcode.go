@@ -72,15 +72,24 @@ func projectCode(spec Spec, dir, entry, runtime string, l launchArgs, source boo
 	case scriptRuntime:
 	case full == runtime, l.unbuilt, nativeExecutable(full):
 		return codeInput{}, false // a compiled executable carries its own code
-	case !l.known && !givenTo(dir, full, l.args) && nativeExecutable(runtime):
+	case !l.known && !givenTo(dir, full, l.args) && nativeExecutable(runtime) && spec.Entry == "":
 		// The entry is a script the launch went through (sh run.sh, whose
 		// last line execs ./bin/server), not one the runtime is given:
 		// what runs is a compiled executable, which carries its own code.
 		return codeInput{}, false
-	case inDeps(spec, dir, full):
+	case inDeps(spec, dir, full) && spec.Entry == "":
+		// A launch that runs a script of a dependency tree: its code is that
+		// tree, hashed as such. An entry setting naming one takes nothing
+		// out: the project stays code.
 		return codeInput{}, false
 	}
 	lang, only := scriptLang(full, l, runtime, source)
+	if !l.known && spec.Entry != "" {
+		// For a runtime mcpepoch does not know, only the entry's extension
+		// says what it loads, and an entry setting is no evidence of
+		// that: every file is code.
+		lang, only = "", nil
+	}
 	if lang == "node" && nodeStripsTypes(spec, l, id.Runtime.Version) {
 		only = nodeTypeFiles
 	}
