@@ -213,3 +213,29 @@ func TestIdentityPythonVenvConfig(t *testing.T) {
 		idWantChanges(t, next, idCompute(t, spec), tc.beside, tc.cfg+" (gone)")
 	}
 }
+
+// A ._pth file beside the Python executable replaces sys.path at start
+// (Python 3.11 on, every platform): where one would be read is an input,
+// so writing one there changes the identity.
+func TestIdentityPythonPth(t *testing.T) {
+	t.Parallel()
+	py := testenv.Need(t, "python3", testenv.InstallPython)
+	dir := idTempDir(t)
+	if out, err := exec.Command(py, "-m", "venv", "--without-pip", filepath.Join(dir, ".venv")).CombinedOutput(); err != nil {
+		testenv.Missing(t, "python3 -m venv: "+err.Error()+": "+string(out)+": "+testenv.InstallPython)
+	}
+	idWrite(t, dir, idFile{path: "server.py", content: "print(1)\n"})
+	spec := Spec{Dir: dir, Command: []string{".venv/bin/python", "server.py"}, Versions: idVersions, Environ: []string{"PATH=/usr/bin:/bin"}}
+	before := idCompute(t, spec)
+	if a, ok := artifactOf(before, RoleConfig, ".venv/bin/python._pth"); !ok || !a.Missing {
+		t.Fatalf("config %+v, want .venv/bin/python._pth recorded missing", before.Config)
+	}
+	shadow := idTempDir(t)
+	idWrite(t, dir, idFile{path: ".venv/bin/python._pth", content: shadow + "\n"})
+	// The premise: this Python reads it.
+	out, err := exec.Command(filepath.Join(dir, ".venv", "bin", "python"), "-c", "import sys; print(sys.path)").CombinedOutput()
+	if err == nil && !strings.Contains(string(out), shadow) {
+		t.Logf("this Python does not read %s: sys.path %s", ".venv/bin/python._pth", out)
+	}
+	idWantChanges(t, before, idCompute(t, spec), ".venv/bin/python._pth")
+}

@@ -1,6 +1,9 @@
 package build
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // isPython reports whether the server's runtime is a Python interpreter:
 // the launch command's runtime, or the binary it resolved to.
@@ -69,9 +72,29 @@ func runtimeConfig(dir string, l launchArgs, runtime string, id *Identity) {
 		}
 		if named != "" {
 			pythonVenvConfig(dir, named, id)
+			pythonPthConfig(named, runtime, id)
 		}
 	case l.runtime == "bun":
 		id.addConfig(filepath.Join(dir, "bunfig.toml"), "bun's configuration in the project: its preload runs before the entry", true)
+	}
+}
+
+// pythonPthConfig notes the ._pth files CPython reads at start beside the
+// executable it was started as (exe, symbolic links not followed) and
+// beside the one that runs (runtime, resolved): the file name without its
+// extension, then "._pth" (.venv/bin/python._pth; python3.11 gives
+// python3._pth). One that exists replaces sys.path with the directories
+// it lists, on every platform since Python 3.11 (Modules/getpath.py:
+// "CHECK FOR ._pth FILE"), so where it would be read is recorded, present
+// or missing: one created there is another sys.path.
+func pythonPthConfig(exe, runtime string, id *Identity) {
+	const why = "a ._pth file beside the Python executable, which CPython reads at start: it replaces sys.path with the directories it lists"
+	for _, p := range []string{exe, runtime} {
+		if p == "" {
+			continue
+		}
+		base := filepath.Base(p)
+		id.addConfig(filepath.Join(filepath.Dir(p), strings.TrimSuffix(base, filepath.Ext(base))+"._pth"), why, true)
 	}
 }
 
