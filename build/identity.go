@@ -287,6 +287,9 @@ func Compute(spec Spec) (*Identity, error) {
 	}
 	pythonBytecode(spec, launch, runtimePath, id)
 	code := inferCode(spec, dir, entryPath, runtimePath, launch, id)
+	if err := tsconfigBases(fc, dir, code, id); err != nil {
+		return nil, err
+	}
 	py := newPycRules(spec, dir, entryPath, runtimePath, id.Runtime.Version, launch)
 	if err := hashCode(spec, dir, entryPath, fc, code, spec.BestEffort || spec.Unbuilt, py, id); err != nil {
 		return nil, err

@@ -239,3 +239,25 @@ func TestIdentityPythonPth(t *testing.T) {
 	}
 	idWantChanges(t, before, idCompute(t, spec), ".venv/bin/python._pth")
 }
+
+// A server run from source reads the tsconfig.json bases its tsconfig.json
+// extends, whose paths change what an import resolves to: each base in
+// the chain, in the project or outside it, is an input.
+func TestIdentityTSConfigBases(t *testing.T) {
+	t.Parallel()
+	dir := idTempDir(t)
+	outside := idTempDir(t)
+	idWrite(t, outside, idFile{path: "shared.json", content: `{"compilerOptions": {"baseUrl": "."}}`})
+	idWrite(t, dir,
+		idFile{path: "server.ts", content: "import './lib/impl';\n"},
+		idFile{path: "tsconfig.json", content: "{\n  // the project's\n  \"extends\": \"./tsconfig.base\",\n}\n"},
+		idFile{path: "tsconfig.base.json", content: `{"extends": ["` + filepath.Join(outside, "shared.json") + `"], "compilerOptions": {"paths": {"@lib/*": ["lib/*"]}}}`},
+	)
+	spec := Spec{Dir: dir, Command: []string{"bun", "server.ts"}, Versions: idVersions, Environ: []string{"PATH=" + idFakeBin(t, "a", "bun")}}
+	before := idCompute(t, spec)
+	idWrite(t, dir, idFile{path: "tsconfig.base.json", content: `{"extends": ["` + filepath.Join(outside, "shared.json") + `"], "compilerOptions": {"paths": {"@lib/*": ["/tmp/agent/*"]}}}`})
+	next := idCompute(t, spec)
+	idWantChanges(t, before, next, "tsconfig.base.json")
+	idWrite(t, outside, idFile{path: "shared.json", content: `{"compilerOptions": {"baseUrl": "/tmp/agent"}}`})
+	idWantChanges(t, next, idCompute(t, spec), filepath.ToSlash(filepath.Join(outside, "shared.json")))
+}

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/mcpepoch/mcpepoch/config"
+	"github.com/mcpepoch/mcpepoch/internal/jsonc"
 	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/internal/userdirs"
-	"github.com/mcpepoch/mcpepoch/project"
 	"github.com/mcpepoch/mcpepoch/wire"
 )
 
@@ -42,7 +42,7 @@ func (c *check) clients(userConfigDir string) {
 			continue
 		}
 		var doc map[string]json.RawMessage
-		if err := json.Unmarshal(project.JSONC(b), &doc); err != nil {
+		if err := json.Unmarshal(jsonc.Strip(b), &doc); err != nil {
 			c.problem(c.rel(path), "not JSON ("+err.Error()+"): the client cannot read it", "fix the syntax, or move it aside and run "+selfcmd.Name()+" init")
 			continue
 		}

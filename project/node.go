@@ -3,9 +3,8 @@ package project
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
-	"github.com/mcpepoch/mcpepoch/internal/jsonstr"
+	"github.com/mcpepoch/mcpepoch/internal/jsonc"
 )
 
 // Package is what package.json says about running and building the server.
@@ -82,7 +81,7 @@ func (p *Project) readTSConfig() error {
 			NoEmit        bool   `json:"noEmit"`
 		} `json:"compilerOptions"`
 	}
-	if err := json.Unmarshal(jsonc(b), &raw); err != nil {
+	if err := json.Unmarshal(jsonc.Strip(b), &raw); err != nil {
 		return p.fileError(rel, err)
 	}
 	tc := &TSConfig{
@@ -96,50 +95,3 @@ func (p *Project) readTSConfig() error {
 	p.TSConfig = tc
 	return nil
 }
-
-// jsonc turns JSON with comments and trailing commas (what tsconfig.json
-// allows) into JSON: comments become spaces, a comma before } or ] is
-// dropped. Strings are copied untouched.
-func jsonc(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '"':
-			j := jsonstr.End(b, i) // just past the closing quote
-			if j < 0 {
-				j = len(b) // unclosed: the rest is the string's
-			}
-			out = append(out, b[i:j]...)
-			i = j - 1
-		case c == '/' && i+1 < len(b) && b[i+1] == '/':
-			for i < len(b) && b[i] != '\n' {
-				i++
-			}
-			out = append(out, '\n')
-		case c == '/' && i+1 < len(b) && b[i+1] == '*':
-			end := strings.Index(string(b[i+2:]), "*/")
-			if end < 0 {
-				return out
-			}
-			i += end + 3
-			out = append(out, ' ')
-		case c == ']' || c == '}':
-			k := len(out) - 1
-			for k >= 0 && (out[k] == ' ' || out[k] == '\t' || out[k] == '\n' || out[k] == '\r') {
-				k--
-			}
-			if k >= 0 && out[k] == ',' {
-				out = append(out[:k], out[k+1:]...)
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// JSONC returns b, JSON with comments and trailing commas (tsconfig.json,
-// VS Code's settings), as plain JSON.
-func JSONC(b []byte) []byte { return jsonc(b) }

@@ -1,4 +1,4 @@
-package project
+package jsonc
 
 import (
 	"encoding/json"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// jsonc keeps strings as they are, comment markers, brackets, commas and
+// Strip keeps strings as they are, comment markers, brackets, commas and
 // escaped quotes inside them included, while it drops the comments and
 // trailing commas outside them; an unclosed string runs to the end.
-func TestJSONC(t *testing.T) {
+func TestStrip(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want any // nil: not JSON after jsonc
@@ -24,12 +24,12 @@ func TestJSONC(t *testing.T) {
 		{`{"open": "never closed, }`, nil},
 	} {
 		var got any
-		err := json.Unmarshal(jsonc([]byte(c.in)), &got)
+		err := json.Unmarshal(Strip([]byte(c.in)), &got)
 		switch {
 		case c.want == nil && err == nil:
-			t.Errorf("jsonc(%q) = %s, want it still broken", c.in, jsonc([]byte(c.in)))
+			t.Errorf("Strip(%q) = %s, want it still broken", c.in, Strip([]byte(c.in)))
 		case c.want != nil && (err != nil || !reflect.DeepEqual(got, c.want)):
-			t.Errorf("jsonc(%q) = %s (%v), want %v", c.in, jsonc([]byte(c.in)), err, c.want)
+			t.Errorf("Strip(%q) = %s (%v), want %v", c.in, Strip([]byte(c.in)), err, c.want)
 		}
 	}
 }
