@@ -1,0 +1,81 @@
+package host_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
+)
+
+// tmpServer is a stdio MCP server in plain Python whose tool "tmp"
+// answers the TMPDIR it was started with.
+const tmpServer = `import json, os, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("id") is None:
+        continue
+    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
+    if meth == "initialize":
+        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "tmp", "version": "1"}})
+    elif meth == "tools/list":
+        ok({"tools": [{"name": "tmp", "description": "says its TMPDIR", "inputSchema": {"type": "object", "properties": {}}}]})
+    elif meth == "tools/call":
+        ok({"content": [{"type": "text", "text": "TMPDIR=" + os.environ.get("TMPDIR", "")}]})
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
+`
+
+// The server gets a TMPDIR of its own, in the user's state directory,
+// which a sandboxed agent cannot write (the shared temporary directory it
+// can: a tool that caches compiled code there, tsx, would run the
+// agent's), mode 0700, and removed once the server exits.
+func TestServerTempOfItsOwn(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
+	}
+	p := newProject(t, nil)
+	p.write("srv.py", tmpServer)
+	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	c := startRaw(t, p, nil, "python3", "srv.py")
+	c.initialize()
+	r := c.callWait("tmp", nil)
+	tmp, ok := strings.CutPrefix(r.text(), "TMPDIR=")
+	if !ok || tmp == "" {
+		t.Fatalf("the server's TMPDIR: %q", r.text())
+	}
+	state, err := layout.StateHome() // the tests' XDG_STATE_HOME, which the host inherited
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(filepath.Dir(tmp)) != state {
+		t.Errorf("the server's TMPDIR is %s, want a directory under %s", tmp, state)
+	}
+	fi, err := os.Stat(tmp)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the server's TMPDIR %s: %v, mode %v; want a directory of mode 0700", tmp, err, fi.Mode())
+	}
+	c.stdin.Close() // the client goes: the host stops the server and exits
+	select {
+	case <-c.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the host did not exit after its client closed stdin")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(tmp); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's TMPDIR %s is still there after the host stopped it", tmp)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
