@@ -8,6 +8,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/config"
 	"github.com/mcpepoch/mcpepoch/internal/depwrites"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/selfcmd"
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
@@ -61,6 +62,6 @@ func (c *check) argWrites() {
 		}
 		c.problem(a.Path, "named on the launch command and changed since the last build ("+m.Build.Completed.Format(time.RFC3339)+
 			"): if the server writes it, each write changes the identity and ends the epoch's grants (identity_drift)",
-			"name it as the server's data in "+config.FileName+" (data = [\""+a.Path+"\"]); if you edited it, rebuild")
+			"name it as the server's data in "+config.FileName+" (data = [\""+a.Path+"\"]), which, once a host has run for the project, a person accepts with "+selfcmd.Cmd("policy accept")+"; if you edited it, rebuild")
 	}
 }
