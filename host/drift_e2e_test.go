@@ -12,32 +12,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// lazyServer is a stdio MCP server in plain Python, run as
-// "python3 -m app.server", that imports app.impl only when its tool
-// "read" is first called: code loaded after every check the host makes
-// at start. Its tool "ping" needs no grant (exempt).
-const lazyServer = `import json, sys
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-tools = [{"name": n, "description": n, "inputSchema": {"type": "object", "properties": {}}} for n in ("read", "ping")]
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("id") is None:
-        continue
-    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
-    if meth == "initialize":
-        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lazy", "version": "1"}})
-    elif meth == "tools/list":
-        ok({"tools": tools})
-    elif meth == "tools/call" and m["params"]["name"] == "read":
-        from app import impl
-        ok({"content": [{"type": "text", "text": impl.run()}]})
-    elif meth == "tools/call":
-        ok({"content": [{"type": "text", "text": "pong"}]})
-    else:
-        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
-`
-
 // An interpreted server's source is its code: a module saved while the
 // epoch runs, with no build, is loaded by the next call that imports it.
 // The host sees the change itself (tree watcher, or the next identity
@@ -54,7 +28,7 @@ func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.write("app/__init__.py", "")
-	p.write("app/server.py", lazyServer)
+	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
 	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
 	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
 	c := startRaw(t, p, nil, "python3", "-m", "app.server")
@@ -150,7 +124,7 @@ func TestUnwatchedCodeHashedForEveryGrantedCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.write("app/__init__.py", "")
-			p.write("app/server.py", lazyServer)
+			p.write("app/server.py", testenv.PythonServer(t, "lazy"))
 			through := tc.place(t, p, "def run():\n    return 'approved code'\n")
 			p.write("mcpepoch.toml", "command = [\"python3\", \"-B\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
 			c := startRaw(t, p, nil, "python3", "-B", "-m", "app.server")

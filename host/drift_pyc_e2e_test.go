@@ -35,7 +35,7 @@ func TestBytecodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.write("app/__init__.py", "")
-	p.write("app/server.py", lazyServer)
+	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
 	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
 	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
 	c := startRaw(t, p, nil, "python3", "-m", "app.server")

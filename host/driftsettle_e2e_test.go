@@ -12,7 +12,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// newLazyProject is a project running lazyServer (python3 -m app.server)
+// newLazyProject is a project running testdata/servers/python/lazy.py (python3 -m app.server)
 // whose tool "read" a person approved; c is its host's client.
 func newLazyProject(t *testing.T) (*project, *raw) {
 	t.Helper()
@@ -24,7 +24,7 @@ func newLazyProject(t *testing.T) (*project, *raw) {
 		t.Fatal(err)
 	}
 	p.write("app/__init__.py", "")
-	p.write("app/server.py", lazyServer)
+	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
 	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
 	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
 	c := startRaw(t, p, nil, "python3", "-m", "app.server")

@@ -15,30 +15,10 @@ import (
 // project, its temp directory, run mcpepoch restart) it does as well
 // unconfined, and what stops it is the host's, outside the sandbox.
 
-// lazyServer is a stdio MCP server in plain Python, app/server.py, whose
-// tool read imports app.impl at its first call and answers with
-// impl.run(); ping answers pong.
-const lazyServer = `import json, sys
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-tools = [{"name": n, "description": n, "inputSchema": {"type": "object", "properties": {}}} for n in ("read", "ping")]
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("id") is None:
-        continue
-    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
-    if meth == "initialize":
-        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "lazy", "version": "1"}})
-    elif meth == "tools/list":
-        ok({"tools": tools})
-    elif meth == "tools/call" and m["params"]["name"] == "read":
-        from app import impl
-        ok({"content": [{"type": "text", "text": impl.run()}]})
-    elif meth == "tools/call":
-        ok({"content": [{"type": "text", "text": "pong"}]})
-    else:
-        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
-`
+// lazyServer is testdata/servers/python/lazy.py, app/server.py: its tool
+// read imports app.impl at its first call and answers with impl.run();
+// ping answers pong.
+func lazyServer(t testing.TB) string { return testenv.PythonServer(t, "lazy") }
 
 // evilImpl is the agent's app/impl.py: it leaves evil.ran in the project
 // when it runs.
@@ -60,7 +40,7 @@ func TestEditUnderGrant(t *testing.T) {
 	testenv.Need(t, "python3", testenv.InstallPython)
 	p := newProject(t)
 	p.write("app/__init__.py", "")
-	p.write("app/server.py", lazyServer)
+	p.write("app/server.py", lazyServer(t))
 	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
 	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nexempt = [\"ping\"]\n")
 	s := connect(t, p, nil, "python3", "-m", "app.server")

@@ -24,7 +24,7 @@ func TestServerOutsideGateway(t *testing.T) {
 			t.Parallel()
 			p := newProject(t)
 			p.write("app/__init__.py", "")
-			p.write("app/server.py", lazyServer)
+			p.write("app/server.py", lazyServer(t))
 			p.write("app/impl.py", "def run():\n    return 'ran with no grant'\n")
 			p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nexempt = [\"ping\"]\n")
 			s := connect(t, p, nil, "python3", "-m", "app.server")

@@ -13,8 +13,10 @@ import (
 // tool read imports lib.impl at its first call and answers with
 // impl.run(), a colon and the content of FILE; ping answers pong. Its
 // code beside the entry lives in lib/.
-var libServer = strings.Replace(strings.Replace(lazyServer, "from app import impl", "from lib import impl", 1),
-	`"text": impl.run()`, `"text": impl.run() + ":" + open(sys.argv[1]).read().strip()`, 1)
+func libServer(t testing.TB) string {
+	return strings.Replace(strings.Replace(lazyServer(t), "from app import impl", "from lib import impl", 1),
+		`"text": impl.run()`, `"text": impl.run() + ":" + open(sys.argv[1]).read().strip()`, 1)
+}
 
 // TestIdentityNarrowedByFile: the agent rewrites mcpepoch.toml so that
 // the identity hashes less of what the server runs: code = [...] naming
@@ -40,7 +42,7 @@ func TestIdentityNarrowedByFile(t *testing.T) {
 			t.Parallel()
 			needTerminalTools(t)
 			p := newProject(t)
-			p.write("server.py", libServer)
+			p.write("server.py", libServer(t))
 			p.write("lib/__init__.py", "")
 			p.write("lib/impl.py", "def run():\n    return 'approved code'\n")
 			p.write("answer.txt", "approved\n")

@@ -491,3 +491,16 @@ func Task(t testing.TB) string {
 	Missing(t, "task CLI not installed: go install github.com/go-task/task/v3/cmd/task@"+TaskVersion)
 	return ""
 }
+
+// PythonServer returns the source of testdata/servers/python/NAME.py, a
+// stdio MCP server in plain Python that tests of several packages copy
+// into their projects (lazy.py: tools read, which imports app.impl at its
+// first call, and ping).
+func PythonServer(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "testdata", "servers", "python", name+".py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
