@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/grant"
 	"github.com/mcpepoch/mcpepoch/host"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/notify"
 )
 
@@ -85,31 +84,8 @@ func TestRevokeWithEverySlotDribbled(t *testing.T) {
 	}
 	sock := filepath.Join(dir, s.run+notify.SocketSuffix)
 	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { stop(); wg.Wait() })
-	held := make(chan struct{}, 1)
-	for range 3 * notify.MaxConns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				c, err := net.Dial("unix", sock)
-				if err != nil {
-					time.Sleep(5 * time.Millisecond)
-					continue
-				}
-				c.Write([]byte(`{"v":1,"type":"sta`))
-				select {
-				case held <- struct{}{}:
-				default:
-				}
-				context.AfterFunc(ctx, func() { c.Close() })
-				io.Copy(io.Discard, c) // until the host drops it
-				c.Close()
-			}
-		}()
-	}
-	<-held
+	wait := testenv.HoldSlots(ctx, sock, 3*notify.MaxConns)
+	t.Cleanup(func() { stop(); wait() })
 	time.Sleep(500 * time.Millisecond) // every slot and the overflow lane taken
 
 	out, code := p.runCLI(nil, "revoke", gid)
@@ -117,7 +93,7 @@ func TestRevokeWithEverySlotDribbled(t *testing.T) {
 		t.Fatalf("revoke with every slot dribbled: exit %d\n%s", code, out)
 	}
 	stop()
-	wg.Wait()
+	wait()
 	s.rpcError("slow_write", map[string]any{"key": "after"}, host.CodeAuthorizationRequired, "authorization_required:")
 	if g := p.grant(gid); g.RevokedReason != grant.RevokedByUser {
 		t.Fatalf("grant %s after revoke: reason %q, want %q", gid, g.RevokedReason, grant.RevokedByUser)

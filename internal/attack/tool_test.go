@@ -12,14 +12,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/mcpepoch/mcpepoch/credwire"
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/layout"
+	"github.com/mcpepoch/mcpepoch/internal/testenv"
 	"github.com/mcpepoch/mcpepoch/localapi"
 	"github.com/mcpepoch/mcpepoch/notify"
 	"github.com/mcpepoch/mcpepoch/trust"
@@ -161,31 +160,10 @@ func toolBroker(sockDir, scope string) int {
 func toolHold(sock string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	var wg sync.WaitGroup
-	held := make(chan struct{}, 1)
-	for range 3 * notify.MaxConns {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				c, err := net.Dial("unix", sock)
-				if err != nil {
-					time.Sleep(5 * time.Millisecond)
-					continue
-				}
-				c.Write([]byte(`{"v":1,"type":"sta`))
-				select {
-				case held <- struct{}{}:
-				default:
-				}
-				context.AfterFunc(ctx, func() { c.Close() })
-				io.Copy(io.Discard, c) // until the host drops it
-				c.Close()
-			}
-		})
-	}
-	<-held
+	wait := testenv.HoldSlots(ctx, sock, 3*notify.MaxConns)
 	time.Sleep(500 * time.Millisecond) // every slot and the overflow lane taken
 	fmt.Println("held")
-	wg.Wait()
+	wait()
 	return 0
 }
 

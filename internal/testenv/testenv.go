@@ -18,7 +18,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
@@ -503,4 +505,40 @@ func PythonServer(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// HoldSlots keeps n connections to the unix socket sock open, each with
+// the start of a request written and never finished, dialling again
+// whenever the listener drops one, until ctx ends: what a client that
+// hogs every connection a host serves does. It returns once the first
+// connection is held (or ctx ended), with wait, which returns once every
+// connection is closed after ctx ends.
+func HoldSlots(ctx context.Context, sock string, n int) (wait func()) {
+	var wg sync.WaitGroup
+	held := make(chan struct{}, 1)
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				c, err := net.Dial("unix", sock)
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				c.Write([]byte(`{"v":1,"type":"sta`))
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				stop := context.AfterFunc(ctx, func() { c.Close() })
+				io.Copy(io.Discard, c) // until the listener drops it
+				stop()
+				c.Close()
+			}
+		})
+	}
+	select {
+	case <-held:
+	case <-ctx.Done():
+	}
+	return wg.Wait
 }
