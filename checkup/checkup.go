@@ -106,8 +106,7 @@ func Check(root string, o Options) (*Report, error) {
 	c.codeOutside()
 	c.tsc()
 	c.state()
-	c.depWrites()
-	c.argWrites()
+	c.writesSinceBuild()
 	c.credentials()
 	return c.r, nil
 }

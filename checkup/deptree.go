@@ -12,6 +12,18 @@ import (
 	"github.com/mcpepoch/mcpepoch/manifest"
 )
 
+// writesSinceBuild reports the files that changed since the last recorded
+// build and that no build writes (depWrites, argWrites), read against one
+// reading of the run manifest.
+func (c *check) writesSinceBuild() {
+	m, err := manifest.Read(layout.Manifest(c.root))
+	if err != nil || m == nil || m.Build.Completed.IsZero() {
+		return
+	}
+	c.depWrites(m)
+	c.argWrites(m)
+}
+
 // depWrites reports files in a dependency tree (deps in mcpepoch.toml,
 // else node_modules) changed after the last recorded build: a build wrote
 // its trees before it completed, so such a file was written since by
@@ -19,11 +31,7 @@ import (
 // (server-memory does unless MEMORY_FILE_PATH is set). The tree is part of
 // the identity, so each such write makes the next build signal restart
 // the server.
-func (c *check) depWrites() {
-	m, err := manifest.Read(layout.Manifest(c.root))
-	if err != nil || m == nil || m.Build.Completed.IsZero() {
-		return
-	}
+func (c *check) depWrites(m *manifest.File) {
 	roots := c.cfg.Deps
 	if roots == nil {
 		roots = []string{"node_modules"}
@@ -43,11 +51,7 @@ func (c *check) depWrites() {
 // as --db ./state.db). Each write changes the identity: the host ends the
 // epoch's grants (identity_drift) until the next build, which restarts
 // the server.
-func (c *check) argWrites() {
-	m, err := manifest.Read(layout.Manifest(c.root))
-	if err != nil || m == nil || m.Build.Completed.IsZero() {
-		return
-	}
+func (c *check) argWrites(m *manifest.File) {
 	for _, a := range m.Identity().Args {
 		if a.Missing {
 			continue
