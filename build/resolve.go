@@ -3,7 +3,6 @@ package build
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -95,25 +94,15 @@ func resolve(spec Spec, dir string, id *Identity, fc *FileCache) (entry, runtime
 }
 
 // ownProgram reports whether exe, with symbolic links resolved, is a
-// regular file inside the project at dir that is not a script (it does
-// not start with "#!"): a program the project built, its own entry.
+// compiled executable (nativeExecutable) inside the project at dir: a
+// program the project built, its own entry.
 func ownProgram(dir, exe string) bool {
 	real, err := filepath.EvalSymlinks(exe)
 	if err != nil {
 		return false
 	}
 	root, err := filepath.EvalSymlinks(dir)
-	if err != nil || !inside(root, real) || !isRegular(real) {
-		return false
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [2]byte
-	n, _ := io.ReadFull(f, head[:])
-	return n < 2 || string(head[:]) != "#!"
+	return err == nil && inside(root, real) && nativeExecutable(real)
 }
 
 // inferEntry finds the entry among the launch command's arguments: the
