@@ -125,6 +125,11 @@ func argFiles(fc *FileCache, dir, entry string, code []codeInput, data []string,
 	return nil
 }
 
+// CleanPattern is a path or doublestar pattern of mcpepoch.toml (code,
+// data, deps…) as it is matched and compared: slash-separated and cleaned,
+// so that "./state.db", "state.db" and "x/../state.db" are one entry.
+func CleanPattern(p string) string { return path.Clean(filepath.ToSlash(p)) }
+
 // isData reports whether full (absolute) is matched by a pattern of data
 // (doublestar, relative to dir; a leading "./" is ignored).
 func isData(dir, full string, data []string) bool {
@@ -134,7 +139,7 @@ func isData(dir, full string, data []string) bool {
 	}
 	rel = filepath.ToSlash(rel)
 	for _, p := range data {
-		if ok, _ := doublestar.Match(path.Clean(filepath.ToSlash(p)), rel); ok {
+		if ok, _ := doublestar.Match(CleanPattern(p), rel); ok {
 			return true
 		}
 	}

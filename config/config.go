@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -287,7 +286,7 @@ func Load(dir string) (*Config, error) {
 		return nil, &Error{Path: p, Key: "host.drain_start", Err: fmt.Errorf("%q: want %q or %q", d, DrainStartAfter, DrainStartDuring)}
 	}
 	for _, g := range c.Data {
-		if !doublestar.ValidatePattern(g) || filepath.IsAbs(g) || strings.HasPrefix(path.Clean(filepath.ToSlash(g)), "../") {
+		if !doublestar.ValidatePattern(g) || filepath.IsAbs(g) || strings.HasPrefix(build.CleanPattern(g), "../") {
 			return nil, &Error{Path: p, Key: "data", Err: fmt.Errorf("%q: want a glob relative to the project root, inside it", g)}
 		}
 	}

@@ -1,11 +1,9 @@
 package trust
 
 import (
-	"path"
-	"path/filepath"
 	"slices"
-	"strings"
 
+	"github.com/mcpepoch/mcpepoch/build"
 	"github.com/mcpepoch/mcpepoch/config"
 )
 
@@ -130,9 +128,7 @@ func sameIdentity(a, b *IdentityFloor) bool {
 // orders compare it: slash-separated, cleaned, a leading "./" dropped.
 // Two spellings of one file compare equal; a pattern is not expanded (a
 // glob that covers a dropped name does not stand for it).
-func cleanEntry(p string) string {
-	return strings.TrimPrefix(path.Clean(filepath.ToSlash(p)), "./")
-}
+func cleanEntry(p string) string { return build.CleanPattern(p) }
 
 // hasEntry reports whether list holds p, both cleaned by clean.
 func hasEntry(list []string, p string, clean func(string) string) bool {
