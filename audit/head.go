@@ -139,7 +139,8 @@ type headFile struct {
 	mu   sync.Mutex // a Sync writes it outside the Log's own lock
 	path string
 	f    *os.File
-	lazy bool // in-place rewrites skip the fdatasync (Options.LazyHead)
+	id   fileID // f's device and inode, read when it was opened
+	lazy bool   // in-place rewrites skip the fdatasync (Options.LazyHead)
 	// every bounds how long a lazy rewrite waits for its fdatasync
 	// (Options.HeadSyncEvery; zero: until the next atomic write).
 	// dirtySince is when the oldest rewrite not yet synced was made, zero
@@ -163,12 +164,10 @@ func (hf *headFile) write(h Head) error {
 	defer hf.mu.Unlock()
 	b := encodeHead(h)
 	if hf.f == nil {
-		hf.f = openHead(hf.path)
+		hf.f, hf.id = openHead(hf.path)
 	}
 	if hf.f != nil {
-		cur, err1 := hf.f.Stat()
-		now, err2 := os.Lstat(hf.path)
-		if err1 == nil && err2 == nil && os.SameFile(cur, now) && cur.Size() == headSize {
+		if hf.stillInPlace() {
 			if _, err := hf.f.WriteAt(b, 0); err != nil {
 				return fmt.Errorf("write %s: %w", hf.path, err)
 			}
@@ -187,9 +186,21 @@ func (hf *headFile) write(h Head) error {
 	if err := atomicfile.Write(hf.path, b, 0o600); err != nil {
 		return err
 	}
-	hf.dirtySince = time.Time{} // synced by the atomic write
-	hf.f = openHead(hf.path)    // nil: the next write replaces it again
+	hf.dirtySince = time.Time{}     // synced by the atomic write
+	hf.f, hf.id = openHead(hf.path) // nil: the next write replaces it again
 	return nil
+}
+
+// stillInPlace reports whether the path still names the open head file,
+// itself and not through a symbolic link, and the file has the fixed size
+// (headSize): one lstat where the platform has inodes.
+func (hf *headFile) stillInPlace() bool {
+	if same, known := namedWithSize(hf.id, hf.path, headSize); known {
+		return same
+	}
+	cur, err1 := hf.f.Stat()
+	now, err2 := os.Lstat(hf.path)
+	return err1 == nil && err2 == nil && os.SameFile(cur, now) && cur.Size() == headSize
 }
 
 // syncLocked makes the head's rewrites durable: one fdatasync.
@@ -233,18 +244,20 @@ func (hf *headFile) syncNow() error {
 	return hf.syncLocked()
 }
 
-// openHead opens the head file at path for rewriting in place, or returns
-// nil if it is missing, a symbolic link or not a regular file.
-func openHead(path string) *os.File {
+// openHead opens the head file at path for rewriting in place, with its
+// device and inode, or returns nil if it is missing, a symbolic link or
+// not a regular file.
+func openHead(path string) (*os.File, fileID) {
 	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if err != nil {
-		return nil
+		return nil, fileID{}
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil
+		return nil, fileID{}
 	}
-	return f
+	return f, idOf(fi)
 }
 
 func (hf *headFile) close() {
@@ -256,7 +269,7 @@ func (hf *headFile) close() {
 func (hf *headFile) closeLocked() {
 	if hf.f != nil {
 		hf.f.Close()
-		hf.f = nil
+		hf.f, hf.id = nil, fileID{}
 	}
 	hf.dirtySince = time.Time{} // what was not synced is the kernel's to write
 }

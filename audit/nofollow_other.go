@@ -18,3 +18,6 @@ func unchanged(id fileID, path string, size int64) bool { return false }
 
 // stillNamed cannot tell: the caller compares os.FileInfo.
 func stillNamed(id fileID, path string) (same, known bool) { return false, false }
+
+// namedWithSize cannot tell either.
+func namedWithSize(id fileID, path string, size int64) (same, known bool) { return false, false }

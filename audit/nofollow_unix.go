@@ -43,6 +43,13 @@ func unchanged(id fileID, path string, size int64) bool {
 // link is not the file), is the open log file id; known is false when
 // that cannot be told this way (then the caller compares os.FileInfo).
 func stillNamed(id fileID, path string) (same, known bool) {
+	return namedWithSize(id, path, -1)
+}
+
+// namedWithSize is stillNamed that also wants the file to have size
+// bytes (any size when size is negative): one lstat, no fstat, as a head
+// rewritten in place asks before each pwrite.
+func namedWithSize(id fileID, path string, size int64) (same, known bool) {
 	var st syscall.Stat_t
 	if !id.ok {
 		return false, false
@@ -50,5 +57,5 @@ func stillNamed(id fileID, path string) (same, known bool) {
 	if syscall.Lstat(path, &st) != nil {
 		return false, true
 	}
-	return uint64(st.Dev) == id.dev && uint64(st.Ino) == id.ino, true
+	return uint64(st.Dev) == id.dev && uint64(st.Ino) == id.ino && (size < 0 || st.Size == size), true
 }
