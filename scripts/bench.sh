@@ -20,7 +20,7 @@
 #             (MCPEPOCH_CPUPROFILE), with its mutex profile for the callers
 #   start     mcpepoch version against an empty Go program (goal <= 1.5x)
 #             and a program that links the same dependencies and does
-#             nothing, the release build (no cgo) and the default one; the
+#             nothing, the static build (as installed) and a cgo one; the
 #             binaries' sizes; the costliest package inits
 #   hook      warm mcpepoch record with and without a host listening
 #             against git status (BenchmarkHookWarmGit in cmd/mcpepoch)
@@ -47,7 +47,9 @@ echo "mcpepoch bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -sm), $(nproc) c
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cd "$repo"
-go build -o "$tmp/" ./cmd/mcpepoch
+# The mcpepoch measured is the one installs give (docs/install.md, the
+# npm packages, task build): no cgo, a static binary.
+CGO_ENABLED=0 go build -trimpath -o "$tmp/" ./cmd/mcpepoch
 for p in echoserver echoclient spliceproxy durableproxy lstatwalk exectime inittrace; do
 	go build -o "$tmp/$p" "./scripts/bench/$p"
 done
@@ -103,14 +105,14 @@ for part in $parts; do
 	start)
 		echo
 		echo "== start: mcpepoch version against an empty Go program (interleaved, ${START_ROUNDS:-100} rounds)"
-		# release/ holds the binary built as scripts/npm-pack.sh builds
-		# what ships (no cgo: static, no dynamic loader at start);
-		# mcpepoch is this go's default build (cgo where a C compiler is
-		# found, as go install does). deps-only links every package
-		# mcpepoch links but its own and does nothing: the start no
-		# binary that links them can beat.
-		mkdir "$tmp/release" "$tmp/deps-only"
-		CGO_ENABLED=0 go build -trimpath -o "$tmp/release/" ./cmd/mcpepoch
+		# mcpepoch is built as scripts/npm-pack.sh builds what ships (no
+		# cgo: static, no dynamic loader at start); cgo/ holds this go's
+		# default build (cgo where a C compiler is found, as a plain go
+		# install does). deps-only links every package mcpepoch links but
+		# its own and does nothing: the start no binary that links them
+		# can beat.
+		mkdir "$tmp/cgo" "$tmp/deps-only"
+		go build -o "$tmp/cgo/mcpepoch-cgo" ./cmd/mcpepoch
 		sed 's#^module .*#module depsonly#' go.mod >"$tmp/deps-only/go.mod"
 		cp go.sum "$tmp/deps-only/"
 		{
@@ -121,12 +123,12 @@ for part in $parts; do
 		} >"$tmp/deps-only/main.go"
 		(cd "$tmp/deps-only" && CGO_ENABLED=0 go build -trimpath -o "$tmp/deps-only/deps-only" .)
 		"$tmp/exectime" -rounds "${START_ROUNDS:-100}" "$tmp/empty-program" "$tmp/deps-only/deps-only" \
-			"$tmp/release/mcpepoch version" "$tmp/mcpepoch version"
-		for b in "$tmp/release/mcpepoch" "$tmp/mcpepoch" "$tmp/deps-only/deps-only" "$tmp/empty-program"; do
+			"$tmp/mcpepoch version" "$tmp/cgo/mcpepoch-cgo version"
+		for b in "$tmp/mcpepoch" "$tmp/cgo/mcpepoch-cgo" "$tmp/deps-only/deps-only" "$tmp/empty-program"; do
 			echo "binary ${b#"$tmp/"}: $(du -h "$b" | cut -f1) ($(stat -c %s "$b") bytes, $(file -b "$b" 2>/dev/null | grep -o -E 'statically linked|dynamically linked' || echo '?'))"
 		done
-		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of the release mcpepoch version (GODEBUG=inittrace=1):"
-		"$tmp/inittrace" -rounds 30 -top 12 "$tmp/release/mcpepoch" version
+		echo "go $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH); package inits of mcpepoch version (GODEBUG=inittrace=1):"
+		"$tmp/inittrace" -rounds 30 -top 12 "$tmp/mcpepoch" version
 		;;
 	hook)
 		echo
