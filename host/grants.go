@@ -253,7 +253,7 @@ func (h *Host) reviewLocked() Review {
 			}
 		}
 		for _, a := range h.child.identity.Artifacts() {
-			l := IdentityLine{Role: a.Role, Path: a.Path, Digest: a.Digest}
+			l := IdentityLine{Role: a.Role, Path: a.Path, Digest: a.Digest, Missing: a.Missing}
 			if prev != nil {
 				l.Approved = prev[string(a.Role)+" "+a.Path]
 				l.Changed = l.Approved != a.Digest

@@ -100,6 +100,9 @@ func (h *Host) proposeLocked(req ApproveRequest, head audit.Head) (*grant.Propos
 		ExpiresWhen: req.Expires, Tools: tools, CredentialScopes: creds, Renewal: renewal, WaitForHost: true}
 	for _, l := range rv.Identity {
 		il := ceremony.IdentityLine{Name: string(l.Role) + " " + l.Path, Value: string(l.Digest)}
+		if l.Missing {
+			il.Value = "(absent)"
+		}
 		if l.Changed {
 			il.Was = string(l.Approved)
 		}

@@ -193,6 +193,9 @@ type IdentityLine struct {
 	Digest   build.Digest `json:"digest"`
 	Approved build.Digest `json:"approvedDigest,omitempty"` // at the last approved epoch
 	Changed  bool         `json:"changed"`
+	// Missing: the file does not exist, and is hashed as absent (Digest
+	// empty), as a place one that appears would be read from.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // Review is the payload of a host's answer to [TypeReview]: what

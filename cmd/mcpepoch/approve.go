@@ -300,7 +300,11 @@ func printReview(w io.Writer, rv localapi.Review, sc screen) {
 		default:
 			mark = "  " + sc.p.ok("unchanged")
 		}
-		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), sc.digest(string(l.Digest)), mark)
+		d := sc.digest(string(l.Digest))
+		if l.Missing {
+			d = "(absent)" // as mcpepoch identity says it
+		}
+		fmt.Fprintf(w, "  %-9s %-28s %s%s\n", printable(string(l.Role)), printable(l.Path), d, mark)
 	}
 	fmt.Fprintf(w, "catalog %s (%s)\n", sc.digest(orNone(string(rv.CatalogRevision))), count(len(rv.Tools), "tool"))
 	if rv.ApprovedEpoch != "" {

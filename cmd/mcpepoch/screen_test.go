@@ -27,6 +27,7 @@ func TestReviewScreenShortDigestsAndColour(t *testing.T) {
 		Identity: []localapi.IdentityLine{
 			{Role: build.RoleEntry, Path: "dist/server.js", Digest: build.Digest(a), Approved: build.Digest(b), Changed: true},
 			{Role: build.RoleLockfile, Path: "package-lock.json", Digest: build.Digest(c)},
+			{Role: build.RoleConfig, Path: ".venv/bin/python._pth", Missing: true},
 		},
 		CatalogRevision: localapi.Revision(c),
 		Coverage: grant.Coverage{CatalogChanges: []grant.Change{
@@ -44,6 +45,7 @@ func TestReviewScreenShortDigestsAndColour(t *testing.T) {
 	for _, want := range []string{
 		"dist/server.js               sha256:aaaaaaaaaaaa  \x1b[33mCHANGED\x1b[0m (was sha256:bbbbbbbbbbbb)\n",
 		"sha256:cccccccccccc  \x1b[32munchanged\x1b[0m\n",
+		".venv/bin/python._pth        (absent)  \x1b[32munchanged\x1b[0m\n",
 		"catalog sha256:cccccccccccc (0 tools)\n",
 		"    \x1b[33mping: tool_added: new tool\x1b[0m\n",
 		"    \x1b[33madjust: default_changed: delta: 1 → 100\x1b[0m\n",
