@@ -8,7 +8,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 
 	"os"
@@ -21,7 +20,6 @@ import (
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/childproc"
 	"github.com/mcpepoch/mcpepoch/internal/pipes"
-	"github.com/mcpepoch/mcpepoch/internal/userdirs"
 
 	"maps"
 	"path/filepath"
@@ -48,7 +46,7 @@ type child struct {
 	errDone  chan struct{} // closed once all of stderr is passed on
 	tail     *stderrTail   // the last lines of stderr (stderrtail.go)
 	in       *lineQueue    // to stdin
-	tmp      string        // the server's TMPDIR (serverTemp), removed once it exits; "" for none
+	tmp      *serverTmp    // the server's TMPDIR (serverTemp), removed once it exits; nil for none
 
 	done    chan struct{} // closed once the process is reaped
 	waitErr error         // set before done is closed
@@ -479,30 +477,28 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	}
 	b := h.openBroker(ep)
 	env, envScopes := h.envDelivery(ep, h.childEnv(b))
-	tmp, err := serverTemp(ep)
+	tmp, err := serverTemp(ep, h.logf)
 	if err != nil {
 		h.logf("epoch %s: the server gets the TMPDIR every process of yours shares, where a sandboxed agent writes too (a tool that caches compiled code there, such as tsx, would then run what it finds): %v", ep, err)
 	} else {
 		if env == nil {
 			env = os.Environ()
 		}
-		env = append(slices.Clip(env), "TMPDIR="+tmp)
+		env = append(slices.Clip(env), "TMPDIR="+tmp.dir)
 	}
 	c, err := startChild(h.opts.Command, h.opts.Dir, h.log, h.guard, ep, id, env)
 	if err != nil {
 		if b != nil {
 			b.Close()
 		}
-		os.RemoveAll(tmp)
+		tmp.remove()
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
 	c.envScopes, c.tmp = envScopes, tmp
 	h.serveBroker(c, b)
 	go c.run(h.opts.MaxLine, func(line []byte, over *overflow, more bool) { h.fromChildMore(c, line, over, more) }, func() {
 		h.childExited(c)
-		if c.tmp != "" {
-			os.RemoveAll(c.tmp)
-		}
+		c.tmp.remove()
 	})
 	if h.opts.AllowSelfReload {
 		go h.watchTree(c)
@@ -693,30 +689,4 @@ func exitText(c *child) string {
 	default:
 		return "failed to start and is being stopped"
 	}
-}
-
-// serverTemp makes the directory the server of epoch ep gets as its
-// TMPDIR: <state>/t/<the last ten characters of ep, lower case> under the
-// user's state directory (internal/userdirs), mode 0700, short enough for
-// the unix sockets tools make there. The shared temporary directory is one
-// a sandboxed agent writes (Claude Code's and Codex's sandboxes let it
-// write /tmp), and some tools keep compiled code there and run it without
-// checking it against its source (tsx's cache of transformed modules): a
-// directory of the server's own, which such an agent cannot write, keeps
-// them from running the agent's. It is removed once the server exits.
-func serverTemp(ep epoch.Epoch) (string, error) {
-	state, err := userdirs.State()
-	if err != nil {
-		return "", err
-	}
-	parent := filepath.Join(state, "t")
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return "", err
-	}
-	s := strings.ToLower(string(ep))
-	dir := filepath.Join(parent, s[max(0, len(s)-10):])
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", err
-	}
-	return dir, nil
 }

@@ -78,4 +78,53 @@ func TestServerTempOfItsOwn(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if _, err := os.Stat(tmp + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the lock beside the server's TMPDIR, %s.lock, is still there after the host stopped it (%v)", tmp, err)
+	}
+}
+
+// A host killed (SIGKILL) cannot remove its server's TMPDIR; the next host
+// start of any project does, since the killed host's lock on it is gone,
+// and leaves alone the TMPDIR of a host still running.
+func TestServerTempOfAKilledHostSwept(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
+	}
+	tmpOf := func() (*raw, string) {
+		p := newProject(t, nil)
+		p.write("srv.py", tmpServer)
+		p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+		c := startRaw(t, p, nil, "python3", "srv.py")
+		c.initialize()
+		r := c.callWait("tmp", nil)
+		tmp, ok := strings.CutPrefix(r.text(), "TMPDIR=")
+		if !ok || tmp == "" {
+			t.Fatalf("the server's TMPDIR: %q", r.text())
+		}
+		return c, tmp
+	}
+	killed, killedTmp := tmpOf()
+	_, liveTmp := tmpOf()
+	killed.cmd.Process.Kill()
+	select {
+	case <-killed.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the killed host did not exit")
+	}
+	if _, err := os.Stat(killedTmp); err != nil {
+		t.Fatalf("the killed host's TMPDIR %s: %v; want it left behind, the case swept", killedTmp, err)
+	}
+	_, newTmp := tmpOf() // its start sweeps
+	if _, err := os.Stat(killedTmp); !os.IsNotExist(err) {
+		t.Errorf("the killed host's TMPDIR %s is still there after another host started (%v)", killedTmp, err)
+	}
+	if _, err := os.Stat(killedTmp + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the killed host's TMPDIR lock %s.lock is still there after another host started (%v)", killedTmp, err)
+	}
+	for _, d := range []string{liveTmp, newTmp} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("the TMPDIR %s of a running host: %v; want it kept", d, err)
+		}
+	}
 }
