@@ -32,15 +32,10 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
 `
 
-// The server gets a TMPDIR of its own, in the user's state directory,
-// which a sandboxed agent cannot write (the shared temporary directory it
-// can: a tool that caches compiled code there, tsx, would run the
-// agent's), mode 0700, and removed once the server exits.
-func TestServerTempOfItsOwn(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
-	}
+// startTmpServer starts a host of a project of its own over tmpServer,
+// its tools exempt, and returns it initialized with its server's TMPDIR.
+func startTmpServer(t *testing.T) (*raw, string) {
+	t.Helper()
 	p := newProject(t, nil)
 	p.write("srv.py", tmpServer)
 	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
@@ -51,6 +46,19 @@ func TestServerTempOfItsOwn(t *testing.T) {
 	if !ok || tmp == "" {
 		t.Fatalf("the server's TMPDIR: %q", r.text())
 	}
+	return c, tmp
+}
+
+// The server gets a TMPDIR of its own, in the user's state directory,
+// which a sandboxed agent cannot write (the shared temporary directory it
+// can: a tool that caches compiled code there, tsx, would run the
+// agent's), mode 0700, and removed once the server exits.
+func TestServerTempOfItsOwn(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
+	}
+	c, tmp := startTmpServer(t)
 	state, err := layout.StateHome() // the tests' XDG_STATE_HOME, which the host inherited
 	if err != nil {
 		t.Fatal(err)
@@ -91,21 +99,8 @@ func TestServerTempOfAKilledHostSwept(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
 	}
-	tmpOf := func() (*raw, string) {
-		p := newProject(t, nil)
-		p.write("srv.py", tmpServer)
-		p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
-		c := startRaw(t, p, nil, "python3", "srv.py")
-		c.initialize()
-		r := c.callWait("tmp", nil)
-		tmp, ok := strings.CutPrefix(r.text(), "TMPDIR=")
-		if !ok || tmp == "" {
-			t.Fatalf("the server's TMPDIR: %q", r.text())
-		}
-		return c, tmp
-	}
-	killed, killedTmp := tmpOf()
-	_, liveTmp := tmpOf()
+	killed, killedTmp := startTmpServer(t)
+	_, liveTmp := startTmpServer(t)
 	killed.cmd.Process.Kill()
 	select {
 	case <-killed.done:
@@ -115,7 +110,7 @@ func TestServerTempOfAKilledHostSwept(t *testing.T) {
 	if _, err := os.Stat(killedTmp); err != nil {
 		t.Fatalf("the killed host's TMPDIR %s: %v; want it left behind, the case swept", killedTmp, err)
 	}
-	_, newTmp := tmpOf() // its start sweeps
+	_, newTmp := startTmpServer(t) // its start sweeps
 	if _, err := os.Stat(killedTmp); !os.IsNotExist(err) {
 		t.Errorf("the killed host's TMPDIR %s is still there after another host started (%v)", killedTmp, err)
 	}
