@@ -479,26 +479,30 @@ func (h *Host) start(id *build.Identity, ep epoch.Epoch) (*child, error) {
 	env, envScopes := h.envDelivery(ep, h.childEnv(b))
 	tmp, err := serverTemp(ep, h.logf)
 	if err != nil {
-		h.logf("epoch %s: the server gets the TMPDIR every process of yours shares, where a sandboxed agent writes too (a tool that caches compiled code there, such as tsx, would then run what it finds): %v", ep, err)
-	} else {
-		if env == nil {
-			env = os.Environ()
+		// The shared TMPDIR is one a sandboxed agent writes: a tool
+		// that caches compiled code there (tsx) would run what it finds.
+		if b != nil {
+			b.Close()
 		}
-		env = append(slices.Clip(env), "TMPDIR="+tmp.dir)
+		return nil, fmt.Errorf("start %s: no TMPDIR of its own in your state directory, and the shared one is an agent's to write: %w", h.opts.Command[0], err)
 	}
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(slices.Clip(env), "TMPDIR="+tmp.dir)
 	c, err := startChild(h.opts.Command, h.opts.Dir, h.log, h.guard, ep, id, env)
 	if err != nil {
 		if b != nil {
 			b.Close()
 		}
-		tmp.remove()
+		tmp.remove(h.logf)
 		return nil, fmt.Errorf("start %s: %w", h.opts.Command[0], err)
 	}
 	c.envScopes, c.tmp = envScopes, tmp
 	h.serveBroker(c, b)
 	go c.run(h.opts.MaxLine, func(line []byte, over *overflow, more bool) { h.fromChildMore(c, line, over, more) }, func() {
 		h.childExited(c)
-		c.tmp.remove()
+		c.tmp.remove(h.logf)
 	})
 	if h.opts.AllowSelfReload {
 		go h.watchTree(c)

@@ -110,16 +110,69 @@ func TestServerTempOfAKilledHostSwept(t *testing.T) {
 	if _, err := os.Stat(killedTmp); err != nil {
 		t.Fatalf("the killed host's TMPDIR %s: %v; want it left behind, the case swept", killedTmp, err)
 	}
-	_, newTmp := startTmpServer(t) // its start sweeps
-	if _, err := os.Stat(killedTmp); !os.IsNotExist(err) {
-		t.Errorf("the killed host's TMPDIR %s is still there after another host started (%v)", killedTmp, err)
+	// What the sweep must leave: a lock file named for no TMPDIR of
+	// ours (".lock" alone would name the parent itself) and a directory
+	// beside it.
+	state, err := layout.StateHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := filepath.Join(state, "t")
+	for _, f := range []string{".lock", "notours.lock"} {
+		if err := os.WriteFile(filepath.Join(parent, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(parent, "notours"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, newTmp := startTmpServer(t) // its start sweeps, in the background
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(killedTmp)
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed host's TMPDIR %s is still there 10 s after another host started (%v)", killedTmp, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if _, err := os.Stat(killedTmp + ".lock"); !os.IsNotExist(err) {
 		t.Errorf("the killed host's TMPDIR lock %s.lock is still there after another host started (%v)", killedTmp, err)
 	}
-	for _, d := range []string{liveTmp, newTmp} {
+	for _, d := range []string{liveTmp, newTmp, filepath.Join(parent, "notours")} {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			t.Errorf("the TMPDIR %s of a running host: %v; want it kept", d, err)
+			t.Errorf("%s after the sweep: %v; want it kept", d, err)
 		}
+	}
+}
+
+// Without a TMPDIR of its own the host starts no server: the shared one
+// is an agent's to write. The state directory's t is a file here, so no
+// directory can be made in it.
+func TestServerTempRequired(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
+	}
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, "mcpepoch"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "mcpepoch", "t"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, nil)
+	p.write("srv.py", tmpServer)
+	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	c := startRawEnv(t, p, []string{"XDG_STATE_HOME=" + state}, nil, "python3", "srv.py")
+	select {
+	case <-c.done: // a first start that fails ends the host, as a command that cannot run does
+	case <-time.After(15 * time.Second):
+		t.Fatal("the host still runs 15 s after a start it could give no TMPDIR of its own")
+	}
+	if err := c.stderr.String(); strings.Contains(err, "started pid") || !strings.Contains(err, "no TMPDIR of its own") || !strings.Contains(err, filepath.Join(state, "mcpepoch", "t")) {
+		t.Errorf("the host's log does not name the TMPDIR it could not make:\n%s", err)
 	}
 }
