@@ -195,7 +195,7 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 		fmt.Fprintf(stdio.Err, "revoke request file: %v (asking over the socket only)\n", werr)
 	}
 	payload, _ := json.Marshal(localapi.RevokeRequest{ID: id})
-	unanswered := 0
+	unanswered, notFound := 0, 0
 	for _, r := range askHosts(ctx, root, 10*time.Second, notify.Request{Type: localapi.TypeRevoke, Payload: payload}) {
 		if r.Err == nil && r.Response.Type == localapi.TypeRevoke {
 			os.Remove(file)
@@ -206,6 +206,19 @@ func runRevoke(ctx context.Context, args []string, stdio Stdio) error {
 			// Busy, unreachable or failing: it may hold the grant.
 			fmt.Fprintln(stdio.Err, hostErrorLine(root, r))
 			unanswered++
+		} else if ok {
+			notFound++
+		}
+	}
+	if unanswered == 0 && notFound > 0 && inFile {
+		// A host answered that it holds no such grant live, where the
+		// grant's file had it live: it may have read the request file
+		// first (within a quarter second) and ended it then. Its file
+		// says so, from the host's own write.
+		if g, _ := waitRevoked(ctx, root, id, 0); g != nil && g.RevokedReason == grant.RevokedByUser {
+			os.Remove(file)
+			fmt.Fprintf(stdio.Out, "revoked grant %s (agent run %s)\n", printable(string(id)), printable(string(g.AgentRun)))
+			return nil
 		}
 	}
 	if unanswered > 0 && werr != nil {
