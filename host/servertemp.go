@@ -2,10 +2,10 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,9 +27,26 @@ type serverTmp struct {
 // tempLockSuffix names a TMPDIR's lock file, beside it: <name>.lock.
 const tempLockSuffix = ".lock"
 
-// tempNamePattern matches the names serverTemp gives (tempName): a sweep
-// touches nothing else in the directory.
-var tempNamePattern = regexp.MustCompile(`^[0-9a-z]{10}-[0-9]+$`)
+// isTempName reports whether name is one serverTemp gives (tempName): ten
+// characters of an epoch (Crockford's base32, lower case), a dash and a
+// decimal count. A sweep touches nothing else in the directory.
+func isTempName(name string) bool {
+	ep, n, ok := strings.Cut(name, "-")
+	if !ok || len(ep) != 10 || n == "" || len(n) > 19 {
+		return false
+	}
+	for _, c := range ep {
+		if !strings.ContainsRune("0123456789abcdefghjkmnpqrstvwxyz", c) {
+			return false
+		}
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // launches counts the TMPDIRs this process made: part of each name, since
 // a credential relaunch starts a server under the epoch it had.
@@ -71,6 +88,9 @@ func serverTemp(ep epoch.Epoch, logf func(string, ...any)) (*serverTmp, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, err
 	}
+	if err := ownDir(parent); err != nil {
+		return nil, err
+	}
 	go sweepTemps(parent, logf)
 	name := tempName(ep)
 	t := &serverTmp{dir: filepath.Join(parent, name)}
@@ -98,6 +118,26 @@ func serverTemp(ep epoch.Epoch, logf func(string, ...any)) (*serverTmp, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// ownDir checks that dir is a directory itself (not a symbolic link to
+// one, which could lead anywhere an agent writes), owned by this process's
+// user, that no one else may write.
+func ownDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (%v)", dir, fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s may be written by others (mode %v)", dir, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // remove removes the directory, then its lock file, and releases the
@@ -157,7 +197,7 @@ func sweepTemps(parent string, logf func(string, ...any)) {
 	}
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), tempLockSuffix)
-		if !ok || !tempNamePattern.MatchString(name) || !e.Type().IsRegular() {
+		if !ok || !isTempName(name) || !e.Type().IsRegular() {
 			continue
 		}
 		lockPath := filepath.Join(parent, e.Name())

@@ -149,30 +149,46 @@ func TestServerTempOfAKilledHostSwept(t *testing.T) {
 }
 
 // Without a TMPDIR of its own the host starts no server: the shared one
-// is an agent's to write. The state directory's t is a file here, so no
-// directory can be made in it.
+// is an agent's to write. Here the state directory's t is a file, so no
+// directory can be made in it; or a symbolic link to a directory others
+// may write, as a shared one is.
 func TestServerTempRequired(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
 	}
-	state := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(state, "mcpepoch"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(state, "mcpepoch", "t"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := newProject(t, nil)
-	p.write("srv.py", tmpServer)
-	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
-	c := startRawEnv(t, p, []string{"XDG_STATE_HOME=" + state}, nil, "python3", "srv.py")
-	select {
-	case <-c.done: // a first start that fails ends the host, as a command that cannot run does
-	case <-time.After(15 * time.Second):
-		t.Fatal("the host still runs 15 s after a start it could give no TMPDIR of its own")
-	}
-	if err := c.stderr.String(); strings.Contains(err, "started pid") || !strings.Contains(err, "no TMPDIR of its own") || !strings.Contains(err, filepath.Join(state, "mcpepoch", "t")) {
-		t.Errorf("the host's log does not name the TMPDIR it could not make:\n%s", err)
+	for _, c := range []struct {
+		name string
+		make func(t *testing.T, path string) error
+	}{
+		{"file", func(t *testing.T, path string) error { return os.WriteFile(path, nil, 0o600) }},
+		{"symlink", func(t *testing.T, path string) error {
+			shared := t.TempDir()
+			os.Chmod(shared, 0o777)
+			return os.Symlink(shared, path)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			state := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(state, "mcpepoch"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(t, filepath.Join(state, "mcpepoch", "t")); err != nil {
+				t.Fatal(err)
+			}
+			p := newProject(t, nil)
+			p.write("srv.py", tmpServer)
+			p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+			h := startRawEnv(t, p, []string{"XDG_STATE_HOME=" + state}, nil, "python3", "srv.py")
+			select {
+			case <-h.done: // a first start that fails ends the host, as a command that cannot run does
+			case <-time.After(15 * time.Second):
+				t.Fatal("the host still runs 15 s after a start it could give no TMPDIR of its own")
+			}
+			if err := h.stderr.String(); strings.Contains(err, "started pid") || !strings.Contains(err, "no TMPDIR of its own") || !strings.Contains(err, filepath.Join(state, "mcpepoch", "t")) {
+				t.Errorf("the host's log does not name the TMPDIR it could not make:\n%s", err)
+			}
+		})
 	}
 }
