@@ -67,6 +67,44 @@ func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	wantText(t, c.callWait("read", nil), "unapproved code")
 }
 
+// A drift that is put back before the build (a file rewritten with the
+// bytes it had, caught between its truncation and its write; or saved and
+// reverted) leaves the code on disk as the epoch was hashed, but what the
+// server read meanwhile cannot be told: the build still starts an epoch,
+// as the drift refusal promised, instead of finding nothing changed and
+// leaving the drifted epoch refusing calls until a restart.
+func TestDriftPutBackBuildStartsAnEpoch(t *testing.T) {
+	t.Parallel()
+	testenv.Need(t, "python3", testenv.InstallPython)
+	p := newProject(t, nil)
+	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.write("app/__init__.py", "")
+	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
+	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
+	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
+	c := startRaw(t, p, nil, "python3", "-m", "app.server")
+	c.initialize()
+	c.listTools()
+	p.waitCatalog()
+	p.record()
+	first := p.status().Execution.Epoch
+
+	p.write("app/impl.py", "def run():\n    return 'for a moment'\n")
+	p.waitRecords("identity_drift record", func(rs []audit.Record) bool {
+		return len(recordsOf(rs, audit.TypeIdentityDrift)) == 1
+	})
+	p.write("app/impl.py", "def run():\n    return 'approved code'\n") // back as it was hashed
+	p.record()
+	p.waitCatalog()
+	if now := p.status().Execution.Epoch; now == first {
+		t.Fatalf("the build after a drift put back left the drifted epoch %s running", first)
+	}
+	p.cli("approve", "--dir", p.dir, "--yes", "--tools", "read")
+	wantText(t, c.callWait("read", nil), "approved code")
+}
+
 // recordsOf returns the records of rs of type typ.
 func recordsOf(rs []audit.Record, typ string) []audit.Record {
 	var out []audit.Record

@@ -290,6 +290,13 @@ func (h *Host) decideLocked(old *child, next *build.Identity, why string, t trig
 		h.logf("epoch %s: not started again with the approved credential: %v changed since the approval; the next build starts a new epoch, which needs its own approval", old.epoch, out.Changed)
 		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
 	}
+	if len(out.Changed) == 0 && old.drift != nil && t != restartCredential {
+		// The code on disk changed while the epoch ran (noteDriftLocked)
+		// and is back as it was hashed: what the server read meanwhile
+		// cannot be told, and its drift refusal promised that a build
+		// starts an epoch on the code on disk.
+		out.Changed = slices.Clone(old.drift)
+	}
 	if t == restartSignal && len(out.Changed) == 0 {
 		h.pendingManual = false
 		return restartOutcome{Outcome: localapi.OutcomeUnchanged, NewEpoch: old.epoch, NewPID: old.pid}, false
