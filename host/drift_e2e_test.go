@@ -22,20 +22,7 @@ import (
 // a person can approve.
 func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	t.Parallel()
-	testenv.Need(t, "python3", testenv.InstallPython)
-	p := newProject(t, nil)
-	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p.write("app/__init__.py", "")
-	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
-	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
-	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
-	c := startRaw(t, p, nil, "python3", "-m", "app.server")
-	c.initialize()
-	c.listTools()
-	p.waitCatalog()
-	p.cli("approve", "--dir", p.dir, "--yes", "--tools", "read")
+	p, c := newLazyProject(t)
 
 	// What the agent does between two calls: save new code, no build.
 	evil := "import os\nopen(os.path.join(os.path.dirname(__file__), '..', 'evil.ran'), 'w').close()\ndef run():\n    return 'unapproved code'\n"
@@ -75,19 +62,7 @@ func TestCodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 // leaving the drifted epoch refusing calls until a restart.
 func TestDriftPutBackBuildStartsAnEpoch(t *testing.T) {
 	t.Parallel()
-	testenv.Need(t, "python3", testenv.InstallPython)
-	p := newProject(t, nil)
-	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p.write("app/__init__.py", "")
-	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
-	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
-	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
-	c := startRaw(t, p, nil, "python3", "-m", "app.server")
-	c.initialize()
-	c.listTools()
-	p.waitCatalog()
+	p, c := newLazyProject(t)
 	p.record()
 	first := p.status().Execution.Epoch
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpepoch/mcpepoch/audit"
 	"github.com/mcpepoch/mcpepoch/host"
-	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
 // pycPlant is a Python program that writes, for the source file argv[1],
@@ -29,20 +28,7 @@ with open(out, "wb") as f:
 // grant-covered call before it reaches the bytecode.
 func TestBytecodeSavedWhileEpochRunsRevokesItsGrants(t *testing.T) {
 	t.Parallel()
-	testenv.Need(t, "python3", testenv.InstallPython)
-	p := newProject(t, nil)
-	if err := os.Mkdir(p.path("app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p.write("app/__init__.py", "")
-	p.write("app/server.py", testenv.PythonServer(t, "lazy"))
-	p.write("app/impl.py", "def run():\n    return 'approved code'\n")
-	p.write("mcpepoch.toml", "command = [\"python3\", \"-m\", \"app.server\"]\n\n[grants]\nproof = [\"same-user\"]\nexempt = [\"ping\"]\n")
-	c := startRaw(t, p, nil, "python3", "-m", "app.server")
-	c.initialize()
-	c.listTools()
-	p.waitCatalog()
-	p.cli("approve", "--dir", p.dir, "--yes", "--tools", "read")
+	p, c := newLazyProject(t)
 	if _, err := os.Stat(p.path("app/__pycache__")); err == nil {
 		t.Fatal("app/__pycache__ exists before the planting")
 	}
