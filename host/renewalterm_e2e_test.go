@@ -533,6 +533,37 @@ func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 	}
 }
 
+// TestDevShowsCallsWaitingDuringItsBuild: a call that comes to wait
+// while dev builds is named too. The look that follows a build learns the
+// hosts without reporting what the build's record reported already
+// (restarts), but record does not report calls waiting for approval.
+func TestDevShowsCallsWaitingDuringItsBuild(t *testing.T) {
+	t.Parallel()
+	needTerminalTools(t)
+	p, env, s := connectedDefault(t)
+	p.write("server.next", p.read("server.sh"))
+	const dev = "$MCPEPOCH_BIN dev --build 'sleep 1; cp server.next server.sh' --watch server.next --debounce 50ms"
+	term := p.startTerminal(t, env, true, "dev", dev)
+	term.waitScreen("build ok")
+	time.Sleep(2*time.Second + 500*time.Millisecond) // a look of dev's at the host since
+	p.write("server.next", p.read("server.next"))    // a save: a build of the same code
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(term.screen(), "building") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev did not build after the save:\n%s", term.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
+		t.Fatal("slow_write ran without a grant")
+	}
+	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
+	term.press("\x03") // Ctrl-C
+	if rc := term.exit(); rc == "" {
+		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
+	}
+}
+
 // TestDevShowsDrift: code the server was started from changes on disk and
 // no build follows (the file dev watches is another). The host ends the
 // epoch's grants; the dev window, which started no build, says what runs

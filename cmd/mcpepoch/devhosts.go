@@ -34,7 +34,9 @@ import (
 //     save and the build dev starts for it says nothing.
 //
 // The first look only learns the hosts, except that a host already down
-// or given up is reported. A host that stops answering is forgotten.
+// or given up is reported; so does the look after each build of dev's,
+// except that calls that came to wait for a person are named (the
+// build's record does not say). A host that stops answering is forgotten.
 type devHosts struct {
 	ctx    context.Context // dev's: the looks end with it
 	root   string
@@ -153,6 +155,11 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 			}
 		}
 		if !report && !first {
+			// After a build: its record said what it restarted, not
+			// which calls came to wait for a person meanwhile.
+			if l := newlyWaiting(w.out.p, run, prev, cur); l != "" {
+				lines = append(lines, l)
+			}
 			continue
 		}
 		if l, ended := hostChange(w.out.p, run, prev, cur, s); l != "" {
