@@ -308,6 +308,15 @@ func TestRenewalDevPrompt(t *testing.T) {
 	if r == nil || !strings.Contains(term.screen(), "renewal "+r.ShortCode) {
 		t.Fatalf("dev shows no renewal (host offers %+v):\n%s", r, term.screen())
 	}
+	// A call the renewal covers waits for it: dev's prompt asks, and no
+	// line sends the person to mcpepoch approve for it.
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
+		t.Fatal("slow_write ran without a grant")
+	}
+	time.Sleep(2*time.Second + 500*time.Millisecond) // a look of dev's at the host since
+	if strings.Contains(term.screen(), "calls to slow_write wait for a person's approval") {
+		t.Errorf("dev names a call its renewal covers as waiting for mcpepoch approve:\n%s", term.screen())
+	}
 	term.press("y")
 	term.waitScreen("approved: grant")
 	if !strings.Contains(term.screen(), "proof terminal") {

@@ -118,6 +118,7 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 	sockets := map[string]string{}
 	var lines []string
 	var renew []string // the agent runs whose renewal to offer
+	var waiting []waitingSeen // hosts with calls newly waiting for a person
 	w.mu.Lock()
 	if w.recording { // a build began meanwhile: its record reports
 		w.mu.Unlock()
@@ -157,8 +158,8 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 		if !report && !first {
 			// After a build: its record said what it restarted, not
 			// which calls came to wait for a person meanwhile.
-			if l := newlyWaiting(w.out.p, run, prev, cur); l != "" {
-				lines = append(lines, l)
+			if newlyWaiting(w.out.p, run, prev, cur) != "" {
+				waiting = append(waiting, waitingSeen{run: run, socket: r.Socket, prev: prev, cur: cur})
 			}
 			continue
 		}
@@ -168,8 +169,8 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 				renew = append(renew, run)
 			}
 		}
-		if l := newlyWaiting(w.out.p, run, prev, cur); l != "" {
-			lines = append(lines, l)
+		if newlyWaiting(w.out.p, run, prev, cur) != "" {
+			waiting = append(waiting, waitingSeen{run: run, socket: r.Socket, prev: prev, cur: cur})
 		}
 		if cur.driftLooks == 2 {
 			lines = append(lines, w.out.p.warn(fmt.Sprintf("agent run %s: epoch %s: %s", printable(run), printable(cur.epoch), printable(cur.drift))))
@@ -183,6 +184,22 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 	for _, run := range renew {
 		w.offerRenewal(ctx, sockets[run], run)
 	}
+	for _, a := range waiting {
+		// A tool the host's renewal covers is asked by the renewal
+		// (dev's prompt, mcpepoch approve): named here are the others.
+		if r, err := offeredRenewal(ctx, a.socket); err == nil && r != nil {
+			a.cur.waiting = slices.DeleteFunc(slices.Clone(a.cur.waiting), func(t string) bool { return slices.Contains(r.Tools, t) })
+		}
+		if l := newlyWaiting(w.out.p, a.run, a.prev, a.cur); l != "" {
+			w.out.line("host", l)
+		}
+	}
+}
+
+// waitingSeen is a host with calls newly waiting for a person at a look.
+type waitingSeen struct {
+	run, socket string
+	prev, cur   hostSeen
 }
 
 // hostChange is the line that says what changed on the host of agent run
