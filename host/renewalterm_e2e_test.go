@@ -132,6 +132,16 @@ func (c *terminal) press(s string) {
 }
 
 // exit closes the keyboard and returns the exit status.
+// quit presses Ctrl-C in dev's window and fails the test unless dev
+// exits.
+func (c *terminal) quit() {
+	c.t.Helper()
+	c.press("\x03")
+	if rc := c.exit(); rc == "" {
+		c.t.Fatalf("dev did not exit on Ctrl-C:\n%s", c.screen())
+	}
+}
+
 func (c *terminal) exit() string {
 	c.t.Helper()
 	c.keys.Close()
@@ -329,10 +339,7 @@ func TestRenewalDevPrompt(t *testing.T) {
 	if rv := p.review(s.run); rv.Renewal != nil {
 		t.Errorf("the renewal is still offered after dev approved it: %+v", rv.Renewal)
 	}
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 
 	// No terminal: nothing to press, and where to approve.
 	cmd := exec.Command(testenv.Mcpepoch(t), "dev", "--build", "cp server.next server.sh", "--watch", "server.next", "--debounce", "50ms")
@@ -393,10 +400,7 @@ func TestRenewalDevPromptNewTool(t *testing.T) {
 	if _, err := s.call("alpha", nil); err != nil {
 		t.Errorf("alpha after the renewal included it: %v", err)
 	}
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // TestDevShowsServerCrash: the server crashes between builds. The dev
@@ -423,10 +427,7 @@ func TestDevShowsServerCrash(t *testing.T) {
 	if got := s.text("slow_write", map[string]any{"key": "k"}); !strings.Contains(got, "count=1") {
 		t.Errorf("slow_write after dev's approval of the renewal: %q", got)
 	}
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // TestRenewalDevPromptWithdrawnWhenApprovedElsewhere: dev asks a key for
@@ -454,10 +455,7 @@ func TestRenewalDevPromptWithdrawnWhenApprovedElsewhere(t *testing.T) {
 		t.Fatalf("approve in the other terminal: exit %s\n%s", rc, other.screen())
 	}
 	term.waitScreen("renewal " + r.ShortCode + " of agent run " + s.run + " is no longer offered (approved elsewhere")
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // TestRenewalIncludeChangedTool: a changed tool joins the renewal only
@@ -536,10 +534,7 @@ func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 		t.Fatal("slow_write ran without a grant")
 	}
 	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // TestDevShowsCallsWaitingDuringItsBuild: a call that comes to wait
@@ -567,10 +562,7 @@ func TestDevShowsCallsWaitingDuringItsBuild(t *testing.T) {
 		t.Fatal("slow_write ran without a grant")
 	}
 	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // TestDevShowsDrift: code the server was started from changes on disk and
@@ -590,10 +582,7 @@ func TestDevShowsDrift(t *testing.T) {
 	if n := strings.Count(term.screen(), "running ≠ built"); n != 1 {
 		t.Errorf("the drift is said %d times, want once:\n%s", n, term.screen())
 	}
-	term.press("\x03") // Ctrl-C
-	if rc := term.exit(); rc == "" {
-		t.Fatalf("dev did not exit on Ctrl-C:\n%s", term.screen())
-	}
+	term.quit()
 }
 
 // connectedDefault is a project of newDefaultProofProject with a client
