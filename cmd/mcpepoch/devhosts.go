@@ -117,7 +117,7 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 	now := map[string]hostSeen{}
 	sockets := map[string]string{}
 	var lines []string
-	var renew []string // the agent runs whose renewal to offer
+	var renew []string        // the agent runs whose renewal to offer
 	var waiting []waitingSeen // hosts with calls newly waiting for a person
 	w.mu.Lock()
 	if w.recording { // a build began meanwhile: its record reports
