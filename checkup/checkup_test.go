@@ -108,6 +108,13 @@ func recordBuild(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	publishBuild(t, dir, id)
+}
+
+// publishBuild writes the manifest of a build whose identity is id, as
+// record would.
+func publishBuild(t *testing.T, dir string, id *build.Identity) {
+	t.Helper()
 	now := time.Now()
 	if err := os.MkdirAll(layout.Dir(dir), 0o700); err != nil {
 		t.Fatal(err)
@@ -407,15 +414,7 @@ func TestArgFileWritten(t *testing.T) {
 	if len(id.Args) != 1 {
 		t.Fatalf("args %+v, want state.db", id.Args)
 	}
-	now := time.Now()
-	if err := os.MkdirAll(layout.Dir(dir), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if sync, err := manifest.Publish(layout.Manifest(dir), manifest.New("weather", epoch.NewBuildID(now), now, 0, id, nil)); err != nil {
-		t.Fatal(err)
-	} else if err := sync(); err != nil {
-		t.Fatal(err)
-	}
+	publishBuild(t, dir, id)
 	if got := problems(checkDir(t, dir)); strings.Contains(got, "state.db") {
 		t.Fatalf("an argument file as built is reported: %s", got)
 	}
