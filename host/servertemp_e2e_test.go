@@ -12,34 +12,24 @@ import (
 	"github.com/mcpepoch/mcpepoch/internal/testenv"
 )
 
-// tmpServer is a stdio MCP server in plain Python whose tool "tmp"
-// answers the TMPDIR it was started with.
-const tmpServer = `import json, os, sys
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("id") is None:
-        continue
-    meth, ok = m.get("method"), lambda r: send({"jsonrpc": "2.0", "id": m["id"], "result": r})
-    if meth == "initialize":
-        ok({"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "tmp", "version": "1"}})
-    elif meth == "tools/list":
-        ok({"tools": [{"name": "tmp", "description": "says its TMPDIR", "inputSchema": {"type": "object", "properties": {}}}]})
-    elif meth == "tools/call":
-        ok({"content": [{"type": "text", "text": "TMPDIR=" + os.environ.get("TMPDIR", "")}]})
-    else:
-        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "method not found"}})
-`
+// tmpProject is a project of its own whose server is
+// testdata/servers/python/tmpdir.py, its tools exempt.
+func tmpProject(t *testing.T) *project {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
+	}
+	p := newProject(t, nil)
+	p.write("srv.py", testenv.PythonServer(t, "tmpdir"))
+	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
+	return p
+}
 
-// startTmpServer starts a host of a project of its own over tmpServer,
-// its tools exempt, and returns it initialized with its server's TMPDIR.
+// startTmpServer starts a host of a tmpProject and returns it initialized
+// with its server's TMPDIR.
 func startTmpServer(t *testing.T) (*raw, string) {
 	t.Helper()
-	p := newProject(t, nil)
-	p.write("srv.py", tmpServer)
-	p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
-	c := startRaw(t, p, nil, "python3", "srv.py")
+	c := startRaw(t, tmpProject(t), nil, "python3", "srv.py")
 	c.initialize()
 	r := c.callWait("tmp", nil)
 	tmp, ok := strings.CutPrefix(r.text(), "TMPDIR=")
@@ -55,9 +45,6 @@ func startTmpServer(t *testing.T) (*raw, string) {
 // agent's), mode 0700, and removed once the server exits.
 func TestServerTempOfItsOwn(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
-	}
 	c, tmp := startTmpServer(t)
 	state, err := layout.StateHome() // the tests' XDG_STATE_HOME, which the host inherited
 	if err != nil {
@@ -96,9 +83,6 @@ func TestServerTempOfItsOwn(t *testing.T) {
 // and leaves alone the TMPDIR of a host still running.
 func TestServerTempOfAKilledHostSwept(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
-	}
 	killed, killedTmp := startTmpServer(t)
 	_, liveTmp := startTmpServer(t)
 	killed.cmd.Process.Kill()
@@ -154,9 +138,6 @@ func TestServerTempOfAKilledHostSwept(t *testing.T) {
 // may write, as a shared one is.
 func TestServerTempRequired(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.Missing(t, "python3 is not on PATH: install Python 3 to run this test")
-	}
 	for _, c := range []struct {
 		name string
 		make func(t *testing.T, path string) error
@@ -177,10 +158,7 @@ func TestServerTempRequired(t *testing.T) {
 			if err := c.make(t, filepath.Join(state, "mcpepoch", "t")); err != nil {
 				t.Fatal(err)
 			}
-			p := newProject(t, nil)
-			p.write("srv.py", tmpServer)
-			p.write("mcpepoch.toml", "command = [\"python3\", \"srv.py\"]\n\n[grants]\nexempt = [\"**\"]\n")
-			h := startRawEnv(t, p, []string{"XDG_STATE_HOME=" + state}, nil, "python3", "srv.py")
+			h := startRawEnv(t, tmpProject(t), []string{"XDG_STATE_HOME=" + state}, nil, "python3", "srv.py")
 			select {
 			case <-h.done: // a first start that fails ends the host, as a command that cannot run does
 			case <-time.After(15 * time.Second):

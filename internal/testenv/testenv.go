@@ -497,7 +497,7 @@ func Task(t testing.TB) string {
 // PythonServer returns the source of testdata/servers/python/NAME.py, a
 // stdio MCP server in plain Python that tests of several packages copy
 // into their projects (lazy.py: tools read, which imports app.impl at its
-// first call, and ping).
+// first call, and ping; tmpdir.py: tool tmp, which answers its TMPDIR).
 func PythonServer(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "testdata", "servers", "python", name+".py"))
