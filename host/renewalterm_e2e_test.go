@@ -320,9 +320,7 @@ func TestRenewalDevPrompt(t *testing.T) {
 	}
 	// A call the renewal covers waits for it: dev's prompt asks, and no
 	// line sends the person to mcpepoch approve for it.
-	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
-		t.Fatal("slow_write ran without a grant")
-	}
+	callWithoutGrant(t, s)
 	time.Sleep(2*time.Second + 500*time.Millisecond) // a look of dev's at the host since
 	if strings.Contains(term.screen(), "calls to slow_write wait for a person's approval") {
 		t.Errorf("dev names a call its renewal covers as waiting for mcpepoch approve:\n%s", term.screen())
@@ -530,9 +528,7 @@ func TestDevShowsCallsWaitingForApproval(t *testing.T) {
 	needTerminalTools(t)
 	p, env, s := connectedDefault(t)
 	term := p.devWindow(t, env)
-	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
-		t.Fatal("slow_write ran without a grant")
-	}
+	callWithoutGrant(t, s)
 	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
 	term.quit()
 }
@@ -545,10 +541,7 @@ func TestDevShowsCallsWaitingDuringItsBuild(t *testing.T) {
 	t.Parallel()
 	needTerminalTools(t)
 	p, env, s := connectedDefault(t)
-	p.write("server.next", p.read("server.sh"))
-	const dev = "$MCPEPOCH_BIN dev --build 'sleep 1; cp server.next server.sh' --watch server.next --debounce 50ms"
-	term := p.startTerminal(t, env, true, "dev", dev)
-	term.waitScreen("build ok")
+	term := p.devWindowBuilding(t, env, "sleep 1; cp server.next server.sh")
 	time.Sleep(2*time.Second + 500*time.Millisecond) // a look of dev's at the host since
 	p.write("server.next", p.read("server.next"))    // a save: a build of the same code
 	deadline := time.Now().Add(10 * time.Second)
@@ -558,9 +551,7 @@ func TestDevShowsCallsWaitingDuringItsBuild(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
-		t.Fatal("slow_write ran without a grant")
-	}
+	callWithoutGrant(t, s)
 	term.waitScreen("calls to slow_write wait for a person's approval: run mcpepoch approve in a terminal of your own")
 	term.quit()
 }
@@ -601,9 +592,24 @@ func connectedDefault(t *testing.T) (*project, []string, *gSession) {
 // for its first build.
 func (p *project) devWindow(t *testing.T, env []string) *terminal {
 	t.Helper()
+	return p.devWindowBuilding(t, env, "cp server.next server.sh")
+}
+
+// devWindowBuilding is devWindow whose build is the shell command build.
+func (p *project) devWindowBuilding(t *testing.T, env []string, build string) *terminal {
+	t.Helper()
 	p.write("server.next", p.read("server.sh"))
-	const dev = "$MCPEPOCH_BIN dev --build 'cp server.next server.sh' --watch server.next --debounce 50ms"
+	dev := "$MCPEPOCH_BIN dev --build '" + build + "' --watch server.next --debounce 50ms"
 	term := p.startTerminal(t, env, true, "dev", dev)
 	term.waitScreen("build ok")
 	return term
+}
+
+// callWithoutGrant calls slow_write, which the session holds no grant
+// for, and fails the test unless the host refuses it.
+func callWithoutGrant(t *testing.T, s *gSession) {
+	t.Helper()
+	if _, err := s.call("slow_write", map[string]any{"key": "k"}); err == nil {
+		t.Fatal("slow_write ran without a grant")
+	}
 }
