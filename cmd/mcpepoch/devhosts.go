@@ -155,12 +155,12 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 				prev = cur
 			}
 		}
+		// Calls that came to wait for a person, at every look: the
+		// record of a build says what it restarted, not these.
+		if tools := newlyWaiting(prev, cur); len(tools) > 0 {
+			waiting = append(waiting, waitingSeen{run: run, socket: r.Socket, tools: tools})
+		}
 		if !report && !first {
-			// After a build: its record said what it restarted, not
-			// which calls came to wait for a person meanwhile.
-			if newlyWaiting(w.out.p, run, prev, cur) != "" {
-				waiting = append(waiting, waitingSeen{run: run, socket: r.Socket, prev: prev, cur: cur})
-			}
 			continue
 		}
 		if l, ended := hostChange(w.out.p, run, prev, cur, s); l != "" {
@@ -168,9 +168,6 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 			if ended {
 				renew = append(renew, run)
 			}
-		}
-		if newlyWaiting(w.out.p, run, prev, cur) != "" {
-			waiting = append(waiting, waitingSeen{run: run, socket: r.Socket, prev: prev, cur: cur})
 		}
 		if cur.driftLooks == 2 {
 			lines = append(lines, w.out.p.warn(fmt.Sprintf("agent run %s: epoch %s: %s", printable(run), printable(cur.epoch), printable(cur.drift))))
@@ -188,18 +185,19 @@ func (w *devHosts) look(ctx context.Context, report bool) {
 		// A tool the host's renewal covers is asked by the renewal
 		// (dev's prompt, mcpepoch approve): named here are the others.
 		if r, err := offeredRenewal(ctx, a.socket); err == nil && r != nil {
-			a.cur.waiting = slices.DeleteFunc(slices.Clone(a.cur.waiting), func(t string) bool { return slices.Contains(r.Tools, t) })
+			a.tools = slices.DeleteFunc(a.tools, func(t string) bool { return slices.Contains(r.Tools, t) })
 		}
-		if l := newlyWaiting(w.out.p, a.run, a.prev, a.cur); l != "" {
-			w.out.line("host", l)
+		if len(a.tools) > 0 {
+			w.out.line("host", waitingLine(w.out.p, a.run, a.tools))
 		}
 	}
 }
 
-// waitingSeen is a host with calls newly waiting for a person at a look.
+// waitingSeen is a host whose calls to tools came to wait for a person
+// since the last look.
 type waitingSeen struct {
 	run, socket string
-	prev, cur   hostSeen
+	tools       []string
 }
 
 // hostChange is the line that says what changed on the host of agent run
@@ -228,21 +226,23 @@ func hostChange(p painter, run string, prev, cur hostSeen, s localapi.Status) (l
 	return "", false
 }
 
-// newlyWaiting is the line that names the tools whose calls wait for a
-// person's approval on the host of agent run run and did not at the last
-// look (the first approval of a session, a tool the renewal did not
-// cover), "" for none: approval takes a person at their own terminal,
-// never a key in dev's window.
-func newlyWaiting(p painter, run string, prev, cur hostSeen) string {
+// newlyWaiting names the tools whose calls wait for a person's approval
+// at cur and did not at prev, the last look (the first approval of a
+// session, a tool the renewal did not cover).
+func newlyWaiting(prev, cur hostSeen) []string {
 	var tools []string
 	for _, t := range cur.waiting {
 		if !slices.Contains(prev.waiting, t) {
 			tools = append(tools, t)
 		}
 	}
-	if len(tools) == 0 {
-		return ""
-	}
+	return tools
+}
+
+// waitingLine is the line that names tools whose calls wait for a
+// person's approval on the host of agent run run: approval takes a person
+// at their own terminal, never a key in dev's window.
+func waitingLine(p painter, run string, tools []string) string {
 	return p.warn(fmt.Sprintf("agent run %s: calls to %s wait for a person's approval: run %s in a terminal of your own",
 		printable(run), printable(strings.Join(tools, ", ")), selfcmd.Cmd("approve")))
 }
