@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,10 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode"
 
 	"github.com/mcpepoch/mcpepoch/epoch"
 	"github.com/mcpepoch/mcpepoch/internal/flock"
 	"github.com/mcpepoch/mcpepoch/internal/userdirs"
+	"github.com/oklog/ulid/v2"
 )
 
 // serverTmp is a server's TMPDIR of its own (serverTemp) and the lock
@@ -36,7 +37,7 @@ func isTempName(name string) bool {
 		return false
 	}
 	for _, c := range ep {
-		if !strings.ContainsRune("0123456789abcdefghjkmnpqrstvwxyz", c) {
+		if unicode.IsUpper(c) || !strings.ContainsRune(ulid.Encoding, unicode.ToUpper(c)) {
 			return false
 		}
 	}
@@ -168,11 +169,11 @@ func removeTree(dir string) error {
 	if err == nil {
 		return nil
 	}
+	// Each directory is opened up when the walk reaches it, before the
+	// walk reads it.
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, werr error) error {
 		if werr == nil && d.IsDir() {
 			os.Chmod(p, 0o700)
-		} else if errors.Is(werr, fs.ErrPermission) {
-			os.Chmod(p, 0o700) // the directory could not be read: open it up, then the walk goes on
 		}
 		return nil
 	})
